@@ -1,0 +1,46 @@
+"""Spine: market-data, screener and strategy gateway. The library API, re-exported.
+
+A table of contents: the logic lives in ``spine._core`` (Rust) and the submodules.
+"""
+
+from __future__ import annotations
+
+from spine._core import (
+    MAX_DECIMAL_SCALE,
+    MAX_JSON_DEPTH,
+    WIRE_VERSION,
+    canonical_json,
+    canonicalize,
+    format_decimal,
+    identity,
+    parse_decimal,
+    parse_timestamp,
+    quantize_decimal,
+)
+from spine._version import __version__
+from spine.errors import (
+    CanonicalJsonError,
+    DecimalError,
+    IdentityNameError,
+    SpineError,
+    TimestampError,
+)
+
+__all__ = [
+    "__version__",
+    "MAX_DECIMAL_SCALE",
+    "MAX_JSON_DEPTH",
+    "WIRE_VERSION",
+    "CanonicalJsonError",
+    "DecimalError",
+    "IdentityNameError",
+    "SpineError",
+    "TimestampError",
+    "canonical_json",
+    "canonicalize",
+    "format_decimal",
+    "identity",
+    "parse_decimal",
+    "parse_timestamp",
+    "quantize_decimal",
+]

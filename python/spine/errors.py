@@ -1,0 +1,61 @@
+"""The exception tree. Every error Spine raises derives from :class:`SpineError`.
+
+Where Spine stands in for a stdlib behaviour (refusing a value), the error also derives from
+``ValueError`` so ``except ValueError`` keeps working. Messages start with a wire SYMBOL.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SpineError",
+    "CanonicalJsonError",
+    "DecimalError",
+    "TimestampError",
+    "IdentityNameError",
+]
+
+
+class SpineError(Exception):
+    """Root of every error Spine raises.
+
+    ``symbol`` is the wire name of the condition (the first word of the message).
+    """
+
+    symbol: str = "SPINE_ERROR"
+
+    def __init__(self, message: str, symbol: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        if symbol is not None:
+            self.symbol = symbol
+        self.path = path
+
+
+class CanonicalJsonError(SpineError, ValueError):
+    """A value or JSON text refused by canonical JSON (pinned decision 2).
+
+    ``path`` is the JSON path of the refusal, e.g. ``$.values["rsi_14.value"][2]``;
+    ``symbol`` names the reason (FLOAT_REFUSED, INTEGER_OUT_OF_RANGE, NON_STRING_KEY,
+    DUPLICATE_KEY, LONE_SURROGATE, INVALID_UTF8, NESTING_TOO_DEEP, INVALID_JSON,
+    UNSUPPORTED_TYPE).
+    """
+
+    symbol = "INVALID_JSON"
+    path: str | None
+
+
+class DecimalError(SpineError, ValueError):
+    """A decimal string refused by pinned decision 4, or a bad scale."""
+
+    symbol = "INVALID_DECIMAL"
+
+
+class TimestampError(SpineError, ValueError):
+    """A nanosecond timestamp string refused by pinned decision 4."""
+
+    symbol = "INVALID_TIMESTAMP"
+
+
+class IdentityNameError(SpineError, ValueError):
+    """An identity name outside ``^[a-z][a-z0-9_]{0,63}$``."""
+
+    symbol = "INVALID_IDENTITY_NAME"

@@ -1,0 +1,306 @@
+//! A strict RFC 8259 parser for the text handed to `canonicalize`.
+//!
+//! Stricter than most parsers on purpose: floats, out-of-range integers, lone surrogates,
+//! invalid UTF-8, a byte-order mark, and nesting past [`MAX_DEPTH`] are refused rather than
+//! repaired, because canonical bytes feed identities and must never depend on a guess.
+
+use super::value::Value;
+use super::MAX_DEPTH;
+use crate::error::{JsonError, JsonErrorKind};
+
+/// Parse JSON text into a [`Value`].
+///
+/// # Errors
+/// A [`JsonError`] naming the path and the byte offset of the first refusal.
+pub fn parse(text: &[u8]) -> Result<Value, JsonError> {
+    if text.starts_with(b"\xEF\xBB\xBF") {
+        return Err(syntax("a UTF-8 byte-order mark is not allowed before JSON text"));
+    }
+    let mut parser = Parser { bytes: text, pos: 0 };
+    parser.skip_ws();
+    let value = parser.value(0)?;
+    parser.skip_ws();
+    if parser.pos != text.len() {
+        return Err(syntax(format!("unexpected content after the document at byte {}", parser.pos)));
+    }
+    Ok(value)
+}
+
+fn syntax(detail: impl Into<String>) -> JsonError {
+    JsonError::new(JsonErrorKind::Syntax, detail)
+}
+
+struct Parser<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn unexpected(&self, expected: &str) -> JsonError {
+        match self.peek() {
+            None => syntax(format!("unexpected end of input; expected {expected}")),
+            Some(b) if b.is_ascii_graphic() => {
+                syntax(format!("unexpected {:?} at byte {}; expected {expected}", b as char, self.pos))
+            }
+            Some(b) => syntax(format!("unexpected byte 0x{b:02x} at byte {}; expected {expected}", self.pos)),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+        match self.peek() {
+            Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(JsonError::new(
+                JsonErrorKind::TooDeep,
+                format!("containers nest deeper than {MAX_DEPTH} levels at byte {}", self.pos),
+            )),
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => self.string().map(Value::Str),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.unexpected("a JSON value")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> Result<Value, JsonError> {
+        if self.bytes[self.pos..].starts_with(word.as_bytes()) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.unexpected("a JSON value"))
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, JsonError> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            let index = items.len();
+            items.push(self.value(depth).map_err(|e| e.at_index(index))?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(self.unexpected("',' or ']'")),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, JsonError> {
+        self.pos += 1;
+        let mut members = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Object(members));
+        }
+        loop {
+            self.skip_ws();
+            match self.peek() {
+                Some(b'"') => {}
+                Some(b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'[' | b'{') => {
+                    return Err(JsonError::new(
+                        JsonErrorKind::NonStringKey,
+                        format!("object key at byte {} is not a string; keys must be strings", self.pos),
+                    ));
+                }
+                _ => return Err(self.unexpected("a string key")),
+            }
+            let key = self.string()?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.unexpected("':'").at_key(&key));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.value(depth).map_err(|e| e.at_key(&key))?;
+            members.push((key, value));
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Value::Object(members));
+                }
+                _ => return Err(self.unexpected("',' or '}'")),
+            }
+        }
+    }
+
+    fn number(&mut self) -> Result<Value, JsonError> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => {
+                self.pos += 1;
+                if matches!(self.peek(), Some(b'0'..=b'9')) {
+                    return Err(syntax(format!("number at byte {start} has a leading zero")));
+                }
+            }
+            Some(b'1'..=b'9') => self.skip_digits(),
+            _ => return Err(self.unexpected("a digit")),
+        }
+        let int_end = self.pos;
+        let mut is_float = false;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            self.require_digit()?;
+            is_float = true;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            self.require_digit()?;
+            is_float = true;
+        }
+        let text = String::from_utf8_lossy(&self.bytes[start..self.pos]).into_owned();
+        if is_float {
+            return Err(JsonError::new(
+                JsonErrorKind::Float,
+                format!("number {text} has a fraction or exponent; floats are refused, send decimals as strings"),
+            ));
+        }
+        let digits = String::from_utf8_lossy(&self.bytes[start..int_end]);
+        digits.parse::<i64>().map(Value::Int).map_err(|_| {
+            JsonError::new(
+                JsonErrorKind::IntegerOutOfRange,
+                format!("integer {text} is outside signed 64 bit [-9223372036854775808, 9223372036854775807]"),
+            )
+        })
+    }
+
+    fn skip_digits(&mut self) {
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+    }
+
+    fn require_digit(&mut self) -> Result<(), JsonError> {
+        if !matches!(self.peek(), Some(b'0'..=b'9')) {
+            return Err(self.unexpected("a digit"));
+        }
+        self.skip_digits();
+        Ok(())
+    }
+
+    /// A string token; `self.pos` is on the opening quote.
+    fn string(&mut self) -> Result<String, JsonError> {
+        self.pos += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let run_start = self.pos;
+            while matches!(self.peek(), Some(b) if b != b'"' && b != b'\\' && b >= 0x20) {
+                self.pos += 1;
+            }
+            let run = &self.bytes[run_start..self.pos];
+            if let Err(e) = std::str::from_utf8(run) {
+                let at = run_start + e.valid_up_to();
+                return Err(JsonError::new(JsonErrorKind::InvalidUtf8, format!("invalid UTF-8 at byte {at}")));
+            }
+            out.extend_from_slice(run);
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    // Runs were validated and escapes push whole scalar values.
+                    return String::from_utf8(out)
+                        .map_err(|_| JsonError::new(JsonErrorKind::InvalidUtf8, "invalid UTF-8 in string"));
+                }
+                Some(b'\\') => self.escape(&mut out)?,
+                Some(b) => {
+                    return Err(syntax(format!(
+                        "unescaped control character U+{b:04X} in a string at byte {}; escape it",
+                        self.pos
+                    )))
+                }
+                None => return Err(syntax("unterminated string")),
+            }
+        }
+    }
+
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), JsonError> {
+        let at = self.pos;
+        self.pos += 1;
+        let simple = match self.peek() {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0c,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let c = self.unicode_escape(at)?;
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                return Ok(());
+            }
+            _ => return Err(self.unexpected("an escape (one of \" \\ / b f n r t u)")),
+        };
+        self.pos += 1;
+        out.push(simple);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, JsonError> {
+        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| syntax("truncated \\u escape"))?;
+        let text = std::str::from_utf8(digits).map_err(|_| syntax("\\u escape needs four hex digits"))?;
+        let unit = u32::from_str_radix(text, 16)
+            .ok()
+            .filter(|_| text.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| syntax(format!("\\u escape at byte {} needs four hex digits", self.pos - 2)))?;
+        self.pos += 4;
+        Ok(unit)
+    }
+
+    /// After `\u`: one scalar value, joining a surrogate pair; a lone surrogate is refused.
+    fn unicode_escape(&mut self, at: usize) -> Result<char, JsonError> {
+        let lone = |unit: u32| {
+            JsonError::new(JsonErrorKind::LoneSurrogate, format!("lone surrogate \\u{unit:04x} at byte {at}"))
+        };
+        let unit = self.hex4()?;
+        let scalar = match unit {
+            0xD800..=0xDBFF => {
+                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                    return Err(lone(unit));
+                }
+                let saved = self.pos;
+                self.pos += 2;
+                let low = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    self.pos = saved;
+                    return Err(lone(unit));
+                }
+                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(lone(unit)),
+            _ => unit,
+        };
+        char::from_u32(scalar).ok_or_else(|| lone(unit))
+    }
+}

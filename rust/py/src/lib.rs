@@ -1,0 +1,24 @@
+//! `spine._core`: the thin PyO3 layer over `spine-core`. Convert, call, return.
+//!
+//! This file is a table of contents: one `add_function` per exported name.
+
+use pyo3::prelude::*;
+
+mod canonical;
+mod decimal;
+mod errors;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MAX_JSON_DEPTH", spine_core::MAX_DEPTH)?;
+    m.add("MAX_DECIMAL_SCALE", spine_core::MAX_SCALE)?;
+    m.add("WIRE_VERSION", spine_core::WIRE_VERSION)?;
+    m.add_function(wrap_pyfunction!(canonical::canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical::canonicalize, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical::identity, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::parse_decimal, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::format_decimal, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::quantize_decimal, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::parse_timestamp, m)?)?;
+    Ok(())
+}
