@@ -7,7 +7,13 @@ use spine_core::{identity_hex, CanonicalWriter};
 
 fn feature_row() -> String {
     let values: Vec<String> = (0..60)
-        .map(|i| format!(r#""feat_{i:02}.value":{{"kind":"DECIMAL","value":"{}.{:04}"}}"#, 100 + i, i * 37))
+        .map(|i| {
+            format!(
+                r#""feat_{i:02}.value":{{"kind":"DECIMAL","value":"{}.{:04}"}}"#,
+                100 + i,
+                i * 37
+            )
+        })
         .collect();
     format!(
         r#"{{"version":"spine.v2","schema_id":"svc.feature_row","schema_version":1,"instrument_id":"BTCUSDT.SIM","resolution":"1m","ts_event":"1700000000000000000","values":{{{}}}}}"#,
@@ -24,7 +30,10 @@ fn bar_page() -> String {
             )
         })
         .collect();
-    format!(r#"{{"version":"spine.v2","schema_id":"svc.bar_envelope","schema_version":1,"bars":[{}]}}"#, bars.join(","))
+    format!(
+        r#"{{"version":"spine.v2","schema_id":"svc.bar_envelope","schema_version":1,"bars":[{}]}}"#,
+        bars.join(",")
+    )
 }
 
 fn bench(c: &mut Criterion) {

@@ -40,7 +40,9 @@ struct Parts<'a> {
 }
 
 fn split(text: &str) -> Result<Parts<'_>, DecimalError> {
-    let bad = || DecimalError::Syntax { value: text.to_owned() };
+    let bad = || DecimalError::Syntax {
+        value: text.to_owned(),
+    };
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -58,16 +60,25 @@ fn split(text: &str) -> Result<Parts<'_>, DecimalError> {
         return Err(bad());
     }
     if negative && integer == "0" && fraction.bytes().all(|b| b == b'0') {
-        return Err(DecimalError::NegativeZero { value: text.to_owned() });
+        return Err(DecimalError::NegativeZero {
+            value: text.to_owned(),
+        });
     }
-    Ok(Parts { negative, integer, fraction })
+    Ok(Parts {
+        negative,
+        integer,
+        fraction,
+    })
 }
 
 fn check_scale(scale: u32) -> Result<u8, DecimalError> {
     u8::try_from(scale)
         .ok()
         .filter(|s| *s <= MAX_SCALE)
-        .ok_or(DecimalError::BadScale { scale, max: MAX_SCALE })
+        .ok_or(DecimalError::BadScale {
+            scale,
+            max: MAX_SCALE,
+        })
 }
 
 impl Fixed {
@@ -93,14 +104,23 @@ impl Fixed {
                 scale,
             });
         }
-        let out_of_range = || DecimalError::OutOfRange { value: text.to_owned(), scale };
+        let out_of_range = || DecimalError::OutOfRange {
+            value: text.to_owned(),
+            scale,
+        };
         let mut raw: i128 = 0;
         for digit in parts.integer.bytes().chain(parts.fraction.bytes()) {
-            raw = raw.checked_mul(10).and_then(|r| r.checked_add(i128::from(digit - b'0'))).ok_or_else(out_of_range)?;
+            raw = raw
+                .checked_mul(10)
+                .and_then(|r| r.checked_add(i128::from(digit - b'0')))
+                .ok_or_else(out_of_range)?;
         }
         let pad = POW10[scale as usize - parts.fraction.len()];
         raw = raw.checked_mul(pad).ok_or_else(out_of_range)?;
-        Ok(Self { raw: if parts.negative { -raw } else { raw }, scale })
+        Ok(Self {
+            raw: if parts.negative { -raw } else { raw },
+            scale,
+        })
     }
 
     /// Parse a decimal string at its own scale (its count of fractional digits).
@@ -111,7 +131,11 @@ impl Fixed {
         let digits = split(text)?.fraction.len();
         let scale = u32::try_from(digits.min(usize::from(MAX_SCALE) + 1)).unwrap_or(u32::MAX);
         if scale > u32::from(MAX_SCALE) {
-            return Err(DecimalError::ScaleExceeded { value: text.to_owned(), digits, scale: MAX_SCALE });
+            return Err(DecimalError::ScaleExceeded {
+                value: text.to_owned(),
+                digits,
+                scale: MAX_SCALE,
+            });
         }
         Self::parse(text, scale)
     }
@@ -126,17 +150,24 @@ impl Fixed {
             Ordering::Equal => Ok(self),
             Ordering::Greater => {
                 let factor = POW10[(scale - self.scale) as usize];
-                self.raw.checked_mul(factor).map(|raw| Self { raw, scale }).ok_or_else(|| DecimalError::OutOfRange {
-                    value: self.to_string(),
-                    scale,
-                })
+                self.raw
+                    .checked_mul(factor)
+                    .map(|raw| Self { raw, scale })
+                    .ok_or_else(|| DecimalError::OutOfRange {
+                        value: self.to_string(),
+                        scale,
+                    })
             }
             Ordering::Less => {
                 let divisor = POW10[(self.scale - scale) as usize];
                 let (quotient, remainder) = (self.raw / divisor, self.raw % divisor);
                 let twice = remainder.abs() * 2;
                 let round_away = twice > divisor || (twice == divisor && quotient % 2 != 0);
-                let raw = if round_away { quotient + self.raw.signum() } else { quotient };
+                let raw = if round_away {
+                    quotient + self.raw.signum()
+                } else {
+                    quotient
+                };
                 Ok(Self { raw, scale })
             }
         }
@@ -148,11 +179,20 @@ impl Fixed {
     /// `OutOfRange` on overflow. Scales must match (checked: a mismatch is `OutOfRange` too,
     /// since silently aligning would hide a precision bug).
     pub fn checked_add(self, other: Self) -> Result<Self, DecimalError> {
-        let overflow = || DecimalError::OutOfRange { value: format!("{self} + {other}"), scale: self.scale };
+        let overflow = || DecimalError::OutOfRange {
+            value: format!("{self} + {other}"),
+            scale: self.scale,
+        };
         if self.scale != other.scale {
             return Err(overflow());
         }
-        self.raw.checked_add(other.raw).map(|raw| Self { raw, scale: self.scale }).ok_or_else(overflow)
+        self.raw
+            .checked_add(other.raw)
+            .map(|raw| Self {
+                raw,
+                scale: self.scale,
+            })
+            .ok_or_else(overflow)
     }
 }
 
@@ -166,7 +206,11 @@ impl fmt::Display for Fixed {
         if self.scale == 0 {
             write!(f, "{sign}{integer}")
         } else {
-            write!(f, "{sign}{integer}.{fraction:0width$}", width = self.scale as usize)
+            write!(
+                f,
+                "{sign}{integer}.{fraction:0width$}",
+                width = self.scale as usize
+            )
         }
     }
 }
@@ -184,24 +228,47 @@ mod tests {
         assert_eq!(p("1.5", 3), Ok("1.500".into()));
         assert_eq!(p("-0.25", 2), Ok("-0.25".into()));
         assert_eq!(p("0", 0), Ok("0".into()));
-        assert_eq!(p("0.000", 2).err().map(|e| e.to_string().starts_with("DECIMAL_SCALE_EXCEEDED")), Some(true));
+        assert_eq!(
+            p("0.000", 2)
+                .err()
+                .map(|e| e.to_string().starts_with("DECIMAL_SCALE_EXCEEDED")),
+            Some(true)
+        );
     }
 
     #[test]
     fn refuses_bad_syntax_and_negative_zero() {
-        for bad in ["", "-", "1.", ".5", "01", "+1", "1e5", "1.2.3", " 1", "NaN", "١"] {
-            assert!(matches!(Fixed::parse(bad, 4), Err(DecimalError::Syntax { .. })), "{bad:?}");
+        for bad in [
+            "", "-", "1.", ".5", "01", "+1", "1e5", "1.2.3", " 1", "NaN", "١",
+        ] {
+            assert!(
+                matches!(Fixed::parse(bad, 4), Err(DecimalError::Syntax { .. })),
+                "{bad:?}"
+            );
         }
         for bad in ["-0", "-0.0", "-0.000"] {
-            assert!(matches!(Fixed::parse(bad, 4), Err(DecimalError::NegativeZero { .. })), "{bad:?}");
+            assert!(
+                matches!(Fixed::parse(bad, 4), Err(DecimalError::NegativeZero { .. })),
+                "{bad:?}"
+            );
         }
-        assert!(matches!(Fixed::parse("1", 19), Err(DecimalError::BadScale { .. })));
-        assert!(matches!(Fixed::parse(&"9".repeat(40), 0), Err(DecimalError::OutOfRange { .. })));
+        assert!(matches!(
+            Fixed::parse("1", 19),
+            Err(DecimalError::BadScale { .. })
+        ));
+        assert!(matches!(
+            Fixed::parse(&"9".repeat(40), 0),
+            Err(DecimalError::OutOfRange { .. })
+        ));
     }
 
     #[test]
     fn rounds_half_even() {
-        let r = |t: &str, s: u32| Fixed::parse_natural(t).and_then(|d| d.rescale_half_even(s)).map(|d| d.to_string());
+        let r = |t: &str, s: u32| {
+            Fixed::parse_natural(t)
+                .and_then(|d| d.rescale_half_even(s))
+                .map(|d| d.to_string())
+        };
         assert_eq!(r("2.5", 0), Ok("2".into()));
         assert_eq!(r("3.5", 0), Ok("4".into()));
         assert_eq!(r("-2.5", 0), Ok("-2".into()));

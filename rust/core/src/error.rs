@@ -70,7 +70,11 @@ impl JsonError {
     /// A refusal at the current position; enclosing levels add their segments with [`Self::at`].
     #[must_use]
     pub fn new(kind: JsonErrorKind, detail: impl Into<String>) -> Self {
-        Self { kind, detail: detail.into(), reversed_path: Vec::new() }
+        Self {
+            kind,
+            detail: detail.into(),
+            reversed_path: Vec::new(),
+        }
     }
 
     /// Prefix the path with one enclosing segment (called while unwinding).
@@ -134,7 +138,13 @@ fn is_identifier(key: &str) -> bool {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: at {}: {}", self.kind.symbol(), self.path(), self.detail)
+        write!(
+            f,
+            "{}: at {}: {}",
+            self.kind.symbol(),
+            self.path(),
+            self.detail
+        )
     }
 }
 

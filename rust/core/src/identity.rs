@@ -22,11 +22,15 @@ pub fn check_name(name: &str) -> Result<(), IdentityError> {
     let bytes = name.as_bytes();
     let ok = (1..=64).contains(&bytes.len())
         && bytes[0].is_ascii_lowercase()
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_');
     if ok {
         Ok(())
     } else {
-        Err(IdentityError { name: name.to_owned() })
+        Err(IdentityError {
+            name: name.to_owned(),
+        })
     }
 }
 

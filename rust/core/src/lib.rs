@@ -2,6 +2,8 @@
 //!
 //! This file is a table of contents; the logic lives in the modules.
 
+#![forbid(unsafe_code)]
+
 pub mod decimal;
 pub mod error;
 pub mod identity;

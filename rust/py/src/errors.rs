@@ -7,7 +7,13 @@ use pyo3::prelude::*;
 use spine_core::{DecimalError, IdentityError, JsonError, TimestampError};
 
 /// Instantiate `spine.errors.<class_name>(message, symbol, path)` as a PyErr.
-fn raise(py: Python<'_>, class_name: &str, message: String, symbol: &str, path: Option<String>) -> PyErr {
+fn raise(
+    py: Python<'_>,
+    class_name: &str,
+    message: String,
+    symbol: &str,
+    path: Option<String>,
+) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let class = py.import("spine.errors")?.getattr(class_name)?;
         let instance = class.call1((message.clone(), symbol, path.clone()))?;
@@ -23,23 +29,47 @@ fn symbol_of(message: &str) -> &str {
 
 /// A canonical-JSON refusal, naming its JSON path.
 pub fn json_error(py: Python<'_>, err: &JsonError) -> PyErr {
-    raise(py, "CanonicalJsonError", err.to_string(), err.kind.symbol(), Some(err.path()))
+    raise(
+        py,
+        "CanonicalJsonError",
+        err.to_string(),
+        err.kind.symbol(),
+        Some(err.path()),
+    )
 }
 
 /// A decimal refusal.
 pub fn decimal_error(py: Python<'_>, err: &DecimalError) -> PyErr {
     let message = err.to_string();
-    raise(py, "DecimalError", message.clone(), symbol_of(&message), None)
+    raise(
+        py,
+        "DecimalError",
+        message.clone(),
+        symbol_of(&message),
+        None,
+    )
 }
 
 /// A timestamp refusal.
 pub fn timestamp_error(py: Python<'_>, err: &TimestampError) -> PyErr {
     let message = err.to_string();
-    raise(py, "TimestampError", message.clone(), symbol_of(&message), None)
+    raise(
+        py,
+        "TimestampError",
+        message.clone(),
+        symbol_of(&message),
+        None,
+    )
 }
 
 /// A bad identity name.
 pub fn identity_error(py: Python<'_>, err: &IdentityError) -> PyErr {
     let message = err.to_string();
-    raise(py, "IdentityNameError", message.clone(), symbol_of(&message), None)
+    raise(
+        py,
+        "IdentityNameError",
+        message.clone(),
+        symbol_of(&message),
+        None,
+    )
 }

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 mod canonical;
 mod decimal;
 mod errors;
+mod walk;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -7,7 +7,7 @@ mod writer;
 
 pub use parser::parse;
 pub use value::Value;
-pub use writer::{sort_members, write_string, CanonicalWriter};
+pub use writer::{compare_keys, sort_members, write_string, CanonicalWriter};
 
 use crate::error::JsonError;
 

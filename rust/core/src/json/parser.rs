@@ -14,14 +14,22 @@ use crate::error::{JsonError, JsonErrorKind};
 /// A [`JsonError`] naming the path and the byte offset of the first refusal.
 pub fn parse(text: &[u8]) -> Result<Value, JsonError> {
     if text.starts_with(b"\xEF\xBB\xBF") {
-        return Err(syntax("a UTF-8 byte-order mark is not allowed before JSON text"));
+        return Err(syntax(
+            "a UTF-8 byte-order mark is not allowed before JSON text",
+        ));
     }
-    let mut parser = Parser { bytes: text, pos: 0 };
+    let mut parser = Parser {
+        bytes: text,
+        pos: 0,
+    };
     parser.skip_ws();
     let value = parser.value(0)?;
     parser.skip_ws();
     if parser.pos != text.len() {
-        return Err(syntax(format!("unexpected content after the document at byte {}", parser.pos)));
+        return Err(syntax(format!(
+            "unexpected content after the document at byte {}",
+            parser.pos
+        )));
     }
     Ok(value)
 }
@@ -49,10 +57,14 @@ impl Parser<'_> {
     fn unexpected(&self, expected: &str) -> JsonError {
         match self.peek() {
             None => syntax(format!("unexpected end of input; expected {expected}")),
-            Some(b) if b.is_ascii_graphic() => {
-                syntax(format!("unexpected {:?} at byte {}; expected {expected}", b as char, self.pos))
-            }
-            Some(b) => syntax(format!("unexpected byte 0x{b:02x} at byte {}; expected {expected}", self.pos)),
+            Some(b) if b.is_ascii_graphic() => syntax(format!(
+                "unexpected {:?} at byte {}; expected {expected}",
+                b as char, self.pos
+            )),
+            Some(b) => syntax(format!(
+                "unexpected byte 0x{b:02x} at byte {}; expected {expected}",
+                self.pos
+            )),
         }
     }
 
@@ -60,7 +72,10 @@ impl Parser<'_> {
         match self.peek() {
             Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(JsonError::new(
                 JsonErrorKind::TooDeep,
-                format!("containers nest deeper than {MAX_DEPTH} levels at byte {}", self.pos),
+                format!(
+                    "containers nest deeper than {MAX_DEPTH} levels at byte {}",
+                    self.pos
+                ),
             )),
             Some(b'{') => self.object(depth + 1),
             Some(b'[') => self.array(depth + 1),
@@ -121,7 +136,10 @@ impl Parser<'_> {
                 Some(b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'[' | b'{') => {
                     return Err(JsonError::new(
                         JsonErrorKind::NonStringKey,
-                        format!("object key at byte {} is not a string; keys must be strings", self.pos),
+                        format!(
+                            "object key at byte {} is not a string; keys must be strings",
+                            self.pos
+                        ),
                     ));
                 }
                 _ => return Err(self.unexpected("a string key")),
@@ -219,15 +237,19 @@ impl Parser<'_> {
             let run = &self.bytes[run_start..self.pos];
             if let Err(e) = std::str::from_utf8(run) {
                 let at = run_start + e.valid_up_to();
-                return Err(JsonError::new(JsonErrorKind::InvalidUtf8, format!("invalid UTF-8 at byte {at}")));
+                return Err(JsonError::new(
+                    JsonErrorKind::InvalidUtf8,
+                    format!("invalid UTF-8 at byte {at}"),
+                ));
             }
             out.extend_from_slice(run);
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
                     // Runs were validated and escapes push whole scalar values.
-                    return String::from_utf8(out)
-                        .map_err(|_| JsonError::new(JsonErrorKind::InvalidUtf8, "invalid UTF-8 in string"));
+                    return String::from_utf8(out).map_err(|_| {
+                        JsonError::new(JsonErrorKind::InvalidUtf8, "invalid UTF-8 in string")
+                    });
                 }
                 Some(b'\\') => self.escape(&mut out)?,
                 Some(b) => {
@@ -268,12 +290,21 @@ impl Parser<'_> {
     }
 
     fn hex4(&mut self) -> Result<u32, JsonError> {
-        let digits = self.bytes.get(self.pos..self.pos + 4).ok_or_else(|| syntax("truncated \\u escape"))?;
-        let text = std::str::from_utf8(digits).map_err(|_| syntax("\\u escape needs four hex digits"))?;
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| syntax("truncated \\u escape"))?;
+        let text =
+            std::str::from_utf8(digits).map_err(|_| syntax("\\u escape needs four hex digits"))?;
         let unit = u32::from_str_radix(text, 16)
             .ok()
             .filter(|_| text.bytes().all(|b| b.is_ascii_hexdigit()))
-            .ok_or_else(|| syntax(format!("\\u escape at byte {} needs four hex digits", self.pos - 2)))?;
+            .ok_or_else(|| {
+                syntax(format!(
+                    "\\u escape at byte {} needs four hex digits",
+                    self.pos - 2
+                ))
+            })?;
         self.pos += 4;
         Ok(unit)
     }
@@ -281,7 +312,10 @@ impl Parser<'_> {
     /// After `\u`: one scalar value, joining a surrogate pair; a lone surrogate is refused.
     fn unicode_escape(&mut self, at: usize) -> Result<char, JsonError> {
         let lone = |unit: u32| {
-            JsonError::new(JsonErrorKind::LoneSurrogate, format!("lone surrogate \\u{unit:04x} at byte {at}"))
+            JsonError::new(
+                JsonErrorKind::LoneSurrogate,
+                format!("lone surrogate \\u{unit:04x} at byte {at}"),
+            )
         };
         let unit = self.hex4()?;
         let scalar = match unit {

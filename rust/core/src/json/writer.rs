@@ -28,6 +28,11 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    if !needs_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &byte) in bytes.iter().enumerate() {
         let escape = ESCAPE[byte as usize];
@@ -37,13 +42,70 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
         out.extend_from_slice(&bytes[start..i]);
         start = i + 1;
         if escape == b'u' {
-            out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(byte >> 4) as usize], HEX[(byte & 0xf) as usize]]);
+            out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(byte >> 4) as usize],
+                HEX[(byte & 0xf) as usize],
+            ]);
         } else {
             out.extend_from_slice(&[b'\\', escape]);
         }
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// Whether any byte needs escaping (`"`, `\\` or below 0x20).
+///
+/// Most strings on the wire (ids, decimals, timestamps) need none and are copied whole, so this
+/// check is the hot path: it tests eight bytes per step with word arithmetic (SWAR).
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let word_needs = |x: u64| {
+        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
+        (below_space
+            | has_zero(x ^ (ONES * u64::from(b'"')))
+            | has_zero(x ^ (ONES * u64::from(b'\\'))))
+            != 0
+    };
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if word_needs(u64::from_le_bytes(word)) {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| ESCAPE[b as usize] != 0)
+}
+
+/// Compare keys by UTF-8 bytes (= code point order), eight bytes at a time: keys on the wire
+/// share long prefixes (`feat_01_...`), and a libc `memcmp` call per comparison dominated
+/// sorting small objects.
+#[must_use]
+pub fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let (mut a_chunks, mut b_chunks) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut a_chunks).zip(&mut b_chunks) {
+        let (mut wx, mut wy) = ([0u8; 8], [0u8; 8]);
+        wx.copy_from_slice(x);
+        wy.copy_from_slice(y);
+        let (x, y) = (u64::from_be_bytes(wx), u64::from_be_bytes(wy));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    let done = a.len().min(b.len()) / 8 * 8;
+    for (x, y) in a[done..].iter().zip(&b[done..]) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// Sort object members by key in code-point order (= UTF-8 byte order) and refuse duplicates.
@@ -54,11 +116,15 @@ pub fn sort_members<T>(members: &mut [T], key: impl Fn(&T) -> &str) -> Result<()
     if members.len() < 2 {
         return Ok(());
     }
-    members.sort_unstable_by(|a, b| key(a).as_bytes().cmp(key(b).as_bytes()));
+    members.sort_unstable_by(|a, b| compare_keys(key(a).as_bytes(), key(b).as_bytes()));
     for pair in members.windows(2) {
-        if key(&pair[0]) == key(&pair[1]) {
+        if compare_keys(key(&pair[0]).as_bytes(), key(&pair[1]).as_bytes()).is_eq() {
             let k = key(&pair[0]);
-            return Err(JsonError::new(JsonErrorKind::DuplicateKey, format!("key {k:?} appears more than once in this object; keys must be unique")).at_key(k));
+            return Err(JsonError::new(
+                JsonErrorKind::DuplicateKey,
+                format!("key {k:?} appears more than once in this object; keys must be unique"),
+            )
+            .at_key(k));
         }
     }
     Ok(())
@@ -75,7 +141,9 @@ impl CanonicalWriter {
     /// A writer with room for `capacity` bytes.
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { buf: Vec::with_capacity(capacity) }
+        Self {
+            buf: Vec::with_capacity(capacity),
+        }
     }
 
     /// Reuse an existing allocation (cleared first).
@@ -104,12 +172,14 @@ impl CanonicalWriter {
 
     /// `true` or `false`
     pub fn bool(&mut self, value: bool) {
-        self.buf.extend_from_slice(if value { b"true" } else { b"false" });
+        self.buf
+            .extend_from_slice(if value { b"true" } else { b"false" });
     }
 
     /// A signed 64-bit integer in shortest decimal form.
     pub fn int(&mut self, value: i64) {
-        self.buf.extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(value).as_bytes());
     }
 
     /// A string with canonical escaping.
@@ -149,7 +219,10 @@ mod tests {
         assert_eq!(s("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(s("\u{8}\u{c}\n\r\t"), r#""\b\f\n\r\t""#);
         assert_eq!(s("\u{0}\u{1f}\u{b}"), r#""\u0000\u001f\u000b""#);
-        assert_eq!(s("/\u{7f}\u{2028}\u{2029}é😀"), "\"/\u{7f}\u{2028}\u{2029}é😀\"");
+        assert_eq!(
+            s("/\u{7f}\u{2028}\u{2029}é😀"),
+            "\"/\u{7f}\u{2028}\u{2029}é😀\""
+        );
     }
 
     #[test]
@@ -161,9 +234,53 @@ mod tests {
     }
 
     #[test]
+    fn escape_check_sees_every_position() {
+        for len in 0..20 {
+            for pos in 0..len {
+                for bad in [0u8, 0x1f, b'"', b'\\'] {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[pos] = bad;
+                    assert!(needs_escape(&bytes), "len {len} pos {pos} byte {bad}");
+                }
+            }
+            assert!(!needs_escape(&vec![b' '; len]));
+            assert!(!needs_escape("é😀/\u{7f}".repeat(len).as_bytes()));
+        }
+    }
+
+    #[test]
+    fn compare_keys_is_byte_order() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefgi",
+            "b",
+            "\u{7f}",
+            "é",
+            "\u{ff61}",
+            "😀",
+        ];
+        for x in keys {
+            for y in keys {
+                assert_eq!(
+                    compare_keys(x.as_bytes(), y.as_bytes()),
+                    x.as_bytes().cmp(y.as_bytes()),
+                    "{x:?} {y:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn refuses_duplicates() {
         let mut keys = vec!["b", "a", "b"];
         let err = sort_members(&mut keys, |k| k).err();
-        assert_eq!(err.map(|e| (e.kind, e.path())), Some((JsonErrorKind::DuplicateKey, "$.b".to_owned())));
+        assert_eq!(
+            err.map(|e| (e.kind, e.path())),
+            Some((JsonErrorKind::DuplicateKey, "$.b".to_owned()))
+        );
     }
 }
