@@ -1,6 +1,19 @@
 # Hand-written stub for the extension module; checked by mypy.stubtest in CI.
 from typing import Final
 
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "MAX_DECIMAL_SCALE",
+    "WIRE_VERSION",
+    "canonical_json",
+    "canonicalize",
+    "identity",
+    "parse_decimal",
+    "format_decimal",
+    "quantize_decimal",
+    "parse_timestamp",
+]
+
 MAX_JSON_DEPTH: Final[int]
 MAX_DECIMAL_SCALE: Final[int]
 WIRE_VERSION: Final[str]

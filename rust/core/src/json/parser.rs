@@ -4,6 +4,8 @@
 //! invalid UTF-8, a byte-order mark, and nesting past [`MAX_DEPTH`] are refused rather than
 //! repaired, because canonical bytes feed identities and must never depend on a guess.
 
+use std::borrow::Cow;
+
 use super::value::Value;
 use super::MAX_DEPTH;
 use crate::error::{JsonError, JsonErrorKind};
@@ -12,7 +14,7 @@ use crate::error::{JsonError, JsonErrorKind};
 ///
 /// # Errors
 /// A [`JsonError`] naming the path and the byte offset of the first refusal.
-pub fn parse(text: &[u8]) -> Result<Value, JsonError> {
+pub fn parse(text: &[u8]) -> Result<Value<'_>, JsonError> {
     if text.starts_with(b"\xEF\xBB\xBF") {
         return Err(syntax(
             "a UTF-8 byte-order mark is not allowed before JSON text",
@@ -43,7 +45,7 @@ struct Parser<'a> {
     pos: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
@@ -68,7 +70,7 @@ impl Parser<'_> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+    fn value(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
         match self.peek() {
             Some(b'{' | b'[') if depth >= MAX_DEPTH => Err(JsonError::new(
                 JsonErrorKind::TooDeep,
@@ -88,7 +90,7 @@ impl Parser<'_> {
         }
     }
 
-    fn literal(&mut self, word: &str, value: Value) -> Result<Value, JsonError> {
+    fn literal(&mut self, word: &str, value: Value<'a>) -> Result<Value<'a>, JsonError> {
         if self.bytes[self.pos..].starts_with(word.as_bytes()) {
             self.pos += word.len();
             Ok(value)
@@ -97,7 +99,7 @@ impl Parser<'_> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, JsonError> {
+    fn array(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
         self.pos += 1;
         let mut items = Vec::new();
         self.skip_ws();
@@ -121,7 +123,7 @@ impl Parser<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, JsonError> {
+    fn object(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
         self.pos += 1;
         let mut members = Vec::new();
         self.skip_ws();
@@ -165,7 +167,7 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self) -> Result<Value, JsonError> {
+    fn number(&mut self) -> Result<Value<'a>, JsonError> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -195,20 +197,40 @@ impl Parser<'_> {
             self.require_digit()?;
             is_float = true;
         }
-        let text = String::from_utf8_lossy(&self.bytes[start..self.pos]).into_owned();
+        let text = || String::from_utf8_lossy(&self.bytes[start..self.pos]).into_owned();
         if is_float {
             return Err(JsonError::new(
                 JsonErrorKind::Float,
-                format!("number {text} has a fraction or exponent; floats are refused, send decimals as strings"),
+                format!("number {} has a fraction or exponent; floats are refused, send decimals as strings", text()),
             ));
         }
-        let digits = String::from_utf8_lossy(&self.bytes[start..int_end]);
-        digits.parse::<i64>().map(Value::Int).map_err(|_| {
-            JsonError::new(
-                JsonErrorKind::IntegerOutOfRange,
-                format!("integer {text} is outside signed 64 bit [-9223372036854775808, 9223372036854775807]"),
-            )
-        })
+        let negative = self.bytes[start] == b'-';
+        let digits = &self.bytes[start + usize::from(negative)..int_end];
+        // Accumulate toward the sign so i64::MIN parses without overflow.
+        let mut value: i64 = 0;
+        for &digit in digits {
+            let d = i64::from(digit - b'0');
+            let next = value.checked_mul(10).and_then(|v| {
+                if negative {
+                    v.checked_sub(d)
+                } else {
+                    v.checked_add(d)
+                }
+            });
+            match next {
+                Some(v) => value = v,
+                None => {
+                    return Err(JsonError::new(
+                        JsonErrorKind::IntegerOutOfRange,
+                        format!(
+                            "integer {} is outside signed 64 bit [-9223372036854775808, 9223372036854775807]",
+                            text()
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(Value::Int(value))
     }
 
     fn skip_digits(&mut self) {
@@ -225,33 +247,40 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// A string token; `self.pos` is on the opening quote.
-    fn string(&mut self) -> Result<String, JsonError> {
+    /// A string token; `self.pos` is on the opening quote. Strings without escapes (nearly
+    /// all of them) are borrowed from the input rather than copied.
+    fn string(&mut self) -> Result<Cow<'a, str>, JsonError> {
         self.pos += 1;
-        let mut out: Vec<u8> = Vec::new();
+        let mut out: Option<String> = None;
         loop {
             let run_start = self.pos;
             while matches!(self.peek(), Some(b) if b != b'"' && b != b'\\' && b >= 0x20) {
                 self.pos += 1;
             }
-            let run = &self.bytes[run_start..self.pos];
-            if let Err(e) = std::str::from_utf8(run) {
+            let bytes: &'a [u8] = self.bytes;
+            let run = std::str::from_utf8(&bytes[run_start..self.pos]).map_err(|e| {
                 let at = run_start + e.valid_up_to();
-                return Err(JsonError::new(
+                JsonError::new(
                     JsonErrorKind::InvalidUtf8,
                     format!("invalid UTF-8 at byte {at}"),
-                ));
-            }
-            out.extend_from_slice(run);
+                )
+            })?;
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
-                    // Runs were validated and escapes push whole scalar values.
-                    return String::from_utf8(out).map_err(|_| {
-                        JsonError::new(JsonErrorKind::InvalidUtf8, "invalid UTF-8 in string")
+                    return Ok(match out {
+                        None => Cow::Borrowed(run),
+                        Some(mut owned) => {
+                            owned.push_str(run);
+                            Cow::Owned(owned)
+                        }
                     });
                 }
-                Some(b'\\') => self.escape(&mut out)?,
+                Some(b'\\') => {
+                    let owned = out.get_or_insert_with(String::new);
+                    owned.push_str(run);
+                    self.escape(owned)?;
+                }
                 Some(b) => {
                     return Err(syntax(format!(
                         "unescaped control character U+{b:04X} in a string at byte {}; escape it",
@@ -263,23 +292,21 @@ impl Parser<'_> {
         }
     }
 
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), JsonError> {
+    fn escape(&mut self, out: &mut String) -> Result<(), JsonError> {
         let at = self.pos;
         self.pos += 1;
         let simple = match self.peek() {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0c,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
             Some(b'u') => {
                 self.pos += 1;
-                let c = self.unicode_escape(at)?;
-                let mut utf8 = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                out.push(self.unicode_escape(at)?);
                 return Ok(());
             }
             _ => return Err(self.unexpected("an escape (one of \" \\ / b f n r t u)")),

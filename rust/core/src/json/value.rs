@@ -1,11 +1,14 @@
 //! The value tree produced by the strict parser, and its canonical serialisation.
 
+use std::borrow::Cow;
+
 use super::writer::{sort_members, CanonicalWriter};
 use crate::error::JsonError;
 
 /// A parsed JSON value. Numbers are integers only: the parser refuses everything else.
+/// Strings borrow from the parsed text unless they held escapes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
+pub enum Value<'a> {
     /// `null`
     Null,
     /// `true` / `false`
@@ -13,14 +16,14 @@ pub enum Value {
     /// A signed 64-bit integer.
     Int(i64),
     /// A string (valid Unicode scalar values only).
-    Str(String),
+    Str(Cow<'a, str>),
     /// An array.
-    Array(Vec<Value>),
+    Array(Vec<Value<'a>>),
     /// An object, members in document order (duplicates still present until written).
-    Object(Vec<(String, Value)>),
+    Object(Vec<(Cow<'a, str>, Value<'a>)>),
 }
 
-impl Value {
+impl Value<'_> {
     /// Write this value canonically.
     ///
     /// # Errors
@@ -42,8 +45,8 @@ impl Value {
                 out.punct(b']');
             }
             Self::Object(members) => {
-                let mut sorted: Vec<&(String, Value)> = members.iter().collect();
-                sort_members(&mut sorted, |m| m.0.as_str())?;
+                let mut sorted: Vec<&(Cow<'_, str>, Value<'_>)> = members.iter().collect();
+                sort_members(&mut sorted, |m| &m.0)?;
                 out.punct(b'{');
                 for (i, (key, value)) in sorted.into_iter().enumerate() {
                     if i > 0 {

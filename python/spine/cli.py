@@ -1,0 +1,83 @@
+"""The `spine` console script. Subcommands are added by the parts that need them.
+
+Kept import-light: `spine --version` must not import nautilus_trader (seconds of start-up),
+so versions are read from installed metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from spine import CanonicalJsonError, IdentityNameError, __version__, canonicalize, identity
+
+
+def _installed(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def version_text() -> str:
+    """Versions of spine and nautilus_trader, and the schema-set digest."""
+    from spine.schemas import schema_set_digest
+
+    return (
+        f"spine {__version__}\n"
+        f"nautilus_trader {_installed('nautilus_trader')}\n"
+        f"schema-set sha256:{schema_set_digest()}"
+    )
+
+
+def _cmd_canonical(args: argparse.Namespace) -> int:
+    """Print the canonical form of JSON text (a file or stdin), and optionally its identity."""
+    data = sys.stdin.buffer.read() if args.file == "-" else open(args.file, "rb").read()
+    try:
+        canonical = canonicalize(data)
+        digest = identity(args.identity, _load(canonical)) if args.identity else None
+    except (CanonicalJsonError, IdentityNameError) as error:
+        print(f"spine canonical: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.buffer.write(canonical + b"\n")
+    if digest is not None:
+        print(f"{args.identity} {digest}")
+    return 0
+
+
+def _load(canonical: bytes) -> object:
+    # Canonical text holds no floats, so the stdlib parser yields exactly the same value.
+    import json
+
+    return json.loads(canonical)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
+    parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    canonical = commands.add_parser("canonical", help="canonicalise JSON text and print its identity")
+    canonical.add_argument("file", nargs="?", default="-", help="JSON file (default: stdin)")
+    canonical.add_argument("--identity", metavar="NAME", help="also print the identity spine.v2/NAME")
+    canonical.set_defaults(handler=_cmd_canonical)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(version_text())
+        return 0
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 0
+    result: int = handler(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

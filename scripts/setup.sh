@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Create .venv and install Spine into it: builds the Rust extension (maturin) and installs
+# every pinned dependency plus the test extras. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo >/dev/null || { echo "setup: a Rust toolchain (cargo) is required: https://rustup.rs" >&2; exit 1; }
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { echo "setup: Python 3.11 or newer is required" >&2; exit 1; }
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade "pip==25.3"
+.venv/bin/python -m pip install --quiet ".[test]"
+echo "setup: installed $(.venv/bin/python -c 'import spine; print("spine", spine.__version__)') into .venv"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up, then run every check and test: what CI runs (.ci/run calls this script).
+#   SPINE_HYPOTHESIS_PROFILE=thorough bash scripts/test.sh   # more property examples
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export SPINE_HYPOTHESIS_PROFILE=${SPINE_HYPOTHESIS_PROFILE:-ci}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "rust: format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "rust: tests (spine-core needs no Python)"
+cargo test -p spine-core --quiet
+
+step "rust: criterion benches, smoke mode (each bench once, no timing claims)"
+cargo bench -p spine-core --quiet -- --test
+
+step "python: types and the hand-written stub"
+.venv/bin/python -m mypy
+.venv/bin/python -m mypy.stubtest spine._core
+
+step "python: benchmarks, smoke mode (rivals agree; each case once)"
+.venv/bin/python -m pytest benches --benchmark-disable -q
+
+step "python: tests"
+# Exit code 5 means pytest collected nothing: for this suite that is a failure, said plainly.
+status=0
+.venv/bin/python -m pytest -q || status=$?
+if [ "$status" -eq 5 ]; then echo "test: pytest collected no tests" >&2; exit 1; fi
+exit "$status"
