@@ -25,10 +25,11 @@ fn with_canonical<R>(
     value: &Bound<'_, PyAny>,
     finish: impl FnOnce(&[u8]) -> PyResult<R>,
 ) -> PyResult<R> {
-    let mut writer = CanonicalWriter::from_vec(BUFFER.with(Cell::take));
+    let mut walker = walk::Walker::new(CanonicalWriter::from_vec(BUFFER.with(Cell::take)));
     // SAFETY: `value` is a live object and the GIL is held (we have `py`).
     #[allow(unsafe_code)]
-    let walked = unsafe { walk::write_value(&mut writer, value.as_ptr(), 0) };
+    let walked = unsafe { walk::write_value(&mut walker, value.as_ptr(), 0) };
+    let writer = walker.into_writer();
     let result = match walked {
         Ok(()) => finish(writer.as_bytes()),
         Err(e) => Err(json_error(py, &e)),

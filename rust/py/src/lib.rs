@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 mod canonical;
 mod decimal;
 mod errors;
+mod key_shapes;
 mod walk;
 
 #[pymodule]

@@ -15,9 +15,47 @@
 
 use std::ffi::c_int;
 
+use std::ops::{Deref, DerefMut};
+
 use pyo3::ffi;
 use smallvec::SmallVec;
 use spine_core::{json, CanonicalWriter, JsonError, JsonErrorKind, MAX_DEPTH};
+
+use crate::key_shapes::{KeyIds, KeyShapes, Shape, MAX_SHAPE_KEYS};
+
+/// The state of one walk: the output and the shapes seen so far (valid for this walk only).
+pub struct Walker {
+    out: CanonicalWriter,
+    shapes: KeyShapes,
+}
+
+impl Walker {
+    /// A walk writing into `out`.
+    pub fn new(out: CanonicalWriter) -> Self {
+        Self {
+            out,
+            shapes: KeyShapes::default(),
+        }
+    }
+
+    /// The writer, to take the bytes back.
+    pub fn into_writer(self) -> CanonicalWriter {
+        self.out
+    }
+}
+
+impl Deref for Walker {
+    type Target = CanonicalWriter;
+    fn deref(&self) -> &CanonicalWriter {
+        &self.out
+    }
+}
+
+impl DerefMut for Walker {
+    fn deref_mut(&mut self) -> &mut CanonicalWriter {
+        &mut self.out
+    }
+}
 
 /// A refusal, with the path collected while unwinding.
 pub type Walk = Result<(), JsonError>;
@@ -30,7 +68,7 @@ fn refuse(kind: JsonErrorKind, detail: String) -> JsonError {
 ///
 /// # Safety
 /// `obj` must be a valid object pointer and the GIL must be held.
-pub unsafe fn write_value(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: usize) -> Walk {
+pub unsafe fn write_value(w: &mut Walker, obj: *mut ffi::PyObject, depth: usize) -> Walk {
     // SAFETY (whole function): `obj` is valid per the contract; every pointer derived from it is
     // borrowed from a container that stays alive and unmodified (no Python code runs).
     unsafe {
@@ -55,7 +93,7 @@ pub unsafe fn write_value(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, dept
 }
 
 /// Subclasses, tuples, and the refusals.
-unsafe fn write_other(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: usize) -> Walk {
+unsafe fn write_other(w: &mut Walker, obj: *mut ffi::PyObject, depth: usize) -> Walk {
     // SAFETY: as in `write_value`.
     unsafe {
         if ffi::PyFloat_Check(obj) != 0 {
@@ -140,7 +178,7 @@ unsafe fn lone_surrogate(obj: *mut ffi::PyObject) -> JsonError {
     )
 }
 
-unsafe fn write_int(w: &mut CanonicalWriter, obj: *mut ffi::PyObject) -> Walk {
+unsafe fn write_int(w: &mut Walker, obj: *mut ffi::PyObject) -> Walk {
     let mut overflow: c_int = 0;
     // SAFETY: `obj` is an int (exact or subclass); this call runs no Python code for ints.
     let value = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow) };
@@ -183,7 +221,7 @@ fn enter(depth: usize) -> Result<usize, JsonError> {
     Ok(depth + 1)
 }
 
-unsafe fn write_list(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: usize) -> Walk {
+unsafe fn write_list(w: &mut Walker, obj: *mut ffi::PyObject, depth: usize) -> Walk {
     // SAFETY: indexes stay below the size read first; the list is not mutated during the walk.
     unsafe {
         write_items(w, depth, ffi::PyList_Size(obj), |i| {
@@ -192,7 +230,7 @@ unsafe fn write_list(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: us
     }
 }
 
-unsafe fn write_tuple(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: usize) -> Walk {
+unsafe fn write_tuple(w: &mut Walker, obj: *mut ffi::PyObject, depth: usize) -> Walk {
     // SAFETY: as for lists; tuples are immutable.
     unsafe {
         write_items(w, depth, ffi::PyTuple_Size(obj), |i| {
@@ -202,7 +240,7 @@ unsafe fn write_tuple(w: &mut CanonicalWriter, obj: *mut ffi::PyObject, depth: u
 }
 
 unsafe fn write_items(
-    w: &mut CanonicalWriter,
+    w: &mut Walker,
     depth: usize,
     len: ffi::Py_ssize_t,
     get: impl Fn(ffi::Py_ssize_t) -> *mut ffi::PyObject,
@@ -221,36 +259,89 @@ unsafe fn write_items(
     Ok(())
 }
 
-/// Most objects are small (a typed value, a bar): keep their members on the stack.
-type Members<'a> = SmallVec<[(&'a str, *mut ffi::PyObject); 16]>;
+/// A dict's entries as borrowed (key, value) pointers, in iteration order. Eight inline
+/// entries cover nearly every wire object and keep this recursive frame small.
+type Entries = SmallVec<[(*mut ffi::PyObject, *mut ffi::PyObject); 8]>;
 
-unsafe fn write_dict(w: &mut CanonicalWriter, dict: *mut ffi::PyObject, depth: usize) -> Walk {
+unsafe fn write_dict(w: &mut Walker, dict: *mut ffi::PyObject, depth: usize) -> Walk {
     let depth = enter(depth)?;
-    let mut members: Members<'_> = SmallVec::new();
-    let mut pos: ffi::Py_ssize_t = 0;
-    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut entries: Entries = SmallVec::new();
+    let mut exact_keys = true;
+    let (mut pos, mut key, mut value) = (0, std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: PyDict_Next yields borrowed references owned by the dict, which outlives this call.
     unsafe {
         while ffi::PyDict_Next(dict, &mut pos, &mut key, &mut value) != 0 {
-            if ffi::Py_TYPE(key) != &raw mut ffi::PyUnicode_Type && ffi::PyUnicode_Check(key) == 0 {
-                return Err(non_string_key(key));
+            if ffi::Py_TYPE(key) != &raw mut ffi::PyUnicode_Type {
+                if ffi::PyUnicode_Check(key) == 0 {
+                    return Err(non_string_key(key));
+                }
+                exact_keys = false;
             }
-            members.push((utf8(key)?, value));
+            entries.push((key, value));
         }
     }
-    json::sort_members(&mut members, |m| m.0)?;
+    // Shapes are cached only for exact-str keys: a str subclass may compare equal to another key.
+    let cacheable = exact_keys && entries.len() <= MAX_SHAPE_KEYS;
+    let cached = if cacheable {
+        w.shapes.get(entries.iter().map(|(k, _)| *k as usize))
+    } else {
+        None
+    };
+    let Some(shape) = cached else {
+        // SAFETY: the entries are borrowed from the live dict.
+        return unsafe { write_dict_sorting(w, &entries, cacheable, depth) };
+    };
     w.punct(b'{');
-    for (i, (key, value)) in members.iter().enumerate() {
-        if i > 0 {
+    for (n, (index, rendered)) in shape.entries().enumerate() {
+        if n > 0 {
             w.comma();
         }
-        w.key(key);
-        // SAFETY: `value` is a borrowed reference held by the dict.
-        unsafe { write_value(w, *value, depth) }.map_err(|e| e.at_key(key))?;
+        w.raw(rendered);
+        let (key, value) = entries[index];
+        // SAFETY: `value` and `key` are borrowed references held by the dict.
+        unsafe { write_value(w, value, depth) }.map_err(|e| unsafe { at_key_of(e, key) })?;
     }
     w.punct(b'}');
     Ok(())
+}
+
+/// The general path: look up each key's UTF-8, sort, write; remember the shape if asked.
+unsafe fn write_dict_sorting(
+    w: &mut Walker,
+    entries: &Entries,
+    remember: bool,
+    depth: usize,
+) -> Walk {
+    let mut members: SmallVec<[(usize, &str); 8]> = SmallVec::with_capacity(entries.len());
+    for (index, (key, _)) in entries.iter().enumerate() {
+        // SAFETY: keys are live str objects (checked by the caller).
+        members.push((index, unsafe { utf8(*key) }?));
+    }
+    json::sort_members(&mut members, |m| m.1)?;
+    w.punct(b'{');
+    for (n, (index, key)) in members.iter().enumerate() {
+        if n > 0 {
+            w.comma();
+        }
+        w.key(key);
+        // SAFETY: the value is a borrowed reference held by the dict.
+        unsafe { write_value(w, entries[*index].1, depth) }.map_err(|e| e.at_key(key))?;
+    }
+    w.punct(b'}');
+    if remember && !entries.is_empty() {
+        let ids: KeyIds = entries.iter().map(|(k, _)| *k as usize).collect();
+        w.shapes.put(Shape::new(ids, &members));
+    }
+    Ok(())
+}
+
+/// Add a key segment to an error's path (error path only).
+unsafe fn at_key_of(error: JsonError, key: *mut ffi::PyObject) -> JsonError {
+    // SAFETY: `key` is a live str whose UTF-8 was read successfully when its shape was built.
+    match unsafe { utf8(key) } {
+        Ok(text) => error.at_key(text),
+        Err(_) => error,
+    }
 }
 
 unsafe fn non_string_key(key: *mut ffi::PyObject) -> JsonError {

@@ -113,7 +113,9 @@ pub fn compare_keys(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 /// # Errors
 /// [`JsonErrorKind::DuplicateKey`] at the duplicated key.
 pub fn sort_members<T>(members: &mut [T], key: impl Fn(&T) -> &str) -> Result<(), JsonError> {
-    if members.len() < 2 {
+    let less = |a: &T, b: &T| compare_keys(key(a).as_bytes(), key(b).as_bytes()).is_lt();
+    // Documents are often built in key order already: one pass proves order and uniqueness.
+    if members.windows(2).all(|pair| less(&pair[0], &pair[1])) {
         return Ok(());
     }
     members.sort_unstable_by(|a, b| compare_keys(key(a).as_bytes(), key(b).as_bytes()));
@@ -191,6 +193,11 @@ impl CanonicalWriter {
     pub fn key(&mut self, key: &str) {
         write_string(&mut self.buf, key);
         self.buf.push(b':');
+    }
+
+    /// Bytes that are already canonical (a cached rendered key, say).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
     }
 
     /// `,` between members or elements.
