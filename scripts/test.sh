@@ -18,6 +18,15 @@ cargo test -p spine-core --quiet
 step "rust: criterion benches, smoke mode (each bench once, no timing claims)"
 cargo bench -p spine-core --quiet -- --test
 
+step "wheel: maturin build --release installs into a clean venv and imports"
+wheel_dir=$(mktemp -d)
+.venv/bin/maturin build --release --quiet --out "$wheel_dir/dist"
+python3 -m venv "$wheel_dir/venv"
+"$wheel_dir/venv/bin/pip" install --quiet "$wheel_dir"/dist/*.whl
+"$wheel_dir/venv/bin/python" -c 'import spine; assert spine.canonical_json({"a": 1}) == b"{\"a\":1}"'
+"$wheel_dir/venv/bin/spine" --version
+rm -rf "$wheel_dir"
+
 step "python: types and the hand-written stub"
 .venv/bin/python -m mypy
 .venv/bin/python -m mypy.stubtest spine._core

@@ -72,11 +72,19 @@ fn split(text: &str) -> Result<Parts<'_>, DecimalError> {
 }
 
 fn check_scale(scale: u32) -> Result<u8, DecimalError> {
+    checked_scale(i128::from(scale))
+}
+
+/// Check a scale given as any integer (a binding may receive a negative or huge one).
+///
+/// # Errors
+/// [`DecimalError::BadScale`] outside `0..=MAX_SCALE`.
+pub fn checked_scale(scale: i128) -> Result<u8, DecimalError> {
     u8::try_from(scale)
         .ok()
         .filter(|s| *s <= MAX_SCALE)
         .ok_or(DecimalError::BadScale {
-            scale,
+            scale: scale.to_string(),
             max: MAX_SCALE,
         })
 }
@@ -108,19 +116,24 @@ impl Fixed {
             value: text.to_owned(),
             scale,
         };
+        // Accumulate toward the sign, so the most negative mantissa (-2^127) parses too.
         let mut raw: i128 = 0;
         for digit in parts.integer.bytes().chain(parts.fraction.bytes()) {
+            let d = i128::from(digit - b'0');
             raw = raw
                 .checked_mul(10)
-                .and_then(|r| r.checked_add(i128::from(digit - b'0')))
+                .and_then(|r| {
+                    if parts.negative {
+                        r.checked_sub(d)
+                    } else {
+                        r.checked_add(d)
+                    }
+                })
                 .ok_or_else(out_of_range)?;
         }
         let pad = POW10[scale as usize - parts.fraction.len()];
         raw = raw.checked_mul(pad).ok_or_else(out_of_range)?;
-        Ok(Self {
-            raw: if parts.negative { -raw } else { raw },
-            scale,
-        })
+        Ok(Self { raw, scale })
     }
 
     /// Parse a decimal string at its own scale (its count of fractional digits).

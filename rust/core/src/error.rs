@@ -178,8 +178,8 @@ pub enum DecimalError {
     /// A scale above [`crate::decimal::MAX_SCALE`].
     #[error("INVALID_SCALE: scale {scale} is out of range; allowed 0..={max}")]
     BadScale {
-        /// The requested scale.
-        scale: u32,
+        /// The requested scale, as given (it may not fit any machine integer).
+        scale: String,
         /// The largest scale supported.
         max: u8,
     },

@@ -52,7 +52,15 @@ pub fn canonical_json<'py>(
 
 /// The identity `spine.v2/<name>` of a Python value, as 64 lowercase hex characters.
 #[pyfunction]
-pub fn identity(py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn identity(
+    py: Python<'_>,
+    name: &Bound<'_, PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    // A name that is not even valid Unicode is still a bad name, reported as one (lossily
+    // decoded, it holds U+FFFD, which the name rule refuses).
+    let name = name.to_string_lossy();
+    let name = name.as_ref();
     spine_core::identity::check_name(name).map_err(|e| identity_error(py, &e))?;
     with_canonical(py, value, |bytes| {
         identity_hex(name, bytes).map_err(|e| identity_error(py, &e))

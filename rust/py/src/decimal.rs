@@ -1,35 +1,77 @@
 //! Decimal strings and nanosecond timestamps: parse, format, quantize.
+//!
+//! Scales and mantissas arrive as Python ints of any size; out-of-range ones are
+//! `DecimalError`s naming the value, not `OverflowError`s from argument conversion.
 
 use pyo3::prelude::*;
-use spine_core::{parse_timestamp as core_parse_timestamp, Fixed};
+use pyo3::types::{PyInt, PyString};
+use spine_core::decimal::checked_scale;
+use spine_core::{parse_timestamp as core_parse_timestamp, DecimalError, Fixed};
 
 use crate::errors::{decimal_error, timestamp_error};
 
+/// A scale argument, checked against `0..=MAX_SCALE` whatever its size.
+fn scale_arg(py: Python<'_>, scale: &Bound<'_, PyInt>) -> PyResult<u32> {
+    let checked = match scale.extract::<i128>() {
+        Ok(value) => checked_scale(value),
+        Err(_) => Err(DecimalError::BadScale {
+            scale: scale.to_string(),
+            max: spine_core::MAX_SCALE,
+        }),
+    };
+    checked.map(u32::from).map_err(|e| decimal_error(py, &e))
+}
+
+/// A text argument; one that is not valid Unicode is decoded lossily (U+FFFD), which every
+/// decimal and timestamp rule refuses, so it fails as a bad value rather than an encode error.
+fn text_arg(text: &Bound<'_, PyString>) -> String {
+    text.to_string_lossy().into_owned()
+}
+
 /// Parse a decimal string exactly at `scale`; returns the integer mantissa.
 #[pyfunction]
-pub fn parse_decimal(py: Python<'_>, text: &str, scale: u32) -> PyResult<i128> {
-    Fixed::parse(text, scale)
+pub fn parse_decimal(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    scale: &Bound<'_, PyInt>,
+) -> PyResult<i128> {
+    let scale = scale_arg(py, scale)?;
+    Fixed::parse(&text_arg(text), scale)
         .map(|d| d.raw)
         .map_err(|e| decimal_error(py, &e))
 }
 
 /// Format an integer mantissa at `scale` as the canonical decimal string.
 #[pyfunction]
-pub fn format_decimal(py: Python<'_>, raw: i128, scale: u32) -> PyResult<String> {
-    let fixed = Fixed::zero(0)
-        .rescale_half_even(scale)
-        .map_err(|e| decimal_error(py, &e))?;
+pub fn format_decimal(
+    py: Python<'_>,
+    raw: &Bound<'_, PyInt>,
+    scale: &Bound<'_, PyInt>,
+) -> PyResult<String> {
+    let scale = scale_arg(py, scale)?;
+    let raw = raw.extract::<i128>().map_err(|_| {
+        let error = DecimalError::OutOfRange {
+            value: raw.to_string(),
+            scale: scale as u8,
+        };
+        decimal_error(py, &error)
+    })?;
     Ok(Fixed {
         raw,
-        scale: fixed.scale,
+        scale: scale as u8,
     }
     .to_string())
 }
 
 /// Round a decimal string to `scale` (half to even) and format it canonically.
 #[pyfunction]
-pub fn quantize_decimal(py: Python<'_>, text: &str, scale: u32) -> PyResult<String> {
-    Fixed::parse_natural(text)
+pub fn quantize_decimal(
+    py: Python<'_>,
+    text: &Bound<'_, PyString>,
+    scale: &Bound<'_, PyInt>,
+) -> PyResult<String> {
+    let scale = scale_arg(py, scale)?;
+    Fixed::parse_natural(&text_arg(text))
         .and_then(|d| d.rescale_half_even(scale))
         .map(|d| d.to_string())
         .map_err(|e| decimal_error(py, &e))
@@ -37,6 +79,6 @@ pub fn quantize_decimal(py: Python<'_>, text: &str, scale: u32) -> PyResult<Stri
 
 /// Validate a nanosecond-epoch string; returns its integer value.
 #[pyfunction]
-pub fn parse_timestamp(py: Python<'_>, text: &str) -> PyResult<u64> {
-    core_parse_timestamp(text).map_err(|e| timestamp_error(py, &e))
+pub fn parse_timestamp(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u64> {
+    core_parse_timestamp(&text_arg(text)).map_err(|e| timestamp_error(py, &e))
 }

@@ -57,6 +57,16 @@ impl<'a> Parser<'a> {
     }
 
     fn unexpected(&self, expected: &str) -> JsonError {
+        // A byte that starts no valid UTF-8 sequence is an encoding error before it is a
+        // syntax error (text in another encoding, or corrupted bytes).
+        if let Err(e) = std::str::from_utf8(&self.bytes[self.pos..]) {
+            if e.valid_up_to() == 0 {
+                return JsonError::new(
+                    JsonErrorKind::InvalidUtf8,
+                    format!("invalid UTF-8 at byte {}", self.pos),
+                );
+            }
+        }
         match self.peek() {
             None => syntax(format!("unexpected end of input; expected {expected}")),
             Some(b) if b.is_ascii_graphic() => syntax(format!(

@@ -1,0 +1,145 @@
+"""The rules the schemas encode: pinned value grammars and cross-field constraints.
+
+Each case edits a valid example (tests/data/wire_examples) in one place and checks the
+schema's verdict with spine.schemas.validator_for.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spine.schemas import validator_for
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "tests" / "data" / "wire_examples"
+Doc = dict[str, Any]
+
+
+def example(schema_id: str) -> Doc:
+    loaded: Doc = json.loads((EXAMPLES / f"{schema_id}.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def valid(schema_id: str, document: Doc) -> bool:
+    return validator_for(schema_id).is_valid(document)
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [("0", True), ("1", True), ("-1.5", True), ("10.00", True), ("0.000", True), ("-0.5", True),
+     ("-0", False), ("-0.0", False), ("-0.00", False), ("01", False), ("1.", False), (".5", False),
+     ("1e5", False), ("+1", False), (" 1", False), ("1 ", False), ("1\n", False), ("", False), ("NaN", False)],
+)
+def test_decimal_grammar(text: str, ok: bool) -> None:
+    tick = example("svc.quote_tick")
+    assert valid("svc.quote_tick", {**tick, "bid_price": text}) is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [("0", True), ("1700000000000000000", True), ("18446744073709551615", True),
+     ("01", False), ("-1", False), ("1.0", False), ("", False), ("1e9", False), ("1\n", False),
+     ("123456789012345678901", False)],
+)
+def test_nanosecond_grammar(text: str, ok: bool) -> None:
+    tick = example("svc.quote_tick")
+    assert valid("svc.quote_tick", {**tick, "ts_event": text}) is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [("BTCUSDT.SIM", True), ("BTC/USD.SIM", True), ("BTC-28JUN24-60000-C.DERIBIT", True),
+     ("ES.FUT.GLBX", True), ("BTCUSDT", False), (".SIM", False), ("BTC USDT.SIM", False),
+     ("BTCUSDT.sim", False), ("BTCUSDT.", False), ("BTCUSDT.SIM\n", False)],
+)
+def test_instrument_id_grammar(text: str, ok: bool) -> None:
+    tick = example("svc.quote_tick")
+    assert valid("svc.quote_tick", {**tick, "instrument_id": text}) is ok
+
+
+def test_floats_never_stand_in_for_strings_or_counters() -> None:
+    tick = example("svc.quote_tick")
+    assert not valid("svc.quote_tick", {**tick, "bid_price": 36960.0})
+    assert not valid("svc.quote_tick", {**tick, "ts_event": 1700000220000000000})
+    status = example("svc.engine_status")
+    status["counters"]["fills"] = 0.0
+    assert not valid("svc.engine_status", status)
+
+
+Edit = Callable[[Doc], None]
+
+
+def _set(path: str, value: object) -> Edit:
+    def edit(document: Doc) -> None:
+        *parents, last = path.split(".")
+        node: Any = document
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[int(last) if last.isdigit() else last] = value
+
+    return edit
+
+
+# (schema id, edit, should stay valid): each rule is shown holding and broken.
+RULES: list[tuple[str, str, list[Edit], bool]] = [
+    ("history_terminal follows exhausted", "svc.series_coverage", [_set("exhausted", True)], False),
+    ("history_terminal true when exhausted", "svc.series_coverage",
+     [_set("exhausted", True), _set("history_terminal", True)], True),
+    ("history_terminal true when unretained", "svc.series_coverage",
+     [_set("retention_state", "unretained"), _set("history_terminal", True)], True),
+    ("retained and not exhausted is not terminal", "svc.series_coverage", [_set("history_terminal", True)], False),
+    ("sparse_ok only on INTERNAL", "svc.series_coverage", [_set("sparse_ok", True)], False),
+    ("INTERNAL is sparse", "svc.series_coverage", [_set("channel", "INTERNAL")], False),
+    ("INTERNAL with sparse_ok", "svc.series_coverage", [_set("channel", "INTERNAL"), _set("sparse_ok", True)], True),
+    ("bar_type names the channel", "svc.bar_envelope", [_set("channel", "INTERNAL")], False),
+    ("derived resolution name", "svc.bar_envelope", [_set("resolution", "5m")], True),
+    ("resolution grammar", "svc.bar_envelope", [_set("resolution", "5 minutes")], False),
+    ("withheld reason enum", "svc.bar_envelope",
+     [_set("withheld", [{"start": "0", "end": "60000000000", "reason": "PARTIAL"}])], False),
+    ("embedded coverage is a full document", "svc.bar_envelope",
+     [_set("coverage.schema_id", "svc.quote_tick")], False),
+    ("payload follows kind", "svc.projection_frame", [_set("kind", "funding_rate")], False),
+    ("index price shares the price payload", "svc.projection_frame", [_set("kind", "index_price")], True),
+    ("payload is closed", "svc.projection_frame", [_set("payload.extra", "1")], False),
+    ("facts items match the page kind", "svc.facts_page", [_set("kind", "index_price")], False),
+    ("NO_HISTORY is READY on the wire", "svc.hydration_state", [_set("items.0.internal_state", "NO_HISTORY")], True),
+    ("NO_HISTORY is not EMPTY", "svc.hydration_state",
+     [_set("items.0.internal_state", "NO_HISTORY"), _set("items.0.state", "EMPTY")], False),
+    ("RETRY_WAIT needs next_retry_ts", "svc.hydration_state", [_set("items.1.next_retry_ts", None)], False),
+    ("only RETRY_WAIT has next_retry_ts", "svc.hydration_state", [_set("items.0.next_retry_ts", "1")], False),
+    ("FAILED carries last_error", "svc.hydration_state",
+     [_set("items.0.internal_state", "FAILED"), _set("items.0.state", "FAILED")], False),
+    ("ineligible channel has no subscription", "svc.coverage_ledger",
+     [_set("items.1.channels.1.subscription", "planned")], False),
+    ("eligible channel has a subscription", "svc.coverage_ledger",
+     [_set("items.0.channels.0.subscription", None), _set("items.0.channels.0.flow", None)], False),
+    ("flow only once subscribed", "svc.coverage_ledger", [_set("items.1.channels.0.flow", "quiet")], False),
+    ("status grammar", "svc.coverage_ledger", [_set("items.1.status", "INACTIVE")], False),
+    ("degraded names a reason", "svc.health", [_set("degraded_reasons", [])], False),
+    ("not degraded, no reasons", "svc.health", [_set("degraded", False)], False),
+    ("engine status may be absent", "svc.health", [_set("engine_status", None)], True),
+    ("live is always true", "svc.health", [_set("live", False)], False),
+    ("a resolution is not durable and derived", "svc.resolutions", [_set("resolutions.1.derived", True)], False),
+    ("calendar aligned", "svc.resolutions", [_set("calendar_aligned", False)], False),
+    ("FAILED engine names its error", "svc.engine_status", [_set("lifecycle", "FAILED")], False),
+    ("FAILED engine with error", "svc.engine_status",
+     [_set("lifecycle", "FAILED"), _set("last_error", "boom")], True),
+    ("option needs strike and kind", "svc.instrument_ref", [_set("instrument_class", "OPTION")], False),
+    ("availability enum", "svc.capability_registry", [_set("operations.0.availability", "MAYBE")], False),
+    ("operation id is dotted", "svc.capability_registry", [_set("operations.0.id", "bars")], False),
+    ("error detail starts with a symbol", "svc.error_envelope", [_set("error.detail", "deferred")], False),
+    ("error code is 4xx/5xx", "svc.error_envelope", [_set("error.code", 200)], False),
+]
+
+
+@pytest.mark.parametrize(("rule", "schema_id", "edits", "ok"), RULES, ids=[r[0] for r in RULES])
+def test_cross_field_rules(rule: str, schema_id: str, edits: list[Edit], ok: bool) -> None:
+    document = copy.deepcopy(example(schema_id))
+    for edit in edits:
+        edit(document)
+    assert valid(schema_id, document) is ok, rule
