@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from spine._core import (
     MAX_DECIMAL_SCALE,
+    FoldResult,
+    Series,
     MAX_JSON_DEPTH,
     WIRE_VERSION,
     canonical_json,
@@ -18,7 +20,9 @@ from spine._core import (
     quantize_decimal,
 )
 from spine._version import __version__
+from spine.bars import fold_bars
 from spine.errors import (
+    BarsError,
     CanonicalJsonError,
     DecimalError,
     IdentityNameError,
@@ -31,13 +35,17 @@ __all__ = [
     "MAX_DECIMAL_SCALE",
     "MAX_JSON_DEPTH",
     "WIRE_VERSION",
+    "BarsError",
     "CanonicalJsonError",
+    "FoldResult",
+    "Series",
     "DecimalError",
     "IdentityNameError",
     "SpineError",
     "TimestampError",
     "canonical_json",
     "canonicalize",
+    "fold_bars",
     "format_decimal",
     "identity",
     "parse_decimal",

@@ -1,5 +1,5 @@
 # Hand-written stub for the extension module; checked by mypy.stubtest in CI.
-from typing import Final
+from typing import Any, Final, final
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -12,6 +12,9 @@ __all__ = [
     "format_decimal",
     "quantize_decimal",
     "parse_timestamp",
+    "fold_columns",
+    "Series",
+    "FoldResult",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -41,3 +44,63 @@ def quantize_decimal(text: str, scale: int) -> str:
 
 def parse_timestamp(text: str) -> int:
     """The value of a nanosecond-epoch string."""
+
+@final
+class FoldResult:
+    """Derived bars (column buffers) and withheld spans from one fold."""
+
+    @property
+    def resolution(self) -> str: ...
+    def __len__(self) -> int: ...
+    def columns(self) -> dict[str, bytes]:
+        """Little-endian buffers: ts_event and sequence uint64; open..volume int64 mantissas."""
+
+    def withheld(self) -> list[tuple[int, int, str]]:
+        """Withheld spans (start, end, reason), oldest first."""
+
+def fold_columns(
+    ts_event: Any,
+    open: Any,
+    high: Any,
+    low: Any,
+    close: Any,
+    volume: Any,
+    *,
+    resolution: str,
+    channel: str,
+    coverage: list[tuple[int, int]] | None = None,
+    sequence: Any | None = None,
+) -> FoldResult:
+    """Fold contiguous uint64/int64 columns of 1-minute bars to one resolution."""
+
+@final
+class Series:
+    """The durable 1-minute series of one instrument and channel."""
+
+    def __new__(cls, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...) -> Series: ...
+    def __len__(self) -> int: ...
+    @property
+    def channel(self) -> str: ...
+    @property
+    def price_precision(self) -> int: ...
+    @property
+    def size_precision(self) -> int: ...
+    @property
+    def last_sequence(self) -> int: ...
+    def push(
+        self, ts_event: int, open: int, high: int, low: int, close: int, volume: int
+    ) -> tuple[str, list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]]:
+        """Take one closed bar; returns its outcome and the derived buckets it closed."""
+
+    def advance(self, watermark: int) -> list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]:
+        """Close the buckets ending at or before the watermark."""
+
+    def extend(self, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int:
+        """Bulk load columns through the arrival rule; returns the number accepted."""
+
+    def observe(self, start: int, end: int) -> None: ...
+    def fold(self, resolution: str) -> FoldResult: ...
+    def columns(self) -> dict[str, bytes]: ...
+    def coverage(self) -> list[tuple[int, int]]: ...
+    def counters(self) -> dict[str, int]: ...
+    def resume_hint(self) -> dict[str, int | None]: ...

@@ -12,6 +12,7 @@ __all__ = [
     "DecimalError",
     "TimestampError",
     "IdentityNameError",
+    "BarsError",
 ]
 
 
@@ -59,3 +60,10 @@ class IdentityNameError(SpineError, ValueError):
     """An identity name outside ``^[a-z][a-z0-9_]{0,63}$``."""
 
     symbol = "INVALID_IDENTITY_NAME"
+
+
+class BarsError(SpineError, ValueError):
+    """Bar input or a fold request refused: unsorted or misaligned bars, mismatched column
+    lengths, bad precision, an unknown resolution or channel, an invalid coverage span."""
+
+    symbol = "INVALID_BARS"

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bars;
 pub mod decimal;
 pub mod error;
 pub mod identity;

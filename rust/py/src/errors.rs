@@ -4,6 +4,7 @@
 //! `SpineError` and `ValueError`); this module only instantiates them.
 
 use pyo3::prelude::*;
+use spine_core::bars::BarsError;
 use spine_core::{DecimalError, IdentityError, JsonError, TimestampError};
 
 /// Instantiate `spine.errors.<class_name>(message, symbol, path)` as a PyErr.
@@ -72,4 +73,10 @@ pub fn identity_error(py: Python<'_>, err: &IdentityError) -> PyErr {
         symbol_of(&message),
         None,
     )
+}
+
+/// A refused bar input or fold request.
+pub fn bars_error(py: Python<'_>, err: &BarsError) -> PyErr {
+    let message = err.to_string();
+    raise(py, "BarsError", message.clone(), symbol_of(&message), None)
 }

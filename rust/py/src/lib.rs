@@ -4,7 +4,9 @@
 
 use pyo3::prelude::*;
 
+mod bars;
 mod canonical;
+mod columns;
 mod decimal;
 mod errors;
 mod key_shapes;
@@ -22,5 +24,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decimal::format_decimal, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::quantize_decimal, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::parse_timestamp, m)?)?;
+    m.add_function(wrap_pyfunction!(bars::fold_columns, m)?)?;
+    m.add_class::<bars::PySeries>()?;
+    m.add_class::<bars::PyFoldResult>()?;
     Ok(())
 }

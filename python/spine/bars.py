@@ -1,0 +1,161 @@
+"""Offline folding: 1-minute bars in, derived bars and withheld buckets out, as Arrow.
+
+The work happens in ``spine._core`` (Rust); this module only converts columns. Prices and
+volumes are exact: give them as ``decimal128`` columns (the scale is read from the type) or
+as int64 mantissas with ``price_precision`` / ``size_precision``. Floats are refused, never
+rounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from spine._core import FoldResult, fold_columns
+from spine.errors import BarsError
+
+__all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars"]
+
+RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+DERIVED_RESOLUTIONS = RESOLUTIONS[1:]
+PRICE_COLUMNS = ("open", "high", "low", "close")
+_STEP_NS = {"1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600, "4h": 14400, "1d": 86400}
+
+
+def _refuse(text: str) -> BarsError:
+    return BarsError(f"INVALID_BARS: {text}", "INVALID_BARS")
+
+
+def _column(bars: Any, name: str) -> Any:
+    try:
+        return bars[name]
+    except (KeyError, IndexError, TypeError) as error:
+        raise _refuse(f"missing column {name!r}; need ts_event, open, high, low, close, volume") from error
+
+
+def _timestamps(values: Any) -> npt.NDArray[np.uint64]:
+    """ts_event as uint64 nanoseconds from an Arrow int/timestamp column or a numpy array."""
+    if isinstance(values, pa.ChunkedArray | pa.Array):
+        if values.null_count:
+            raise _refuse("ts_event has nulls")
+        if pa.types.is_timestamp(values.type):
+            if values.type.unit != "ns":
+                raise _refuse(f"ts_event must be nanoseconds, got {values.type}")
+            values = values.cast(pa.int64())
+        values = values.to_numpy()
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu":
+        raise _refuse(f"ts_event must hold integer nanoseconds, got dtype {array.dtype}")
+    if array.dtype.kind == "i" and array.size and array.min() < 0:
+        raise _refuse("ts_event must not be negative")
+    return np.ascontiguousarray(array, dtype=np.uint64)
+
+
+def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArray[np.int64], int]:
+    """An exact column as int64 mantissas and its scale."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        if values.null_count:
+            raise _refuse(f"{name} has nulls")
+        if pa.types.is_decimal(values.type):
+            return _decimal_mantissas(values, name), values.type.scale
+        values = values.to_numpy()
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu":
+        raise _refuse(f"{name} must be int64 mantissas or decimal128, got dtype {array.dtype} (floats are refused)")
+    if precision is None:
+        raise _refuse(f"{name} holds integer mantissas: pass price_precision and size_precision")
+    if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
+        raise _refuse(f"{name} has a mantissa beyond int64")
+    return np.ascontiguousarray(array, dtype=np.int64), precision
+
+
+def _decimal_mantissas(values: pa.Array, name: str) -> npt.NDArray[np.int64]:
+    if values.type.bit_width != 128:
+        raise _refuse(f"{name} must be decimal128, got {values.type}")
+    words = np.frombuffer(values.buffers()[1], dtype="<i8")
+    words = words[2 * values.offset : 2 * (values.offset + len(values))].reshape(-1, 2)
+    low, high = words[:, 0], words[:, 1]
+    if np.any(high != (low >> 63)):
+        raise _refuse(f"{name} has a value beyond a signed 64-bit mantissa")
+    return np.ascontiguousarray(low)
+
+
+def _scale_of(columns: Mapping[str, int], names: Sequence[str]) -> int:
+    scales = {columns[n] for n in names}
+    if len(scales) != 1:
+        raise _refuse(f"{', '.join(names)} must share one scale, got {sorted(scales)}")
+    return scales.pop()
+
+
+def _decimal_array(mantissas: npt.NDArray[np.int64], scale: int) -> pa.Array:
+    words = np.empty((len(mantissas), 2), dtype="<i8")
+    words[:, 0] = mantissas
+    words[:, 1] = mantissas >> 63
+    return pa.Array.from_buffers(pa.decimal128(38, scale), len(mantissas), [None, pa.py_buffer(words)])
+
+
+def _result_table(result: FoldResult, price_scale: int, size_scale: int) -> pa.Table:
+    raw = result.columns()
+    ends = np.frombuffer(raw["ts_event"], dtype="<u8")
+    step = _STEP_NS[result.resolution] * 1_000_000_000
+    withheld = result.withheld()
+    n, k = len(ends), len(withheld)
+    timestamp = pa.timestamp("ns", tz="UTC")
+    bar_columns = {
+        "resolution": pa.array([result.resolution] * (n + k), pa.string()),
+        "start": pa.array(np.concatenate([ends - step, [w[0] for w in withheld]]).astype("<i8"), timestamp),
+        "ts_event": pa.array(np.concatenate([ends, [w[1] for w in withheld]]).astype("<i8"), timestamp),
+    }
+    for name in (*PRICE_COLUMNS, "volume"):
+        scale = size_scale if name == "volume" else price_scale
+        array = _decimal_array(np.frombuffer(raw[name], dtype="<i8"), scale)
+        bar_columns[name] = pa.concat_arrays([array, pa.nulls(k, array.type)])
+    bar_columns["withheld"] = pa.array([None] * n + [w[2] for w in withheld], pa.string())
+    return pa.table(bar_columns)
+
+
+def fold_bars(
+    bars: Any,
+    resolutions: str | Iterable[str] = DERIVED_RESOLUTIONS,
+    *,
+    channel: str = "EXTERNAL",
+    coverage: Iterable[tuple[int, int]] | None = None,
+    price_precision: int | None = None,
+    size_precision: int | None = None,
+) -> pa.Table:
+    """Fold 1-minute bars to derived resolutions on the UTC calendar grid.
+
+    ``bars``: a pyarrow Table / RecordBatch or a mapping of columns named ts_event (close
+    time, ns), open, high, low, close, volume; strictly increasing, each a whole minute.
+    ``coverage``: observed ``[start, end)`` spans in ns (default: one span from the first
+    open to the last close). On EXTERNAL a minute missing inside coverage is a gap; on
+    INTERNAL it is a no-trade minute.
+
+    Returns one table, sorted by resolution (as given) then time: a row per derived bar
+    (``withheld`` null) and a row per withheld span (prices null, ``withheld`` = reason).
+    """
+    names = [resolutions] if isinstance(resolutions, str) else list(resolutions)
+    ts_event = _timestamps(_column(bars, "ts_event"))
+    exact: dict[str, npt.NDArray[np.int64]] = {}
+    scales: dict[str, int] = {}
+    for name in PRICE_COLUMNS:
+        exact[name], scales[name] = _mantissas(_column(bars, name), name, price_precision)
+    exact["volume"], scales["volume"] = _mantissas(_column(bars, "volume"), "volume", size_precision)
+    price_scale = _scale_of(scales, PRICE_COLUMNS)
+    spans = None if coverage is None else [(int(s), int(e)) for s, e in coverage]
+    tables = []
+    for resolution in names:
+        result = fold_columns(
+            ts_event, exact["open"], exact["high"], exact["low"], exact["close"], exact["volume"],
+            resolution=resolution, channel=channel, coverage=spans,
+        )
+        tables.append(_result_table(result, price_scale, scales["volume"]))
+    if not tables:
+        raise _refuse("resolutions is empty; allowed: " + ", ".join(DERIVED_RESOLUTIONS))
+    return pa.concat_tables(tables)

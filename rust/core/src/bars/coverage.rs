@@ -1,0 +1,195 @@
+//! Coverage: the spans of time a series observed. A minute outside every span is unobserved
+//! (the node was down, or backfill has not reached it): a gap, never a quiet minute.
+
+use super::{BarsError, MINUTE_NS};
+
+/// Sorted, disjoint, non-adjacent `[start, end)` spans on the minute grid.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Coverage {
+    spans: Vec<(u64, u64)>,
+}
+
+impl Coverage {
+    /// No observation at all.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self { spans: Vec::new() }
+    }
+
+    /// Coverage from arbitrary spans (overlapping, unsorted, touching), merged.
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSpan`] for a span with `end <= start`.
+    pub fn from_spans(spans: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, BarsError> {
+        let mut coverage = Self::new();
+        for (start, end) in spans {
+            coverage.observe(start, end)?;
+        }
+        Ok(coverage)
+    }
+
+    /// Record that `[start, end)` was observed. The span is rounded inward to whole minutes
+    /// (a minute observed in part was not observed); what is left may be empty.
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSpan`] when `end <= start`.
+    pub fn observe(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
+        if end <= start {
+            return Err(BarsError::InvalidSpan { start, end });
+        }
+        let start = start.div_ceil(MINUTE_NS) * MINUTE_NS;
+        let end = end / MINUTE_NS * MINUTE_NS;
+        if start < end {
+            self.insert(start, end);
+        }
+        Ok(())
+    }
+
+    /// Mark one aligned minute (or any aligned span) observed.
+    pub(crate) fn insert_minute(&mut self, start: u64, end: u64) {
+        self.insert(start, end);
+    }
+
+    /// Merge one aligned span. The common case (extending the newest span) is O(1).
+    fn insert(&mut self, start: u64, end: u64) {
+        if let Some(last) = self.spans.last_mut() {
+            if start >= last.0 && start <= last.1 {
+                last.1 = last.1.max(end);
+                return;
+            }
+            if start > last.1 {
+                self.spans.push((start, end));
+                return;
+            }
+        } else {
+            self.spans.push((start, end));
+            return;
+        }
+        // General case: merge every span that overlaps or touches [start, end).
+        let first = self.spans.partition_point(|&(_, e)| e < start);
+        let last = self.spans.partition_point(|&(s, _)| s <= end);
+        let merged_start = self.spans.get(first).map_or(start, |&(s, _)| s.min(start));
+        let merged_end = if last > first {
+            self.spans[last - 1].1.max(end)
+        } else {
+            end
+        };
+        self.spans.splice(first..last, [(merged_start, merged_end)]);
+    }
+
+    /// Forget everything observed before `t` (after eviction, bars before `t` are gone).
+    pub fn trim_before(&mut self, t: u64) {
+        let keep = self.spans.partition_point(|&(_, e)| e <= t);
+        self.spans.drain(..keep);
+        if let Some(first) = self.spans.first_mut() {
+            first.0 = first.0.max(t);
+        }
+    }
+
+    /// Whether `[start, end)` lies inside one observed span.
+    #[must_use]
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        let i = self.spans.partition_point(|&(_, e)| e <= start);
+        self.spans
+            .get(i)
+            .is_some_and(|&(s, e)| s <= start && end <= e)
+    }
+
+    /// Whether `[start, end)` touches any observed span.
+    #[must_use]
+    pub fn intersects(&self, start: u64, end: u64) -> bool {
+        let i = self.spans.partition_point(|&(_, e)| e <= start);
+        self.spans.get(i).is_some_and(|&(s, _)| s < end)
+    }
+
+    /// The observed watermark: the end of the newest span.
+    #[must_use]
+    pub fn watermark(&self) -> Option<u64> {
+        self.spans.last().map(|&(_, e)| e)
+    }
+
+    /// The start of the oldest span.
+    #[must_use]
+    pub fn first_start(&self) -> Option<u64> {
+        self.spans.first().map(|&(s, _)| s)
+    }
+
+    /// The end of the span containing instant `t` (`t` may equal the span's end).
+    #[must_use]
+    pub fn span_end_at(&self, t: u64) -> Option<u64> {
+        let i = self.spans.partition_point(|&(_, e)| e < t);
+        self.spans.get(i).filter(|&&(s, _)| s <= t).map(|&(_, e)| e)
+    }
+
+    /// The first observed instant at or after `t`.
+    #[must_use]
+    pub fn next_observed(&self, t: u64) -> Option<u64> {
+        let i = self.spans.partition_point(|&(_, e)| e <= t);
+        self.spans.get(i).map(|&(s, _)| s.max(t))
+    }
+
+    /// The spans, oldest first.
+    #[must_use]
+    pub fn spans(&self) -> &[(u64, u64)] {
+        &self.spans
+    }
+
+    /// The unobserved spans between the first observation and the watermark.
+    #[must_use]
+    pub fn gaps(&self) -> Vec<(u64, u64)> {
+        self.spans.windows(2).map(|w| (w[0].1, w[1].0)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: u64 = MINUTE_NS;
+
+    #[test]
+    fn merges_overlapping_and_touching_spans() {
+        let c = Coverage::from_spans([
+            (10 * M, 20 * M),
+            (30 * M, 40 * M),
+            (20 * M, 25 * M),
+            (5 * M, 11 * M),
+        ]);
+        assert_eq!(
+            c.map(|c| c.spans().to_vec()),
+            Ok(vec![(5 * M, 25 * M), (30 * M, 40 * M)])
+        );
+        let c = Coverage::from_spans([(30 * M, 40 * M), (10 * M, 20 * M), (15 * M, 35 * M)]);
+        assert_eq!(c.map(|c| c.spans().to_vec()), Ok(vec![(10 * M, 40 * M)]));
+    }
+
+    #[test]
+    fn rounds_inward_and_refuses_empty_spans() {
+        let c = Coverage::from_spans([(M + 1, 3 * M - 1)]);
+        assert_eq!(c.map(|c| c.spans().is_empty()), Ok(true));
+        let c = Coverage::from_spans([(M + 1, 4 * M - 1)]);
+        assert_eq!(c.map(|c| c.spans().to_vec()), Ok(vec![(2 * M, 3 * M)]));
+        assert!(Coverage::from_spans([(5 * M, 5 * M)]).is_err());
+    }
+
+    #[test]
+    fn answers_cover_and_watermark_queries() {
+        let Ok(c) = Coverage::from_spans([(10 * M, 20 * M), (30 * M, 40 * M)]) else {
+            return;
+        };
+        assert!(c.covers(10 * M, 20 * M));
+        assert!(!c.covers(15 * M, 31 * M));
+        assert!(c.intersects(19 * M, 31 * M));
+        assert!(!c.intersects(20 * M, 30 * M));
+        assert_eq!(c.watermark(), Some(40 * M));
+        assert_eq!(c.span_end_at(20 * M), Some(20 * M));
+        assert_eq!(c.span_end_at(25 * M), None);
+        assert_eq!(c.next_observed(25 * M), Some(30 * M));
+        assert_eq!(c.gaps(), vec![(20 * M, 30 * M)]);
+        let mut t = c.clone();
+        t.trim_before(15 * M);
+        assert_eq!(t.spans(), &[(15 * M, 20 * M), (30 * M, 40 * M)]);
+        t.trim_before(35 * M);
+        assert_eq!(t.spans(), &[(35 * M, 40 * M)]);
+    }
+}

@@ -1,0 +1,257 @@
+//! Folding a 1-minute series into a derived resolution: open = first, high = max,
+//! low = min, close = last, volume = sum, exact in fixed point.
+//!
+//! A bucket is served only when it is closed (the observed watermark has reached its end),
+//! fully observed, and — on EXTERNAL — complete. Otherwise it is withheld with its reason;
+//! consecutive withheld buckets with one reason are reported as one span.
+
+use super::{BarsError, BarsView, Channel, Coverage, Resolution, MINUTE_NS};
+
+/// Why a bucket was not computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WithheldReason {
+    /// EXTERNAL: a minute inside observed coverage has no candle.
+    GapInInput,
+    /// Part of the bucket was never observed (down, disconnected, not yet backfilled, evicted).
+    Unobserved,
+    /// The watermark has not reached the bucket's end.
+    NotClosed,
+}
+
+impl WithheldReason {
+    /// The wire name.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::GapInInput => "GAP_IN_INPUT",
+            Self::Unobserved => "UNOBSERVED",
+            Self::NotClosed => "NOT_CLOSED",
+        }
+    }
+}
+
+/// A withheld span of buckets `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Withheld {
+    /// Start of the first withheld bucket.
+    pub start: u64,
+    /// End of the last withheld bucket.
+    pub end: u64,
+    /// Why.
+    pub reason: WithheldReason,
+}
+
+/// Derived bars in columns. `ts_event` is each bucket's close (pinned decision 6).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Derived {
+    /// Bucket closes.
+    pub ts_event: Vec<u64>,
+    /// First open.
+    pub open: Vec<i64>,
+    /// Highest high.
+    pub high: Vec<i64>,
+    /// Lowest low.
+    pub low: Vec<i64>,
+    /// Last close.
+    pub close: Vec<i64>,
+    /// Summed volume.
+    pub volume: Vec<i64>,
+    /// The highest series sequence among the constituents (empty when the input had none):
+    /// a derived bar changes whenever any constituent arrives, repairs included.
+    pub sequence: Vec<u64>,
+}
+
+impl Derived {
+    /// Number of bars.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ts_event.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ts_event.is_empty()
+    }
+
+    fn with_capacity(n: usize, sequenced: bool) -> Self {
+        Self {
+            ts_event: Vec::with_capacity(n),
+            open: Vec::with_capacity(n),
+            high: Vec::with_capacity(n),
+            low: Vec::with_capacity(n),
+            close: Vec::with_capacity(n),
+            volume: Vec::with_capacity(n),
+            sequence: Vec::with_capacity(if sequenced { n } else { 0 }),
+        }
+    }
+}
+
+/// The result of one fold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoldOutput {
+    /// The resolution folded to.
+    pub resolution: Resolution,
+    /// Closed, complete buckets.
+    pub bars: Derived,
+    /// Buckets not computed, as spans, oldest first.
+    pub withheld: Vec<Withheld>,
+}
+
+/// Fold a validated view (see [`BarsView::validate`]) to `resolution`.
+///
+/// The buckets considered run from the one holding the first observation (or first bar) to
+/// the one holding the last; entirely unobserved buckets between observations are withheld
+/// as `UNOBSERVED`.
+///
+/// # Errors
+/// [`BarsError::VolumeOverflow`] when a bucket's volume does not fit a 64-bit mantissa.
+pub fn fold(
+    view: &BarsView<'_>,
+    coverage: &Coverage,
+    channel: Channel,
+    resolution: Resolution,
+) -> Result<FoldOutput, BarsError> {
+    let mut out = FoldOutput {
+        resolution,
+        bars: Derived::with_capacity(
+            view.len() / resolution.minutes() as usize + 1,
+            view.sequence.is_some(),
+        ),
+        withheld: Vec::new(),
+    };
+    let Some((lo, hi)) = extent(view, coverage) else {
+        return Ok(out);
+    };
+    let step = resolution.step_ns();
+    let minutes = resolution.minutes() as usize;
+    let watermark = coverage.watermark().unwrap_or(0);
+    let (ts, n) = (view.ts_event, view.len());
+    let mut end = lo / step * step + step;
+    let mut i = 0;
+    while end - step < hi {
+        let start = end - step;
+        // Bars of this bucket close in (start, end]; there are at most `minutes` of them.
+        let window = &ts[i..n.min(i + minutes)];
+        let j = i + window.partition_point(|&t| t <= end);
+        let reason = if end > watermark {
+            Some(WithheldReason::NotClosed)
+        } else if !coverage.covers(start, end) {
+            Some(WithheldReason::Unobserved)
+        } else if channel == Channel::External && j - i < minutes {
+            Some(WithheldReason::GapInInput)
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => withhold(&mut out.withheld, start, end, reason),
+            None if j > i => emit(&mut out.bars, view, i, j, end)?,
+            None => {} // INTERNAL: only no-trade minutes, so no bar.
+        }
+        let empty_and_unobserved = j == i && !coverage.intersects(start, end);
+        i = j;
+        end = if empty_and_unobserved {
+            skip_unobserved(
+                &mut out.withheld,
+                ts.get(i).copied(),
+                coverage,
+                end,
+                hi,
+                step,
+            )
+        } else {
+            end + step
+        };
+    }
+    Ok(out)
+}
+
+/// The instants spanned by bars and coverage together, `[lo, hi)`.
+fn extent(view: &BarsView<'_>, coverage: &Coverage) -> Option<(u64, u64)> {
+    let first_bar = view.ts_event.first().map(|&t| t - MINUTE_NS);
+    let last_bar = view.ts_event.last().copied();
+    let lo = [first_bar, coverage.first_start()]
+        .into_iter()
+        .flatten()
+        .min()?;
+    let hi = [last_bar, coverage.watermark()]
+        .into_iter()
+        .flatten()
+        .max()?;
+    Some((lo, hi))
+}
+
+/// After an empty, unobserved bucket ending at `from`: jump over the following buckets that
+/// hold no bar and no observation, withholding them as one span. Returns the end of the next
+/// bucket worth visiting.
+fn skip_unobserved(
+    withheld: &mut Vec<Withheld>,
+    next_bar: Option<u64>,
+    coverage: &Coverage,
+    from: u64,
+    hi: u64,
+    step: u64,
+) -> u64 {
+    let next_bar_open = next_bar.map(|t| t - MINUTE_NS);
+    let next = [next_bar_open, coverage.next_observed(from)]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(hi)
+        .min(hi);
+    let resume_start = next / step * step;
+    if resume_start > from {
+        withhold(withheld, from, resume_start, WithheldReason::Unobserved);
+    }
+    resume_start.max(from) + step
+}
+
+fn withhold(withheld: &mut Vec<Withheld>, start: u64, end: u64, reason: WithheldReason) {
+    match withheld.last_mut() {
+        Some(last) if last.reason == reason && last.end == start => last.end = end,
+        _ => withheld.push(Withheld { start, end, reason }),
+    }
+}
+
+fn emit(
+    bars: &mut Derived,
+    view: &BarsView<'_>,
+    i: usize,
+    j: usize,
+    end: u64,
+) -> Result<(), BarsError> {
+    bars.ts_event.push(end);
+    bars.open.push(view.open[i]);
+    bars.close.push(view.close[j - 1]);
+    bars.high.push(
+        view.high[i..j]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(view.high[i]),
+    );
+    bars.low
+        .push(view.low[i..j].iter().copied().min().unwrap_or(view.low[i]));
+    bars.volume
+        .push(sum_volume(&view.volume[i..j]).ok_or(BarsError::VolumeOverflow { ts_event: end })?);
+    if let Some(sequence) = view.sequence {
+        bars.sequence
+            .push(sequence[i..j].iter().copied().max().unwrap_or(0));
+    }
+    Ok(())
+}
+
+/// Exact sum of non-negative volumes, `None` past i64. The 32-bit halves are summed apart in
+/// u64 (no overflow for fewer than 2^32 terms), which vectorises where an i128 or checked
+/// sum would not.
+#[must_use]
+pub fn sum_volume(volumes: &[i64]) -> Option<i64> {
+    let (mut low, mut high) = (0u64, 0u64);
+    for &v in volumes {
+        let v = v as u64; // validated non-negative
+        low += v & 0xFFFF_FFFF;
+        high += v >> 32;
+    }
+    let total = (u128::from(high) << 32) + u128::from(low);
+    i64::try_from(total).ok()
+}

@@ -1,0 +1,97 @@
+//! Bars: the durable 1-minute series, its coverage, and folding to derived resolutions on the
+//! UTC calendar grid (pinned decision 6) with gap withholding (DESIGN.md, "Gaps and sparse
+//! series").
+
+mod coverage;
+mod error;
+mod fold;
+mod incremental;
+mod resolution;
+mod series;
+
+pub use coverage::Coverage;
+pub use error::BarsError;
+pub use fold::{fold, Derived, FoldOutput, Withheld, WithheldReason};
+pub use incremental::{Closed, IncrementalFold};
+pub use resolution::{Channel, Resolution, MINUTE_NS};
+pub use series::{Bar, Counters, PushOutcome, ResumeHint, Series, SeriesConfig, DEFAULT_CAPACITY};
+
+/// A borrowed column view of 1-minute bars, sorted strictly by `ts_event` (the close time).
+/// Prices and volumes are raw fixed-point mantissas at the series' scales.
+#[derive(Debug, Clone, Copy)]
+pub struct BarsView<'a> {
+    /// Close times, nanoseconds, strictly increasing, each a whole minute.
+    pub ts_event: &'a [u64],
+    /// Opens.
+    pub open: &'a [i64],
+    /// Highs.
+    pub high: &'a [i64],
+    /// Lows.
+    pub low: &'a [i64],
+    /// Closes.
+    pub close: &'a [i64],
+    /// Volumes.
+    pub volume: &'a [i64],
+    /// Series sequence numbers (None for offline input without them).
+    pub sequence: Option<&'a [u64]>,
+}
+
+impl<'a> BarsView<'a> {
+    /// Number of bars.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ts_event.len()
+    }
+
+    /// Whether there are no bars.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ts_event.is_empty()
+    }
+
+    /// Check the view: equal lengths, whole minutes, strictly increasing, and each bar's
+    /// high/low bracketing its open and close.
+    ///
+    /// # Errors
+    /// [`BarsError`] naming the first offending index.
+    pub fn validate(&self) -> Result<(), BarsError> {
+        let n = self.ts_event.len();
+        let lengths = [
+            self.open.len(),
+            self.high.len(),
+            self.low.len(),
+            self.close.len(),
+            self.volume.len(),
+        ];
+        if lengths.iter().any(|&l| l != n) || self.sequence.is_some_and(|s| s.len() != n) {
+            return Err(BarsError::LengthMismatch {
+                expected: n,
+                lengths: lengths.to_vec(),
+            });
+        }
+        for i in 0..n {
+            let ts = self.ts_event[i];
+            if ts % MINUTE_NS != 0 || ts == 0 {
+                return Err(BarsError::NotMinuteAligned {
+                    index: i,
+                    ts_event: ts,
+                });
+            }
+            if i > 0 && ts <= self.ts_event[i - 1] {
+                return Err(BarsError::Unsorted {
+                    index: i,
+                    ts_event: ts,
+                    previous: self.ts_event[i - 1],
+                });
+            }
+            let (o, h, l, c) = (self.open[i], self.high[i], self.low[i], self.close[i]);
+            if h < o.max(c) || l > o.min(c) || self.volume[i] < 0 {
+                return Err(BarsError::InconsistentBar {
+                    index: i,
+                    ts_event: ts,
+                });
+            }
+        }
+        Ok(())
+    }
+}

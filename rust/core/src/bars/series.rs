@@ -1,0 +1,369 @@
+//! The durable 1-minute series of one instrument on one channel: at most `capacity` closed
+//! bars (5,000 by default), oldest evicted first, each with a series-scoped sequence number
+//! that only increases, beside the coverage the series observed.
+//!
+//! The one rule for arrivals: a bar is accepted when no bar with its `ts_event` is held.
+//! Accepted bars take the next sequence number and the series stays sorted by `ts_event`.
+//! An arrival with a `ts_event` already held is a duplicate and is dropped (the first close
+//! wins: a served bar never changes). An arrival older than the newest bar is counted as
+//! out of order; it fills its minute if that minute is empty (a late or repaired bar), unless
+//! it is older than everything retained in a full series (then it is dropped as too old).
+
+use super::{fold, BarsError, BarsView, Channel, Coverage, FoldOutput, Resolution, MINUTE_NS};
+
+/// Closed bars kept per series by default (spec, "Limits").
+pub const DEFAULT_CAPACITY: usize = 5_000;
+
+/// How a series is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesConfig {
+    /// Which channel this series holds.
+    pub channel: Channel,
+    /// Fractional digits of prices.
+    pub price_scale: u8,
+    /// Fractional digits of volumes.
+    pub size_scale: u8,
+    /// Most bars retained.
+    pub capacity: usize,
+}
+
+impl SeriesConfig {
+    /// A config with the default capacity, checking the precisions.
+    ///
+    /// # Errors
+    /// [`BarsError::BadPrecision`] for a precision above 18.
+    pub fn new(channel: Channel, price_scale: i64, size_scale: i64) -> Result<Self, BarsError> {
+        Ok(Self {
+            channel,
+            price_scale: precision("price", price_scale)?,
+            size_scale: precision("size", size_scale)?,
+            capacity: DEFAULT_CAPACITY,
+        })
+    }
+}
+
+fn precision(what: &'static str, value: i64) -> Result<u8, BarsError> {
+    u8::try_from(value)
+        .ok()
+        .filter(|p| *p <= crate::MAX_SCALE)
+        .ok_or(BarsError::BadPrecision {
+            what,
+            precision: value,
+        })
+}
+
+/// One closed 1-minute bar (raw mantissas at the series' scales).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bar {
+    /// Close time, ns (a whole minute).
+    pub ts_event: u64,
+    /// Open.
+    pub open: i64,
+    /// High.
+    pub high: i64,
+    /// Low.
+    pub low: i64,
+    /// Close.
+    pub close: i64,
+    /// Volume.
+    pub volume: i64,
+}
+
+impl Bar {
+    fn check(&self) -> Result<(), BarsError> {
+        let one = [self.ts_event];
+        let (o, h, l, c, v) = (
+            [self.open],
+            [self.high],
+            [self.low],
+            [self.close],
+            [self.volume],
+        );
+        let view = BarsView {
+            ts_event: &one,
+            open: &o,
+            high: &h,
+            low: &l,
+            close: &c,
+            volume: &v,
+            sequence: None,
+        };
+        view.validate()
+    }
+}
+
+/// What happened to one arrival.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushOutcome {
+    /// Newer than every held bar: appended with this sequence.
+    Appended(u64),
+    /// Older than the newest, into an empty minute: inserted with this sequence.
+    Inserted(u64),
+    /// Its minute is already held: dropped.
+    Duplicate,
+    /// Older than everything retained in a full series: dropped.
+    TooOld,
+    /// Malformed: dropped.
+    Rejected(BarsError),
+}
+
+/// Per-series counters (each a real count since the series was created).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Bars accepted (appended or inserted).
+    pub accepted: u64,
+    /// Arrivals whose minute was already held.
+    pub duplicates: u64,
+    /// Arrivals older than the newest bar.
+    pub out_of_order: u64,
+    /// Bars evicted to keep the capacity.
+    pub evicted: u64,
+    /// Arrivals dropped as older than the retained window.
+    pub too_old: u64,
+    /// Malformed arrivals.
+    pub rejected: u64,
+}
+
+/// Where to resume after a restart: the newest closed bar and the first unobserved minute
+/// above it. A ready series asks the venue only for `[resume_from, now)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumeHint {
+    /// Close of the newest bar held.
+    pub newest_ts_event: Option<u64>,
+    /// Its sequence.
+    pub newest_sequence: Option<u64>,
+    /// The first unobserved instant at or above the newest close.
+    pub resume_from: Option<u64>,
+}
+
+/// The series. Columns are kept apart (structure of arrays) so folds run over slices.
+#[derive(Debug, Clone)]
+pub struct Series {
+    config: SeriesConfig,
+    /// Index of the oldest retained bar in the columns (eviction advances it; the columns
+    /// are compacted once it passes the capacity, so eviction is O(1) amortised).
+    head: usize,
+    ts_event: Vec<u64>,
+    open: Vec<i64>,
+    high: Vec<i64>,
+    low: Vec<i64>,
+    close: Vec<i64>,
+    volume: Vec<i64>,
+    sequence: Vec<u64>,
+    last_sequence: u64,
+    coverage: Coverage,
+    counters: Counters,
+}
+
+impl Series {
+    /// An empty series.
+    ///
+    /// # Errors
+    /// [`BarsError::BadCapacity`] for a zero capacity.
+    pub fn new(config: SeriesConfig) -> Result<Self, BarsError> {
+        if config.capacity == 0 {
+            return Err(BarsError::BadCapacity { capacity: 0 });
+        }
+        let room = config.capacity.min(DEFAULT_CAPACITY) + 1;
+        Ok(Self {
+            config,
+            head: 0,
+            ts_event: Vec::with_capacity(room),
+            open: Vec::with_capacity(room),
+            high: Vec::with_capacity(room),
+            low: Vec::with_capacity(room),
+            close: Vec::with_capacity(room),
+            volume: Vec::with_capacity(room),
+            sequence: Vec::with_capacity(room),
+            last_sequence: 0,
+            coverage: Coverage::new(),
+            counters: Counters::default(),
+        })
+    }
+
+    /// The configuration.
+    #[must_use]
+    pub const fn config(&self) -> &SeriesConfig {
+        &self.config
+    }
+
+    /// Bars held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ts_event.len() - self.head
+    }
+
+    /// Whether no bar is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The counters.
+    #[must_use]
+    pub const fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The observed spans.
+    #[must_use]
+    pub const fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
+
+    /// The highest sequence handed out so far (0 before the first bar).
+    #[must_use]
+    pub const fn last_sequence(&self) -> u64 {
+        self.last_sequence
+    }
+
+    /// The bars held, oldest first.
+    #[must_use]
+    pub fn view(&self) -> BarsView<'_> {
+        let h = self.head;
+        BarsView {
+            ts_event: &self.ts_event[h..],
+            open: &self.open[h..],
+            high: &self.high[h..],
+            low: &self.low[h..],
+            close: &self.close[h..],
+            volume: &self.volume[h..],
+            sequence: Some(&self.sequence[h..]),
+        }
+    }
+
+    /// Record that `[start, end)` was observed (connected, or covered by a history answer).
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSpan`] when `end <= start`.
+    pub fn observe(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
+        self.coverage.observe(start, end)
+    }
+
+    /// Take one closed bar by the series' arrival rule (see the module docs).
+    pub fn push(&mut self, bar: Bar) -> PushOutcome {
+        if let Err(error) = bar.check() {
+            self.counters.rejected += 1;
+            return PushOutcome::Rejected(error);
+        }
+        let held = &self.ts_event[self.head..];
+        let outcome = match held.last() {
+            None => self.append(bar),
+            Some(&newest) if bar.ts_event > newest => self.append(bar),
+            Some(_) => {
+                let position = held.partition_point(|&t| t < bar.ts_event);
+                if held.get(position) == Some(&bar.ts_event) {
+                    self.counters.duplicates += 1;
+                    return PushOutcome::Duplicate;
+                }
+                self.counters.out_of_order += 1;
+                if position == 0 && self.len() >= self.config.capacity {
+                    self.counters.too_old += 1;
+                    return PushOutcome::TooOld;
+                }
+                self.insert(self.head + position, bar)
+            }
+        };
+        // The bar's own minute was observed: a candle or a trade bar is proof of it.
+        self.coverage
+            .insert_minute(bar.ts_event - MINUTE_NS, bar.ts_event);
+        self.evict_over_capacity();
+        outcome
+    }
+
+    /// Bulk load a validated view through the arrival rule (history, backfill, reload).
+    ///
+    /// # Errors
+    /// The view's own validation error; nothing is loaded then.
+    pub fn extend(&mut self, view: &BarsView<'_>) -> Result<Vec<PushOutcome>, BarsError> {
+        view.validate()?;
+        Ok((0..view.len())
+            .map(|i| {
+                self.push(Bar {
+                    ts_event: view.ts_event[i],
+                    open: view.open[i],
+                    high: view.high[i],
+                    low: view.low[i],
+                    close: view.close[i],
+                    volume: view.volume[i],
+                })
+            })
+            .collect())
+    }
+
+    fn next_sequence(&mut self) -> u64 {
+        self.last_sequence += 1;
+        self.counters.accepted += 1;
+        self.last_sequence
+    }
+
+    fn append(&mut self, bar: Bar) -> PushOutcome {
+        let sequence = self.next_sequence();
+        self.ts_event.push(bar.ts_event);
+        self.open.push(bar.open);
+        self.high.push(bar.high);
+        self.low.push(bar.low);
+        self.close.push(bar.close);
+        self.volume.push(bar.volume);
+        self.sequence.push(sequence);
+        PushOutcome::Appended(sequence)
+    }
+
+    fn insert(&mut self, index: usize, bar: Bar) -> PushOutcome {
+        let sequence = self.next_sequence();
+        self.ts_event.insert(index, bar.ts_event);
+        self.open.insert(index, bar.open);
+        self.high.insert(index, bar.high);
+        self.low.insert(index, bar.low);
+        self.close.insert(index, bar.close);
+        self.volume.insert(index, bar.volume);
+        self.sequence.insert(index, sequence);
+        PushOutcome::Inserted(sequence)
+    }
+
+    fn evict_over_capacity(&mut self) {
+        while self.len() > self.config.capacity {
+            let evicted_close = self.ts_event[self.head];
+            self.head += 1;
+            self.counters.evicted += 1;
+            // What came before the evicted bar's close is no longer held: not observed now.
+            self.coverage.trim_before(evicted_close);
+        }
+        if self.head > self.config.capacity {
+            let h = self.head;
+            self.ts_event.drain(..h);
+            self.open.drain(..h);
+            self.high.drain(..h);
+            self.low.drain(..h);
+            self.close.drain(..h);
+            self.volume.drain(..h);
+            self.sequence.drain(..h);
+            self.head = 0;
+        }
+    }
+
+    /// The resume hint (see [`ResumeHint`]).
+    #[must_use]
+    pub fn resume_hint(&self) -> ResumeHint {
+        let view = self.view();
+        let newest = view.ts_event.last().copied();
+        ResumeHint {
+            newest_ts_event: newest,
+            newest_sequence: view.sequence.and_then(|s| s.last().copied()),
+            resume_from: newest.map(|t| self.coverage.span_end_at(t).unwrap_or(t)),
+        }
+    }
+
+    /// Fold the held bars to `resolution` (see [`fold`]).
+    ///
+    /// # Errors
+    /// [`BarsError::VolumeOverflow`].
+    pub fn fold(&self, resolution: Resolution) -> Result<FoldOutput, BarsError> {
+        fold(
+            &self.view(),
+            &self.coverage,
+            self.config.channel,
+            resolution,
+        )
+    }
+}
