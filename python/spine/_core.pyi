@@ -13,6 +13,7 @@ __all__ = [
     "quantize_decimal",
     "parse_timestamp",
     "fold_columns",
+    "fold_columns_many",
     "Series",
     "FoldResult",
 ]
@@ -73,6 +74,21 @@ def fold_columns(
 ) -> FoldResult:
     """Fold contiguous uint64/int64 columns of 1-minute bars to one resolution."""
 
+def fold_columns_many(
+    ts_event: Any,
+    open: Any,
+    high: Any,
+    low: Any,
+    close: Any,
+    volume: Any,
+    *,
+    resolutions: list[str],
+    channel: str,
+    coverage: list[tuple[int, int]] | None = None,
+    sequence: Any | None = None,
+) -> list[FoldResult]:
+    """Fold to several resolutions, each from the next finer one requested; results in request order."""
+
 @final
 class Series:
     """The durable 1-minute series of one instrument and channel."""
@@ -100,6 +116,7 @@ class Series:
 
     def observe(self, start: int, end: int) -> None: ...
     def fold(self, resolution: str) -> FoldResult: ...
+    def fold_many(self, resolutions: list[str]) -> list[FoldResult]: ...
     def columns(self) -> dict[str, bytes]: ...
     def coverage(self) -> list[tuple[int, int]]: ...
     def counters(self) -> dict[str, int]: ...

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from spine._core import FoldResult, fold_columns
+from spine._core import FoldResult, fold_columns_many
 from spine.errors import BarsError
 
 __all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars"]
@@ -149,13 +149,11 @@ def fold_bars(
     exact["volume"], scales["volume"] = _mantissas(_column(bars, "volume"), "volume", size_precision)
     price_scale = _scale_of(scales, PRICE_COLUMNS)
     spans = None if coverage is None else [(int(s), int(e)) for s, e in coverage]
-    tables = []
-    for resolution in names:
-        result = fold_columns(
-            ts_event, exact["open"], exact["high"], exact["low"], exact["close"], exact["volume"],
-            resolution=resolution, channel=channel, coverage=spans,
-        )
-        tables.append(_result_table(result, price_scale, scales["volume"]))
-    if not tables:
-        raise _refuse("resolutions is empty; allowed: " + ", ".join(DERIVED_RESOLUTIONS))
+    if not names:
+        raise _refuse("resolutions is empty; allowed: " + ", ".join(RESOLUTIONS))
+    results = fold_columns_many(
+        ts_event, exact["open"], exact["high"], exact["low"], exact["close"], exact["volume"],
+        resolutions=names, channel=channel, coverage=spans,
+    )
+    tables = [_result_table(result, price_scale, scales["volume"]) for result in results]
     return pa.concat_tables(tables)

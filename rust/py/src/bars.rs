@@ -4,8 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
-    fold, Bar, BarsError, BarsView, Channel, Closed, Coverage, FoldOutput, IncrementalFold,
-    PushOutcome, Resolution, Series, SeriesConfig,
+    fold, fold_many, Bar, BarsError, BarsView, Channel, Closed, Coverage, FoldOutput,
+    IncrementalFold, PushOutcome, Resolution, Series, SeriesConfig,
 };
 
 use crate::columns::Column;
@@ -151,6 +151,43 @@ pub fn fold_columns(
     };
     let out = to_py(py, fold(&view, &coverage, channel, resolution))?;
     Ok(PyFoldResult { out })
+}
+
+/// Fold bar columns offline to several resolutions (each from the next finer one requested).
+#[pyfunction]
+#[pyo3(signature = (ts_event, open, high, low, close, volume, *, resolutions, channel, coverage=None, sequence=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn fold_columns_many(
+    py: Python<'_>,
+    ts_event: &Bound<'_, PyAny>,
+    open: &Bound<'_, PyAny>,
+    high: &Bound<'_, PyAny>,
+    low: &Bound<'_, PyAny>,
+    close: &Bound<'_, PyAny>,
+    volume: &Bound<'_, PyAny>,
+    resolutions: Vec<String>,
+    channel: &str,
+    coverage: Option<Vec<(u64, u64)>>,
+    sequence: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<PyFoldResult>> {
+    let resolutions = to_py(py, parse_resolutions(&resolutions))?;
+    let channel = to_py(py, Channel::parse(channel))?;
+    let columns = Columns::new(ts_event, open, high, low, close, volume, sequence)?;
+    let view = columns.view();
+    to_py(py, view.validate())?;
+    let coverage = match coverage {
+        Some(spans) => to_py(py, Coverage::from_spans(spans))?,
+        None => default_coverage(&view),
+    };
+    let outputs = to_py(py, fold_many(&view, &coverage, channel, &resolutions))?;
+    Ok(outputs
+        .into_iter()
+        .map(|out| PyFoldResult { out })
+        .collect())
+}
+
+fn parse_resolutions(names: &[String]) -> Result<Vec<Resolution>, BarsError> {
+    names.iter().map(|name| Resolution::parse(name)).collect()
 }
 
 /// Without stated coverage, the input is taken as one observation from its first open to
@@ -343,6 +380,24 @@ impl PySeries {
         let resolution = to_py(py, Resolution::parse(resolution))?;
         let out = to_py(py, self.series.fold(resolution))?;
         Ok(PyFoldResult { out })
+    }
+
+    /// Fold the held bars to several resolutions at once (each from the next finer one).
+    fn fold_many(&self, py: Python<'_>, resolutions: Vec<String>) -> PyResult<Vec<PyFoldResult>> {
+        let resolutions = to_py(py, parse_resolutions(&resolutions))?;
+        let outputs = to_py(
+            py,
+            fold_many(
+                &self.series.view(),
+                self.series.coverage(),
+                self.series.config().channel,
+                &resolutions,
+            ),
+        )?;
+        Ok(outputs
+            .into_iter()
+            .map(|out| PyFoldResult { out })
+            .collect())
     }
 
     /// The held bars as little-endian column buffers (ts_event, sequence: uint64; others int64).

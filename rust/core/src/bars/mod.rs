@@ -11,7 +11,7 @@ mod series;
 
 pub use coverage::Coverage;
 pub use error::BarsError;
-pub use fold::{fold, Derived, FoldOutput, Withheld, WithheldReason};
+pub use fold::{fold, fold_many, Derived, FoldOutput, Withheld, WithheldReason};
 pub use incremental::{Closed, IncrementalFold};
 pub use resolution::{Channel, Resolution, MINUTE_NS};
 pub use series::{Bar, Counters, PushOutcome, ResumeHint, Series, SeriesConfig, DEFAULT_CAPACITY};
