@@ -16,6 +16,8 @@ __all__ = [
     "fold_columns_many",
     "Series",
     "FoldResult",
+    "feature_specs",
+    "FeatureState",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -121,3 +123,34 @@ class Series:
     def coverage(self) -> list[tuple[int, int]]: ...
     def counters(self) -> dict[str, int]: ...
     def resume_hint(self) -> dict[str, int | None]: ...
+
+def feature_specs() -> list[dict[str, Any]]:
+    """The default feature registry as svc.feature_spec documents, in registry order."""
+
+@final
+class FeatureState:
+    """Incremental feature state of one instrument and resolution."""
+
+    def __new__(
+        cls, *, price_scale: int, size_scale: int, feature_ids: list[str] | None = None
+    ) -> FeatureState: ...
+    @property
+    def feature_ids(self) -> list[str]: ...
+    @property
+    def keys(self) -> list[str]: ...
+    @property
+    def price_scale(self) -> int: ...
+    @property
+    def size_scale(self) -> int: ...
+    @property
+    def last_ts_event(self) -> int | None: ...
+    def warm(self, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int:
+        """Warm from contiguous uint64/int64 columns in one call; returns the bars taken."""
+
+    def update(self, ts_event: int, open: int, high: int, low: int, close: int, volume: int) -> None:
+        """Take one closed bar (mantissas at the state's scales)."""
+
+    def mark_gap(self) -> None: ...
+    def reset(self) -> None: ...
+    def row(self) -> dict[str, dict[str, str | int]]:
+        """`<feature_id>.<output_name>` -> wire-shaped value dict, in key order."""

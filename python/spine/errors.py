@@ -13,6 +13,7 @@ __all__ = [
     "TimestampError",
     "IdentityNameError",
     "BarsError",
+    "FeatureError",
 ]
 
 
@@ -67,3 +68,12 @@ class BarsError(SpineError, ValueError):
     lengths, bad precision, an unknown resolution or channel, an invalid coverage span."""
 
     symbol = "INVALID_BARS"
+
+
+class FeatureError(SpineError, ValueError):
+    """A feature selection, spec parameter or bar input refused by the feature kernels:
+    an unknown or duplicate feature id, a bad parameter, unsorted or inconsistent bars,
+    mismatched column lengths, a bad precision, or a column that is not a contiguous 1-D
+    int64/uint64 array."""
+
+    symbol = "INVALID_FEATURE_INPUT"

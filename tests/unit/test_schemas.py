@@ -28,7 +28,7 @@ FILES = sorted(SCHEMA_DIR.glob("*.json"), key=lambda p: p.name)
 LOADED = {path.name: json.loads(path.read_bytes()) for path in FILES}
 TAGS = ("version", "schema_id", "schema_version")
 # Integers are allowed only for counters, sequences, codes, scales and schema_version.
-INTEGER_PLACES = {"count", "code", "schema_version", "price_precision", "size_precision"}
+INTEGER_PLACES = {"count", "code", "schema_version", "price_precision", "size_precision", "scale"}
 
 
 def _registry() -> referencing.Registry[Any]:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from spine.wire import feature_documents as features
 from spine.wire import node_documents as node
 from spine.wire.primitives import (
     Channel,
@@ -273,6 +274,7 @@ DOCUMENT_TYPES: Mapping[str, Any] = MappingProxyType(
         "svc.projection_frame": ProjectionFrame,
         "svc.facts_page": FactsPage,
         **node.NODE_DOCUMENT_TYPES,
+        **features.FEATURE_DOCUMENT_TYPES,
     }
 )
 """Every schema id and the type ``msgspec.json.decode`` takes for it (a union for frames)."""

@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 use spine_core::bars::BarsError;
+use spine_core::features::FeatureError;
 use spine_core::{DecimalError, IdentityError, JsonError, TimestampError};
 
 /// Instantiate `spine.errors.<class_name>(message, symbol, path)` as a PyErr.
@@ -79,4 +80,16 @@ pub fn identity_error(py: Python<'_>, err: &IdentityError) -> PyErr {
 pub fn bars_error(py: Python<'_>, err: &BarsError) -> PyErr {
     let message = err.to_string();
     raise(py, "BarsError", message.clone(), symbol_of(&message), None)
+}
+
+/// A refused feature selection, spec parameter or bar input.
+pub fn feature_error(py: Python<'_>, err: &FeatureError) -> PyErr {
+    let message = err.to_string();
+    raise(
+        py,
+        "FeatureError",
+        message.clone(),
+        symbol_of(&message),
+        None,
+    )
 }

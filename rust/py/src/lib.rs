@@ -9,6 +9,7 @@ mod canonical;
 mod columns;
 mod decimal;
 mod errors;
+mod features;
 mod key_shapes;
 mod walk;
 
@@ -28,5 +29,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bars::fold_columns_many, m)?)?;
     m.add_class::<bars::PySeries>()?;
     m.add_class::<bars::PyFoldResult>()?;
+    features::register(m)?;
     Ok(())
 }

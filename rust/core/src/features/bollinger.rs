@@ -1,0 +1,102 @@
+//! Bollinger bands over the close: `mid` = SMA(period), `upper`/`lower` = mid ± k × the
+//! population standard deviation of the window (as TA-Lib), and `percent_b` =
+//! `(close - lower) / (upper - lower)`. A window of equal closes has zero width: the bands
+//! equal the mid and `percent_b` is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
+
+use super::window::RollingMoments;
+use super::{len_of, real, BarInput, Kernel, Outputs, Raw};
+
+/// Bollinger(period, k): outputs mid, upper, lower, percent_b.
+#[derive(Debug, Clone)]
+pub struct Bollinger {
+    period: u64,
+    k: f64,
+    moments: RollingMoments,
+    close: f64,
+    seen: u64,
+}
+
+impl Bollinger {
+    /// Fresh bands; `period` is at least 1, `k` positive (validated by the registry).
+    #[must_use]
+    pub fn new(period: u64, k: f64) -> Self {
+        let period = period.max(1);
+        Self {
+            period,
+            k,
+            moments: RollingMoments::new(len_of(period)),
+            close: f64::NAN,
+            seen: 0,
+        }
+    }
+}
+
+impl Kernel for Bollinger {
+    fn update(&mut self, bar: &BarInput) {
+        self.moments.push(bar.close);
+        self.close = bar.close;
+        self.seen += 1;
+    }
+
+    fn values(&self) -> Outputs {
+        let Some(variance) = self.moments.variance(0) else {
+            return [Raw::Undefined; 4];
+        };
+        let mid = self.moments.mean();
+        let width = self.k * variance.sqrt();
+        let (upper, lower) = (mid + width, mid - width);
+        let percent_b = if width > 0.0 {
+            real((self.close - lower) / (upper - lower))
+        } else {
+            Raw::Undefined
+        };
+        [real(mid), real(upper), real(lower), percent_b]
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        self.moments.clear();
+        self.close = f64::NAN;
+        self.seen = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, flat, nth, series};
+    use super::*;
+
+    #[test]
+    fn bands_and_percent_b() {
+        let mut bb = Bollinger::new(4, 2.0);
+        for (i, c) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+            bb.update(&flat(i as u64, c, 1.0));
+        }
+        let std = 1.25f64.sqrt();
+        assert!((nth(&bb, 0) - 2.5).abs() < 1e-12);
+        assert!((nth(&bb, 1) - (2.5 + 2.0 * std)).abs() < 1e-12);
+        assert!((nth(&bb, 2) - (2.5 - 2.0 * std)).abs() < 1e-12);
+        assert!((nth(&bb, 3) - (4.0 - (2.5 - 2.0 * std)) / (4.0 * std)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn flat_window_has_no_percent_b() {
+        let mut bb = Bollinger::new(3, 2.0);
+        for (i, c) in [9.0, 1.0, 2.0, 2.0, 2.0].into_iter().enumerate() {
+            bb.update(&flat(i as u64, c, 1.0));
+        }
+        let values = bb.values();
+        assert_eq!(values[0], Raw::Real(2.0));
+        assert_eq!(values[1], Raw::Real(2.0));
+        assert_eq!(values[2], Raw::Real(2.0));
+        assert_eq!(values[3], Raw::Undefined);
+        batch_equals_incremental(&Bollinger::new(20, 2.0), &series(300));
+    }
+}

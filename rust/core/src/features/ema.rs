@@ -1,0 +1,112 @@
+//! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
+//! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
+
+use super::{one, real, BarInput, Kernel, Outputs};
+
+/// The EMA recurrence on its own, shared with MACD.
+#[derive(Debug, Clone, Copy)]
+pub struct EmaCore {
+    alpha: f64,
+    value: f64,
+    seeded: bool,
+}
+
+impl EmaCore {
+    /// A fresh average over `period` (at least 1).
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        Self {
+            alpha: 2.0 / (period.max(1) as f64 + 1.0),
+            value: f64::NAN,
+            seeded: false,
+        }
+    }
+
+    /// Take one value: the first seeds, later ones blend `alpha * x + (1 - alpha) * prev`.
+    pub fn push(&mut self, x: f64) {
+        if self.seeded {
+            self.value = self.alpha * x + (1.0 - self.alpha) * self.value;
+        } else {
+            self.value = x;
+            self.seeded = true;
+        }
+    }
+
+    /// The current average (NaN before the first value).
+    #[must_use]
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// Forget the average.
+    pub fn clear(&mut self) {
+        self.value = f64::NAN;
+        self.seeded = false;
+    }
+}
+
+/// EMA(period) of closes.
+#[derive(Debug, Clone)]
+pub struct Ema {
+    period: u64,
+    core: EmaCore,
+    seen: u64,
+}
+
+impl Ema {
+    /// A fresh EMA; `period` is at least 1.
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        Self {
+            period: period.max(1),
+            core: EmaCore::new(period),
+            seen: 0,
+        }
+    }
+}
+
+impl Kernel for Ema {
+    fn update(&mut self, bar: &BarInput) {
+        self.core.push(bar.close);
+        self.seen += 1;
+    }
+
+    fn values(&self) -> Outputs {
+        one(real(self.core.value()))
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        self.core.clear();
+        self.seen = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::*;
+
+    #[test]
+    fn seeded_with_the_first_close() {
+        let mut ema = Ema::new(3);
+        ema.update(&flat(1, 10.0, 1.0));
+        assert_eq!(first(&ema), 10.0);
+        ema.update(&flat(2, 20.0, 1.0));
+        assert!((first(&ema) - 15.0).abs() < 1e-12);
+        ema.update(&flat(3, 20.0, 1.0));
+        assert!((first(&ema) - 17.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn batch_path() {
+        batch_equals_incremental(&Ema::new(20), &series(300));
+    }
+}

@@ -1,0 +1,101 @@
+//! MACD: `line` = EMA(fast) - EMA(slow) of the close (both seeded with the first close, as
+//! NautilusTrader), `signal` = EMA(signal) of the line fed from the bar the line is warm
+//! (bar `slow`, seeded with that line value), `histogram` = line - signal.
+//! Warm-up: `slow + signal - 1` bars for every output (the same count as TA-Lib's first value).
+
+use super::ema::EmaCore;
+use super::{real, BarInput, Kernel, Outputs, Raw};
+
+/// MACD(fast, slow, signal): outputs line, signal, histogram.
+#[derive(Debug, Clone)]
+pub struct Macd {
+    fast_period: u64,
+    slow_period: u64,
+    signal_period: u64,
+    fast: EmaCore,
+    slow: EmaCore,
+    signal: EmaCore,
+    seen: u64,
+}
+
+impl Macd {
+    /// A fresh MACD; periods at least 1 and `fast < slow` (validated by the registry).
+    #[must_use]
+    pub fn new(fast: u64, slow: u64, signal: u64) -> Self {
+        Self {
+            fast_period: fast.max(1),
+            slow_period: slow.max(1),
+            signal_period: signal.max(1),
+            fast: EmaCore::new(fast),
+            slow: EmaCore::new(slow),
+            signal: EmaCore::new(signal),
+            seen: 0,
+        }
+    }
+
+    fn line(&self) -> f64 {
+        self.fast.value() - self.slow.value()
+    }
+}
+
+impl Kernel for Macd {
+    fn update(&mut self, bar: &BarInput) {
+        self.fast.push(bar.close);
+        self.slow.push(bar.close);
+        self.seen += 1;
+        if self.seen >= self.slow_period {
+            let line = self.line();
+            self.signal.push(line);
+        }
+    }
+
+    fn values(&self) -> Outputs {
+        let line = self.line();
+        let signal = self.signal.value();
+        [
+            real(line),
+            real(signal),
+            real(line - signal),
+            Raw::Undefined,
+        ]
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.slow_period + self.signal_period - 1
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        *self = Self::new(self.fast_period, self.slow_period, self.signal_period);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ema::Ema;
+    use super::super::testing::{batch_equals_incremental, first, nth, series};
+    use super::*;
+
+    #[test]
+    fn line_is_the_difference_of_two_emas() {
+        let bars = series(100);
+        let (mut macd, mut fast, mut slow) = (Macd::new(12, 26, 9), Ema::new(12), Ema::new(26));
+        let mut signal = EmaCore::new(9);
+        for (i, bar) in bars.iter().enumerate() {
+            macd.update(bar);
+            fast.update(bar);
+            slow.update(bar);
+            if i + 1 >= 26 {
+                signal.push(first(&fast) - first(&slow));
+            }
+        }
+        assert_eq!(nth(&macd, 0), first(&fast) - first(&slow));
+        assert_eq!(nth(&macd, 1), signal.value());
+        assert_eq!(nth(&macd, 2), nth(&macd, 0) - nth(&macd, 1));
+        assert_eq!(macd.warmup_bars(), 34);
+        batch_equals_incremental(&Macd::new(12, 26, 9), &bars);
+    }
+}

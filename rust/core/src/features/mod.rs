@@ -1,0 +1,209 @@
+//! Indicator feature kernels: one indicator per file, the feature registry, and the
+//! incremental state per (instrument, resolution).
+//!
+//! Kernels take closed bars as `f64` ([`BarInput`], converted once from the fixed-point
+//! mantissas), compute in `f64` in O(1) amortised per bar with storage sized once, and type
+//! their outputs at the declared scale only when a row is read ([`value::fixed_from_f64`]:
+//! exact, half to even). A kernel reports ABSENT `WARMING_UP` until it has seen exactly
+//! `warmupBars` bars, and a value from that bar on.
+
+pub mod atr;
+pub mod bollinger;
+pub mod donchian;
+pub mod ema;
+pub mod error;
+pub mod macd;
+pub mod realized_vol;
+pub mod registry;
+pub mod roc;
+pub mod rsi;
+pub mod sma;
+pub mod spec;
+pub mod state;
+pub mod trend;
+pub mod value;
+pub mod volume_zscore;
+pub mod vwap;
+pub mod window;
+
+pub use error::FeatureError;
+pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
+pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
+pub use state::{BarColumns, FeatureState, Row};
+pub use value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
+
+/// The most outputs any kernel declares (Bollinger: mid, upper, lower, percent_b).
+pub const MAX_OUTPUTS: usize = 4;
+
+/// A kernel's raw outputs in declared order; slots past the declared count are `Undefined`.
+pub type Outputs = [Raw; MAX_OUTPUTS];
+
+/// `10^k` as `f64` for `k` in `0..=18`; every entry is exact (5^18 < 2^53).
+const POW10_F64: [f64; 19] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18,
+];
+
+/// One closed bar as the kernels see it: prices and volume as `f64`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct BarInput {
+    /// Close time, nanoseconds since the UNIX epoch.
+    pub ts_event: u64,
+    /// Open price.
+    pub open: f64,
+    /// High price.
+    pub high: f64,
+    /// Low price.
+    pub low: f64,
+    /// Close price.
+    pub close: f64,
+    /// Volume.
+    pub volume: f64,
+}
+
+impl BarInput {
+    /// Convert fixed-point mantissas once: `raw / 10^scale`, a single correctly rounded
+    /// division (exact decimal-to-binary for mantissas below 2^53). Scales above 18 are
+    /// clamped to 18; callers validate scales first ([`FeatureState::warm_columns`] does).
+    #[must_use]
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_raw(
+        ts_event: u64,
+        open: i64,
+        high: i64,
+        low: i64,
+        close: i64,
+        volume: i64,
+        price_scale: u8,
+        size_scale: u8,
+    ) -> Self {
+        let p = POW10_F64[usize::from(price_scale.min(18))];
+        let s = POW10_F64[usize::from(size_scale.min(18))];
+        Self {
+            ts_event,
+            open: open as f64 / p,
+            high: high as f64 / p,
+            low: low as f64 / p,
+            close: close as f64 / p,
+            volume: volume as f64 / s,
+        }
+    }
+}
+
+/// An incremental indicator over closed bars.
+pub trait Kernel {
+    /// Take one closed bar. O(1) amortised, no allocation.
+    fn update(&mut self, bar: &BarInput);
+
+    /// Take a batch of closed bars, oldest first: a tight loop over [`Self::update`].
+    fn warm(&mut self, bars: &[BarInput]) {
+        for bar in bars {
+            self.update(bar);
+        }
+    }
+
+    /// The current outputs in declared order (meaningful once warm).
+    fn values(&self) -> Outputs;
+
+    /// Closed bars needed before the first value.
+    fn warmup_bars(&self) -> u64;
+
+    /// Closed bars seen since creation or the last reset.
+    fn bars_seen(&self) -> u64;
+
+    /// Forget every bar (keeps the storage).
+    fn reset(&mut self);
+}
+
+/// Outputs with only the first slot set.
+#[must_use]
+pub(crate) fn one(value: Raw) -> Outputs {
+    [value, Raw::Undefined, Raw::Undefined, Raw::Undefined]
+}
+
+/// `Real(x)` when `x` is finite, else `Undefined`.
+#[must_use]
+pub(crate) fn real(x: f64) -> Raw {
+    if x.is_finite() {
+        Raw::Real(x)
+    } else {
+        Raw::Undefined
+    }
+}
+
+/// A window length from a validated period (periods are bounded by the registry).
+#[must_use]
+pub(crate) fn len_of(period: u64) -> usize {
+    usize::try_from(period).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Helpers for the kernel unit tests.
+    use super::{BarInput, Kernel, Raw};
+
+    /// A bar with every price at `close`.
+    pub fn flat(ts: u64, close: f64, volume: f64) -> BarInput {
+        BarInput {
+            ts_event: ts,
+            open: close,
+            high: close,
+            low: close,
+            close,
+            volume,
+        }
+    }
+
+    /// A deterministic wavy series of bars (no randomness in unit tests).
+    pub fn series(n: usize) -> Vec<BarInput> {
+        (0..n)
+            .map(|i| {
+                let t = i as f64;
+                let close = 100.0 + 5.0 * (t * 0.3).sin() + 0.05 * t;
+                BarInput {
+                    ts_event: (i as u64 + 1) * 60_000_000_000,
+                    open: close - 0.2 * (t * 0.7).cos(),
+                    high: close + 0.5 + 0.1 * (t * 1.3).sin().abs(),
+                    low: close - 0.5 - 0.1 * (t * 0.9).cos().abs(),
+                    close,
+                    volume: 10.0 + 3.0 * (t * 0.5).sin(),
+                }
+            })
+            .collect()
+    }
+
+    /// The first output as f64 (NaN when undefined).
+    pub fn first(kernel: &impl Kernel) -> f64 {
+        match kernel.values()[0] {
+            Raw::Real(x) => x,
+            Raw::Int(i) => i as f64,
+            Raw::Undefined => f64::NAN,
+        }
+    }
+
+    /// Output `i` as f64 (NaN when undefined).
+    pub fn nth(kernel: &impl Kernel, i: usize) -> f64 {
+        match kernel.values()[i] {
+            Raw::Real(x) => x,
+            Raw::Int(v) => v as f64,
+            Raw::Undefined => f64::NAN,
+        }
+    }
+
+    /// Incremental and batch paths agree bit for bit.
+    pub fn batch_equals_incremental<K: Kernel + Clone>(fresh: &K, bars: &[BarInput]) {
+        let mut a = fresh.clone();
+        let mut b = fresh.clone();
+        for bar in bars {
+            a.update(bar);
+        }
+        b.warm(bars);
+        assert_eq!(format!("{:?}", a.values()), format!("{:?}", b.values()));
+        assert_eq!(a.bars_seen(), bars.len() as u64);
+        let mut c = a.clone();
+        c.reset();
+        assert_eq!(c.bars_seen(), 0);
+        c.warm(bars);
+        assert_eq!(format!("{:?}", a.values()), format!("{:?}", c.values()));
+    }
+}

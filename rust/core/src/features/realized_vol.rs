@@ -1,0 +1,116 @@
+//! Realised volatility: the sample standard deviation (n - 1 denominator) of the last
+//! `period` log returns `ln(close / prev_close)`, times `sqrt(annualization)` (1 = not
+//! annualised; the default specs leave it at 1 because one spec serves every resolution).
+//! A return is undefined when either close is not positive; while one is in the window the
+//! value is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period + 1` bars (`period` returns).
+
+use super::window::RollingMoments;
+use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+
+/// RealizedVol(period, annualization).
+#[derive(Debug, Clone)]
+pub struct RealizedVol {
+    period: u64,
+    scale: f64,
+    annualization: u64,
+    moments: RollingMoments,
+    prev_close: Option<f64>,
+    returns: u64,
+    /// Index (1-based count of returns) of the newest undefined return, 0 for none.
+    last_invalid: u64,
+    seen: u64,
+}
+
+impl RealizedVol {
+    /// A fresh kernel; `period` at least 2, `annualization` at least 1 (validated by the
+    /// registry).
+    #[must_use]
+    pub fn new(period: u64, annualization: u64) -> Self {
+        let period = period.max(2);
+        let annualization = annualization.max(1);
+        Self {
+            period,
+            scale: (annualization as f64).sqrt(),
+            annualization,
+            moments: RollingMoments::new(len_of(period)),
+            prev_close: None,
+            returns: 0,
+            last_invalid: 0,
+            seen: 0,
+        }
+    }
+}
+
+impl Kernel for RealizedVol {
+    fn update(&mut self, bar: &BarInput) {
+        self.seen += 1;
+        let close = bar.close;
+        let Some(prev) = self.prev_close.replace(close) else {
+            return;
+        };
+        self.returns += 1;
+        if close > 0.0 && prev > 0.0 {
+            self.moments.push((close / prev).ln());
+        } else {
+            self.last_invalid = self.returns;
+            self.moments.push(0.0);
+        }
+    }
+
+    fn values(&self) -> Outputs {
+        let invalid_in_window =
+            self.last_invalid > 0 && self.last_invalid + self.period > self.returns;
+        match self.moments.variance(1) {
+            Some(variance) if !invalid_in_window => one(real(variance.sqrt() * self.scale)),
+            _ => one(Raw::Undefined),
+        }
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period + 1
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        *self = Self::new(self.period, self.annualization);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::*;
+
+    #[test]
+    fn sample_std_of_log_returns() {
+        let closes = [100.0, 101.0, 99.0, 102.0];
+        let mut rv = RealizedVol::new(3, 1);
+        for (i, c) in closes.into_iter().enumerate() {
+            rv.update(&flat(i as u64, c, 1.0));
+        }
+        let r: Vec<f64> = closes.windows(2).map(|w| (w[1] / w[0]).ln()).collect();
+        let mean = r.iter().sum::<f64>() / 3.0;
+        let var = r.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 2.0;
+        assert!((first(&rv) - var.sqrt()).abs() < 1e-12);
+        let mut annual = RealizedVol::new(3, 4);
+        annual.warm(&closes.map(|c| flat(0, c, 1.0)));
+        assert!((first(&annual) - 2.0 * var.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn non_positive_close_blanks_the_window() {
+        let mut rv = RealizedVol::new(2, 1);
+        for (i, c) in [1.0, 0.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+            rv.update(&flat(i as u64, c, 1.0));
+            if i < 4 {
+                assert_eq!(rv.values()[0], Raw::Undefined, "bar {i}");
+            }
+        }
+        // Returns 3/2 and 4/3 are both defined again.
+        assert!(first(&rv) > 0.0);
+        batch_equals_incremental(&RealizedVol::new(20, 1), &series(300));
+    }
+}

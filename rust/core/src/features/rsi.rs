@@ -1,0 +1,118 @@
+//! Relative strength index with Wilder smoothing, 0..100, as TA-Lib computes it: the first
+//! average gain and loss are the simple means of the first `period` changes, then
+//! `avg = (avg * (period - 1) + x) / period`. Warm-up: `period + 1` bars (`period` changes).
+//!
+//! RSI = `100 * avg_gain / (avg_gain + avg_loss)`; with no movement at all in the smoothed
+//! window (both averages zero) it is undefined and reported ABSENT `INPUT_UNAVAILABLE`.
+
+use super::{one, real, BarInput, Kernel, Outputs, Raw};
+
+/// RSI(period), Wilder.
+#[derive(Debug, Clone)]
+pub struct Rsi {
+    period: u64,
+    prev_close: Option<f64>,
+    changes: u64,
+    avg_gain: f64,
+    avg_loss: f64,
+    seen: u64,
+}
+
+impl Rsi {
+    /// A fresh RSI; `period` is at least 1.
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        Self {
+            period: period.max(1),
+            prev_close: None,
+            changes: 0,
+            avg_gain: 0.0,
+            avg_loss: 0.0,
+            seen: 0,
+        }
+    }
+}
+
+impl Kernel for Rsi {
+    fn update(&mut self, bar: &BarInput) {
+        self.seen += 1;
+        let close = bar.close;
+        let Some(prev) = self.prev_close.replace(close) else {
+            return;
+        };
+        let change = close - prev;
+        let (gain, loss) = if change > 0.0 {
+            (change, 0.0)
+        } else {
+            (0.0, -change)
+        };
+        let n = self.period as f64;
+        self.changes += 1;
+        if self.changes <= self.period {
+            // Seed: accumulate the sums, divide once the first `period` changes are in.
+            self.avg_gain += gain;
+            self.avg_loss += loss;
+            if self.changes == self.period {
+                self.avg_gain /= n;
+                self.avg_loss /= n;
+            }
+        } else {
+            self.avg_gain = (self.avg_gain * (n - 1.0) + gain) / n;
+            self.avg_loss = (self.avg_loss * (n - 1.0) + loss) / n;
+        }
+    }
+
+    fn values(&self) -> Outputs {
+        let total = self.avg_gain + self.avg_loss;
+        if total > 0.0 {
+            one(real(100.0 * self.avg_gain / total))
+        } else {
+            one(Raw::Undefined)
+        }
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period + 1
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        *self = Self::new(self.period);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::*;
+
+    #[test]
+    fn wilder_seed_then_smoothing() {
+        // Changes: +1, -1, +2 (seed over period 2: gain 0.5, loss 0.5), then +2.
+        let mut rsi = Rsi::new(2);
+        for (i, c) in [10.0, 11.0, 10.0].into_iter().enumerate() {
+            rsi.update(&flat(i as u64, c, 1.0));
+        }
+        assert_eq!(rsi.warmup_bars(), 3);
+        assert!((first(&rsi) - 50.0).abs() < 1e-12);
+        rsi.update(&flat(3, 12.0, 1.0));
+        // gain = (0.5 + 2) / 2 = 1.25, loss = 0.25 -> 100 * 1.25 / 1.5.
+        assert!((first(&rsi) - 100.0 * 1.25 / 1.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn all_up_is_100_and_flat_is_undefined() {
+        let mut up = Rsi::new(3);
+        let mut flat_rsi = Rsi::new(3);
+        for i in 0..10 {
+            up.update(&flat(i, 1.0 + i as f64, 1.0));
+            flat_rsi.update(&flat(i, 5.0, 1.0));
+        }
+        assert_eq!(first(&up), 100.0);
+        assert_eq!(flat_rsi.values()[0], Raw::Undefined);
+        batch_equals_incremental(&Rsi::new(14), &series(200));
+    }
+}

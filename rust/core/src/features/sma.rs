@@ -1,0 +1,85 @@
+//! Simple moving average of the close over `period` bars. Warm-up: `period` bars.
+
+use super::window::RollingSum;
+use super::{len_of, one, real, BarInput, Kernel, Outputs};
+
+/// SMA(period) of closes.
+#[derive(Debug, Clone)]
+pub struct Sma {
+    period: u64,
+    sum: RollingSum,
+    seen: u64,
+}
+
+impl Sma {
+    /// A fresh SMA; `period` is at least 1 (validated by the registry).
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        let period = period.max(1);
+        Self {
+            period,
+            sum: RollingSum::new(len_of(period)),
+            seen: 0,
+        }
+    }
+
+    /// The current mean of the window (of the bars seen, before warm).
+    #[must_use]
+    pub fn mean(&self) -> f64 {
+        if self.sum.is_empty() {
+            return f64::NAN;
+        }
+        self.sum.sum() / self.sum.len() as f64
+    }
+}
+
+impl Kernel for Sma {
+    fn update(&mut self, bar: &BarInput) {
+        self.sum.push(bar.close);
+        self.seen += 1;
+    }
+
+    fn values(&self) -> Outputs {
+        one(real(self.mean()))
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        self.sum.clear();
+        self.seen = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::*;
+
+    #[test]
+    fn mean_of_the_last_period_closes() {
+        let mut sma = Sma::new(3);
+        for (i, c) in [1.0, 2.0, 3.0, 4.0, 10.0].into_iter().enumerate() {
+            sma.update(&flat(i as u64, c, 1.0));
+        }
+        assert!((first(&sma) - 17.0 / 3.0).abs() < 1e-12);
+        assert_eq!(sma.warmup_bars(), 3);
+        assert_eq!(sma.bars_seen(), 5);
+    }
+
+    #[test]
+    fn long_series_matches_direct_mean() {
+        let bars = series(1000);
+        let mut sma = Sma::new(20);
+        sma.warm(&bars);
+        let direct: f64 = bars[980..].iter().map(|b| b.close).sum::<f64>() / 20.0;
+        assert!((first(&sma) - direct).abs() < 1e-10);
+        batch_equals_incremental(&Sma::new(20), &bars);
+    }
+}

@@ -1,0 +1,135 @@
+//! Price versus a long moving average, the trend input of the confluence vote:
+//! `ratio = close / SMA(period) - 1` (a decimal) and `sign` in {-1, 0, +1} (an integer).
+//!
+//! The sign is taken from the published ratio, i.e. after rounding to the ratio's declared
+//! scale, against the `threshold` parameter (default 0): +1 when `ratio > threshold`, -1
+//! when `ratio < -threshold`, else 0. A row therefore never shows a ratio of `0.000000`
+//! beside a sign of +1. A non-positive average (no price level to compare against) makes
+//! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
+
+use super::sma::Sma;
+use super::value::fixed_from_f64;
+use super::{BarInput, Kernel, Outputs, Raw};
+use crate::decimal::Fixed;
+
+/// Trend(period, threshold): outputs ratio (decimal), sign (integer).
+#[derive(Debug, Clone)]
+pub struct Trend {
+    sma: Sma,
+    close: f64,
+    ratio_scale: u8,
+    threshold: Fixed,
+}
+
+impl Trend {
+    /// A fresh kernel; `threshold` is a non-negative decimal (validated by the registry)
+    /// and `ratio_scale` the declared scale of the ratio output.
+    #[must_use]
+    pub fn new(period: u64, threshold: Fixed, ratio_scale: u8) -> Self {
+        Self {
+            sma: Sma::new(period),
+            close: f64::NAN,
+            ratio_scale,
+            threshold,
+        }
+    }
+
+    fn sign(&self, ratio: f64) -> Raw {
+        let Some(published) = fixed_from_f64(ratio, self.ratio_scale) else {
+            return Raw::Undefined;
+        };
+        // Compare at the finer of the two scales; both fit far below the i128 range.
+        let scale = published.scale.max(self.threshold.scale);
+        let (Ok(value), Ok(band)) = (
+            published.rescale_half_even(u32::from(scale)),
+            self.threshold.rescale_half_even(u32::from(scale)),
+        ) else {
+            return Raw::Undefined;
+        };
+        Raw::Int(if value.raw > band.raw {
+            1
+        } else if value.raw < -band.raw {
+            -1
+        } else {
+            0
+        })
+    }
+}
+
+impl Kernel for Trend {
+    fn update(&mut self, bar: &BarInput) {
+        self.sma.update(bar);
+        self.close = bar.close;
+    }
+
+    fn values(&self) -> Outputs {
+        let average = self.sma.mean();
+        // NaN (no bar yet) and non-positive averages both fail this test.
+        if average.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            return [Raw::Undefined; 4];
+        }
+        let ratio = self.close / average - 1.0;
+        if !ratio.is_finite() {
+            return [Raw::Undefined; 4];
+        }
+        [
+            Raw::Real(ratio),
+            self.sign(ratio),
+            Raw::Undefined,
+            Raw::Undefined,
+        ]
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.sma.warmup_bars()
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.sma.bars_seen()
+    }
+
+    fn reset(&mut self) {
+        self.sma.reset();
+        self.close = f64::NAN;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, flat, nth, series};
+    use super::*;
+
+    fn zero() -> Fixed {
+        Fixed::zero(0)
+    }
+
+    #[test]
+    fn ratio_and_sign() {
+        let mut trend = Trend::new(2, zero(), 6);
+        trend.warm(&[flat(1, 10.0, 1.0), flat(2, 30.0, 1.0)]);
+        assert!((nth(&trend, 0) - 0.5).abs() < 1e-12);
+        assert_eq!(trend.values()[1], Raw::Int(1));
+        trend.update(&flat(3, 10.0, 1.0));
+        assert_eq!(trend.values()[1], Raw::Int(-1));
+        trend.update(&flat(4, 10.0, 1.0));
+        assert_eq!(trend.values()[1], Raw::Int(0));
+    }
+
+    #[test]
+    fn sign_follows_the_published_ratio_and_threshold() {
+        // ratio = 1e-7 rounds to 0.000000 at scale 6: sign 0, not +1.
+        let mut tiny = Trend::new(1, zero(), 6);
+        tiny.update(&flat(1, 1.0, 1.0));
+        assert_eq!(tiny.sign(1e-7), Raw::Int(0));
+        assert_eq!(tiny.sign(6e-7), Raw::Int(1));
+        let band = Fixed { raw: 5, scale: 3 }; // 0.005
+        let banded = Trend::new(1, band, 6);
+        assert_eq!(banded.sign(0.004), Raw::Int(0));
+        assert_eq!(banded.sign(-0.005), Raw::Int(0));
+        assert_eq!(banded.sign(-0.0051), Raw::Int(-1));
+        let mut negative = Trend::new(1, zero(), 6);
+        negative.update(&flat(1, -1.0, 1.0));
+        assert_eq!(negative.values()[0], Raw::Undefined);
+        batch_equals_incremental(&Trend::new(200, zero(), 6), &series(500));
+    }
+}

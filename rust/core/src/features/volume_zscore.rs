@@ -1,0 +1,80 @@
+//! Volume z-score: `(volume - mean) / std` over the last `period` volumes including the
+//! current bar, with the population standard deviation. A window of equal volumes is
+//! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
+
+use super::window::RollingMoments;
+use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+
+/// VolumeZscore(period).
+#[derive(Debug, Clone)]
+pub struct VolumeZscore {
+    period: u64,
+    moments: RollingMoments,
+    volume: f64,
+    seen: u64,
+}
+
+impl VolumeZscore {
+    /// A fresh kernel; `period` is at least 1.
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        let period = period.max(1);
+        Self {
+            period,
+            moments: RollingMoments::new(len_of(period)),
+            volume: f64::NAN,
+            seen: 0,
+        }
+    }
+}
+
+impl Kernel for VolumeZscore {
+    fn update(&mut self, bar: &BarInput) {
+        self.moments.push(bar.volume);
+        self.volume = bar.volume;
+        self.seen += 1;
+    }
+
+    fn values(&self) -> Outputs {
+        match self.moments.variance(0) {
+            Some(variance) if variance > 0.0 => {
+                one(real((self.volume - self.moments.mean()) / variance.sqrt()))
+            }
+            _ => one(Raw::Undefined),
+        }
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        self.period
+    }
+
+    fn bars_seen(&self) -> u64 {
+        self.seen
+    }
+
+    fn reset(&mut self) {
+        self.moments.clear();
+        self.volume = f64::NAN;
+        self.seen = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::*;
+
+    #[test]
+    fn z_of_the_current_volume() {
+        let mut z = VolumeZscore::new(4);
+        for (i, v) in [1.0, 2.0, 3.0, 6.0].into_iter().enumerate() {
+            z.update(&flat(i as u64, 1.0, v));
+        }
+        // mean 3, population variance (4 + 1 + 0 + 9) / 4 = 3.5.
+        assert!((first(&z) - 3.0 / 3.5f64.sqrt()).abs() < 1e-12);
+        let mut same = VolumeZscore::new(2);
+        same.warm(&[flat(0, 1.0, 5.0), flat(1, 1.0, 5.0)]);
+        assert_eq!(same.values()[0], Raw::Undefined);
+        batch_equals_incremental(&VolumeZscore::new(20), &series(300));
+    }
+}

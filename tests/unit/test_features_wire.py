@@ -1,0 +1,187 @@
+"""Feature documents on the wire: specs, rows and deltas validate against their schemas (with
+an independent validator), config_hash is the identity of the canonical spec body, and bad
+input raises FeatureError (a SpineError and a ValueError) naming the problem."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import referencing
+from jsonschema import Draft202012Validator
+from referencing.jsonschema import DRAFT202012
+
+from reference.canonical_json import canonical_dumps
+from spine import canonical_json, identity
+from spine.errors import FeatureError, SpineError
+from spine.features import FeatureState, compute_features, feature_row, feature_specs, row_delta
+from test_features import make_bars
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+LOADED = {p.name: json.loads(p.read_bytes()) for p in SCHEMAS.glob("*.json")}
+REGISTRY = referencing.Registry().with_resources(
+    (s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values()
+)
+TAGS = ("version", "schema_id", "schema_version", "config_hash")
+COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
+
+
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(LOADED[f"{name}.json"], registry=REGISTRY)
+
+
+def errors(name: str, document: Any) -> list[str]:
+    return [e.message for e in validator(name).iter_errors(document)]
+
+
+def test_specs_validate_and_hash_their_canonical_body() -> None:
+    specs = feature_specs()
+    assert [s["feature_id"] for s in specs] == ["sma_20", "ema_20", "rsi_14", "atr_14", "bb_20_2",
+                                                "macd_12_26_9", "roc_10", "rvol_20", "vol_z_20",
+                                                "vwap_20", "donchian_20", "trend_200"]
+    for spec in specs:
+        assert errors("svc.feature_spec", spec) == []
+        body = {k: v for k, v in spec.items() if k not in TAGS}
+        # The identity by hand (pinned decision 3) over the reference canonical JSON.
+        canonical = canonical_dumps(body)
+        assert canonical == canonical_json(body)
+        domain = b"spine.v2/config_hash"
+        preimage = len(domain).to_bytes(8, "big") + domain + len(canonical).to_bytes(8, "big") + canonical
+        assert spec["config_hash"] == hashlib.sha256(preimage).hexdigest() == identity("config_hash", body)
+        assert spec["feature_version"] == "1.0.0" and spec["input_kind"] == "BAR"
+        assert spec["implementation"].startswith("spine_core.features.")
+    assert len({s["config_hash"] for s in specs}) == len(specs)
+
+
+def test_config_hash_is_stable() -> None:
+    # Pinned: a change here changes every stored row's provenance; bump feature_version.
+    by_id = {s["feature_id"]: s["config_hash"] for s in feature_specs()}
+    assert by_id["rsi_14"] == "5eb0e7a08639977511dbbe50576d44c400fe4ba408a02e814df3211ef9caefda"
+    assert feature_specs() == feature_specs()
+
+
+def test_rows_and_deltas_validate() -> None:
+    cols = make_bars(3, 260)
+    state = FeatureState(price_scale=2, size_scale=3)
+    empty = feature_row(state, instrument_id="BTCUSDT.SIM", resolution="1h")
+    assert empty["ts_event"] is None and errors("svc.feature_row", empty) == []
+    previous = state.row()
+    for cut in (10, 30, 199, 260):
+        assert state.warm(*(cols[k][:0] for k in COLUMNS)) == 0  # an empty batch is a no-op
+        start = 0 if state.last_ts_event is None else int(np.searchsorted(cols["ts_event"], state.last_ts_event)) + 1
+        state.warm(*(cols[k][start:cut] for k in COLUMNS))
+        document = feature_row(state, instrument_id="BTCUSDT.SIM", resolution="1h")
+        assert errors("svc.feature_row", document) == []
+        for value in document["values"].values():
+            if value["kind"] == "DECIMAL":
+                assert len(value["value"].partition(".")[2]) == value["scale"]
+        delta = row_delta(previous, document["values"], instrument_id="BTCUSDT.SIM", resolution="1h",
+                          ts_event=int(cols["ts_event"][cut - 1]))
+        assert errors("svc.feature_row_delta", delta) == []
+        assert all(op["op"] == "UPSERT" for op in delta["operations"])
+        previous = document["values"]
+    narrower = FeatureState(price_scale=2, size_scale=3, feature_ids=["rsi_14"])
+    narrower.warm(*(cols[k] for k in COLUMNS))
+    retired = row_delta(previous, narrower.row(), instrument_id="BTCUSDT.SIM", resolution="1h", ts_event=1)
+    ops = {op["key"]: op["op"] for op in retired["operations"]}
+    assert "rsi_14.value" not in ops and set(ops.values()) == {"RETIRE"} and len(ops) == 18
+    assert errors("svc.feature_row_delta", retired) == []
+
+
+def test_schemas_refuse_what_the_contract_refuses() -> None:
+    row = json.loads((SCHEMAS.parent / "tests/data/wire_examples/svc.feature_row.json").read_text())
+    bad_values = [
+        {"kind": "DECIMAL", "value": 1.5, "scale": 1},
+        {"kind": "DECIMAL", "value": "1.5"},
+        {"kind": "INTEGER", "value": 1},
+        {"kind": "INTEGER", "value": "-0"},
+        {"kind": "ABSENT", "reason": "WARMING_UP"},
+        {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE", "bars_seen": 1},
+        {"kind": "ABSENT", "reason": "NOPE"},
+        {"kind": "ZERO"},
+        None,
+    ]
+    for value in bad_values:
+        assert errors("svc.feature_row", {**row, "values": {"rsi_14.value": value}}), value
+    assert errors("svc.feature_row", {**row, "values": {"rsi_14": {"kind": "INTEGER", "value": "1"}}})
+    delta = json.loads((SCHEMAS.parent / "tests/data/wire_examples/svc.feature_row_delta.json").read_text())
+    correct = {"op": "CORRECT", "key": "rsi_14.value", "value": {"kind": "INTEGER", "value": "1"}}
+    assert errors("svc.feature_row_delta", {**delta, "operations": [correct]})
+    retire_with_value = {"op": "RETIRE", "key": "rsi_14.value", "value": {"kind": "INTEGER", "value": "1"}}
+    assert errors("svc.feature_row_delta", {**delta, "operations": [retire_with_value]})
+    spec = feature_specs()[0]
+    assert errors("svc.feature_spec", {**spec, "parameters": {"period": 20}})
+    assert errors("svc.feature_spec", {**spec, "outputs": [{**spec["outputs"][0], "value_type": "INTEGER"}]})
+
+
+# --- refusals ---------------------------------------------------------------------------------
+
+
+def raises(symbol: str, call: Any) -> FeatureError:
+    with pytest.raises(FeatureError) as caught:
+        call()
+    assert isinstance(caught.value, SpineError) and isinstance(caught.value, ValueError)
+    assert caught.value.symbol == symbol and str(caught.value).startswith(symbol + ": ")
+    return caught.value
+
+
+def test_bad_input_raises_clear_errors() -> None:
+    cols = make_bars(8, 30)
+    args = [cols[k] for k in COLUMNS]
+    state = FeatureState(price_scale=2, size_scale=3)
+    raises("LENGTH_MISMATCH", lambda: state.warm(*args[:5], args[5][:-1]))
+    unsorted = args[0].copy()
+    unsorted[[3, 4]] = unsorted[[4, 3]]
+    error = raises("UNSORTED_BARS", lambda: state.warm(unsorted, *args[1:]))
+    assert "bar 4" in str(error)
+    high = args[2].copy()
+    high[7] = args[3][7] - 1
+    raises("INCONSISTENT_BAR", lambda: state.warm(args[0], args[1], high, *args[3:]))
+    raises("INVALID_COLUMN", lambda: state.warm(args[0], args[1].astype(np.float64), *args[2:]))
+    raises("INVALID_COLUMN", lambda: state.warm(args[0], args[1].astype(np.int32), *args[2:]))
+    raises("INVALID_COLUMN", lambda: state.warm(args[0].astype(np.int64), *args[1:]))
+    raises("INVALID_COLUMN", lambda: state.warm(args[0], args[1][::-1][::2], *args[2:]))
+    raises("INVALID_COLUMN", lambda: state.warm(args[0], [1, 2, 3], *args[2:]))
+    assert state.last_ts_event is None  # nothing was taken
+    assert state.warm(*args) == 30
+    raises("UNSORTED_BARS", lambda: state.warm(*args))
+    raises("UNSORTED_BARS", lambda: state.update(int(args[0][-1]), 1, 1, 1, 1, 1))
+    raises("INVALID_BAR", lambda: state.update(-1, 1, 1, 1, 1, 1))
+    raises("INVALID_BAR", lambda: state.update(2**64, 1, 1, 1, 1, 1))
+    raises("INVALID_BAR", lambda: state.update(int(args[0][-1]) + 1, 2**63, 1, 1, 1, 1))
+    raises("INCONSISTENT_BAR", lambda: state.update(int(args[0][-1]) + 1, 1, 1, 1, 1, -1))
+    raises("INVALID_PRECISION", lambda: FeatureState(price_scale=19, size_scale=0))
+    raises("INVALID_PRECISION", lambda: FeatureState(price_scale=0, size_scale=-1))
+    raises("INVALID_PRECISION", lambda: FeatureState(price_scale=2**70, size_scale=0))
+    raises("UNKNOWN_FEATURE", lambda: FeatureState(price_scale=0, size_scale=0, feature_ids=["rsi_99"]))
+    raises("DUPLICATE_FEATURE", lambda: FeatureState(price_scale=0, size_scale=0, feature_ids=["rsi_14"] * 2))
+    raises("UNKNOWN_FEATURE", lambda: compute_features(*args, price_scale=2, size_scale=3, feature_ids=["x"]))
+
+
+def test_selection_order_and_properties() -> None:
+    state = FeatureState(price_scale=4, size_scale=1, feature_ids=["trend_200", "atr_14"])
+    assert state.feature_ids == ["trend_200", "atr_14"]
+    assert state.keys == ["atr_14.value", "trend_200.ratio", "trend_200.sign"]
+    assert list(state.row()) == state.keys
+    assert (state.price_scale, state.size_scale) == (4, 1)
+    empty = FeatureState(price_scale=0, size_scale=0, feature_ids=[])
+    assert empty.row() == {} and empty.warm(*(np.empty(0, dtype=t) for t in ("u8",) + ("i8",) * 5)) == 0
+
+
+def test_produced_documents_decode_into_the_wire_structs() -> None:
+    import msgspec
+
+    from spine.wire.feature_documents import FeatureRow, FeatureSpec
+
+    cols = make_bars(12, 40)
+    state = FeatureState(price_scale=2, size_scale=3)
+    state.warm(*(cols[k] for k in COLUMNS))
+    row = feature_row(state, instrument_id="ETHUSDT.SIM", resolution="4h")
+    decoded = msgspec.json.decode(json.dumps(row), type=FeatureRow)
+    assert json.loads(msgspec.json.encode(decoded)) == row
+    for spec in feature_specs():
+        assert json.loads(msgspec.json.encode(msgspec.json.decode(json.dumps(spec), type=FeatureSpec))) == spec
