@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from spine._core import FoldResult, fold_columns_many
+from spine._core import MAX_DECIMAL_SCALE, FoldResult, fold_columns_many
 from spine.errors import BarsError
 
 __all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars"]
@@ -63,7 +63,7 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
         if values.null_count:
             raise _refuse(f"{name} has nulls")
         if pa.types.is_decimal(values.type):
-            return _decimal_mantissas(values, name), values.type.scale
+            return _decimal_mantissas(values, name), _checked_scale(values.type.scale, name)
         values = values.to_numpy()
     array = np.asarray(values)
     if array.dtype.kind not in "iu":
@@ -72,7 +72,13 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
         raise _refuse(f"{name} holds integer mantissas: pass price_precision and size_precision")
     if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
         raise _refuse(f"{name} has a mantissa beyond int64")
-    return np.ascontiguousarray(array, dtype=np.int64), precision
+    return np.ascontiguousarray(array, dtype=np.int64), _checked_scale(precision, name)
+
+
+def _checked_scale(scale: int, name: str) -> int:
+    if not 0 <= scale <= MAX_DECIMAL_SCALE:
+        raise _refuse(f"{name} has precision {scale}; allowed: 0 to {MAX_DECIMAL_SCALE}")
+    return scale
 
 
 def _decimal_mantissas(values: pa.Array, name: str) -> npt.NDArray[np.int64]:
@@ -117,7 +123,8 @@ def _result_table(result: FoldResult, price_scale: int, size_scale: int) -> pa.T
         array = _decimal_array(np.frombuffer(raw[name], dtype="<i8"), scale)
         bar_columns[name] = pa.concat_arrays([array, pa.nulls(k, array.type)])
     bar_columns["withheld"] = pa.array([None] * n + [w[2] for w in withheld], pa.string())
-    return pa.table(bar_columns)
+    # Bars and withheld spans never overlap, so ordering by start interleaves them in time.
+    return pa.table(bar_columns).sort_by("start")
 
 
 def fold_bars(

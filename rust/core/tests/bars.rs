@@ -151,13 +151,12 @@ fn day_bucket_ends_at_midnight_utc() {
 #[test]
 fn incremental_fold_emits_what_the_whole_fold_serves() {
     let mut s = series(Channel::External, 5_000);
-    let mut inc = IncrementalFold::new(Channel::External);
+    let mut inc = IncrementalFold::new();
     let mut closed = Vec::new();
     for m in 1..=600 {
         let b = bar(m, 100 + (m % 13) as i64);
-        if let PushOutcome::Appended(seq) = s.push(b) {
-            inc.on_bar(&b, seq, s.coverage(), &mut closed);
-        }
+        let outcome = s.push(b);
+        inc.on_push(&s, b.ts_event, &outcome, &mut closed).unwrap();
     }
     for resolution in Resolution::DERIVED {
         let whole = s.fold(resolution).unwrap();

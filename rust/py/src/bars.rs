@@ -271,7 +271,7 @@ impl PySeries {
         let series = to_py(py, Series::new(config))?;
         Ok(Self {
             series,
-            incremental: IncrementalFold::new(channel),
+            incremental: IncrementalFold::new(),
         })
     }
 
@@ -328,28 +328,34 @@ impl PySeries {
         let mut closed = Vec::new();
         let outcome = self.series.push(bar);
         let label = match &outcome {
-            PushOutcome::Appended(sequence) => {
-                self.incremental
-                    .on_bar(&bar, *sequence, self.series.coverage(), &mut closed);
-                "APPENDED"
-            }
+            PushOutcome::Appended(_) => "APPENDED",
             PushOutcome::Inserted(_) => "INSERTED",
             PushOutcome::Duplicate => "DUPLICATE",
             PushOutcome::TooOld => "TOO_OLD",
             PushOutcome::Rejected(error) => return Err(bars_error(py, error)),
         };
+        to_py(
+            py,
+            self.incremental
+                .on_push(&self.series, ts_event, &outcome, &mut closed),
+        )?;
         Ok((label.to_owned(), closed_to_py(py, &closed)?))
     }
 
     /// The watermark reached `watermark` (quiet minutes): close the buckets ending by then.
     fn advance<'py>(&mut self, py: Python<'py>, watermark: u64) -> PyResult<Bound<'py, PyList>> {
         let mut closed = Vec::new();
-        self.incremental
-            .advance(watermark, self.series.coverage(), &mut closed);
+        to_py(
+            py,
+            self.incremental
+                .advance(&self.series, watermark, &mut closed),
+        )?;
         closed_to_py(py, &closed)
     }
 
-    /// Bulk load columns through the arrival rule; returns the number of bars accepted.
+    /// Bulk load columns through the arrival rule (history, backfill, reload); returns the
+    /// number of bars accepted. A bulk load streams nothing: the derived buckets it closes
+    /// are served by pages, and a bucket left open is completed by the next live bar.
     #[pyo3(signature = (ts_event, open, high, low, close, volume))]
     #[allow(clippy::too_many_arguments)]
     fn extend(
@@ -363,7 +369,17 @@ impl PySeries {
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
         let columns = Columns::new(ts_event, open, high, low, close, volume, None)?;
-        let outcomes = to_py(py, self.series.extend(&columns.view()))?;
+        let view = columns.view();
+        let outcomes = to_py(py, self.series.extend(&view))?;
+        let mut discarded = Vec::new();
+        for (ts_event, outcome) in view.ts_event.iter().zip(&outcomes) {
+            to_py(
+                py,
+                self.incremental
+                    .on_push(&self.series, *ts_event, outcome, &mut discarded),
+            )?;
+            discarded.clear();
+        }
         Ok(outcomes
             .iter()
             .filter(|o| matches!(o, PushOutcome::Appended(_) | PushOutcome::Inserted(_)))

@@ -5,7 +5,7 @@
 //! fully observed, and — on EXTERNAL — complete. Otherwise it is withheld with its reason;
 //! consecutive withheld buckets with one reason are reported as one span.
 
-use super::{BarsError, BarsView, Channel, Coverage, Resolution};
+use super::{Bar, BarsError, BarsView, Channel, Coverage, Resolution};
 
 /// Why a bucket was not computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -200,12 +200,8 @@ fn fold_from(
         let j = i + window.partition_point(|&t| t <= end);
         let reason = if end > watermark {
             Some(WithheldReason::NotClosed)
-        } else if !coverage.covers(start, end) {
-            Some(WithheldReason::Unobserved)
-        } else if channel == Channel::External && j - i < minutes {
-            Some(WithheldReason::GapInInput)
         } else {
-            None
+            closed_reason(coverage, channel, start, end, j - i < minutes)
         };
         match reason {
             Some(reason) => withhold(&mut out.withheld, start, end, reason),
@@ -273,6 +269,54 @@ fn withhold(withheld: &mut Vec<Withheld>, start: u64, end: u64, reason: Withheld
     }
 }
 
+/// Why a closed bucket `[start, end)` is withheld, if it is: `UNOBSERVED` unless one observed
+/// span covers it, then (EXTERNAL only) `GAP_IN_INPUT` when a minute has no candle.
+pub(super) fn closed_reason(
+    coverage: &Coverage,
+    channel: Channel,
+    start: u64,
+    end: u64,
+    incomplete: bool,
+) -> Option<WithheldReason> {
+    if !coverage.covers(start, end) {
+        Some(WithheldReason::Unobserved)
+    } else if channel == Channel::External && incomplete {
+        Some(WithheldReason::GapInInput)
+    } else {
+        None
+    }
+}
+
+/// The derived bar closing at `end` from the inputs `i..j` (non-empty), and the highest
+/// constituent sequence (0 when the input has none).
+///
+/// # Errors
+/// [`BarsError::VolumeOverflow`].
+pub(super) fn aggregate(
+    view: &BarsView<'_>,
+    i: usize,
+    j: usize,
+    end: u64,
+) -> Result<(Bar, u64), BarsError> {
+    let bar = Bar {
+        ts_event: end,
+        open: view.open[i],
+        high: view.high[i..j]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(view.high[i]),
+        low: view.low[i..j].iter().copied().min().unwrap_or(view.low[i]),
+        close: view.close[j - 1],
+        volume: sum_volume(&view.volume[i..j])
+            .ok_or(BarsError::VolumeOverflow { ts_event: end })?,
+    };
+    let sequence = view
+        .sequence
+        .map_or(0, |s| s[i..j].iter().copied().max().unwrap_or(0));
+    Ok((bar, sequence))
+}
+
 fn emit(
     bars: &mut Derived,
     view: &BarsView<'_>,
@@ -280,23 +324,15 @@ fn emit(
     j: usize,
     end: u64,
 ) -> Result<(), BarsError> {
+    let (bar, sequence) = aggregate(view, i, j, end)?;
     bars.ts_event.push(end);
-    bars.open.push(view.open[i]);
-    bars.close.push(view.close[j - 1]);
-    bars.high.push(
-        view.high[i..j]
-            .iter()
-            .copied()
-            .max()
-            .unwrap_or(view.high[i]),
-    );
-    bars.low
-        .push(view.low[i..j].iter().copied().min().unwrap_or(view.low[i]));
-    bars.volume
-        .push(sum_volume(&view.volume[i..j]).ok_or(BarsError::VolumeOverflow { ts_event: end })?);
-    if let Some(sequence) = view.sequence {
-        bars.sequence
-            .push(sequence[i..j].iter().copied().max().unwrap_or(0));
+    bars.open.push(bar.open);
+    bars.high.push(bar.high);
+    bars.low.push(bar.low);
+    bars.close.push(bar.close);
+    bars.volume.push(bar.volume);
+    if view.sequence.is_some() {
+        bars.sequence.push(sequence);
     }
     Ok(())
 }

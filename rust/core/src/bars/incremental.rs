@@ -1,13 +1,16 @@
-//! Incremental folding: each new closed 1-minute bar updates every derived resolution and
-//! emits the derived bars it closes. The rules are those of [`super::fold`], applied bucket by
-//! bucket as buckets close, so a stream and a page never disagree.
+//! Incremental folding: each closed 1-minute bar a series accepts updates every derived
+//! resolution and emits the derived bars it closes.
 //!
-//! Buckets close when the watermark reaches their end: either the bar closing at the bucket's
-//! end arrives, a later bar arrives, or the caller advances the watermark (a quiet minute on
-//! INTERNAL produces no bar, so time alone must be able to close a bucket).
+//! A bucket closes when the watermark reaches its end: the bar closing at the bucket's end
+//! arrives, a later bar arrives, or the caller advances the watermark (a quiet minute on
+//! INTERNAL produces no bar, so time alone must be able to close a bucket). A closing bucket
+//! is computed from the series itself by the rules of [`super::fold`], so a stream and a page
+//! never disagree, whatever arrived in bulk, late or out of order. A bar accepted into a
+//! bucket that has already closed (a late or repaired bar) re-emits that bucket with its new
+//! value and sequence.
 
-use super::fold::{sum_volume, Withheld, WithheldReason};
-use super::{Bar, Channel, Coverage, Resolution};
+use super::fold::{aggregate, closed_reason, Withheld};
+use super::{Bar, BarsError, PushOutcome, Resolution, Series};
 
 /// One closed derived bucket: a bar, or the reason it was withheld.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,123 +33,123 @@ pub enum Closed {
     },
 }
 
-/// The open bucket of one resolution.
-#[derive(Debug, Clone, Copy, Default)]
-struct Bucket {
-    /// Close of the bucket; 0 when no bucket is open.
-    end: u64,
-    open: i64,
-    high: i64,
-    low: i64,
-    close: i64,
-    volume: i64,
-    overflow: bool,
-    count: u64,
-    sequence: u64,
-}
-
-/// Open buckets for the six derived resolutions of one series.
+/// Which buckets of one series have closed and which hold bars still open.
 #[derive(Debug, Clone)]
 pub struct IncrementalFold {
-    channel: Channel,
-    buckets: [Bucket; 6],
+    /// Every bucket ending at or before this instant has closed.
+    closed_through: u64,
+    /// Per derived resolution, the end of the open bucket holding a bar (0: none).
+    pending: [u64; 6],
+}
+
+impl Default for IncrementalFold {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl IncrementalFold {
-    /// No open bucket yet.
+    /// Nothing closed, nothing open.
     #[must_use]
-    pub fn new(channel: Channel) -> Self {
+    pub const fn new() -> Self {
         Self {
-            channel,
-            buckets: [Bucket::default(); 6],
+            closed_through: 0,
+            pending: [0; 6],
         }
     }
 
-    /// Take a bar newer than every bar seen so far (an `Appended` arrival), pushing the
-    /// buckets it closes onto `out`, oldest resolution first.
-    pub fn on_bar(&mut self, bar: &Bar, sequence: u64, coverage: &Coverage, out: &mut Vec<Closed>) {
+    /// Take what `series.push` (already applied) answered for a bar closing at `ts_event`,
+    /// pushing the buckets that closed or changed onto `out`, finest resolution first.
+    /// Dropped arrivals (duplicates, too old, rejected) change nothing.
+    ///
+    /// # Errors
+    /// [`BarsError::VolumeOverflow`] when a bucket's volume does not fit 64 bits.
+    pub fn on_push(
+        &mut self,
+        series: &Series,
+        ts_event: u64,
+        outcome: &PushOutcome,
+        out: &mut Vec<Closed>,
+    ) -> Result<(), BarsError> {
+        if !matches!(outcome, PushOutcome::Appended(_) | PushOutcome::Inserted(_)) {
+            return Ok(());
+        }
+        self.closed_through = self.closed_through.max(ts_event);
         for (slot, resolution) in Resolution::DERIVED.into_iter().enumerate() {
-            let end = resolution.bucket_end(bar.ts_event);
-            let bucket = &mut self.buckets[slot];
-            if bucket.end != 0 && bucket.end < end {
-                out.extend(close(bucket, resolution, self.channel, coverage));
+            let end = resolution.bucket_end(ts_event);
+            if self.pending[slot] == end {
+                self.pending[slot] = 0; // this bar's bucket: handled below, once
             }
-            if bucket.end != end {
-                *bucket = Bucket {
-                    end,
-                    open: bar.open,
-                    high: bar.high,
-                    low: bar.low,
-                    ..Bucket::default()
-                };
-            }
-            bucket.high = bucket.high.max(bar.high);
-            bucket.low = bucket.low.min(bar.low);
-            bucket.close = bar.close;
-            match sum_volume(&[bucket.volume, bar.volume]) {
-                Some(v) => bucket.volume = v,
-                None => bucket.overflow = true,
-            }
-            bucket.count += 1;
-            bucket.sequence = bucket.sequence.max(sequence);
-            if bar.ts_event == end {
-                out.extend(close(bucket, resolution, self.channel, coverage));
+            self.close_pending(series, slot, resolution, out)?;
+            if end <= self.closed_through {
+                // The bar closes its bucket, or repairs one that closed already.
+                close(series, resolution, end, out)?;
+            } else {
+                self.pending[slot] = end;
             }
         }
+        Ok(())
     }
 
-    /// The watermark reached `watermark`: close every bucket ending at or before it.
-    pub fn advance(&mut self, watermark: u64, coverage: &Coverage, out: &mut Vec<Closed>) {
+    /// The watermark reached `watermark`: close every open bucket ending by then.
+    ///
+    /// # Errors
+    /// [`BarsError::VolumeOverflow`].
+    pub fn advance(
+        &mut self,
+        series: &Series,
+        watermark: u64,
+        out: &mut Vec<Closed>,
+    ) -> Result<(), BarsError> {
+        self.closed_through = self.closed_through.max(watermark);
         for (slot, resolution) in Resolution::DERIVED.into_iter().enumerate() {
-            let bucket = &mut self.buckets[slot];
-            if bucket.end != 0 && bucket.end <= watermark {
-                out.extend(close(bucket, resolution, self.channel, coverage));
-            }
+            self.close_pending(series, slot, resolution, out)?;
         }
+        Ok(())
+    }
+
+    fn close_pending(
+        &mut self,
+        series: &Series,
+        slot: usize,
+        resolution: Resolution,
+        out: &mut Vec<Closed>,
+    ) -> Result<(), BarsError> {
+        let end = self.pending[slot];
+        if end != 0 && end <= self.closed_through {
+            self.pending[slot] = 0;
+            close(series, resolution, end, out)?;
+        }
+        Ok(())
     }
 }
 
-/// Close one bucket by the fold's rules and clear it.
+/// Compute the closed bucket ending at `end` from the series, by the fold's rules. An
+/// INTERNAL bucket of no-trade minutes only yields nothing.
 fn close(
-    bucket: &mut Bucket,
+    series: &Series,
     resolution: Resolution,
-    channel: Channel,
-    coverage: &Coverage,
-) -> Option<Closed> {
-    let b = std::mem::take(bucket);
-    let start = b.end - resolution.step_ns();
-    let reason = if !coverage.covers(start, b.end) {
-        Some(WithheldReason::Unobserved)
-    } else if channel == Channel::External && b.count < resolution.minutes() {
-        Some(WithheldReason::GapInInput)
-    } else {
-        None
-    };
-    if let Some(reason) = reason {
-        return Some(Closed::Withheld {
+    end: u64,
+    out: &mut Vec<Closed>,
+) -> Result<(), BarsError> {
+    let view = series.view();
+    let start = end - resolution.step_ns();
+    let i = view.ts_event.partition_point(|&t| t <= start);
+    let j = i + view.ts_event[i..].partition_point(|&t| t <= end);
+    let incomplete = ((j - i) as u64) < resolution.minutes();
+    let channel = series.config().channel;
+    if let Some(reason) = closed_reason(series.coverage(), channel, start, end, incomplete) {
+        out.push(Closed::Withheld {
             resolution,
-            withheld: Withheld {
-                start,
-                end: b.end,
-                reason,
-            },
+            withheld: Withheld { start, end, reason },
+        });
+    } else if j > i {
+        let (bar, sequence) = aggregate(&view, i, j, end)?;
+        out.push(Closed::Bar {
+            resolution,
+            bar,
+            sequence,
         });
     }
-    if b.overflow {
-        // Not representable: withheld rather than wrapped; pages report it as an error.
-        return None;
-    }
-    let bar = Bar {
-        ts_event: b.end,
-        open: b.open,
-        high: b.high,
-        low: b.low,
-        close: b.close,
-        volume: b.volume,
-    };
-    Some(Closed::Bar {
-        resolution,
-        bar,
-        sequence: b.sequence,
-    })
+    Ok(())
 }
