@@ -18,6 +18,7 @@ __all__ = [
     "FoldResult",
     "feature_specs",
     "FeatureState",
+    "FeatureUniverse",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -154,3 +155,33 @@ class FeatureState:
     def reset(self) -> None: ...
     def row(self) -> dict[str, dict[str, str | int]]:
         """`<feature_id>.<output_name>` -> wire-shaped value dict, in key order."""
+
+@final
+class FeatureUniverse:
+    """Per instrument: the durable 1-minute series, its incremental fold, and feature state at
+    all seven resolutions. Changed rows come back as little-endian uint32 pairs
+    ``(instrument, resolution index into 1m, 5m, 15m, 30m, 1h, 4h, 1d)``."""
+
+    def __new__(cls, *, feature_ids: list[str] | None = None) -> FeatureUniverse: ...
+    def __len__(self) -> int: ...
+    def copy(self) -> FeatureUniverse: ...
+    def add(
+        self, *, channel: str, price_precision: int, size_precision: int, capacity: int = 5000
+    ) -> int: ...
+    def observe(self, instrument: int, start: int, end: int) -> None: ...
+    def warm(
+        self, instrument: int, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any
+    ) -> int: ...
+    def close_minute(
+        self,
+        instrument: Any,
+        ts_event: Any,
+        open: Any,
+        high: Any,
+        low: Any,
+        close: Any,
+        volume: Any,
+    ) -> bytes: ...
+    def advance(self, watermark: int) -> bytes: ...
+    def row(self, instrument: int, resolution: str) -> dict[str, dict[str, str | int]]: ...
+    def last_ts_event(self, instrument: int, resolution: str) -> int | None: ...

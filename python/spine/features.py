@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spine._core import WIRE_VERSION, FeatureState, feature_specs
+from spine._core import WIRE_VERSION, FeatureState, FeatureUniverse, feature_specs
 
 __all__ = [
     "FeatureState",
+    "FeatureUniverse",
     "FeatureValue",
     "Row",
     "compute_features",

@@ -354,8 +354,8 @@ impl PySeries {
     }
 
     /// Bulk load columns through the arrival rule (history, backfill, reload); returns the
-    /// number of bars accepted. A bulk load streams nothing: the derived buckets it closes
-    /// are served by pages, and a bucket left open is completed by the next live bar.
+    /// number of bars accepted. A bulk load streams nothing: the derived buckets it fills
+    /// are served by pages, and the bucket it leaves open is completed by the next live bar.
     #[pyo3(signature = (ts_event, open, high, low, close, volume))]
     #[allow(clippy::too_many_arguments)]
     fn extend(
@@ -371,14 +371,13 @@ impl PySeries {
         let columns = Columns::new(ts_event, open, high, low, close, volume, None)?;
         let view = columns.view();
         let outcomes = to_py(py, self.series.extend(&view))?;
-        let mut discarded = Vec::new();
-        for (ts_event, outcome) in view.ts_event.iter().zip(&outcomes) {
+        if let Some(&newest) = view.ts_event.last() {
+            let mut discarded = Vec::new();
             to_py(
                 py,
                 self.incremental
-                    .on_push(&self.series, *ts_event, outcome, &mut discarded),
+                    .on_bulk(&self.series, newest, &mut discarded),
             )?;
-            discarded.clear();
         }
         Ok(outcomes
             .iter()

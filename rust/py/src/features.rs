@@ -21,10 +21,11 @@ use crate::errors::feature_error;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(feature_specs, m)?)?;
     m.add_class::<PyFeatureState>()?;
+    m.add_class::<crate::universe::PyFeatureUniverse>()?;
     Ok(())
 }
 
-fn to_py<T>(py: Python<'_>, result: Result<T, FeatureError>) -> PyResult<T> {
+pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, FeatureError>) -> PyResult<T> {
     result.map_err(|e| feature_error(py, &e))
 }
 
@@ -64,7 +65,10 @@ pub fn feature_specs(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 }
 
 /// One value as its wire-shaped dict.
-fn feature_value_to_py<'py>(py: Python<'py>, value: FeatureValue) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn feature_value_to_py<'py>(
+    py: Python<'py>,
+    value: FeatureValue,
+) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     dict.set_item("kind", value.kind())?;
     match value {
@@ -90,7 +94,7 @@ fn feature_value_to_py<'py>(py: Python<'py>, value: FeatureValue) -> PyResult<Bo
 }
 
 /// A column argument; a wrong type or layout is a `FeatureError` (INVALID_COLUMN).
-fn column<T: pyo3::buffer::Element + Copy>(
+pub(crate) fn column<T: pyo3::buffer::Element + Copy>(
     py: Python<'_>,
     name: &'static str,
     obj: &Bound<'_, PyAny>,

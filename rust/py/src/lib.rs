@@ -11,6 +11,7 @@ mod decimal;
 mod errors;
 mod features;
 mod key_shapes;
+mod universe;
 mod walk;
 
 #[pymodule]

@@ -58,6 +58,12 @@ impl IncrementalFold {
         }
     }
 
+    /// Every bucket ending at or before this instant has closed.
+    #[must_use]
+    pub const fn closed_through(&self) -> u64 {
+        self.closed_through
+    }
+
     /// Take what `series.push` (already applied) answered for a bar closing at `ts_event`,
     /// pushing the buckets that closed or changed onto `out`, finest resolution first.
     /// Dropped arrivals (duplicates, too old, rejected) change nothing.
@@ -85,6 +91,29 @@ impl IncrementalFold {
                 // The bar closes its bucket, or repairs one that closed already.
                 close(series, resolution, end, out)?;
             } else {
+                self.pending[slot] = end;
+            }
+        }
+        Ok(())
+    }
+
+    /// The series took a bulk load (history, backfill, reload) whose newest bar closes at
+    /// `newest`. A bulk load streams nothing of its own: buckets it filled are served by
+    /// pages. Buckets that were open before it and have closed now are pushed onto `out`,
+    /// and the bucket holding `newest` stays open for the next live bar.
+    ///
+    /// # Errors
+    /// [`BarsError::VolumeOverflow`].
+    pub fn on_bulk(
+        &mut self,
+        series: &Series,
+        newest: u64,
+        out: &mut Vec<Closed>,
+    ) -> Result<(), BarsError> {
+        self.advance(series, newest, out)?;
+        for (slot, resolution) in Resolution::DERIVED.into_iter().enumerate() {
+            let end = resolution.bucket_end(newest);
+            if end > self.closed_through {
                 self.pending[slot] = end;
             }
         }

@@ -77,6 +77,17 @@ pub enum FeatureError {
         /// The element type expected (`int64`, `uint64`).
         expected: &'static str,
     },
+    /// A refusal of the bars kernels (series, folding) under a feature fold.
+    #[error(transparent)]
+    Bars(#[from] crate::bars::BarsError),
+    /// An instrument index outside the universe.
+    #[error("UNKNOWN_INSTRUMENT: instrument index {index} is not in the universe of {len}")]
+    UnknownInstrument {
+        /// The index given.
+        index: usize,
+        /// Instruments held.
+        len: usize,
+    },
     /// A scalar bar field outside its machine range (raised by bindings).
     #[error("INVALID_BAR: {name} = {value} is out of range; expected {expected}")]
     BarValueOutOfRange {

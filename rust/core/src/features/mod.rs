@@ -21,6 +21,7 @@ pub mod sma;
 pub mod spec;
 pub mod state;
 pub mod trend;
+pub mod universe;
 pub mod value;
 pub mod volume_zscore;
 pub mod vwap;
@@ -30,6 +31,7 @@ pub use error::FeatureError;
 pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
 pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
 pub use state::{BarColumns, FeatureState, Row};
+pub use universe::{Universe, Updated};
 pub use value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
 
 /// The most outputs any kernel declares (Bollinger: mid, upper, lower, percent_b).

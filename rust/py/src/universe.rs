@@ -1,0 +1,200 @@
+//! The universe feature fold for Python (`FeatureUniverse`): bulk warm-up per instrument and
+//! one call per minute close across the universe, columns in, changed rows out.
+//! Convert, call core, return.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use spine_core::bars::{Bar, BarsView, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
+use spine_core::features::{default_registry, FeatureError, Universe, Updated};
+
+use crate::errors::bars_error;
+use crate::features::{column, feature_value_to_py, to_py};
+
+/// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
+/// into `1m, 5m, 15m, 30m, 1h, 4h, 1d`.
+fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(updated.len() * 8);
+    for u in updated {
+        let slot = Resolution::ALL
+            .iter()
+            .position(|r| *r == u.resolution)
+            .unwrap_or(0) as u32;
+        out.extend_from_slice(&u.instrument.to_le_bytes());
+        out.extend_from_slice(&slot.to_le_bytes());
+    }
+    PyBytes::new(py, &out)
+}
+
+/// Per instrument: the durable 1-minute series, its incremental fold, and feature state at
+/// all seven resolutions.
+#[pyclass(module = "spine._core", name = "FeatureUniverse")]
+#[derive(Clone)]
+pub struct PyFeatureUniverse {
+    inner: Universe,
+}
+
+#[pymethods]
+impl PyFeatureUniverse {
+    #[new]
+    #[pyo3(signature = (*, feature_ids = None))]
+    fn new(py: Python<'_>, feature_ids: Option<Vec<String>>) -> PyResult<Self> {
+        let features = to_py(py, default_registry().select(feature_ids.as_deref()))?;
+        Ok(Self {
+            inner: Universe::new(features),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// A deep copy (series, folds and states).
+    fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// Add an instrument; returns its index.
+    #[pyo3(signature = (*, channel, price_precision, size_precision, capacity = DEFAULT_CAPACITY))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        channel: &str,
+        price_precision: i64,
+        size_precision: i64,
+        capacity: usize,
+    ) -> PyResult<u32> {
+        let channel = Channel::parse(channel).map_err(|e| bars_error(py, &e))?;
+        let mut config = SeriesConfig::new(channel, price_precision, size_precision)
+            .map_err(|e| bars_error(py, &e))?;
+        config.capacity = capacity;
+        to_py(py, self.inner.add(config))
+    }
+
+    /// Record that an instrument observed `[start, end)`.
+    fn observe(&mut self, py: Python<'_>, instrument: u32, start: u64, end: u64) -> PyResult<()> {
+        to_py(py, self.inner.observe(instrument, start, end))
+    }
+
+    /// Bulk load an instrument's 1-minute history (uint64 ts_event, int64 mantissas) and
+    /// warm all seven resolutions from it. Returns the bars accepted.
+    #[pyo3(signature = (instrument, ts_event, open, high, low, close, volume))]
+    #[allow(clippy::too_many_arguments)]
+    fn warm(
+        &mut self,
+        py: Python<'_>,
+        instrument: u32,
+        ts_event: &Bound<'_, PyAny>,
+        open: &Bound<'_, PyAny>,
+        high: &Bound<'_, PyAny>,
+        low: &Bound<'_, PyAny>,
+        close: &Bound<'_, PyAny>,
+        volume: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let ts = column::<u64>(py, "ts_event", ts_event, "uint64")?;
+        let o = column::<i64>(py, "open", open, "int64")?;
+        let h = column::<i64>(py, "high", high, "int64")?;
+        let l = column::<i64>(py, "low", low, "int64")?;
+        let c = column::<i64>(py, "close", close, "int64")?;
+        let v = column::<i64>(py, "volume", volume, "int64")?;
+        let view = BarsView {
+            ts_event: ts.slice(),
+            open: o.slice(),
+            high: h.slice(),
+            low: l.slice(),
+            close: c.slice(),
+            volume: v.slice(),
+            sequence: None,
+        };
+        to_py(py, self.inner.warm(instrument, &view))
+    }
+
+    /// Close one minute across the universe: row `k` is a closed 1-minute bar of instrument
+    /// `instrument[k]` (uint32). Returns the changed rows (see `updated_bytes`).
+    #[pyo3(signature = (instrument, ts_event, open, high, low, close, volume))]
+    #[allow(clippy::too_many_arguments)]
+    fn close_minute<'py>(
+        &mut self,
+        py: Python<'py>,
+        instrument: &Bound<'_, PyAny>,
+        ts_event: &Bound<'_, PyAny>,
+        open: &Bound<'_, PyAny>,
+        high: &Bound<'_, PyAny>,
+        low: &Bound<'_, PyAny>,
+        close: &Bound<'_, PyAny>,
+        volume: &Bound<'_, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let ix = column::<u32>(py, "instrument", instrument, "uint32")?;
+        let ts = column::<u64>(py, "ts_event", ts_event, "uint64")?;
+        let o = column::<i64>(py, "open", open, "int64")?;
+        let h = column::<i64>(py, "high", high, "int64")?;
+        let l = column::<i64>(py, "low", low, "int64")?;
+        let c = column::<i64>(py, "close", close, "int64")?;
+        let v = column::<i64>(py, "volume", volume, "int64")?;
+        let n = ix.slice().len();
+        let lengths: Vec<usize> = [o.slice(), h.slice(), l.slice(), c.slice(), v.slice()]
+            .iter()
+            .map(|column| column.len())
+            .chain([ts.slice().len()])
+            .collect();
+        if lengths.iter().any(|&len| len != n) {
+            return Err(crate::errors::feature_error(
+                py,
+                &FeatureError::LengthMismatch {
+                    expected: n,
+                    lengths,
+                },
+            ));
+        }
+        let bars: Vec<(u32, Bar)> = (0..n)
+            .map(|k| {
+                let bar = Bar {
+                    ts_event: ts.slice()[k],
+                    open: o.slice()[k],
+                    high: h.slice()[k],
+                    low: l.slice()[k],
+                    close: c.slice()[k],
+                    volume: v.slice()[k],
+                };
+                (ix.slice()[k], bar)
+            })
+            .collect();
+        let mut updated = Vec::with_capacity(n * 2);
+        to_py(py, self.inner.close_minute(&bars, &mut updated))?;
+        Ok(updated_bytes(py, &updated))
+    }
+
+    /// Every instrument's watermark reached `watermark` (quiet minutes): close their open
+    /// buckets. Returns the changed rows.
+    fn advance<'py>(&mut self, py: Python<'py>, watermark: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let mut updated = Vec::new();
+        to_py(py, self.inner.advance(watermark, &mut updated))?;
+        Ok(updated_bytes(py, &updated))
+    }
+
+    /// The row of an instrument at a resolution: key -> wire-shaped value dict, in key order.
+    fn row<'py>(
+        &self,
+        py: Python<'py>,
+        instrument: u32,
+        resolution: &str,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;
+        let state = to_py(py, self.inner.state(instrument, resolution))?;
+        let dict = PyDict::new(py);
+        for (key, value) in state.row() {
+            dict.set_item(key, feature_value_to_py(py, value)?)?;
+        }
+        Ok(dict)
+    }
+
+    /// The close of the newest bar an instrument's state at `resolution` took.
+    fn last_ts_event(
+        &self,
+        py: Python<'_>,
+        instrument: u32,
+        resolution: &str,
+    ) -> PyResult<Option<u64>> {
+        let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;
+        Ok(to_py(py, self.inner.state(instrument, resolution))?.last_ts_event())
+    }
+}
