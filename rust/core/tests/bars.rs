@@ -156,7 +156,7 @@ fn incremental_fold_emits_what_the_whole_fold_serves() {
     for m in 1..=600 {
         let b = bar(m, 100 + (m % 13) as i64);
         let outcome = s.push(b);
-        inc.on_push(&s, b.ts_event, &outcome, &mut closed).unwrap();
+        inc.on_push(&s, &b, &outcome, &mut closed).unwrap();
     }
     for resolution in Resolution::DERIVED {
         let whole = s.fold(resolution).unwrap();

@@ -337,7 +337,7 @@ impl PySeries {
         to_py(
             py,
             self.incremental
-                .on_push(&self.series, ts_event, &outcome, &mut closed),
+                .on_push(&self.series, &bar, &outcome, &mut closed),
         )?;
         Ok((label.to_owned(), closed_to_py(py, &closed)?))
     }

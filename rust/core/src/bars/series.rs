@@ -137,7 +137,7 @@ pub struct ResumeHint {
 }
 
 /// The series. Columns are kept apart (structure of arrays) so folds run over slices.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Series {
     config: SeriesConfig,
     /// Index of the oldest retained bar in the columns (eviction advances it; the columns
@@ -153,6 +153,34 @@ pub struct Series {
     last_sequence: u64,
     coverage: Coverage,
     counters: Counters,
+}
+
+/// A copy with the same spare room: a derived `Clone` would allocate exactly the length,
+/// so the copy's next push would reallocate and move every column.
+#[allow(clippy::ptr_arg)] // the capacity is what is copied
+fn clone_with_room<T: Copy>(column: &Vec<T>) -> Vec<T> {
+    let mut copy = Vec::with_capacity(column.capacity());
+    copy.extend_from_slice(column);
+    copy
+}
+
+impl Clone for Series {
+    fn clone(&self) -> Self {
+        Self {
+            config: self.config,
+            head: self.head,
+            ts_event: clone_with_room(&self.ts_event),
+            open: clone_with_room(&self.open),
+            high: clone_with_room(&self.high),
+            low: clone_with_room(&self.low),
+            close: clone_with_room(&self.close),
+            volume: clone_with_room(&self.volume),
+            sequence: clone_with_room(&self.sequence),
+            last_sequence: self.last_sequence,
+            coverage: self.coverage.clone(),
+            counters: self.counters,
+        }
+    }
 }
 
 impl Series {

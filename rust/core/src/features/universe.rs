@@ -188,7 +188,7 @@ impl Universe {
             let outcome = entry.series.push(bar);
             entry
                 .fold
-                .on_push(&entry.series, bar.ts_event, &outcome, &mut closed)?;
+                .on_push(&entry.series, &bar, &outcome, &mut closed)?;
             let late = match outcome {
                 PushOutcome::Inserted(_) => true,
                 PushOutcome::Appended(_) => bar.ts_event <= closed_before,
