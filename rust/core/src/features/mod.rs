@@ -1,11 +1,12 @@
 //! Indicator feature kernels: one indicator per file, the feature registry, and the
 //! incremental state per (instrument, resolution).
 //!
-//! Kernels take closed bars as `f64` ([`BarInput`], converted once from the fixed-point
-//! mantissas), compute in `f64` in O(1) amortised per bar with storage sized once, and type
-//! their outputs at the declared scale only when a row is read ([`value::fixed_from_f64`]:
-//! exact, half to even). A kernel reports ABSENT `WARMING_UP` until it has seen exactly
-//! `warmupBars` bars, and a value from that bar on.
+//! Kernels take closed bars as `f64` (one [`BarInput`], or a [`BarBlock`] of columns when
+//! warming; converted once from the fixed-point mantissas), compute in `f64` in O(1)
+//! amortised per bar with storage sized once, and type their outputs at the declared scale
+//! only when a row is read ([`value::fixed_from_f64`]: exact, half to even). A kernel reports
+//! ABSENT `WARMING_UP` until it has seen exactly `warmupBars` bars, and a value from that bar
+//! on.
 
 pub mod atr;
 pub mod bollinger;
@@ -79,8 +80,7 @@ impl BarInput {
         price_scale: u8,
         size_scale: u8,
     ) -> Self {
-        let p = POW10_F64[usize::from(price_scale.min(18))];
-        let s = POW10_F64[usize::from(size_scale.min(18))];
+        let (p, s) = (pow10(price_scale), pow10(size_scale));
         Self {
             ts_event,
             open: open as f64 / p,
@@ -92,16 +92,246 @@ impl BarInput {
     }
 }
 
+/// `10^scale` as `f64`, the divisor that converts a mantissa (scales above 18 clamp to 18).
+#[must_use]
+pub(crate) fn pow10(scale: u8) -> f64 {
+    POW10_F64[usize::from(scale.min(18))]
+}
+
+/// The bar fields a kernel reads. A batch converts only the columns some kernel reads: each
+/// costs a division per bar, and no kernel reads the open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[allow(clippy::struct_excessive_bools)]
+pub struct Inputs {
+    /// Reads the open.
+    pub open: bool,
+    /// Reads the high.
+    pub high: bool,
+    /// Reads the low.
+    pub low: bool,
+    /// Reads the close.
+    pub close: bool,
+    /// Reads the volume.
+    pub volume: bool,
+}
+
+impl Inputs {
+    /// Every field.
+    pub const ALL: Self = Self {
+        open: true,
+        high: true,
+        low: true,
+        close: true,
+        volume: true,
+    };
+    /// The close only.
+    pub const CLOSE: Self = Self {
+        open: false,
+        high: false,
+        low: false,
+        close: true,
+        volume: false,
+    };
+    /// High, low and close.
+    pub const HIGH_LOW_CLOSE: Self = Self {
+        high: true,
+        low: true,
+        ..Self::CLOSE
+    };
+
+    /// The fields either reads.
+    #[must_use]
+    pub fn union(self, other: Self) -> Self {
+        Self {
+            open: self.open | other.open,
+            high: self.high | other.high,
+            low: self.low | other.low,
+            close: self.close | other.close,
+            volume: self.volume | other.volume,
+        }
+    }
+}
+
+/// Closed bars as `f64` columns of one length (struct of arrays), oldest first: what kernels
+/// warm from. A kernel's batch loop reads only the columns it needs, contiguously, instead
+/// of striding over whole [`BarInput`]s. Columns no kernel of a batch reads
+/// ([`Kernel::inputs`]) may hold anything.
+#[derive(Debug, Clone, Copy)]
+pub struct BarBlock<'a> {
+    /// Close times.
+    pub ts_event: &'a [u64],
+    /// Open prices.
+    pub open: &'a [f64],
+    /// High prices.
+    pub high: &'a [f64],
+    /// Low prices.
+    pub low: &'a [f64],
+    /// Close prices.
+    pub close: &'a [f64],
+    /// Volumes.
+    pub volume: &'a [f64],
+}
+
+impl<'a> BarBlock<'a> {
+    /// Number of bars (the length of `ts_event`; every column has it).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ts_event.len()
+    }
+
+    /// Whether there is no bar.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ts_event.is_empty()
+    }
+
+    /// Bar `i` as one [`BarInput`] (for kernels warming bar by bar).
+    #[must_use]
+    pub fn bar(&self, i: usize) -> BarInput {
+        BarInput {
+            ts_event: self.ts_event[i],
+            open: self.open[i],
+            high: self.high[i],
+            low: self.low[i],
+            close: self.close[i],
+            volume: self.volume[i],
+        }
+    }
+
+    /// The bars from `from` on.
+    #[must_use]
+    pub fn tail(&self, from: usize) -> Self {
+        self.range(from, self.len())
+    }
+
+    /// Bars `from..to`.
+    #[must_use]
+    pub fn range(&self, from: usize, to: usize) -> Self {
+        Self {
+            ts_event: &self.ts_event[from..to],
+            open: &self.open[from..to],
+            high: &self.high[from..to],
+            low: &self.low[from..to],
+            close: &self.close[from..to],
+            volume: &self.volume[from..to],
+        }
+    }
+}
+
+/// Bars per block when a batch is converted into columns: 6 columns of 256 values fit in
+/// L1 beside the kernels' windows, and are reused by every kernel before the next block.
+pub(crate) const BLOCK: usize = 256;
+
+/// Stack storage for one block of columns.
+pub(crate) struct BlockBuffer {
+    ts_event: [u64; BLOCK],
+    open: [f64; BLOCK],
+    high: [f64; BLOCK],
+    low: [f64; BLOCK],
+    close: [f64; BLOCK],
+    volume: [f64; BLOCK],
+}
+
+impl BlockBuffer {
+    pub(crate) fn new() -> Self {
+        Self {
+            ts_event: [0; BLOCK],
+            open: [0.0; BLOCK],
+            high: [0.0; BLOCK],
+            low: [0.0; BLOCK],
+            close: [0.0; BLOCK],
+            volume: [0.0; BLOCK],
+        }
+    }
+
+    /// At most [`BLOCK`] bars, transposed into columns.
+    pub(crate) fn transpose(&mut self, bars: &[BarInput]) -> BarBlock<'_> {
+        let n = bars.len().min(BLOCK);
+        for (i, bar) in bars[..n].iter().enumerate() {
+            self.ts_event[i] = bar.ts_event;
+            self.open[i] = bar.open;
+            self.high[i] = bar.high;
+            self.low[i] = bar.low;
+            self.close[i] = bar.close;
+            self.volume[i] = bar.volume;
+        }
+        self.block(n)
+    }
+
+    /// Convert `ts_event.len()` (at most [`BLOCK`]) mantissas per column, the columns in
+    /// `inputs` only, as [`BarInput::from_raw`] does (the same division, bit for bit).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn convert(
+        &mut self,
+        ts_event: &[u64],
+        open: &[i64],
+        high: &[i64],
+        low: &[i64],
+        close: &[i64],
+        volume: &[i64],
+        inputs: Inputs,
+        price_scale: u8,
+        size_scale: u8,
+    ) -> BarBlock<'_> {
+        fn column(to: &mut [f64], from: &[i64], divisor: f64) {
+            for (t, &f) in to.iter_mut().zip(from) {
+                *t = f as f64 / divisor;
+            }
+        }
+        let n = ts_event.len().min(BLOCK);
+        let (p, s) = (pow10(price_scale), pow10(size_scale));
+        self.ts_event[..n].copy_from_slice(&ts_event[..n]);
+        for (wanted, to, from, divisor) in [
+            (inputs.open, &mut self.open, open, p),
+            (inputs.high, &mut self.high, high, p),
+            (inputs.low, &mut self.low, low, p),
+            (inputs.close, &mut self.close, close, p),
+            (inputs.volume, &mut self.volume, volume, s),
+        ] {
+            if wanted {
+                column(&mut to[..n], &from[..n], divisor);
+            }
+        }
+        self.block(n)
+    }
+
+    fn block(&self, n: usize) -> BarBlock<'_> {
+        BarBlock {
+            ts_event: &self.ts_event[..n],
+            open: &self.open[..n],
+            high: &self.high[..n],
+            low: &self.low[..n],
+            close: &self.close[..n],
+            volume: &self.volume[..n],
+        }
+    }
+}
+
 /// An incremental indicator over closed bars.
 pub trait Kernel {
     /// Take one closed bar. O(1) amortised, no allocation.
     fn update(&mut self, bar: &BarInput);
 
-    /// Take a batch of closed bars, oldest first: a tight loop over [`Self::update`].
-    fn warm(&mut self, bars: &[BarInput]) {
-        for bar in bars {
-            self.update(bar);
+    /// Take a block of closed bars, oldest first: the same state, bit for bit, as
+    /// [`Self::update`] on each in turn. Kernels override it with a tight loop over the
+    /// columns they read (the default is that loop over `update`).
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        for i in 0..block.len() {
+            self.update(&block.bar(i));
         }
+    }
+
+    /// Take a batch of closed bars, oldest first, through [`Self::warm_block`].
+    fn warm(&mut self, bars: &[BarInput]) {
+        let mut buffer = BlockBuffer::new();
+        for chunk in bars.chunks(BLOCK) {
+            self.warm_block(&buffer.transpose(chunk));
+        }
+    }
+
+    /// The bar fields this kernel reads (a batch may leave the others unset).
+    fn inputs(&self) -> Inputs {
+        Inputs::ALL
     }
 
     /// The current outputs in declared order (meaningful once warm).
@@ -192,7 +422,8 @@ pub(crate) mod testing {
         }
     }
 
-    /// Incremental and batch paths agree bit for bit.
+    /// Incremental and batch paths agree bit for bit, however the batch is split (the split
+    /// points exercise every prologue/steady-state boundary of the kernels' batch loops).
     pub fn batch_equals_incremental<K: Kernel + Clone>(fresh: &K, bars: &[BarInput]) {
         let mut a = fresh.clone();
         let mut b = fresh.clone();
@@ -207,5 +438,28 @@ pub(crate) mod testing {
         assert_eq!(c.bars_seen(), 0);
         c.warm(bars);
         assert_eq!(format!("{:?}", a.values()), format!("{:?}", c.values()));
+        for step in [1, 2, 7, 33, 300] {
+            let (mut batch, mut single) = (fresh.clone(), fresh.clone());
+            for chunk in bars.chunks(step) {
+                batch.warm(chunk);
+                for bar in chunk {
+                    single.update(bar);
+                }
+                assert_eq!(
+                    format!("{:?}", batch.values()),
+                    format!("{:?}", single.values())
+                );
+                assert_eq!(batch.bars_seen(), single.bars_seen());
+            }
+        }
+        for first in [1, 5, 40] {
+            let mut mixed = fresh.clone();
+            let first = first.min(bars.len());
+            for bar in &bars[..first] {
+                mixed.update(bar);
+            }
+            mixed.warm(&bars[first..]);
+            assert_eq!(format!("{:?}", a.values()), format!("{:?}", mixed.values()));
+        }
     }
 }
