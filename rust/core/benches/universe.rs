@@ -1,0 +1,109 @@
+//! Criterion benches for the universe feature fold: a cold warm-up of one instrument from
+//! 5,000 bars (series, six derived folds, all seven resolutions' default features), and the
+//! steady-state minute close across 1,000 instruments (successive minutes, so the 5m..1d
+//! closes come at their real rates).
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig, MINUTE_NS};
+use spine_core::features::{default_registry, Universe};
+
+const BARS: u64 = 5_000;
+const DAY: u64 = 1_440 * MINUTE_NS;
+
+fn config() -> SeriesConfig {
+    SeriesConfig {
+        channel: Channel::External,
+        price_scale: 2,
+        size_scale: 3,
+        capacity: BARS as usize,
+    }
+}
+
+/// A deterministic walk per instrument (no RNG dependency for a throughput bench).
+fn bar(instrument: u64, minute: u64) -> Bar {
+    let price = 1_000_000 + ((minute * 7_919 + instrument * 104_729) % 2_003) as i64;
+    Bar {
+        ts_event: 19_000 * DAY + minute * MINUTE_NS,
+        open: price,
+        high: price + 40,
+        low: price - 40,
+        close: price + ((minute % 7) as i64 - 3) * 5,
+        volume: 1_000 + ((minute * 31) % 977) as i64,
+    }
+}
+
+struct Columns([Vec<i64>; 5], Vec<u64>);
+
+fn columns(instrument: u64) -> Columns {
+    let bars: Vec<Bar> = (1..=BARS).map(|m| bar(instrument, m)).collect();
+    Columns(
+        [
+            bars.iter().map(|b| b.open).collect(),
+            bars.iter().map(|b| b.high).collect(),
+            bars.iter().map(|b| b.low).collect(),
+            bars.iter().map(|b| b.close).collect(),
+            bars.iter().map(|b| b.volume).collect(),
+        ],
+        bars.iter().map(|b| b.ts_event).collect(),
+    )
+}
+
+fn view(c: &Columns) -> BarsView<'_> {
+    BarsView {
+        ts_event: &c.1,
+        open: &c.0[0],
+        high: &c.0[1],
+        low: &c.0[2],
+        close: &c.0[3],
+        volume: &c.0[4],
+        sequence: None,
+    }
+}
+
+fn bench_warm(c: &mut Criterion) {
+    let data = columns(0);
+    let mut group = c.benchmark_group("universe_warm");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(BARS));
+    group.bench_function("one_instrument_5000_bars_all_resolutions", |b| {
+        b.iter(|| {
+            let mut u = Universe::new(default_registry().features().to_vec());
+            let Ok(i) = u.add(config()) else {
+                unreachable!("valid config")
+            };
+            u.warm(i, &view(&data)).ok()
+        });
+    });
+    group.finish();
+}
+
+fn bench_minute_close(c: &mut Criterion) {
+    let instruments = 1_000u64;
+    let mut u = Universe::new(default_registry().features().to_vec());
+    for i in 0..instruments {
+        let Ok(index) = u.add(config()) else {
+            unreachable!("valid config")
+        };
+        let _ = u.warm(index, &view(&columns(i)));
+    }
+    let mut minute = BARS;
+    let mut updated = Vec::new();
+    let mut closes: Vec<(u32, Bar)> = Vec::with_capacity(instruments as usize);
+    let mut group = c.benchmark_group("universe_minute_close");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(instruments));
+    group.bench_function("1000_instruments_successive_minutes", |b| {
+        b.iter(|| {
+            minute += 1;
+            closes.clear();
+            closes.extend((0..instruments).map(|i| (i as u32, bar(i, minute))));
+            updated.clear();
+            u.close_minute(&closes, &mut updated).ok()
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_warm, bench_minute_close);
+criterion_main!(benches);
