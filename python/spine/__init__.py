@@ -20,7 +20,7 @@ from spine._core import (
     quantize_decimal,
 )
 from spine._version import __version__
-from spine.bars import fold_bars
+from spine.bars import fold_bars, load_batch, series_batch
 from spine.errors import (
     BarsError,
     CanonicalJsonError,
@@ -46,6 +46,8 @@ __all__ = [
     "canonical_json",
     "canonicalize",
     "fold_bars",
+    "load_batch",
+    "series_batch",
     "format_decimal",
     "identity",
     "parse_decimal",

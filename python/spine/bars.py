@@ -15,10 +15,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from spine._core import MAX_DECIMAL_SCALE, FoldResult, fold_columns_many
+from spine._core import MAX_DECIMAL_SCALE, FoldResult, Series, fold_columns_many
 from spine.errors import BarsError
 
-__all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars"]
+__all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars", "load_batch", "series_batch"]
 
 RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 DERIVED_RESOLUTIONS = RESOLUTIONS[1:]
@@ -164,3 +164,34 @@ def fold_bars(
     )
     tables = [_result_table(result, price_scale, scales["volume"]) for result in results]
     return pa.concat_tables(tables)
+
+
+def series_batch(series: Series) -> pa.RecordBatch:
+    """The bars a series holds as one Arrow record batch, oldest first: ``ts_event``
+    (timestamp[ns, UTC], the close), ``sequence`` (uint64) and ``open``..``volume`` as
+    decimal128 at the series' precisions. The columns wrap the core's buffers (no per-bar
+    Python loop)."""
+    raw = series.columns()
+    ends = np.frombuffer(raw["ts_event"], dtype="<u8").astype("<i8")
+    columns = {
+        "ts_event": pa.array(ends, pa.timestamp("ns", tz="UTC")),
+        "sequence": pa.array(np.frombuffer(raw["sequence"], dtype="<u8")),
+    }
+    for name in (*PRICE_COLUMNS, "volume"):
+        scale = series.size_precision if name == "volume" else series.price_precision
+        columns[name] = _decimal_array(np.frombuffer(raw[name], dtype="<i8"), scale)
+    return pa.RecordBatch.from_pydict(columns)
+
+
+def load_batch(series: Series, bars: Any) -> int:
+    """Bulk load 1-minute bars (a record batch, table or mapping of columns, as ``fold_bars``
+    takes them) into ``series`` through its arrival rule; returns the bars accepted. Decimal
+    columns must carry the series' precisions exactly: a bar is never rescaled on the way in."""
+    ts_event = _timestamps(_column(bars, "ts_event"))
+    exact: dict[str, npt.NDArray[np.int64]] = {}
+    for name in (*PRICE_COLUMNS, "volume"):
+        wanted = series.size_precision if name == "volume" else series.price_precision
+        exact[name], scale = _mantissas(_column(bars, name), name, wanted)
+        if scale != wanted:
+            raise _refuse(f"{name} has scale {scale}; this series holds precision {wanted}")
+    return series.extend(ts_event, *(exact[name] for name in (*PRICE_COLUMNS, "volume")))

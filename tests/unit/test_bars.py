@@ -736,3 +736,31 @@ def test_missing_column_and_wrong_time_unit_are_refused() -> None:
     data = good()
     data["ts_event"] = data["ts_event"].astype(np.int64) * -1
     raises(lambda: via_fold_bars(data), "INVALID_BARS", "ts_event must not be negative")
+
+
+def test_a_series_round_trips_through_an_arrow_record_batch() -> None:
+    s = series("EXTERNAL")
+    for k in (1, 2, 4, 3):
+        s.push(D + k * M, 100 + k, 110 + k, 90 + k, 105 + k, k)
+    batch = spine.series_batch(s)
+    assert batch.schema.field("open").type == pa.decimal128(38, s.price_precision)
+    assert batch.column("ts_event").cast(pa.int64()).to_pylist() == [D + k * M for k in (1, 2, 3, 4)]
+    assert batch.column("sequence").to_pylist() == [1, 2, 4, 3]
+    copy = series("EXTERNAL")
+    assert spine.load_batch(copy, batch) == 4
+    restored = spine.series_batch(copy)
+    for name in ("ts_event", *FIELDS):
+        assert restored.column(name).equals(batch.column(name)), name
+
+
+def test_load_batch_refuses_a_decimal_at_another_scale() -> None:
+    s = series("EXTERNAL")
+    wrong = spine.series_batch(series("EXTERNAL")).to_pydict()
+    batch = pa.RecordBatch.from_pydict({
+        "ts_event": pa.array([D + M], pa.timestamp("ns", tz="UTC")),
+        **{name: pa.array([Decimal("1.5")], pa.decimal128(38, s.price_precision + 1)) for name in FIELDS},
+    })
+    assert wrong["open"] == []
+    with pytest.raises(BarsError, match="precision"):
+        spine.load_batch(s, batch)
+    assert len(s) == 0
