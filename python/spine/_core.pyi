@@ -19,6 +19,7 @@ __all__ = [
     "feature_specs",
     "FeatureState",
     "FeatureUniverse",
+    "Hub",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -185,3 +186,21 @@ class FeatureUniverse:
     def advance(self, watermark: int) -> bytes: ...
     def row(self, instrument: int, resolution: str) -> dict[str, dict[str, str | int]]: ...
     def last_ts_event(self, instrument: int, resolution: str) -> int | None: ...
+
+@final
+class Hub:
+    """Subscribers, each with one bounded queue (oldest dropped first) and a keep-predicate
+    applied at enqueue. Events are published encoded, once."""
+
+    def __new__(cls) -> Hub: ...
+    def __len__(self) -> int: ...
+    def subscribe(
+        self, *, instruments: list[str] | None = None, kinds: list[str] | None = None, capacity: int = ...
+    ) -> int: ...
+    def unsubscribe(self, id: int) -> None: ...
+    def publish(self, kind: str, instrument_id: str, payload: bytes) -> list[int]:
+        """Returns the subscribers whose queue was empty (a consumer may be waiting)."""
+
+    def drain(self, id: int, max_events: int = ...) -> bytes: ...
+    def stats(self, id: int) -> tuple[int, int, int]:
+        """(pending, dropped, enqueued)."""

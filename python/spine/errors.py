@@ -14,6 +14,7 @@ __all__ = [
     "IdentityNameError",
     "BarsError",
     "FeatureError",
+    "HubError",
 ]
 
 
@@ -77,3 +78,10 @@ class FeatureError(SpineError, ValueError):
     int64/uint64 array."""
 
     symbol = "INVALID_FEATURE_INPUT"
+
+
+class HubError(SpineError, ValueError):
+    """A refusal of the fan-out hub: an unknown subscriber id, a zero queue bound, or more
+    distinct event kinds than a hub tells apart."""
+
+    symbol = "INVALID_SUBSCRIPTION"

@@ -7,6 +7,7 @@
 pub mod bars;
 pub mod decimal;
 pub mod error;
+pub mod fanout;
 pub mod features;
 pub mod identity;
 pub mod json;

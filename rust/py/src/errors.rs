@@ -93,3 +93,9 @@ pub fn feature_error(py: Python<'_>, err: &FeatureError) -> PyErr {
         None,
     )
 }
+
+/// A refusal of the fan-out hub.
+pub fn hub_error(py: Python<'_>, err: &spine_core::fanout::HubError) -> PyErr {
+    let message = err.to_string();
+    raise(py, "HubError", message.clone(), symbol_of(&message), None)
+}

@@ -9,6 +9,7 @@ mod canonical;
 mod columns;
 mod decimal;
 mod errors;
+mod fanout;
 mod features;
 mod key_shapes;
 mod universe;
@@ -31,5 +32,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bars::PySeries>()?;
     m.add_class::<bars::PyFoldResult>()?;
     features::register(m)?;
+    m.add_class::<fanout::PyHub>()?;
     Ok(())
 }

@@ -1,0 +1,98 @@
+"""Fan-out to asyncio consumers over the Rust hub (``spine._core.Hub``).
+
+Each event is encoded once by its producer and published as bytes; the hub shares those bytes
+among the queues that keep it (one bounded queue of 2,048 per subscriber, oldest dropped
+first, the keep-predicate applied at enqueue). A consumer awaits ``next()``, which returns
+everything it has pending as one byte string, ready for one write. The producer never
+blocks or awaits: ``publish`` only sets the events of consumers whose queue was empty.
+
+Producers and consumers share one event loop (the node, its actor and the HTTP app run in
+one), so no wake-up can fall between a consumer's empty drain and its wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from types import TracebackType
+
+from spine._core import Hub
+
+__all__ = ["QUEUE_EVENTS", "FanOut", "Subscription"]
+
+#: The per-subscriber queue bound of the spec.
+QUEUE_EVENTS = 2_048
+
+
+class FanOut:
+    """The hub plus one wake-up event per subscriber."""
+
+    def __init__(self) -> None:
+        self._hub = Hub()
+        self._waiting: dict[int, asyncio.Event] = {}
+
+    def __len__(self) -> int:
+        return len(self._hub)
+
+    def subscribe(
+        self,
+        *,
+        instruments: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        capacity: int = QUEUE_EVENTS,
+    ) -> Subscription:
+        """A subscription keeping ``instruments`` and ``kinds`` (``None``: all)."""
+        sid = self._hub.subscribe(
+            instruments=None if instruments is None else list(instruments),
+            kinds=None if kinds is None else list(kinds),
+            capacity=capacity,
+        )
+        self._waiting[sid] = asyncio.Event()
+        return Subscription(self, sid)
+
+    def publish(self, kind: str, instrument_id: str, payload: bytes) -> None:
+        """Offer one encoded event; never blocks."""
+        for sid in self._hub.publish(kind, instrument_id, payload):
+            self._waiting[sid].set()
+
+    def _close(self, sid: int) -> None:
+        if self._waiting.pop(sid, None) is not None:
+            self._hub.unsubscribe(sid)
+
+
+class Subscription:
+    """One consumer's end: ``await next()`` for pending bytes; close when done."""
+
+    def __init__(self, fanout: FanOut, sid: int) -> None:
+        self._fanout = fanout
+        self.id = sid
+
+    async def next(self, timeout: float | None = None) -> bytes:
+        """Everything pending, oldest first, as one byte string; ``b""`` when ``timeout``
+        seconds pass with nothing (the caller's cue for a heartbeat)."""
+        hub, event = self._fanout._hub, self._fanout._waiting[self.id]
+        while True:
+            pending = hub.drain(self.id)
+            if pending:
+                return pending
+            event.clear()
+            try:
+                await asyncio.wait_for(event.wait(), timeout)
+            except TimeoutError:
+                return b""
+
+    def stats(self) -> dict[str, int]:
+        """``pending``, ``dropped`` (oldest-first evictions) and ``enqueued`` counts."""
+        pending, dropped, enqueued = self._fanout._hub.stats(self.id)
+        return {"pending": pending, "dropped": dropped, "enqueued": enqueued}
+
+    def close(self) -> None:
+        self._fanout._close(self.id)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,89 @@
+"""The fan-out hub: bounded queues that drop their oldest, predicates applied at enqueue,
+a producer that never waits, and asyncio consumers woken by publishes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from spine._core import Hub
+from spine.errors import HubError
+from spine.fanout import QUEUE_EVENTS, FanOut
+
+
+def frames(n: int, prefix: str = "e") -> list[bytes]:
+    return [f"{prefix}{k};".encode() for k in range(n)]
+
+
+def test_a_slow_subscriber_loses_its_oldest_events_and_counts_them() -> None:
+    fan = FanOut()
+    slow = fan.subscribe()
+    events = frames(QUEUE_EVENTS + 500)
+    for payload in events:
+        fan.publish("trade", "BTCUSDT.SIM", payload)  # never blocks, nobody reads
+    assert slow.stats() == {"pending": QUEUE_EVENTS, "dropped": 500, "enqueued": QUEUE_EVENTS + 500}
+    assert asyncio.run(slow.next()) == b"".join(events[500:])
+
+
+def test_a_slow_subscriber_does_not_cost_a_fast_one_anything() -> None:
+    fan = FanOut()
+    slow, fast = fan.subscribe(capacity=4), fan.subscribe(capacity=4)
+    got = []
+    for payload in frames(100):
+        fan.publish("bar", "A.SIM", payload)
+        got.append(fast._fanout._hub.drain(fast.id))
+    assert b"".join(got) == b"".join(frames(100))
+    assert fast.stats()["dropped"] == 0
+    assert slow.stats()["dropped"] == 96
+
+
+def test_the_predicate_isolates_a_single_instrument_subscriber() -> None:
+    fan = FanOut()
+    mine = fan.subscribe(instruments=["ETHUSDT.SIM"], kinds=["bar"])
+    everything = fan.subscribe()
+    for k in range(10 * QUEUE_EVENTS):
+        fan.publish("trade", "ETHUSDT.SIM", b"t")
+        fan.publish("bar", "BTCUSDT.SIM", b"x")
+    fan.publish("bar", "ETHUSDT.SIM", b"mine")
+    assert mine.stats() == {"pending": 1, "dropped": 0, "enqueued": 1}
+    assert asyncio.run(mine.next()) == b"mine"
+    assert everything.stats()["dropped"] == 20 * QUEUE_EVENTS + 1 - QUEUE_EVENTS
+
+
+def test_each_event_reaches_a_thousand_subscribers_once() -> None:
+    fan = FanOut()
+    subs = [fan.subscribe() for _ in range(1000)]
+    for payload in frames(3):
+        fan.publish("quote", "A.SIM", payload)
+    assert {asyncio.run(s.next()) for s in subs} == {b"e0;e1;e2;"}
+
+
+def test_a_waiting_consumer_wakes_on_publish_and_times_out_to_a_heartbeat() -> None:
+    async def scenario() -> tuple[bytes, bytes]:
+        fan = FanOut()
+        with fan.subscribe(kinds=["bar"]) as sub:
+            waiter = asyncio.create_task(sub.next(timeout=5))
+            await asyncio.sleep(0)
+            fan.publish("bar", "A.SIM", b"event: bar\ndata: {}\n\n")
+            woken = await asyncio.wait_for(waiter, 5)
+            quiet = await sub.next(timeout=0.01)
+        assert len(fan) == 0
+        return woken, quiet
+
+    assert asyncio.run(scenario()) == (b"event: bar\ndata: {}\n\n", b"")
+
+
+def test_refusals_name_what_was_wrong() -> None:
+    hub = Hub()
+    with pytest.raises(HubError, match="INVALID_QUEUE_CAPACITY"):
+        hub.subscribe(capacity=0)
+    sid = hub.subscribe()
+    hub.unsubscribe(sid)
+    for call in (lambda: hub.drain(sid), lambda: hub.stats(sid), lambda: hub.unsubscribe(sid)):
+        with pytest.raises(HubError, match="UNKNOWN_SUBSCRIBER"):
+            call()
+    for k in range(64):
+        hub.publish(f"kind{k}", "A.SIM", b"")
+    with pytest.raises(HubError, match="TOO_MANY_KINDS"):
+        hub.publish("kind64", "A.SIM", b"")
