@@ -1,0 +1,129 @@
+"""Fan-out: Spine's hub against one ``asyncio.Queue`` per subscriber in pure Python (the
+baseline a user writes by hand), side by side, with the same semantics: bounded queues of
+2,048 that drop their oldest, and a keep-predicate applied at enqueue.
+
+- publish: 10,000 encoded trade events through a hub holding 100 idle subscribers (their
+  queues fill, then every publish drops an oldest event), plus one subscriber that keeps a
+  single instrument;
+- round trip: publish one event and await it in a waiting consumer, 1,000 times in one event
+  loop (publish-to-dequeue latency, wake-up included).
+
+Both rivals deliver the same bytes (checked before timing). Smoke mode: --benchmark-disable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from spine.fanout import QUEUE_EVENTS, FanOut
+
+EVENTS = 10_000
+IDLE = 100
+INSTRUMENTS = [f"SYM{k}USDT.SIM" for k in range(50)]
+TRADES = [
+    (INSTRUMENTS[k % 50], f'event: trade\ndata: {{"seq":{k},"price":"27001.50"}}\n\n'.encode())
+    for k in range(EVENTS)
+]
+
+
+class QueueFanOut:
+    """The pure-Python baseline: a list of (predicate, asyncio.Queue) pairs."""
+
+    def __init__(self) -> None:
+        self.subscribers: list[tuple[set[str] | None, asyncio.Queue[bytes]]] = []
+
+    def subscribe(self, instruments: list[str] | None = None) -> asyncio.Queue[bytes]:
+        queue: asyncio.Queue[bytes] = asyncio.Queue(QUEUE_EVENTS)
+        self.subscribers.append((None if instruments is None else set(instruments), queue))
+        return queue
+
+    def publish(self, kind: str, instrument_id: str, payload: bytes) -> None:
+        for keep, queue in self.subscribers:
+            if keep is not None and instrument_id not in keep:
+                continue
+            if queue.full():
+                queue.get_nowait()  # oldest first
+            queue.put_nowait(payload)
+
+
+def _spine() -> tuple[Any, Any]:
+    fan = FanOut()
+    subs = [fan.subscribe() for _ in range(IDLE)]
+    one = fan.subscribe(instruments=[INSTRUMENTS[7]])
+    return fan, (subs, one)
+
+
+def _baseline() -> tuple[Any, Any]:
+    fan = QueueFanOut()
+    subs = [fan.subscribe() for _ in range(IDLE)]
+    one = fan.subscribe([INSTRUMENTS[7]])
+    return fan, (subs, one)
+
+
+def _publish_all(fan: Any) -> None:
+    for instrument, payload in TRADES:
+        fan.publish("trade", instrument, payload)
+
+
+def test_rivals_deliver_the_same_bytes() -> None:
+    async def run() -> None:
+        spine_fan, (spine_subs, spine_one) = _spine()
+        base_fan, (base_subs, base_one) = _baseline()
+        _publish_all(spine_fan)
+        _publish_all(base_fan)
+        expected = b"".join(p for _, p in TRADES[-QUEUE_EVENTS:])
+        assert await spine_subs[0].next() == expected
+        drained = []
+        while not base_subs[0].empty():
+            drained.append(base_subs[0].get_nowait())
+        assert b"".join(drained) == expected
+        mine = [p for i, p in TRADES if i == INSTRUMENTS[7]]
+        assert await spine_one.next() == b"".join(mine)
+        assert [base_one.get_nowait() for _ in mine] == mine
+
+    asyncio.run(run())
+
+
+@pytest.mark.benchmark(group="publish-100-idle")
+@pytest.mark.parametrize("rival", ["spine", "asyncio.Queue"])
+def test_publish(benchmark: BenchmarkFixture, rival: str) -> None:
+    loop = asyncio.new_event_loop()  # asyncio.Queue binds to a loop; the hub needs none
+    asyncio.set_event_loop(loop)
+    try:
+        fan, _ = (_spine if rival == "spine" else _baseline)()
+        _publish_all(fan)  # fill every queue: each timed publish also drops an oldest event
+        benchmark.pedantic(_publish_all, args=(fan,), rounds=10, iterations=1)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+async def _round_trips_spine(n: int) -> None:
+    fan = FanOut()
+    sub = fan.subscribe()
+    for instrument, payload in TRADES[:n]:
+        waiter = asyncio.ensure_future(sub.next())
+        await asyncio.sleep(0)
+        fan.publish("trade", instrument, payload)
+        assert await waiter == payload
+
+
+async def _round_trips_queue(n: int) -> None:
+    fan = QueueFanOut()
+    queue = fan.subscribe()
+    for instrument, payload in TRADES[:n]:
+        waiter = asyncio.ensure_future(queue.get())
+        await asyncio.sleep(0)
+        fan.publish("trade", instrument, payload)
+        assert await waiter == payload
+
+
+@pytest.mark.benchmark(group="round-trip-1000")
+@pytest.mark.parametrize("rival", ["spine", "asyncio.Queue"])
+def test_round_trip(benchmark: BenchmarkFixture, rival: str) -> None:
+    body = _round_trips_spine if rival == "spine" else _round_trips_queue
+    benchmark.pedantic(lambda: asyncio.run(body(1_000)), rounds=10, iterations=1)
