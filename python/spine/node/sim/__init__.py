@@ -1,0 +1,6 @@
+"""The simulated venue ``SIM``: a seeded, deterministic market behind a real nautilus data
+client, the embedded default of every node."""
+
+from spine.node.sim.universe import SimUniverseConfig, make_instruments
+
+__all__ = ["SimUniverseConfig", "make_instruments"]

@@ -1,0 +1,323 @@
+"""The ``SIM`` venue as a real nautilus data client: a ``LiveMarketDataClient`` with its
+factory and instrument provider, streaming the seeded market of :mod:`.market` on a clock that
+runs in real time or accelerated, and answering history requests.
+
+The stream wakes every ``tick_secs`` of wall time, advances the venue clock and emits every
+event whose timestamp has passed, in time order per instrument: quotes, trades, the EXTERNAL
+1-minute candle at each minute's close, mark and index prices and funding (perpetuals),
+greeks (options), and now and then an instrument status change or a liquidation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from nautilus_trader.common.providers import InstrumentProvider
+from nautilus_trader.config import InstrumentProviderConfig, LiveDataClientConfig
+from nautilus_trader.live.data_client import LiveMarketDataClient
+from nautilus_trader.live.factories import LiveDataClientFactory
+from nautilus_trader.model.data import (
+    Bar,
+    BarType,
+    CustomData,
+    DataType,
+    FundingRateUpdate,
+    IndexPriceUpdate,
+    InstrumentStatus,
+    MarkPriceUpdate,
+    QuoteTick,
+    TradeTick,
+)
+from nautilus_trader.model.enums import AggressorSide, MarketStatusAction
+from nautilus_trader.model.identifiers import ClientId, InstrumentId, TradeId, Venue
+from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual, Instrument
+from nautilus_trader.model.objects import Price, Quantity
+
+from spine.node.sim.history import HistoryAnswer, HistoryPlan
+from spine.node.sim.kinds import Liquidation, OptionGreeks
+from spine.node.sim.market import MINUTE_NS, Candle, Profile, SimMarket
+from spine.node.sim.universe import SimUniverseConfig, make_instruments, reference_price
+
+__all__ = ["SimDataClient", "SimDataClientConfig", "SimDataClientFactory", "SimInstrumentProvider", "sim_market"]
+
+FIXED = 16  # nautilus' raw scale in this build (FIXED_PRECISION=16)
+FUNDING_PERIOD_NS = 8 * 3600 * 10**9
+
+
+class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[call-arg]
+    """The simulated venue's settings (a msgspec struct, like every nautilus config)."""
+
+    seed: int = 7
+    #: Venue seconds per wall second (1.0: real time).
+    speed: float = 1.0
+    #: Venue time at start, ns; ``None`` starts at the wall clock's current minute.
+    start_ns: int | None = None
+    tick_secs: float = 0.05
+    spot: int = 12
+    perpetuals: int = 12
+    option_expiries: int = 2
+    option_strikes: int = 6
+    candle_skip: float = 0.002
+    #: Per instrument id, how the history endpoint answers: ``history`` (default),
+    #: ``no_history``, ``transient:<n>`` (n failures, then history) or ``failed``.
+    history: dict[str, str] | None = None
+
+
+def _universe(config: SimDataClientConfig) -> SimUniverseConfig:
+    return SimUniverseConfig(spot=config.spot, perpetuals=config.perpetuals,
+                             option_expiries=config.option_expiries, option_strikes=config.option_strikes)
+
+
+def sim_market(config: SimDataClientConfig, instruments: list[Instrument]) -> SimMarket:
+    """The market of a configured universe: liquidity falls from majors to options."""
+    profiles = []
+    for k, instrument in enumerate(instruments):
+        rate = 0.25 if isinstance(instrument, CryptoOption) else max(0.6, 9.0 / (1 + k % 12))
+        profiles.append(Profile(float(reference_price(instrument)), instrument.price_precision,
+                                instrument.size_precision, rate))
+    return SimMarket(profiles, seed=config.seed, candle_skip=config.candle_skip)
+
+
+class SimInstrumentProvider(InstrumentProvider):
+    """Lists the configured universe."""
+
+    def __init__(self, universe: SimUniverseConfig, config: InstrumentProviderConfig | None = None) -> None:
+        super().__init__(config=config)
+        self._universe = universe
+
+    async def load_all_async(self, filters: dict[str, Any] | None = None) -> None:
+        for instrument in make_instruments(self._universe):
+            self.add(instrument)
+
+    async def load_ids_async(self, instrument_ids: list[InstrumentId], filters: dict[str, Any] | None = None) -> None:
+        await self.load_all_async()
+
+    async def load_async(self, instrument_id: InstrumentId, filters: dict[str, Any] | None = None) -> None:
+        await self.load_all_async()
+
+
+@dataclass
+class _Subscriptions:
+    quotes: set[InstrumentId]
+    trades: set[InstrumentId]
+    candles: set[InstrumentId]
+    marks: set[InstrumentId]
+    indexes: set[InstrumentId]
+    funding: set[InstrumentId]
+    status: set[InstrumentId]
+    custom: set[str]
+
+
+class SimDataClient(LiveMarketDataClient):
+    """The venue (see the module docs)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any,
+                 config: SimDataClientConfig) -> None:
+        provider_config = config.instrument_provider or InstrumentProviderConfig(load_all=True)
+        if not provider_config.load_all:
+            provider_config = InstrumentProviderConfig(load_all=True)
+        super().__init__(loop=loop, client_id=ClientId("SIM"), venue=Venue("SIM"), msgbus=msgbus, cache=cache,
+                         clock=clock, instrument_provider=SimInstrumentProvider(_universe(config), provider_config),
+                         config=config)
+        self._sim = config
+        self._instruments = make_instruments(_universe(config))
+        self.market = sim_market(config, self._instruments)
+        self.history = HistoryPlan(self.market, self._instruments, config.history or {})
+        self._index = {instrument.id: k for k, instrument in enumerate(self._instruments)}
+        self._subs = _Subscriptions(set(), set(), set(), set(), set(), set(), set(), set())
+        self._wall0 = time.time_ns()
+        start = config.start_ns if config.start_ns is not None else self._wall0 // MINUTE_NS * MINUTE_NS
+        self._venue0 = start
+        self._emitted_to = start
+        self._task: asyncio.Task[None] | None = None
+        self._trade_ids = 0
+
+    # --- the venue clock --------------------------------------------------------------------
+
+    def venue_now(self) -> int:
+        """The venue's current time, ns."""
+        return self._venue0 + int((time.time_ns() - self._wall0) * self._sim.speed)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def _connect(self) -> None:
+        await self._instrument_provider.initialize()
+        for instrument in self._instrument_provider.list_all():
+            self._handle_data(instrument)
+        self._task = self.create_task(self._stream(), log_msg="sim-stream")
+
+    async def _disconnect(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _stream(self) -> None:
+        while True:
+            await asyncio.sleep(self._sim.tick_secs)
+            self.emit_until(self.venue_now())
+
+    def emit_until(self, until: int) -> None:
+        """Emit every subscribed event with a timestamp in ``(emitted_to, until]``."""
+        start, self._emitted_to = self._emitted_to, max(self._emitted_to, until)
+        if until <= start:
+            return
+        first_end = (start // MINUTE_NS + 1) * MINUTE_NS
+        for end in range(first_end, (until // MINUTE_NS + 1) * MINUTE_NS + 1, MINUTE_NS):
+            for instrument in self._instruments:
+                for data in self._minute_events(instrument, end, start, until):
+                    self._handle_data(data)
+
+    # --- events -------------------------------------------------------------------------------
+
+    def _price(self, instrument: Instrument, mantissa: int) -> Price:
+        return Price.from_raw(mantissa * 10 ** (FIXED - instrument.price_precision), instrument.price_precision)
+
+    def _qty(self, instrument: Instrument, mantissa: int) -> Quantity:
+        return Quantity.from_raw(mantissa * 10 ** (FIXED - instrument.size_precision), instrument.size_precision)
+
+    def _minute_events(self, instrument: Instrument, end: int, after: int, until: int) -> Iterator[Any]:
+        """The events of the minute closing at ``end`` with a timestamp in ``(after, until]``."""
+        iid, k = instrument.id, self._index[instrument.id]
+        minute = self.market.minute(k, end)
+        due = lambda ts: after < ts <= until  # noqa: E731
+        events: list[tuple[int, Any]] = []
+        if iid in self._subs.quotes:
+            for ts, bid, ask, bid_size, ask_size in minute.quotes:
+                if due(ts):
+                    events.append((ts, QuoteTick(iid, self._price(instrument, bid), self._price(instrument, ask),
+                                                 self._qty(instrument, bid_size), self._qty(instrument, ask_size),
+                                                 ts, ts)))
+        if iid in self._subs.trades:
+            for n, (ts, price, size, buyer) in enumerate(minute.trades):
+                if due(ts):
+                    side = AggressorSide.BUYER if buyer else AggressorSide.SELLER
+                    events.append((ts, TradeTick(iid, self._price(instrument, price), self._qty(instrument, size),
+                                                 side, TradeId(f"{end // MINUTE_NS}-{n}"), ts, ts)))
+        if due(end):
+            events.extend((end, d) for d in self._minute_close(instrument, k, end, minute.candle))
+        events.sort(key=lambda e: e[0])
+        return (data for _, data in events)
+
+    def _minute_close(self, instrument: Instrument, k: int, end: int, candle: Candle | None) -> Iterator[Any]:
+        iid = instrument.id
+        if iid in self._subs.candles and candle is not None:
+            yield self.candle_bar(instrument, candle)
+        level = self.market.price_at(k, end // MINUTE_NS)
+        if isinstance(instrument, CryptoPerpetual):
+            if iid in self._subs.marks:
+                yield MarkPriceUpdate(iid, self._price(instrument, level + max(1, level // 20_000)), end, end)
+            if iid in self._subs.indexes:
+                yield IndexPriceUpdate(iid, self._price(instrument, level), end, end)
+            if iid in self._subs.funding:
+                rate = Decimal(round(10_000 * math.sin(end / 3.6e12 + k))).scaleb(-8)
+                yield FundingRateUpdate(iid, rate, end, end, next_funding_ns=(end // FUNDING_PERIOD_NS + 1) * FUNDING_PERIOD_NS)
+            if "Liquidation" in self._subs.custom and (end // MINUTE_NS + k) % 37 == 0:
+                side = "SELL" if (end // MINUTE_NS) % 2 else "BUY"
+                liq = Liquidation(instrument_id=iid, side=side, price=str(self._price(instrument, level)),
+                                  quantity=str(self._qty(instrument, 10 ** instrument.size_precision)), ts_event=end, ts_init=end)
+                yield CustomData(DataType(Liquidation), liq)
+        if isinstance(instrument, CryptoOption) and "OptionGreeks" in self._subs.custom:
+            yield CustomData(DataType(OptionGreeks), self._greeks(instrument, end))
+        if iid in self._subs.status and (end // MINUTE_NS + 7 * k) % 720 == 0:
+            halted = (end // MINUTE_NS // 720) % 2 == 0
+            action = MarketStatusAction.HALT if halted else MarketStatusAction.TRADING
+            yield InstrumentStatus(iid, action, end, end, reason="SIM_CIRCUIT_BREAKER" if halted else None,
+                                   is_trading=not halted)
+
+    def _greeks(self, option: CryptoOption, end: int) -> OptionGreeks:
+        """Black-Scholes greeks of the option at the underlying's level (the venue computes them;
+        the node only carries them)."""
+        spot = float(reference_price(option)) / 0.05 * math.exp(0.02 * math.sin(end / 8.64e13))
+        strike = float(option.strike_price)
+        years = max((option.expiration_ns - end) / (365 * 86_400 * 10**9), 1e-6)
+        iv = 0.5 + 0.2 * abs(math.log(strike / spot))
+        d1 = (math.log(spot / strike) + 0.5 * iv * iv * years) / (iv * math.sqrt(years))
+        d2 = d1 - iv * math.sqrt(years)
+        cdf = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))  # noqa: E731
+        pdf = math.exp(-0.5 * d1 * d1) / math.sqrt(2 * math.pi)
+        call = option.option_kind.name == "CALL"
+        delta = cdf(d1) if call else cdf(d1) - 1
+        rho = strike * years * (cdf(d2) if call else -cdf(-d2)) / 100
+        text = lambda x, s=6: format(Decimal(repr(x)).quantize(Decimal(1).scaleb(-s)) + 0, "f")  # noqa: E731
+        return OptionGreeks(instrument_id=option.id, delta=text(delta), gamma=text(pdf / (spot * iv * math.sqrt(years)), 10),
+                            vega=text(spot * pdf * math.sqrt(years) / 100), theta=text(-spot * pdf * iv / (2 * math.sqrt(years)) / 365),
+                            rho=text(rho), iv=text(iv), underlying_price=text(spot, 2), ts_event=end, ts_init=end)
+
+    def candle_bar(self, instrument: Instrument, candle: Candle) -> Bar:
+        """A venue candle as a framework EXTERNAL 1-minute bar."""
+        bar_type = BarType.from_str(f"{instrument.id}-1-MINUTE-LAST-EXTERNAL")
+        p = lambda m: self._price(instrument, m)  # noqa: E731
+        return Bar(bar_type, p(candle.open), p(candle.high), p(candle.low), p(candle.close),
+                   self._qty(instrument, candle.volume), candle.ts_event, candle.ts_event)
+
+    # --- subscriptions ------------------------------------------------------------------------
+
+    async def _subscribe_quote_ticks(self, command: Any) -> None:
+        self._subs.quotes.add(command.instrument_id)
+
+    async def _subscribe_trade_ticks(self, command: Any) -> None:
+        self._subs.trades.add(command.instrument_id)
+
+    async def _subscribe_bars(self, command: Any) -> None:
+        self._subs.candles.add(command.bar_type.instrument_id)
+
+    async def _subscribe_mark_prices(self, command: Any) -> None:
+        self._subs.marks.add(command.instrument_id)
+
+    async def _subscribe_index_prices(self, command: Any) -> None:
+        self._subs.indexes.add(command.instrument_id)
+
+    async def _subscribe_funding_rates(self, command: Any) -> None:
+        self._subs.funding.add(command.instrument_id)
+
+    async def _subscribe_instrument_status(self, command: Any) -> None:
+        self._subs.status.add(command.instrument_id)
+
+    async def _subscribe(self, command: Any) -> None:
+        self._subs.custom.add(command.data_type.type.__name__)
+
+    async def _subscribe_instruments(self, command: Any) -> None:
+        pass  # the universe is fixed: every instrument was sent on connect
+
+    async def _subscribe_instrument(self, command: Any) -> None:
+        pass
+
+    async def _unsubscribe_quote_ticks(self, command: Any) -> None:
+        self._subs.quotes.discard(command.instrument_id)
+
+    async def _unsubscribe_trade_ticks(self, command: Any) -> None:
+        self._subs.trades.discard(command.instrument_id)
+
+    async def _unsubscribe_bars(self, command: Any) -> None:
+        self._subs.candles.discard(command.bar_type.instrument_id)
+
+    # --- history ------------------------------------------------------------------------------
+
+    async def _request_bars(self, request: Any) -> None:
+        """History through the framework: answered from the same plan as direct fetches; a
+        failing instrument gets no answer (the framework has no failure response)."""
+        iid = request.bar_type.instrument_id
+        start = int(request.start.value) if request.start is not None else self.venue_now() - 5_000 * MINUTE_NS
+        end = int(request.end.value) if request.end is not None else self.venue_now()
+        answer: HistoryAnswer = self.history.fetch(str(iid), start, end)
+        if answer.outcome in ("history", "no_history"):
+            instrument = self._instruments[self._index[iid]]
+            bars = [self.candle_bar(instrument, c) for c in answer.candles]
+            self._handle_bars(request.bar_type, bars, request.id, request.start, request.end, request.params)
+
+
+class SimDataClientFactory(LiveDataClientFactory):
+    """Builds the ``SIM`` client for a node."""
+
+    @staticmethod
+    def create(loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any,
+               clock: Any) -> SimDataClient:
+        if not isinstance(config, SimDataClientConfig):
+            raise TypeError(f"the SIM factory builds from a SimDataClientConfig, got {type(config).__name__}")
+        return SimDataClient(loop, msgbus, cache, clock, config)
