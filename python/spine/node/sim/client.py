@@ -169,9 +169,12 @@ class SimDataClient(LiveMarketDataClient):
             return
         first_end = (start // MINUTE_NS + 1) * MINUTE_NS
         for end in range(first_end, (until // MINUTE_NS + 1) * MINUTE_NS + 1, MINUTE_NS):
-            for instrument in self._instruments:
-                for data in self._minute_events(instrument, end, start, until):
-                    self._handle_data(data)
+            # One stream in time order across instruments, as a venue's feed is: a consumer's
+            # event clock never passes a minute's close before every trade of that minute.
+            due = [e for instrument in self._instruments for e in self._minute_events(instrument, end, start, until)]
+            due.sort(key=lambda event: event[0])
+            for _, data in due:
+                self._handle_data(data)
 
     # --- events -------------------------------------------------------------------------------
 
@@ -181,8 +184,9 @@ class SimDataClient(LiveMarketDataClient):
     def _qty(self, instrument: Instrument, mantissa: int) -> Quantity:
         return Quantity.from_raw(mantissa * 10 ** (FIXED - instrument.size_precision), instrument.size_precision)
 
-    def _minute_events(self, instrument: Instrument, end: int, after: int, until: int) -> Iterator[Any]:
-        """The events of the minute closing at ``end`` with a timestamp in ``(after, until]``."""
+    def _minute_events(self, instrument: Instrument, end: int, after: int, until: int) -> list[tuple[int, Any]]:
+        """The events of the minute closing at ``end`` with a timestamp in ``(after, until]``,
+        as ``(ts, data)``."""
         iid, k = instrument.id, self._index[instrument.id]
         minute = self.market.minute(k, end)
         due = lambda ts: after < ts <= until  # noqa: E731
@@ -201,8 +205,7 @@ class SimDataClient(LiveMarketDataClient):
                                                  side, TradeId(f"{end // MINUTE_NS}-{n}"), ts, ts)))
         if due(end):
             events.extend((end, d) for d in self._minute_close(instrument, k, end, minute.candle))
-        events.sort(key=lambda e: e[0])
-        return (data for _, data in events)
+        return events
 
     def _minute_close(self, instrument: Instrument, k: int, end: int, candle: Candle | None) -> Iterator[Any]:
         iid = instrument.id

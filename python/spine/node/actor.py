@@ -1,0 +1,275 @@
+"""The ingestion actor: subscribes every discovered instrument's channels, projects framework
+objects to wire documents (computing nothing), feeds the durable series and fans every event
+out through the hub, encoded once.
+
+INTERNAL 1-minute bars (and the non-durable 1-second tier for a prefix of the universe) are
+built by the framework's own ``TimeBarAggregator`` from the trade stream, configured for the
+spec: no bar for a minute with no trades (``build_with_no_updates=False``) and no partial first
+bar (``skip_first_non_full_bar=True``). The aggregators run on event time (a ``TestClock``
+advanced by the venue's timestamps), so a venue clock running in real time or accelerated
+closes bars identically. The same event clock marks the time the node observed: each minute
+boundary it passes while connected extends both channels' coverage, so a quiet INTERNAL minute
+reads as quiet, and an EXTERNAL minute without a candle reads as a gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from nautilus_trader.common.actor import Actor
+from nautilus_trader.common.component import TestClock
+from nautilus_trader.common.config import ActorConfig
+from nautilus_trader.data.aggregation import TimeBarAggregator
+from nautilus_trader.model.data import BarType, DataType
+from nautilus_trader.model.identifiers import ClientId
+from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual
+
+from spine.fanout import FanOut
+from spine.node.projection import (
+    bar_rows,
+    coverage_doc,
+    envelope,
+    frame,
+    projection_frame,
+    quote_doc,
+    trade_doc,
+)
+from spine.node.series_book import SeriesBook, bar_type_of, mantissas
+from spine.node.sim.kinds import Liquidation, OptionGreeks
+
+__all__ = ["IngestionActor", "IngestionCounters"]
+
+MINUTE_NS = 60 * 10**9
+
+
+@dataclass
+class IngestionCounters:
+    """Real counts since start (engine status and readiness read them)."""
+
+    quotes: int = 0
+    trades: int = 0
+    trades_out_of_order: int = 0
+    bars_accepted: dict[str, int] = field(default_factory=lambda: {"EXTERNAL": 0, "INTERNAL": 0})
+    bars_rejected: dict[str, int] = field(default_factory=lambda: {"EXTERNAL": 0, "INTERNAL": 0})
+    duplicates: dict[str, int] = field(default_factory=lambda: {"EXTERNAL": 0, "INTERNAL": 0})
+    out_of_order: dict[str, int] = field(default_factory=lambda: {"EXTERNAL": 0, "INTERNAL": 0})
+    facts: int = 0
+    errors: int = 0
+
+
+class IngestionActor(Actor):
+    """See the module docs. ``on_discovery(instrument_ids)`` is called once every instrument
+    is subscribed; ``retained(instrument_id)`` says whether an instrument gets any demand."""
+
+    def __init__(
+        self,
+        *,
+        hub: FanOut,
+        book: SeriesBook,
+        seconds_prefix: int = 25,
+        retained: Callable[[str], bool] = lambda _: True,
+        on_discovery: Callable[[list[str]], None] | None = None,
+        on_bar: Callable[[str, str, Any], None] | None = None,
+    ) -> None:
+        super().__init__(ActorConfig(component_id="SPINE-INGEST"))
+        self.hub = hub
+        self.book = book
+        self.seconds_prefix = seconds_prefix
+        self.counters = IngestionCounters()
+        self.facts: dict[str, dict[str, dict[str, Any]]] = {}
+        self._retained = retained
+        self._on_discovery = on_discovery
+        self._on_bar = on_bar
+        self._event_clock = TestClock()
+        self._aggregators: dict[str, list[TimeBarAggregator]] = {}
+        # Built at the first event, once the event clock holds the venue's time (an aggregator
+        # schedules its first close from the clock's time when it is built).
+        self._pending_aggregators: list[tuple[Any, bool]] = []
+        self._last_trade_ts: dict[str, int] = {}
+        self._observed_from: int | None = None
+        self._observed_to: int | None = None
+        self.discovered: list[str] = []
+
+    # --- start --------------------------------------------------------------------------------
+
+    def on_start(self) -> None:
+        instruments = [i for i in self.cache.instruments() if self._retained(str(i.id))]
+        for k, instrument in enumerate(instruments):
+            iid = instrument.id
+            self.book.register(str(iid), instrument.price_precision, instrument.size_precision)
+            self.subscribe_quote_ticks(iid)
+            self.subscribe_trade_ticks(iid)
+            self.subscribe_bars(BarType.from_str(bar_type_of(str(iid), "1m", "EXTERNAL")))
+            self.subscribe_instrument_status(iid)
+            if isinstance(instrument, CryptoPerpetual):
+                self.subscribe_mark_prices(iid)
+                self.subscribe_index_prices(iid)
+                self.subscribe_funding_rates(iid)
+            self._pending_aggregators.append((instrument, k < self.seconds_prefix))
+        if any(isinstance(i, CryptoOption) for i in instruments):
+            self.subscribe_data(DataType(OptionGreeks), client_id=ClientId(instruments[0].id.venue.value))
+        if any(isinstance(i, CryptoPerpetual) for i in instruments):
+            self.subscribe_data(DataType(Liquidation), client_id=ClientId(instruments[0].id.venue.value))
+        self.discovered = [str(i.id) for i in instruments]
+        if self._on_discovery is not None:
+            self._on_discovery(self.discovered)
+
+    def on_stop(self) -> None:
+        pass
+
+    def _make_aggregators(self, instrument: Any, *, seconds: bool) -> list[TimeBarAggregator]:
+        resolutions = ("1m", "1s") if seconds else ("1m",)
+        out = []
+        for resolution in resolutions:
+            bar_type = BarType.from_str(bar_type_of(str(instrument.id), resolution, "INTERNAL"))
+            handler = self._internal_minute if resolution == "1m" else self._internal_second
+            out.append(TimeBarAggregator(instrument, bar_type, handler, self._event_clock,
+                                         build_with_no_updates=False, skip_first_non_full_bar=True))
+        return out
+
+    # --- the event clock ----------------------------------------------------------------------
+
+    def _advance(self, ts: int) -> None:
+        """Move the event clock to ``ts``: fire due aggregator timers, extend coverage over the
+        whole minutes passed, and let time close quiet derived buckets."""
+        if ts <= self._event_clock.timestamp_ns():
+            return
+        if self._observed_from is None:
+            self._event_clock.set_time(ts)
+            self._observed_from = self._observed_to = (ts // MINUTE_NS + 1) * MINUTE_NS
+            for instrument, seconds in self._pending_aggregators:
+                self._aggregators[str(instrument.id)] = self._make_aggregators(instrument, seconds=seconds)
+            self._pending_aggregators.clear()
+            return
+        for event in self._event_clock.advance_time(ts):
+            event.handle()
+        boundary = ts // MINUTE_NS * MINUTE_NS
+        if self._observed_to is not None and boundary > self._observed_to:
+            self._observe(self._observed_to, boundary)
+
+    def _observe(self, start: int, end: int) -> None:
+        self._observed_to = end
+        for instrument_id in self.discovered:
+            for channel in ("EXTERNAL", "INTERNAL"):
+                series = self.book.series(instrument_id, channel)
+                series.observe(start, end)
+                for closed in series.advance(end):
+                    self._publish_derived(instrument_id, channel, closed)
+
+    # --- quotes and trades ----------------------------------------------------------------------
+
+    def on_quote_tick(self, tick: Any) -> None:
+        self._advance(tick.ts_event)
+        self.counters.quotes += 1
+        self.hub.publish("quote", str(tick.instrument_id), frame("quote", quote_doc(tick)))
+
+    def on_trade_tick(self, tick: Any) -> None:
+        iid = str(tick.instrument_id)
+        if tick.ts_event < self._last_trade_ts.get(iid, 0):
+            self.counters.trades_out_of_order += 1
+        self._last_trade_ts[iid] = max(tick.ts_event, self._last_trade_ts.get(iid, 0))
+        self._advance(tick.ts_event)
+        self.counters.trades += 1
+        for aggregator in self._aggregators.get(iid, ()):
+            aggregator.handle_trade_tick(tick)
+        self.hub.publish("trade", iid, frame("trade", trade_doc(tick)))
+
+    # --- bars -------------------------------------------------------------------------------------
+
+    def on_bar(self, bar: Any) -> None:
+        """EXTERNAL venue candles (INTERNAL bars come from the aggregators, never from here)."""
+        self._advance(bar.ts_event)
+        self._take(str(bar.bar_type.instrument_id), "EXTERNAL", bar)
+
+    def _internal_minute(self, bar: Any) -> None:
+        self._take(str(bar.bar_type.instrument_id), "INTERNAL", bar)
+
+    def _internal_second(self, bar: Any) -> None:
+        iid = str(bar.bar_type.instrument_id)
+        p = self.book.precision(iid)
+        ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
+        row = bar_rows({"sequence": [0], "ts_event": [ts], "open": [o], "high": [h], "low": [lo], "close": [c],
+                        "volume": [v]}, p.price, p.size)
+        self._publish_bar(iid, "INTERNAL", "1s", row, [])
+
+    def _take(self, instrument_id: str, channel: str, bar: Any) -> None:
+        if instrument_id not in self.book:
+            return
+        try:
+            outcome, closed = self.book.push(instrument_id, channel, bar)
+        except ValueError:
+            self.counters.bars_rejected[channel] += 1
+            return
+        if outcome == "DUPLICATE":
+            self.counters.duplicates[channel] += 1
+            return
+        if outcome == "TOO_OLD":
+            self.counters.bars_rejected[channel] += 1
+            return
+        if outcome == "INSERTED":
+            self.counters.out_of_order[channel] += 1
+        self.counters.bars_accepted[channel] += 1
+        series = self.book.series(instrument_id, channel)
+        p = self.book.precision(instrument_id)
+        ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
+        row = bar_rows({"sequence": [series.last_sequence], "ts_event": [ts], "open": [o], "high": [h], "low": [lo],
+                        "close": [c], "volume": [v]}, p.price, p.size)
+        self._publish_bar(instrument_id, channel, "1m", row, [])
+        if self._on_bar is not None:
+            self._on_bar(instrument_id, channel, bar)
+        for event in closed:
+            self._publish_derived(instrument_id, channel, event)
+
+    def _publish_derived(self, instrument_id: str, channel: str, event: tuple[Any, ...]) -> None:
+        resolution, kind, start, end, values = event
+        p = self.book.precision(instrument_id)
+        if kind == "bar":
+            o, h, lo, c, v, sequence = values
+            row = bar_rows({"sequence": [sequence], "ts_event": [end], "open": [o], "high": [h], "low": [lo],
+                            "close": [c], "volume": [v]}, p.price, p.size)
+            self._publish_bar(instrument_id, channel, resolution, row, [])
+        else:
+            self._publish_bar(instrument_id, channel, resolution, [], [(start, end, kind)])
+
+    def _publish_bar(self, instrument_id: str, channel: str, resolution: str, rows: list[dict[str, Any]],
+                     withheld: list[tuple[int, int, str]]) -> None:
+        series = self.book.series(instrument_id, channel)
+        document = envelope(
+            instrument_id=instrument_id, bar_type=bar_type_of(instrument_id, resolution, channel),
+            resolution=resolution, channel=channel, bars=rows,
+            coverage=coverage_doc(series, instrument_id=instrument_id, retention_state=self.retention(instrument_id),
+                                  exhausted=False),
+            withheld=withheld, next_cursor=None,
+        )
+        self.hub.publish("bar", instrument_id, frame("bar", document))
+
+    def retention(self, instrument_id: str) -> str:
+        return "retained" if self._retained(instrument_id) else "unretained"
+
+    # --- facts --------------------------------------------------------------------------------------
+
+    def _fact(self, kind: str, data: Any) -> None:
+        self._advance(data.ts_event)
+        document = projection_frame(kind, data)
+        self.facts.setdefault(kind, {})[document["instrument_id"]] = document
+        self.counters.facts += 1
+        self.hub.publish(kind, document["instrument_id"], frame(kind, document))
+
+    def on_mark_price(self, update: Any) -> None:
+        self._fact("mark_price", update)
+
+    def on_index_price(self, update: Any) -> None:
+        self._fact("index_price", update)
+
+    def on_funding_rate(self, update: Any) -> None:
+        self._fact("funding_rate", update)
+
+    def on_instrument_status(self, status: Any) -> None:
+        self._fact("instrument_status", status)
+
+    def on_data(self, data: Any) -> None:
+        kind = {"OptionGreeks": "option_greeks", "Liquidation": "liquidation"}.get(type(data).__name__)
+        if kind is not None:
+            self._fact(kind, data)

@@ -1,0 +1,166 @@
+"""Framework objects to wire documents, field for field: the node computes nothing here. Prices
+and sizes come out as the framework's own exact strings (at the instrument's precision),
+timestamps as nanosecond strings. Each function returns the document as a dict; ``frame``
+encodes a document once as a Server-Sent-Events frame for the fan-out hub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from spine._core import WIRE_VERSION, format_decimal
+
+__all__ = [
+    "CUSTOM_KINDS",
+    "bar_rows",
+    "coverage_doc",
+    "envelope",
+    "frame",
+    "projection_frame",
+    "quote_doc",
+    "trade_doc",
+]
+
+MINUTE_NS = 60 * 10**9
+CUSTOM_KINDS = ("mark_price", "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation")
+_encode = msgspec.json.Encoder().encode
+
+
+def frame(event: str, document: dict[str, Any]) -> bytes:
+    """One SSE message: ``event: <name>`` and the document as one ``data`` line."""
+    return b"event: " + event.encode() + b"\ndata: " + _encode(document) + b"\n\n"
+
+
+def _head(schema_id: str) -> dict[str, Any]:
+    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
+
+
+def quote_doc(tick: Any) -> dict[str, Any]:
+    return {
+        **_head("svc.quote_tick"),
+        "instrument_id": str(tick.instrument_id),
+        "bid_price": str(tick.bid_price),
+        "ask_price": str(tick.ask_price),
+        "bid_size": str(tick.bid_size),
+        "ask_size": str(tick.ask_size),
+        "ts_event": str(tick.ts_event),
+        "ts_init": str(tick.ts_init),
+    }
+
+
+def trade_doc(tick: Any) -> dict[str, Any]:
+    return {
+        **_head("svc.trade_tick"),
+        "instrument_id": str(tick.instrument_id),
+        "price": str(tick.price),
+        "size": str(tick.size),
+        "aggressor_side": tick.aggressor_side.name,
+        "trade_id": str(tick.trade_id),
+        "ts_event": str(tick.ts_event),
+        "ts_init": str(tick.ts_init),
+    }
+
+
+def projection_frame(kind: str, data: Any) -> dict[str, Any]:
+    """A custom-kind observation (mark/index price, funding, greeks, status, liquidation)."""
+    if kind in ("mark_price", "index_price"):
+        payload: dict[str, Any] = {"value": str(data.value)}
+    elif kind == "funding_rate":
+        nxt = data.next_funding_ns
+        payload = {"rate": format(data.rate, "f"), "next_funding_ts": None if nxt is None else str(nxt)}
+    elif kind == "option_greeks":
+        payload = {k: getattr(data, k) for k in ("delta", "gamma", "vega", "theta", "rho", "iv", "underlying_price")}
+    elif kind == "instrument_status":
+        payload = {"action": data.action.name, "reason": data.reason, "is_trading": data.is_trading}
+    elif kind == "liquidation":
+        payload = {"side": data.side, "price": data.price, "quantity": data.quantity}
+    else:
+        raise ValueError(f"unknown custom kind {kind!r}; allowed: {', '.join(CUSTOM_KINDS)}")
+    return {
+        **_head("svc.projection_frame"),
+        "kind": kind,
+        "instrument_id": str(data.instrument_id),
+        "ts_event": str(data.ts_event),
+        "ts_init": str(data.ts_init),
+        "payload": payload,
+    }
+
+
+def bar_rows(columns: dict[str, Any], price_precision: int, size_precision: int) -> list[dict[str, Any]]:
+    """Bars from column arrays (mantissas; ``sequence``, ``ts_event``) as wire rows."""
+    rows = []
+    for k in range(len(columns["ts_event"])):
+        rows.append({
+            "sequence": int(columns["sequence"][k]),
+            "ts_event": str(int(columns["ts_event"][k])),
+            "open": format_decimal(int(columns["open"][k]), price_precision),
+            "high": format_decimal(int(columns["high"][k]), price_precision),
+            "low": format_decimal(int(columns["low"][k]), price_precision),
+            "close": format_decimal(int(columns["close"][k]), price_precision),
+            "volume": format_decimal(int(columns["volume"][k]), size_precision),
+        })
+    return rows
+
+
+def _gaps(series: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Unobserved stretches between spans; on EXTERNAL also the minutes the candle feed
+    skipped inside a span (a quiet minute on INTERNAL is no gap)."""
+    gaps = [(a[1], b[0]) for a, b in zip(spans, spans[1:], strict=False)]
+    if series.channel == "EXTERNAL" and len(series) > 1:
+        ends = np.frombuffer(series.columns()["ts_event"], dtype="<u8").astype(np.int64)
+        jumps = np.nonzero(np.diff(ends) > MINUTE_NS)[0]
+        gaps += [(int(ends[k]), int(ends[k + 1]) - MINUTE_NS) for k in jumps]
+    return sorted(gaps)
+
+
+def coverage_doc(
+    series: Any, *, instrument_id: str, retention_state: str, exhausted: bool,
+    resolved: Sequence[tuple[int, int]] = (),
+) -> dict[str, Any]:
+    """``svc.series_coverage`` of a ``spine._core.Series``: observed spans, gaps, the newest
+    close and the resume hint. ``resolved`` lists gaps the venue answered with no history."""
+    spans = series.coverage()
+    hint = series.resume_hint()
+    return {
+        **_head("svc.series_coverage"),
+        "instrument_id": instrument_id,
+        "channel": series.channel,
+        "retention_state": retention_state,
+        "exhausted": exhausted,
+        "history_terminal": exhausted or retention_state == "unretained",
+        "sparse_ok": series.channel == "INTERNAL",
+        "bar_count": len(series),
+        "observed": [{"start": str(s), "end": str(e)} for s, e in spans],
+        "gaps": [{"start": str(s), "end": str(e), "resolved": (s, e) in resolved} for s, e in _gaps(series, spans)],
+        "newest_close": None if hint["newest_ts_event"] is None else str(hint["newest_ts_event"]),
+        "resume_from": None if hint["resume_from"] is None else str(hint["resume_from"]),
+    }
+
+
+def envelope(
+    *,
+    instrument_id: str,
+    bar_type: str,
+    resolution: str,
+    channel: str,
+    bars: list[dict[str, Any]],
+    coverage: dict[str, Any],
+    withheld: list[tuple[int, int, str]],
+    next_cursor: str | None,
+) -> dict[str, Any]:
+    """``svc.bar_envelope``: a page of bars, or one bar for a stream event."""
+    return {
+        **_head("svc.bar_envelope"),
+        "instrument_id": instrument_id,
+        "bar_type": bar_type,
+        "resolution": resolution,
+        "channel": channel,
+        "bars": bars,
+        "coverage": coverage,
+        "withheld": [{"start": str(s), "end": str(e), "reason": r} for s, e, r in withheld],
+        "next_cursor": next_cursor,
+    }

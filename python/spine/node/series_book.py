@@ -1,0 +1,80 @@
+"""The node's durable 1-minute series: one ``spine._core.Series`` per instrument and channel
+(EXTERNAL venue candles and INTERNAL bars from trades are never mixed), each with its
+incremental fold to 5m..1d. Bars arrive as framework ``Bar`` objects and are taken as exact
+mantissas at the instrument's precisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from spine._core import Series
+
+__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "mantissas"]
+
+CHANNELS = ("EXTERNAL", "INTERNAL")
+FIXED = 16  # the framework's raw scale in this build (FIXED_PRECISION=16)
+#: Wire resolution -> the framework's bar specification.
+RESOLUTION_SPECS = {
+    "1s": "1-SECOND", "1m": "1-MINUTE", "5m": "5-MINUTE", "15m": "15-MINUTE", "30m": "30-MINUTE",
+    "1h": "1-HOUR", "4h": "4-HOUR", "1d": "1-DAY",
+}
+
+
+def bar_type_of(instrument_id: str, resolution: str, channel: str) -> str:
+    """The framework bar type string, e.g. ``BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL``."""
+    return f"{instrument_id}-{RESOLUTION_SPECS[resolution]}-LAST-{channel}"
+
+
+def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int, int, int, int, int, int]:
+    """``(ts_event, open, high, low, close, volume)`` as integers at the precisions."""
+    p, s = 10 ** (FIXED - price_precision), 10 ** (FIXED - size_precision)
+    return (int(bar.ts_event), bar.open.raw // p, bar.high.raw // p, bar.low.raw // p, bar.close.raw // p,
+            bar.volume.raw // s)
+
+
+@dataclass(frozen=True)
+class Precision:
+    price: int
+    size: int
+
+
+class SeriesBook:
+    """Every series of the node, created on first use."""
+
+    def __init__(self, capacity: int = 5_000) -> None:
+        self.capacity = capacity
+        self._precisions: dict[str, Precision] = {}
+        self._series: dict[tuple[str, str], Series] = {}
+
+    def register(self, instrument_id: str, price_precision: int, size_precision: int) -> None:
+        self._precisions[instrument_id] = Precision(price_precision, size_precision)
+
+    def precision(self, instrument_id: str) -> Precision:
+        return self._precisions[instrument_id]
+
+    def __contains__(self, instrument_id: object) -> bool:
+        return instrument_id in self._precisions
+
+    def instruments(self) -> list[str]:
+        return list(self._precisions)
+
+    def series(self, instrument_id: str, channel: str) -> Series:
+        key = (instrument_id, channel)
+        found = self._series.get(key)
+        if found is None:
+            p = self._precisions[instrument_id]
+            found = self._series[key] = Series(channel=channel, price_precision=p.price, size_precision=p.size,
+                                               capacity=self.capacity)
+        return found
+
+    def held(self) -> Iterator[tuple[str, str, Series]]:
+        for (instrument_id, channel), series in self._series.items():
+            yield instrument_id, channel, series
+
+    def push(self, instrument_id: str, channel: str, bar: Any) -> tuple[str, list[tuple[Any, ...]]]:
+        """Take one closed framework bar: the series' outcome and the derived buckets it closed."""
+        p = self._precisions[instrument_id]
+        return self.series(instrument_id, channel).push(*mantissas(bar, p.price, p.size))

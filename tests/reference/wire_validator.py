@@ -1,0 +1,34 @@
+"""An independent check of served documents (pinned decision 8): jsonschema's stock
+Draft202012Validator over the files in schemas/, chosen by each document's schema_id. Never
+imports spine."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import referencing
+from jsonschema import Draft202012Validator
+from referencing.jsonschema import DRAFT202012
+
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
+
+
+@cache
+def _validators() -> dict[str, Draft202012Validator]:
+    loaded = [json.loads(p.read_bytes()) for p in sorted(SCHEMA_DIR.glob("*.json"))]
+    registry = referencing.Registry().with_resources(
+        (schema["$id"], DRAFT202012.create_resource(schema)) for schema in loaded
+    )
+    out = {}
+    for schema in loaded:
+        schema_id = schema["properties"]["schema_id"]["const"]
+        out[schema_id] = Draft202012Validator(schema, registry=registry)
+    return out
+
+
+def validate(document: dict[str, Any], schema_id: str | None = None) -> None:
+    """Raise jsonschema.ValidationError unless ``document`` is valid for its schema."""
+    _validators()[schema_id or document["schema_id"]].validate(document)
