@@ -46,8 +46,8 @@ class Recording(SimDataClientFactory):
     clients: list[SimDataClient] = []
 
     @staticmethod
-    def create(*args: Any) -> SimDataClient:
-        client = SimDataClientFactory.create(*args)
+    def create(**kwargs: Any) -> SimDataClient:  # type: ignore[override]
+        client = SimDataClientFactory.create(**kwargs)
         Recording.clients.append(client)
         return client
 
