@@ -1,0 +1,218 @@
+"""The durable store of one channel root: a NautilusTrader ``ParquetDataCatalog`` holding the
+instruments and the closed 1-minute bars of that channel (EXTERNAL and INTERNAL live in
+physically separate roots and never meet).
+
+What the 1.221 catalog does not guard, this writer does:
+
+- Overlaps never reach it: the catalog raises on an overlapping interval only after writing
+  the file, and its consolidation assumes contiguous files. Appends therefore carry only bars
+  newer than the bar type's last durable close; a late bar waits for the next rewrite.
+- No partial file is ever visible: every file is written into ``.staging`` on the same volume
+  and renamed into place; a rewrite moves the old files to ``.trash`` first and restores them
+  if the process died in between (see ``_recover``).
+- Retention holds on disk: when a bar type would pass ``capacity`` bars it is rewritten from
+  the in-memory series, keeping the newest ``capacity - slack`` (so rewrites are rare).
+- Writes are admission-gated on free inodes, a file-count ceiling and free bytes; a refused
+  write is counted under its reason and its bars stay pending in memory, retried next flush.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nautilus_trader.model.data import Bar
+from nautilus_trader.persistence.catalog import ParquetDataCatalog
+
+__all__ = ["AdmissionRefused", "CatalogStore", "Floors", "VolumeNotReady"]
+
+
+class VolumeNotReady(RuntimeError):
+    """The catalog volume is not mounted or not writable: the node refuses to start."""
+
+
+class AdmissionRefused(RuntimeError):
+    """A write refused by a floor; ``reason`` is the floor's name."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Floors:
+    """Admission floors: below ``min_free_inodes`` / ``min_free_bytes`` free, or at
+    ``max_files`` files under the root, writes are refused."""
+
+    min_free_inodes: int = 1_000
+    max_files: int = 100_000
+    min_free_bytes: int = 64 * 2**20
+
+
+@dataclass
+class StoreCounters:
+    files_written: int = 0
+    bars_written: int = 0
+    rewrites: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+
+
+class CatalogStore:
+    """One channel root (see the module docs)."""
+
+    def __init__(self, root: Path, *, floors: Floors = Floors(), capacity: int = 5_000, slack: int = 250,
+                 expect_mount: Path | None = None) -> None:
+        self.root = root
+        self.floors = floors
+        self.capacity = capacity
+        self.slack = min(slack, capacity - 1)
+        self.counters = StoreCounters()
+        self._check_volume(expect_mount)
+        self._recover()
+        self.catalog = ParquetDataCatalog(str(root))
+        self._pending: dict[str, list[Bar]] = {}
+        self._last: dict[str, int] = {}
+        self._count: dict[str, int] = {}
+
+    # --- start-up -----------------------------------------------------------------------------
+
+    def _check_volume(self, expect_mount: Path | None) -> None:
+        if expect_mount is not None and not os.path.ismount(expect_mount):
+            raise VolumeNotReady(f"catalog volume {expect_mount} is not mounted")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            probe = self.root / f".probe-{uuid.uuid4().hex}"
+            probe.write_bytes(b"ok")
+            probe.unlink()
+        except OSError as error:
+            raise VolumeNotReady(f"catalog root {self.root} is not writable: {error}") from error
+
+    def _recover(self) -> None:
+        """Finish or roll back a rewrite cut short: a trashed bar type whose directory holds no
+        file gets its old files back; otherwise the trash is dropped. Staging is discarded."""
+        shutil.rmtree(self.root / ".staging", ignore_errors=True)
+        trash = self.root / ".trash"
+        if not trash.exists():
+            return
+        for batch in trash.iterdir():
+            for old in batch.rglob("*.parquet"):
+                target = self.root / old.relative_to(batch)
+                if not any(target.parent.glob("*.parquet")):
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(old, target)
+            shutil.rmtree(batch, ignore_errors=True)
+
+    # --- admission ------------------------------------------------------------------------------
+
+    def _files(self) -> int:
+        return sum(len(files) for _, _, files in os.walk(self.root / "data")) if (self.root / "data").exists() else 0
+
+    def admit(self, new_files: int = 1) -> None:
+        """Raise :class:`AdmissionRefused` (counted) unless every floor holds."""
+        stats = os.statvfs(self.root)
+        checks = (
+            ("min_free_inodes", stats.f_favail < self.floors.min_free_inodes,
+             f"{stats.f_favail} inodes free, floor {self.floors.min_free_inodes}"),
+            ("max_files", self._files() + new_files > self.floors.max_files,
+             f"{self._files()} files, ceiling {self.floors.max_files}"),
+            ("min_free_bytes", stats.f_bavail * stats.f_frsize < self.floors.min_free_bytes,
+             f"{stats.f_bavail * stats.f_frsize} bytes free, floor {self.floors.min_free_bytes}"),
+        )
+        for reason, refused, detail in checks:
+            if refused:
+                self.counters.refused[reason] = self.counters.refused.get(reason, 0) + 1
+                raise AdmissionRefused(reason, detail)
+
+    # --- writing ----------------------------------------------------------------------------------
+
+    def write_instruments(self, instruments: list[Any]) -> None:
+        self.admit(len(instruments))
+        self._staged(instruments)
+
+    def _staged(self, data: list[Any]) -> list[Path]:
+        """Write through a staging catalog, then rename each finished file into place."""
+        staging = self.root / ".staging" / uuid.uuid4().hex
+        try:
+            ParquetDataCatalog(str(staging)).write_data(data)
+            placed = []
+            for staged in sorted(staging.rglob("*.parquet")):
+                target = self.root / staged.relative_to(staging)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged, target)
+                placed.append(target)
+            self.counters.files_written += len(placed)
+            return placed
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def append(self, bar: Bar) -> None:
+        """Queue one closed bar for the next flush."""
+        self._pending.setdefault(str(bar.bar_type), []).append(bar)
+
+    def last_close(self, bar_type: str) -> int | None:
+        if bar_type not in self._last:
+            last = self.catalog.query_last_timestamp(Bar, bar_type)
+            self._last[bar_type] = -1 if last is None else int(last.value)
+            self._count[bar_type] = len(self.load(bar_type)) if last is not None else 0
+        return None if self._last[bar_type] < 0 else self._last[bar_type]
+
+    def flush(self, series_bars: dict[str, list[Bar]] | None = None) -> None:
+        """Write every bar type's pending bars newer than its last durable close, one file each.
+        ``series_bars`` gives, per bar type, the series' retained bars, used when retention
+        forces a rewrite. A refusal leaves the bars pending and re-raises."""
+        for bar_type, bars in list(self._pending.items()):
+            last = self.last_close(bar_type) or -1
+            fresh = sorted((b for b in bars if b.ts_init > last), key=lambda b: b.ts_init)
+            if not fresh:
+                self._pending.pop(bar_type)
+                continue
+            if self._count[bar_type] + len(fresh) > self.capacity and series_bars and bar_type in series_bars:
+                self.rewrite(bar_type, series_bars[bar_type])
+                self._pending.pop(bar_type)
+                continue
+            self.admit()
+            self._staged(fresh)
+            self._pending.pop(bar_type)
+            self._last[bar_type] = fresh[-1].ts_init
+            self._count[bar_type] += len(fresh)
+            self.counters.bars_written += len(fresh)
+
+    def rewrite(self, bar_type: str, bars: list[Bar]) -> None:
+        """Replace a bar type's files with the newest ``capacity - slack`` of ``bars`` (the
+        series, which includes late bars): retention, repairs and consolidation in one file."""
+        keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity - self.slack):]
+        self.admit()
+        directory = Path(self.catalog._make_path(Bar, bar_type))
+        batch = self.root / ".trash" / uuid.uuid4().hex
+        staging_written: list[Path] = []
+        old = sorted(directory.glob("*.parquet")) if directory.exists() else []
+        for path in old:
+            target = batch / path.relative_to(self.root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        if keep:
+            staging_written = self._staged(keep)
+        shutil.rmtree(batch, ignore_errors=True)
+        self._last[bar_type] = keep[-1].ts_init if keep else -1
+        self._count[bar_type] = len(keep)
+        self.counters.rewrites += 1
+        self.counters.bars_written += len(keep) if staging_written else 0
+
+    # --- reading ----------------------------------------------------------------------------------
+
+    def load(self, bar_type: str) -> list[Bar]:
+        """The durable bars of a bar type, oldest first (restart reload)."""
+        bars: list[Bar] = self.catalog.bars(bar_types=[bar_type])
+        return bars
+
+    def bar_types(self) -> list[str]:
+        directory = self.root / "data" / "bar"
+        return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+    def instruments(self, ids: Iterable[str] | None = None) -> list[Any]:
+        return list(self.catalog.instruments(instrument_ids=None if ids is None else list(ids)))
