@@ -54,6 +54,13 @@ def _load(canonical: bytes) -> object:
     return json.loads(canonical)
 
 
+def _cmd_node(args: argparse.Namespace) -> int:
+    """Run a market-data venue node until SIGINT or SIGTERM, then persist and exit."""
+    from spine.node.main import run_node
+
+    return run_node(args.config)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
     parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
@@ -62,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     canonical.add_argument("file", nargs="?", default="-", help="JSON file (default: stdin)")
     canonical.add_argument("--identity", metavar="NAME", help="also print the identity spine.v2/NAME")
     canonical.set_defaults(handler=_cmd_canonical)
+    node = commands.add_parser("node", help="run a venue node (default: the simulated venue, local catalogs)")
+    node.add_argument("--config", metavar="TOML", help="node configuration file (default: SPINE_NODE_CONFIG or built-in)")
+    node.set_defaults(handler=_cmd_node)
     return parser
 
 

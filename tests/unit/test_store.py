@@ -67,9 +67,9 @@ def test_retention_holds_on_disk(tmp_path: Path) -> None:
         series = (series + [bar(k)])[-100:]
         store.append(bar(k))
         if k % 30 == 0:
-            store.flush({BT: series})
+            store.flush(lambda _: series)
             assert len(on_disk(tmp_path)) <= 100
-    store.flush({BT: series})
+    store.flush(lambda _: series)
     held = on_disk(tmp_path)
     assert len(held) <= 100 and held[-1] == T0 + 300 * M
     assert held == sorted(held) and store.counters.rewrites >= 2

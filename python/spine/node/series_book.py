@@ -10,6 +10,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+from nautilus_trader.model.data import Bar, BarType
+from nautilus_trader.model.objects import Price, Quantity
+
 from spine._core import Series
 
 __all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "mantissas"]
@@ -78,3 +82,17 @@ class SeriesBook:
         """Take one closed framework bar: the series' outcome and the derived buckets it closed."""
         p = self._precisions[instrument_id]
         return self.series(instrument_id, channel).push(*mantissas(bar, p.price, p.size))
+
+    def framework_bars(self, bar_type: str, channel: str) -> list[Bar]:
+        """A series' retained bars as framework ``Bar`` objects of ``bar_type`` (what the store
+        rewrites from)."""
+        instrument_id = bar_type.split("-1-MINUTE-")[0]
+        p = self._precisions[instrument_id]
+        raw = self.series(instrument_id, channel).columns()
+        ts = np.frombuffer(raw["ts_event"], dtype="<u8").tolist()
+        o, h, lo, c, v = (np.frombuffer(raw[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
+        price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
+        price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
+        kind = BarType.from_str(bar_type)
+        return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
+                    Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,18 +161,18 @@ class CatalogStore:
             self._count[bar_type] = len(self.load(bar_type)) if last is not None else 0
         return None if self._last[bar_type] < 0 else self._last[bar_type]
 
-    def flush(self, series_bars: dict[str, list[Bar]] | None = None) -> None:
+    def flush(self, series_bars: Callable[[str], list[Bar]] | None = None) -> None:
         """Write every bar type's pending bars newer than its last durable close, one file each.
-        ``series_bars`` gives, per bar type, the series' retained bars, used when retention
-        forces a rewrite. A refusal leaves the bars pending and re-raises."""
+        ``series_bars(bar_type)`` gives the series' retained bars, used when retention forces a
+        rewrite. A refusal leaves the bars pending and re-raises."""
         for bar_type, bars in list(self._pending.items()):
             last = self.last_close(bar_type) or -1
             fresh = sorted((b for b in bars if b.ts_init > last), key=lambda b: b.ts_init)
             if not fresh:
                 self._pending.pop(bar_type)
                 continue
-            if self._count[bar_type] + len(fresh) > self.capacity and series_bars and bar_type in series_bars:
-                self.rewrite(bar_type, series_bars[bar_type])
+            if self._count[bar_type] + len(fresh) > self.capacity and series_bars is not None:
+                self.rewrite(bar_type, series_bars(bar_type))
                 self._pending.pop(bar_type)
                 continue
             self.admit()

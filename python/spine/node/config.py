@@ -1,0 +1,112 @@
+"""Node configuration: a TOML file (``--config`` or ``SPINE_NODE_CONFIG``) over the embedded
+defaults, then ``SPINE_*`` environment overrides. Unknown keys are refused by name, so a typo
+never silently falls back to a default.
+
+The defaults run on one machine with nothing installed: the simulated venue, local Parquet
+catalogs under ``./var/spine``, loopback HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = ["ConfigError", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+
+
+class ConfigError(ValueError):
+    """A configuration value or key refused, naming it and what is allowed."""
+
+
+class FloorsConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    min_free_inodes: int = 1_000
+    max_files: int = 100_000
+    min_free_bytes: int = 64 * 2**20
+
+
+class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    seed: int = 7
+    #: Venue seconds per wall second (1.0: real time).
+    speed: float = 1.0
+    start_ns: int | None = None
+    spot: int = 12
+    perpetuals: int = 12
+    option_expiries: int = 2
+    option_strikes: int = 6
+    candle_skip: float = 0.002
+    #: Instrument id -> history, no_history, transient:<n> or failed.
+    history: dict[str, str] = {}
+
+
+class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    node_id: str = "spine-node-1"
+    venue: Literal["sim", "binance", "bybit"] = "sim"
+    data_dir: str = "var/spine"
+    #: Which 1-minute channel is live (served by default); both are ingested and stored.
+    live_channel: Literal["EXTERNAL", "INTERNAL"] = "EXTERNAL"
+    #: The non-durable 1-second tier covers this many instruments from the universe's start.
+    seconds_prefix: int = 25
+    capacity: int = 5_000
+    flush_secs: float = 60.0
+    consolidation_secs: float = 86_400.0
+    #: History requested for an empty series, in minutes.
+    hydrate_minutes: int = 5_000
+    floors: FloorsConfig = FloorsConfig()
+    #: A path that must be a mount point for the catalogs to be written (None: no check).
+    expect_mount: str | None = None
+    #: A retained-ingestion manifest: a file with one instrument id per line (None: unmanaged).
+    manifest: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8700
+    log_level: str = "ERROR"
+    sim: SimConfig = SimConfig()
+
+    def __post_init__(self) -> None:
+        if self.capacity < 1 or self.seconds_prefix < 0 or self.flush_secs <= 0 or self.hydrate_minutes < 0:
+            raise ConfigError("capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required")
+        if not 0 < self.port < 65_536:
+            raise ConfigError(f"port {self.port}: allowed 1..65535")
+
+    @property
+    def catalog_dir(self) -> Path:
+        return Path(self.data_dir) / "catalog"
+
+
+#: Environment overrides: variable -> dotted config key.
+ENVIRONMENT = {
+    "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
+    "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
+    "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
+    "SPINE_LOG_LEVEL": "log_level",
+}
+
+
+def _set(tree: dict[str, Any], dotted: str, value: str) -> None:
+    *parents, leaf = dotted.split(".")
+    for key in parents:
+        tree = tree.setdefault(key, {})
+    tree[leaf] = value
+
+
+def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> NodeConfig:
+    """The file (if any) over the defaults, then the environment over both."""
+    path = path or environ.get("SPINE_NODE_CONFIG")
+    tree: dict[str, Any] = {}
+    if path:
+        try:
+            tree = tomllib.loads(Path(path).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise ConfigError(f"config file {path}: {error}") from error
+    for variable, dotted in ENVIRONMENT.items():
+        if variable in environ:
+            _set(tree, dotted, environ[variable])
+    try:
+        # strict=False lets environment strings convert to the declared int/float types.
+        return msgspec.convert(tree, NodeConfig, strict=False)
+    except msgspec.ValidationError as error:
+        raise ConfigError(f"node configuration: {error}") from error

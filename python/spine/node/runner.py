@@ -1,0 +1,161 @@
+"""The venue node: a market-data-only ``TradingNode`` (no execution or risk client) with the
+ingestion actor, the durable series and stores, and the fan-out hub, run inside an asyncio
+loop that other parts (the HTTP app) share.
+
+Start-up refuses a catalog volume that is not mounted and writable. The series reload from the
+catalogs before the node connects, so after a restart a series continues from its own newest
+close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
+(SIGINT, SIGTERM or ``stop()``) stops the node, then flushes everything before returning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from nautilus_trader.config import LiveDataEngineConfig, LiveExecEngineConfig, LoggingConfig, TradingNodeConfig
+from nautilus_trader.live.node import TradingNode
+
+from spine.fanout import FanOut
+from spine.node.actor import IngestionActor
+from spine.node.config import NodeConfig
+from spine.node.profiles import data_client
+from spine.node.series_book import CHANNELS, SeriesBook, mantissas
+from spine.node.store import AdmissionRefused, CatalogStore, Floors
+
+__all__ = ["VenueNode", "load_manifest"]
+
+log = logging.getLogger("spine.node")
+
+
+def load_manifest(path: str | None) -> frozenset[str] | None:
+    """The retained-ingestion manifest: one instrument id per line (``#`` comments); ``None``
+    when no manifest is configured (every instrument is then ``unmanaged``)."""
+    if path is None:
+        return None
+    lines = Path(path).read_text().splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+class VenueNode:
+    """One venue process (see the module docs)."""
+
+    def __init__(self, config: NodeConfig) -> None:
+        self.config = config
+        floors = Floors(**{k: getattr(config.floors, k) for k in ("min_free_inodes", "max_files", "min_free_bytes")})
+        mount = Path(config.expect_mount) if config.expect_mount else None
+        # Separate roots: EXTERNAL and INTERNAL are never relabelled or cross-filled.
+        self.stores = {
+            channel: CatalogStore(config.catalog_dir / channel.lower(), floors=floors, capacity=config.capacity,
+                                  expect_mount=mount)
+            for channel in CHANNELS
+        }
+        self.manifest = load_manifest(config.manifest)
+        self.book = SeriesBook(capacity=config.capacity)
+        self.hub = FanOut()
+        self.actor = IngestionActor(hub=self.hub, book=self.book, seconds_prefix=config.seconds_prefix,
+                                    retained=self.retained, on_discovery=self._on_discovery, on_bar=self._on_bar)
+        self.node: TradingNode | None = None
+        self.refused_writes = 0
+        self.reloaded = self._reload()
+
+    # --- retention --------------------------------------------------------------------------------
+
+    def retention_state(self, instrument_id: str) -> str:
+        if self.manifest is None:
+            return "unmanaged"
+        return "retained" if instrument_id in self.manifest else "unretained"
+
+    def retained(self, instrument_id: str) -> bool:
+        """Unretained instruments get zero ingestion demand."""
+        return self.retention_state(instrument_id) != "unretained"
+
+    # --- reload and persistence -----------------------------------------------------------------------
+
+    def _reload(self) -> int:
+        """Load every stored series back into memory; returns the bars reloaded."""
+        total = 0
+        for channel, store in self.stores.items():
+            precisions = {str(i.id): (i.price_precision, i.size_precision) for i in store.instruments()}
+            for bar_type in store.bar_types():
+                instrument_id = bar_type.split("-1-MINUTE-")[0]
+                if instrument_id not in precisions or not bar_type.endswith(f"-1-MINUTE-LAST-{channel}"):
+                    continue
+                bars = store.load(bar_type)
+                if not bars:
+                    continue
+                self.book.register(instrument_id, *precisions[instrument_id])
+                p = self.book.precision(instrument_id)
+                rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
+                ts = np.ascontiguousarray(rows[:, 0].astype(np.uint64))
+                columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
+                total += self.book.series(instrument_id, channel).extend(ts, *columns)
+        return total
+
+    def _on_discovery(self, instrument_ids: list[str]) -> None:
+        instruments = [i for i in self.actor.cache.instruments() if str(i.id) in set(instrument_ids)]
+        for store in self.stores.values():
+            try:
+                store.write_instruments(instruments)
+            except AdmissionRefused:
+                self.refused_writes += 1
+
+    def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
+        self.stores[channel].append(bar)
+
+    def flush(self) -> None:
+        """Write every pending closed bar (refusals are counted; the bars stay pending)."""
+        for channel, store in self.stores.items():
+            try:
+                store.flush(functools.partial(self._series_bars, channel=channel))
+            except AdmissionRefused as refused:
+                self.refused_writes += 1
+                log.warning("catalog write refused (%s): %s", channel, refused)
+
+    def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
+        return self.book.framework_bars(bar_type, channel)
+
+    # --- running ------------------------------------------------------------------------------------
+
+    def build(self, loop: asyncio.AbstractEventLoop) -> TradingNode:
+        name, client_config, factory = data_client(self.config)
+        node_config = TradingNodeConfig(
+            trader_id=f"SPINE-{abs(hash(self.config.node_id)) % 1000:03d}",
+            logging=LoggingConfig(log_level=self.config.log_level),
+            exec_engine=LiveExecEngineConfig(reconciliation=False),
+            # The spec's bar rules for any bar the engine itself aggregates: no flat bar for a
+            # minute with no trades, no partial first bar.
+            data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False,
+                                             time_bars_skip_first_non_full_bar=True),
+            data_clients={name: client_config},
+            timeout_connection=10.0, timeout_post_stop=0.05, timeout_disconnection=2.0, timeout_portfolio=1.0,
+        )
+        node = TradingNode(config=node_config, loop=loop)
+        node.trader.add_actor(self.actor)
+        node.add_data_client_factory(name, factory)
+        node.build()
+        self.node = node
+        return node
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until ``stop`` is set, flushing periodically; always stops and persists."""
+        node = self.node or self.build(asyncio.get_running_loop())
+        task = asyncio.create_task(node.run_async())
+        try:
+            while not stop.is_set():
+                try:
+                    await asyncio.wait_for(stop.wait(), self.config.flush_secs)
+                except TimeoutError:
+                    self.flush()
+                if task.done():
+                    break
+        finally:
+            await node.stop_async()
+            await task
+            self.flush()
+            node.kernel.dispose()
+
