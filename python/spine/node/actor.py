@@ -91,6 +91,7 @@ class IngestionActor(Actor):
         self._observed_from: int | None = None
         self._observed_to: int | None = None
         self.discovered: list[str] = []
+        self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None], dict[str, Any]]] = {}
 
     # --- start --------------------------------------------------------------------------------
 
@@ -235,15 +236,24 @@ class IngestionActor(Actor):
 
     def _publish_bar(self, instrument_id: str, channel: str, resolution: str, rows: list[dict[str, Any]],
                      withheld: list[tuple[int, int, str]]) -> None:
-        series = self.book.series(instrument_id, channel)
         document = envelope(
             instrument_id=instrument_id, bar_type=bar_type_of(instrument_id, resolution, channel),
-            resolution=resolution, channel=channel, bars=rows,
-            coverage=coverage_doc(series, instrument_id=instrument_id, retention_state=self.retention(instrument_id),
-                                  exhausted=False),
+            resolution=resolution, channel=channel, bars=rows, coverage=self.coverage(instrument_id, channel),
             withheld=withheld, next_cursor=None,
         )
         self.hub.publish("bar", instrument_id, frame("bar", document))
+
+    def coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
+        """The series' coverage document, rebuilt only when the series or the observed time
+        changed (a bar event per second must not rebuild it each time)."""
+        series = self.book.series(instrument_id, channel)
+        key = (series.last_sequence, self._observed_to)
+        cached = self._coverage.get((instrument_id, channel))
+        if cached is None or cached[0] != key:
+            document = coverage_doc(series, instrument_id=instrument_id,
+                                    retention_state=self.retention(instrument_id), exhausted=False)
+            cached = self._coverage[(instrument_id, channel)] = (key, document)
+        return cached[1]
 
     def retention(self, instrument_id: str) -> str:
         return "retained" if self._retained(instrument_id) else "unretained"
