@@ -27,6 +27,8 @@ from nautilus_trader.model.identifiers import ClientId
 from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual
 
 from spine.fanout import FanOut
+from spine.node.ledger import CoverageLedger
+from spine.node.status import EngineStatusProducer
 from spine.node.projection import (
     bar_rows,
     coverage_doc,
@@ -72,6 +74,9 @@ class IngestionActor(Actor):
         retained: Callable[[str], bool] = lambda _: True,
         on_discovery: Callable[[list[str]], None] | None = None,
         on_bar: Callable[[str, str, Any], None] | None = None,
+        exhausted: Callable[[str], bool] = lambda _: False,
+        ledger: CoverageLedger | None = None,
+        status: EngineStatusProducer | None = None,
     ) -> None:
         super().__init__(ActorConfig(component_id="SPINE-INGEST"))
         self.hub = hub
@@ -82,6 +87,9 @@ class IngestionActor(Actor):
         self._retained = retained
         self._on_discovery = on_discovery
         self._on_bar = on_bar
+        self._exhausted = exhausted
+        self.ledger = ledger or CoverageLedger("SIM")
+        self.status = status or EngineStatusProducer(None, ("EXTERNAL", "INTERNAL"))
         self._event_clock = TestClock()
         self._aggregators: dict[str, list[TimeBarAggregator]] = {}
         # Built at the first event, once the event clock holds the venue's time (an aggregator
@@ -91,14 +99,17 @@ class IngestionActor(Actor):
         self._observed_from: int | None = None
         self._observed_to: int | None = None
         self.discovered: list[str] = []
-        self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None], dict[str, Any]]] = {}
+        self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None, bool], dict[str, Any]]] = {}
 
     # --- start --------------------------------------------------------------------------------
 
     def on_start(self) -> None:
         instruments = [i for i in self.cache.instruments() if self._retained(str(i.id))]
+        eligible = []
         for k, instrument in enumerate(instruments):
             iid = instrument.id
+            channels = _eligible(instrument, seconds=k < self.seconds_prefix)
+            eligible.append((str(iid), channels))
             self.book.register(str(iid), instrument.price_precision, instrument.size_precision)
             self.subscribe_quote_ticks(iid)
             self.subscribe_trade_ticks(iid)
@@ -113,12 +124,22 @@ class IngestionActor(Actor):
             self.subscribe_data(DataType(OptionGreeks), client_id=ClientId(instruments[0].id.venue.value))
         if any(isinstance(i, CryptoPerpetual) for i in instruments):
             self.subscribe_data(DataType(Liquidation), client_id=ClientId(instruments[0].id.venue.value))
-        self.discovered = [str(i.id) for i in instruments]
+        # Discovery is registered once every subscribe call has been made (coverage routes
+        # answer 404 before this).
+        self.ledger.register_discovery(eligible)
+        for iid, channels in eligible:
+            for channel in channels:
+                self.ledger.subscribed(iid, channel)
+        self.discovered = [iid for iid, _ in eligible]
+        self.status.begin()
         if self._on_discovery is not None:
             self._on_discovery(self.discovered)
 
     def on_stop(self) -> None:
-        pass
+        if self.status.lifecycle in ("RUNNING", "CHECKPOINTED"):
+            if self.status.lifecycle == "CHECKPOINTED":
+                self.status.resume()
+            self.status.finish()
 
     def _make_aggregators(self, instrument: Any, *, seconds: bool) -> list[TimeBarAggregator]:
         resolutions = ("1m", "1s") if seconds else ("1m",)
@@ -164,15 +185,18 @@ class IngestionActor(Actor):
     def on_quote_tick(self, tick: Any) -> None:
         self._advance(tick.ts_event)
         self.counters.quotes += 1
+        self.ledger.saw(str(tick.instrument_id), "quotes", tick.ts_event)
         self.hub.publish("quote", str(tick.instrument_id), frame("quote", quote_doc(tick)))
 
     def on_trade_tick(self, tick: Any) -> None:
         iid = str(tick.instrument_id)
         if tick.ts_event < self._last_trade_ts.get(iid, 0):
             self.counters.trades_out_of_order += 1
+            self.ledger.out_of_order(iid)
         self._last_trade_ts[iid] = max(tick.ts_event, self._last_trade_ts.get(iid, 0))
         self._advance(tick.ts_event)
         self.counters.trades += 1
+        self.ledger.saw(iid, "trades", tick.ts_event)
         for aggregator in self._aggregators.get(iid, ()):
             aggregator.handle_trade_tick(tick)
         self.hub.publish("trade", iid, frame("trade", trade_doc(tick)))
@@ -189,6 +213,7 @@ class IngestionActor(Actor):
 
     def _internal_second(self, bar: Any) -> None:
         iid = str(bar.bar_type.instrument_id)
+        self.ledger.saw(iid, "bars_second", bar.ts_event)
         p = self.book.precision(iid)
         ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
         row = bar_rows({"sequence": [0], "ts_event": [ts], "open": [o], "high": [h], "low": [lo], "close": [c],
@@ -198,20 +223,21 @@ class IngestionActor(Actor):
     def _take(self, instrument_id: str, channel: str, bar: Any) -> None:
         if instrument_id not in self.book:
             return
+        self.ledger.saw(instrument_id, "bars_" + channel.lower(), bar.ts_event)
         try:
             outcome, closed = self.book.push(instrument_id, channel, bar)
-        except ValueError:
-            self.counters.bars_rejected[channel] += 1
+        except ValueError as error:
+            self._count(channel, "bars_rejected", error=str(error))
             return
         if outcome == "DUPLICATE":
-            self.counters.duplicates[channel] += 1
+            self._count(channel, "duplicates")
             return
         if outcome == "TOO_OLD":
-            self.counters.bars_rejected[channel] += 1
+            self._count(channel, "bars_rejected")
             return
         if outcome == "INSERTED":
-            self.counters.out_of_order[channel] += 1
-        self.counters.bars_accepted[channel] += 1
+            self._count(channel, "out_of_order")
+        self._count(channel, "bars_accepted")
         series = self.book.series(instrument_id, channel)
         p = self.book.precision(instrument_id)
         ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
@@ -223,8 +249,22 @@ class IngestionActor(Actor):
         for event in closed:
             self._publish_derived(instrument_id, channel, event)
 
+    def _count(self, channel: str, what: str, *, error: str | None = None) -> None:
+        """One count, kept in the actor's counters and the engine status (per authority)."""
+        getattr(self.counters, what)[channel] += 1
+        if self.status.lifecycle == "CHECKPOINTED":
+            self.status.resume()
+        if what in ("bars_accepted", "bars_rejected"):
+            self.status.add(what)  # type: ignore[arg-type]
+        else:
+            self.status.add_authority(channel, what)  # type: ignore[arg-type]
+        if error is not None:
+            self.status.record_error(error)
+
     def _publish_derived(self, instrument_id: str, channel: str, event: tuple[Any, ...]) -> None:
         resolution, kind, start, end, values = event
+        if kind in ("GAP_IN_INPUT", "UNOBSERVED"):
+            self.status.add_authority(channel, "gaps")
         p = self.book.precision(instrument_id)
         if kind == "bar":
             o, h, lo, c, v, sequence = values
@@ -247,11 +287,12 @@ class IngestionActor(Actor):
         """The series' coverage document, rebuilt only when the series or the observed time
         changed (a bar event per second must not rebuild it each time)."""
         series = self.book.series(instrument_id, channel)
-        key = (series.last_sequence, self._observed_to)
+        exhausted = self._exhausted(instrument_id) and channel == "EXTERNAL"
+        key = (series.last_sequence, self._observed_to, exhausted)
         cached = self._coverage.get((instrument_id, channel))
         if cached is None or cached[0] != key:
             document = coverage_doc(series, instrument_id=instrument_id,
-                                    retention_state=self.retention(instrument_id), exhausted=False)
+                                    retention_state=self.retention(instrument_id), exhausted=exhausted)
             cached = self._coverage[(instrument_id, channel)] = (key, document)
         return cached[1]
 
@@ -263,6 +304,7 @@ class IngestionActor(Actor):
     def _fact(self, kind: str, data: Any) -> None:
         self._advance(data.ts_event)
         document = projection_frame(kind, data)
+        self.ledger.saw(document["instrument_id"], kind, data.ts_event)
         self.facts.setdefault(kind, {})[document["instrument_id"]] = document
         self.counters.facts += 1
         self.hub.publish(kind, document["instrument_id"], frame(kind, document))
@@ -283,3 +325,15 @@ class IngestionActor(Actor):
         kind = {"OptionGreeks": "option_greeks", "Liquidation": "liquidation"}.get(type(data).__name__)
         if kind is not None:
             self._fact(kind, data)
+
+
+def _eligible(instrument: Any, *, seconds: bool) -> frozenset[str]:
+    """The ledger channels an instrument's product family claims."""
+    channels = {"quotes", "trades", "bars_external", "bars_internal", "instrument_status"}
+    if seconds:
+        channels.add("bars_second")
+    if isinstance(instrument, CryptoPerpetual):
+        channels |= {"mark_price", "index_price", "funding_rate", "liquidation"}
+    if isinstance(instrument, CryptoOption):
+        channels.add("option_greeks")
+    return frozenset(channels)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ from nautilus_trader.live.node import TradingNode
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
 from spine.node.config import NodeConfig
+from spine.node.hydration import HydrationBook
+from spine.node.hydrator import Hydrator, SimHistory
+from spine.node.ledger import CoverageLedger
+from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
@@ -57,9 +62,16 @@ class VenueNode:
         self.manifest = load_manifest(config.manifest)
         self.book = SeriesBook(capacity=config.capacity)
         self.hub = FanOut()
+        self.hydration = HydrationBook()
+        self.ledger = CoverageLedger(config.node_id)
+        self.status = EngineStatusProducer(f"{config.node_id}-{time.time_ns()}", ("EXTERNAL", "INTERNAL"))
+        self.hydrator: Hydrator | None = None
         self.actor = IngestionActor(hub=self.hub, book=self.book, seconds_prefix=config.seconds_prefix,
-                                    retained=self.retained, on_discovery=self._on_discovery, on_bar=self._on_bar)
+                                    retained=self.retained, on_discovery=self._on_discovery, on_bar=self._on_bar,
+                                    exhausted=self._exhausted, ledger=self.ledger, status=self.status)
         self.node: TradingNode | None = None
+        self.clients: list[Any] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self.refused_writes = 0
         self.reloaded = self._reload()
 
@@ -96,6 +108,9 @@ class VenueNode:
                 total += self.book.series(instrument_id, channel).extend(ts, *columns)
         return total
 
+    def _exhausted(self, instrument_id: str) -> bool:
+        return self.hydrator is not None and instrument_id in self.hydrator.exhausted
+
     def _on_discovery(self, instrument_ids: list[str]) -> None:
         instruments = [i for i in self.actor.cache.instruments() if str(i.id) in set(instrument_ids)]
         for store in self.stores.values():
@@ -103,18 +118,35 @@ class VenueNode:
                 store.write_instruments(instruments)
             except AdmissionRefused:
                 self.refused_writes += 1
+        if self.hydrator is not None:
+            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
+            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+
+    def _hydrator_for(self, client: Any) -> Hydrator | None:
+        """History comes from the venue client: the simulated venue answers directly."""
+        if not hasattr(client, "history"):
+            return None  # nautilus adapters: hydration through request_bars is not wired yet
+        return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
+                        source=SimHistory(client), now=client.venue_now,
+                        window_minutes=self.config.hydrate_minutes)
 
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)
 
     def flush(self) -> None:
-        """Write every pending closed bar (refusals are counted; the bars stay pending)."""
+        """Write every pending closed bar (refusals are counted; the bars stay pending). A
+        flush that wrote everything is a checkpoint of the run."""
+        complete = True
         for channel, store in self.stores.items():
             try:
                 store.flush(functools.partial(self._series_bars, channel=channel))
             except AdmissionRefused as refused:
+                complete = False
                 self.refused_writes += 1
+                self.status.record_error(f"catalog write refused ({channel}): {refused}")
                 log.warning("catalog write refused (%s): %s", channel, refused)
+        if complete and self.status.lifecycle == "RUNNING":
+            self.status.checkpoint()  # the actor resumes the run with its next bar
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
@@ -136,9 +168,10 @@ class VenueNode:
         )
         node = TradingNode(config=node_config, loop=loop)
         node.trader.add_actor(self.actor)
-        node.add_data_client_factory(name, factory)
+        node.add_data_client_factory(name, _capturing(factory, self.clients))
         node.build()
         self.node = node
+        self.hydrator = self._hydrator_for(self.clients[-1]) if self.clients else None
         return node
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -154,8 +187,23 @@ class VenueNode:
                 if task.done():
                     break
         finally:
+            for background in self._tasks:
+                background.cancel()
             await node.stop_async()
             await task
             self.flush()
             node.kernel.dispose()
 
+
+
+def _capturing(factory: type, sink: list[Any]) -> type:
+    """The venue's factory, keeping each client it builds (the node reads its history)."""
+
+    class Capturing(factory):
+        @staticmethod
+        def create(**kwargs: Any) -> Any:
+            client = factory.create(**kwargs)  # type: ignore[attr-defined]
+            sink.append(client)
+            return client
+
+    return Capturing
