@@ -87,3 +87,15 @@ def test_ledger_reconciles_with_discovery_and_status_follows_the_run(tmp_path: P
     assert status["lifecycle"] == "COMPLETED"
     assert status["counters"]["bars_accepted"] == sum(node.actor.counters.bars_accepted.values())
     assert [a["authority"] for a in status["authorities"]] == ["EXTERNAL", "INTERNAL"]
+
+
+def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path) -> None:
+    node = VenueNode(msgspec.convert({
+        "data_dir": str(tmp_path), "flush_secs": 0.2, "consolidation_secs": 0.9, "hydrate_minutes": 10,
+        "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0},
+    }, NodeConfig))
+    asyncio.run(run(node, 2.0))
+    node.consolidate()
+    for channel in ("external", "internal"):
+        for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
+            assert len(list(directory.glob("*.parquet"))) == 1, directory

@@ -72,7 +72,14 @@ async def run(seconds: float) -> tuple[IngestionActor, SimDataClient, bytes]:
     try:
         while not node.trader.is_running:
             await asyncio.sleep(0.01)
-        await asyncio.sleep(seconds)
+        await asyncio.sleep(seconds / 2)
+        # The venue resends a candle it already sent: a duplicate the series must count.
+        client = Recording.clients[-1]
+        instrument = client._instruments[0]
+        newest = actor.book.series(str(instrument.id), "EXTERNAL").resume_hint()["newest_ts_event"]
+        candle = client.market.minute(0, newest).candle
+        client._handle_data(client.candle_bar(instrument, candle))
+        await asyncio.sleep(seconds / 2)
     finally:
         await node.stop_async()
         await task
@@ -124,3 +131,13 @@ def test_derived_bars_close_and_facts_are_latest_value_slots(ingested: Any) -> N
     last = [d for name, d in events if name == "mark_price" and d["instrument_id"] == "BTCUSDT-PERP.SIM"][-1]
     assert marks["BTCUSDT-PERP.SIM"] == last
     assert actor.counters.bars_accepted["EXTERNAL"] > 0 and actor.counters.bars_accepted["INTERNAL"] > 0
+
+
+def test_a_resent_candle_is_counted_as_a_duplicate_and_changes_nothing(ingested: Any) -> None:
+    actor, _, _ = ingested
+    assert actor.counters.duplicates["EXTERNAL"] == 1
+    series = actor.book.series(actor.discovered[0], "EXTERNAL")
+    assert series.counters()["duplicates"] == 1
+    assert actor.status.document(START)["authorities"][0] == {
+        "authority": "EXTERNAL", "gaps": actor.status.document(START)["authorities"][0]["gaps"],
+        "duplicates": 1, "out_of_order": actor.counters.out_of_order["EXTERNAL"]}

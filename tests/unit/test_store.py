@@ -128,3 +128,16 @@ def test_a_restarted_store_reloads_and_resumes_after_its_last_close(tmp_path: Pa
     again.append(bar(4))
     again.flush()
     assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 5)]
+
+
+def test_consolidation_merges_each_bar_type_into_one_file_with_its_late_bars(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    series = [bar(k) for k in range(1, 10)]
+    for chunk in ([1, 2], [4, 5], [7, 8, 9]):
+        for k in chunk:
+            store.append(bar(k))
+        store.flush()
+    assert len(files(tmp_path)) == 3
+    assert store.consolidate(lambda _: series) == 1
+    assert len(files(tmp_path)) == 1
+    assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 10)]

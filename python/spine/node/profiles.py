@@ -1,6 +1,7 @@
 """Venue profiles: the nautilus data client (config and factory) a node is built with. ``sim``
 is the embedded default; ``binance`` and ``bybit`` are nautilus' own adapters, configured
-from the environment (keys are optional for public market data). Building a node from a
+from the environment (``BINANCE_API_KEY``/``_SECRET``, ``BYBIT_API_KEY``/``_SECRET``: the
+adapters read them when their clients are built, even for public market data). Building a node from a
 profile touches no network: clients connect only when the node starts.
 """
 

@@ -148,6 +148,17 @@ class VenueNode:
         if complete and self.status.lifecycle == "RUNNING":
             self.status.checkpoint()  # the actor resumes the run with its next bar
 
+    def consolidate(self) -> None:
+        """The periodic consolidation: each bar type's files merged into one, from its series
+        (which also makes late bars durable). Refusals are counted like flushes."""
+        self.flush()
+        for channel, store in self.stores.items():
+            try:
+                store.consolidate(functools.partial(self._series_bars, channel=channel))
+            except AdmissionRefused as refused:
+                self.refused_writes += 1
+                self.status.record_error(f"catalog consolidation refused ({channel}): {refused}")
+
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
 
@@ -178,12 +189,18 @@ class VenueNode:
         """Run until ``stop`` is set, flushing periodically; always stops and persists."""
         node = self.node or self.build(asyncio.get_running_loop())
         task = asyncio.create_task(node.run_async())
+        loop = asyncio.get_running_loop()
+        next_consolidation = loop.time() + self.config.consolidation_secs
         try:
             while not stop.is_set():
                 try:
                     await asyncio.wait_for(stop.wait(), self.config.flush_secs)
                 except TimeoutError:
-                    self.flush()
+                    if loop.time() >= next_consolidation:
+                        self.consolidate()
+                        next_consolidation = loop.time() + self.config.consolidation_secs
+                    else:
+                        self.flush()
                 if task.done():
                     break
         finally:

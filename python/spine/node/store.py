@@ -203,6 +203,17 @@ class CatalogStore:
         self.counters.rewrites += 1
         self.counters.bars_written += len(keep) if staging_written else 0
 
+    def consolidate(self, series_bars: Callable[[str], list[Bar]]) -> int:
+        """Merge each bar type with more than one file (or with late bars waiting) into one
+        file rewritten from its series; returns the bar types rewritten."""
+        rewritten = 0
+        for bar_type in self.bar_types():
+            directory = self.root / "data" / "bar" / bar_type
+            if len(list(directory.glob("*.parquet"))) > 1:
+                self.rewrite(bar_type, series_bars(bar_type))
+                rewritten += 1
+        return rewritten
+
     # --- reading ----------------------------------------------------------------------------------
 
     def load(self, bar_type: str) -> list[Bar]:
