@@ -47,6 +47,10 @@ class SimHistory:
         self._client = client
 
     async def fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> Answer:
+        # Generating days of candles takes a while: off the loop, so live data keeps flowing.
+        return await asyncio.to_thread(self._fetch, instrument_id, start_ns, end_ns)
+
+    def _fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> Answer:
         answer = self._client.history.fetch(instrument_id, start_ns, end_ns)
         instrument = next(i for i in self._client._instruments if str(i.id) == instrument_id)
         bars = [self._client.candle_bar(instrument, candle) for candle in answer.candles]
