@@ -141,3 +141,11 @@ def test_consolidation_merges_each_bar_type_into_one_file_with_its_late_bars(tmp
     assert store.consolidate(lambda _: series) == 1
     assert len(files(tmp_path)) == 1
     assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 10)]
+
+
+def test_a_minute_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in (1, 2, 2, 3, 1):
+        store.append(bar(k))
+    store.flush()
+    assert on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3)]

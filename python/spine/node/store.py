@@ -167,7 +167,13 @@ class CatalogStore:
         rewrite. A refusal leaves the bars pending and re-raises."""
         for bar_type, bars in list(self._pending.items()):
             last = self.last_close(bar_type) or -1
-            fresh = sorted((b for b in bars if b.ts_init > last), key=lambda b: b.ts_init)
+            # One bar per close: history and the live feed can both deliver a minute (the
+            # series keeps the first; so does the store).
+            first: dict[int, Bar] = {}
+            for b in bars:
+                if b.ts_init > last:
+                    first.setdefault(b.ts_init, b)
+            fresh = [first[ts] for ts in sorted(first)]
             if not fresh:
                 self._pending.pop(bar_type)
                 continue
