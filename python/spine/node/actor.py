@@ -14,6 +14,8 @@ reads as quiet, and an EXTERNAL minute without a candle reads as a gap.
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +44,24 @@ from spine.node.series_book import SeriesBook, bar_type_of, mantissas
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 
 __all__ = ["IngestionActor", "IngestionCounters"]
+
+log = logging.getLogger("spine.node.actor")
+
+
+def _guarded(handler: Callable[..., None]) -> Callable[..., None]:
+    """An exception escaping an actor handler makes the framework terminate the process; a
+    bad event must cost one counted error, never the node."""
+
+    @functools.wraps(handler)
+    def guarded(self: IngestionActor, *args: Any) -> None:
+        try:
+            handler(self, *args)
+        except Exception as error:  # noqa: BLE001 - counted and logged, the node goes on
+            self.counters.errors += 1
+            self.status.record_error(f"{handler.__name__}: {error}")
+            log.exception("ingestion handler %s failed", handler.__name__)
+
+    return guarded
 
 MINUTE_NS = 60 * 10**9
 
@@ -182,12 +202,14 @@ class IngestionActor(Actor):
 
     # --- quotes and trades ----------------------------------------------------------------------
 
+    @_guarded
     def on_quote_tick(self, tick: Any) -> None:
         self._advance(tick.ts_event)
         self.counters.quotes += 1
         self.ledger.saw(str(tick.instrument_id), "quotes", tick.ts_event)
         self.hub.publish("quote", str(tick.instrument_id), frame("quote", quote_doc(tick)))
 
+    @_guarded
     def on_trade_tick(self, tick: Any) -> None:
         iid = str(tick.instrument_id)
         if tick.ts_event < self._last_trade_ts.get(iid, 0):
@@ -203,14 +225,17 @@ class IngestionActor(Actor):
 
     # --- bars -------------------------------------------------------------------------------------
 
+    @_guarded
     def on_bar(self, bar: Any) -> None:
         """EXTERNAL venue candles (INTERNAL bars come from the aggregators, never from here)."""
         self._advance(bar.ts_event)
         self._take(str(bar.bar_type.instrument_id), "EXTERNAL", bar)
 
+    @_guarded
     def _internal_minute(self, bar: Any) -> None:
         self._take(str(bar.bar_type.instrument_id), "INTERNAL", bar)
 
+    @_guarded
     def _internal_second(self, bar: Any) -> None:
         iid = str(bar.bar_type.instrument_id)
         self.ledger.saw(iid, "bars_second", bar.ts_event)
@@ -302,6 +327,8 @@ class IngestionActor(Actor):
     # --- facts --------------------------------------------------------------------------------------
 
     def _fact(self, kind: str, data: Any) -> None:
+        if str(data.instrument_id) not in self.book:
+            return  # custom data is subscribed by type: drop instruments not ingested here
         self._advance(data.ts_event)
         document = projection_frame(kind, data)
         self.ledger.saw(document["instrument_id"], kind, data.ts_event)
@@ -309,18 +336,23 @@ class IngestionActor(Actor):
         self.counters.facts += 1
         self.hub.publish(kind, document["instrument_id"], frame(kind, document))
 
+    @_guarded
     def on_mark_price(self, update: Any) -> None:
         self._fact("mark_price", update)
 
+    @_guarded
     def on_index_price(self, update: Any) -> None:
         self._fact("index_price", update)
 
+    @_guarded
     def on_funding_rate(self, update: Any) -> None:
         self._fact("funding_rate", update)
 
+    @_guarded
     def on_instrument_status(self, status: Any) -> None:
         self._fact("instrument_status", status)
 
+    @_guarded
     def on_data(self, data: Any) -> None:
         kind = {"OptionGreeks": "option_greeks", "Liquidation": "liquidation"}.get(type(data).__name__)
         if kind is not None:
