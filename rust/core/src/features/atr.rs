@@ -3,7 +3,8 @@
 //! bar yields none. The first ATR is the simple mean of the first `period` true ranges, then
 //! `atr = (atr * (period - 1) + tr) / period`. Warm-up: `period + 1` bars.
 
-use super::{one, real, BarInput, Kernel, Outputs};
+use super::fused::{self, Recurrence, Step};
+use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// ATR(period), Wilder.
 #[derive(Debug, Clone)]
@@ -29,25 +30,79 @@ impl Atr {
     }
 }
 
+/// The true range of a bar after a close of `prev`.
+#[inline]
+fn true_range(high: f64, low: f64, prev: f64) -> f64 {
+    (high - low)
+        .max((high - prev).abs())
+        .max((low - prev).abs())
+}
+
+/// ATR once seeded: Wilder's smoothing of true ranges.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AtrStep {
+    prev_close: f64,
+    atr: f64,
+    n: f64,
+}
+
+impl Step for AtrStep {
+    #[inline]
+    fn step(&mut self, high: f64, low: f64, close: f64) {
+        let tr = true_range(high, low, self.prev_close);
+        self.prev_close = close;
+        let n = self.n;
+        self.atr = (self.atr * (n - 1.0) + tr) / n;
+    }
+}
+
+impl Recurrence for Atr {
+    type Step = AtrStep;
+
+    fn bars_to_seed(&self) -> u64 {
+        (self.period + 1).saturating_sub(self.seen)
+    }
+
+    fn stepper(&self) -> Option<AtrStep> {
+        let prev_close = self.prev_close.filter(|_| self.ranges >= self.period)?;
+        Some(AtrStep {
+            prev_close,
+            atr: self.atr,
+            n: self.period as f64,
+        })
+    }
+
+    fn resume(&mut self, step: AtrStep, taken: usize) {
+        self.prev_close = Some(step.prev_close);
+        self.atr = step.atr;
+        self.ranges += taken as u64;
+        self.seen += taken as u64;
+    }
+}
+
 impl Kernel for Atr {
     fn update(&mut self, bar: &BarInput) {
+        if fused::update_seeded(self, bar) {
+            return;
+        }
+        // Seeding: sum the first `period` true ranges, divide once they are all in.
         self.seen += 1;
         let Some(prev) = self.prev_close.replace(bar.close) else {
             return;
         };
-        let tr = (bar.high - bar.low)
-            .max((bar.high - prev).abs())
-            .max((bar.low - prev).abs());
-        let n = self.period as f64;
         self.ranges += 1;
-        if self.ranges <= self.period {
-            self.atr += tr;
-            if self.ranges == self.period {
-                self.atr /= n;
-            }
-        } else {
-            self.atr = (self.atr * (n - 1.0) + tr) / n;
+        self.atr += true_range(bar.high, bar.low, prev);
+        if self.ranges == self.period {
+            self.atr /= self.period as f64;
         }
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        fused::warm_alone(self, block);
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::HIGH_LOW_CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -4,7 +4,7 @@
 //! equal the mid and `percent_b` is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
 use super::window::RollingMoments;
-use super::{len_of, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Bollinger(period, k): outputs mid, upper, lower, percent_b.
 #[derive(Debug, Clone)]
@@ -36,6 +36,18 @@ impl Kernel for Bollinger {
         self.moments.push(bar.close);
         self.close = bar.close;
         self.seen += 1;
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        self.moments.push_slice(block.close);
+        if let Some(&close) = block.close.last() {
+            self.close = close;
+        }
+        self.seen += block.len() as u64;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

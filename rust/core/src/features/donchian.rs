@@ -2,7 +2,7 @@
 //! bar included, kept with monotonic deques (O(1) amortised). Warm-up: `period` bars.
 
 use super::window::MonotonicDeque;
-use super::{len_of, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Donchian(period): outputs high, low.
 #[derive(Debug, Clone)]
@@ -32,6 +32,14 @@ impl Kernel for Donchian {
         self.highs.push(bar.high);
         self.lows.push(bar.low);
         self.seen += 1;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs {
+            high: true,
+            low: true,
+            ..Inputs::default()
+        }
     }
 
     fn values(&self) -> Outputs {

@@ -1,7 +1,8 @@
 //! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
-use super::{one, real, BarInput, Kernel, Outputs};
+use super::fused::{self, Recurrence, Step};
+use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// The EMA recurrence on its own, shared with MACD.
 #[derive(Debug, Clone, Copy)]
@@ -24,12 +25,26 @@ impl EmaCore {
 
     /// Take one value: the first seeds, later ones blend `alpha * x + (1 - alpha) * prev`.
     pub fn push(&mut self, x: f64) {
-        if self.seeded {
-            self.value = self.alpha * x + (1.0 - self.alpha) * self.value;
-        } else {
-            self.value = x;
-            self.seeded = true;
+        match self.stepper() {
+            Some(mut step) => {
+                step.push(x);
+                self.value = step.value;
+            }
+            None => {
+                self.value = x;
+                self.seeded = true;
+            }
         }
+    }
+
+    /// The recurrence once seeded.
+    #[must_use]
+    pub(crate) fn stepper(&self) -> Option<EmaStep> {
+        self.seeded.then_some(EmaStep {
+            alpha: self.alpha,
+            keep: 1.0 - self.alpha,
+            value: self.value,
+        })
     }
 
     /// The current average (NaN before the first value).
@@ -42,6 +57,40 @@ impl EmaCore {
     pub fn clear(&mut self) {
         self.value = f64::NAN;
         self.seeded = false;
+    }
+}
+
+/// A seeded EMA: `alpha * x + (1 - alpha) * prev`, with `1 - alpha` computed once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EmaStep {
+    alpha: f64,
+    keep: f64,
+    value: f64,
+}
+
+impl EmaStep {
+    /// Take one value.
+    #[inline]
+    pub(crate) fn push(&mut self, x: f64) {
+        self.value = self.alpha * x + self.keep * self.value;
+    }
+
+    /// The average.
+    #[inline]
+    pub(crate) fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// Store the average back into a seeded `core`.
+    pub(crate) fn resume(self, core: &mut EmaCore) {
+        core.value = self.value;
+    }
+}
+
+impl Step for EmaStep {
+    #[inline]
+    fn step(&mut self, _high: f64, _low: f64, close: f64) {
+        self.push(close);
     }
 }
 
@@ -65,10 +114,35 @@ impl Ema {
     }
 }
 
+impl Recurrence for Ema {
+    type Step = EmaStep;
+
+    fn bars_to_seed(&self) -> u64 {
+        u64::from(self.seen == 0)
+    }
+
+    fn stepper(&self) -> Option<EmaStep> {
+        self.core.stepper()
+    }
+
+    fn resume(&mut self, step: EmaStep, taken: usize) {
+        step.resume(&mut self.core);
+        self.seen += taken as u64;
+    }
+}
+
 impl Kernel for Ema {
     fn update(&mut self, bar: &BarInput) {
         self.core.push(bar.close);
         self.seen += 1;
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        fused::warm_alone(self, block);
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -3,8 +3,9 @@
 //! (bar `slow`, seeded with that line value), `histogram` = line - signal.
 //! Warm-up: `slow + signal - 1` bars for every output (the same count as TA-Lib's first value).
 
-use super::ema::EmaCore;
-use super::{real, BarInput, Kernel, Outputs, Raw};
+use super::ema::{EmaCore, EmaStep};
+use super::fused::{self, Recurrence, Step};
+use super::{real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// MACD(fast, slow, signal): outputs line, signal, histogram.
 #[derive(Debug, Clone)]
@@ -38,8 +39,52 @@ impl Macd {
     }
 }
 
+/// MACD once its signal is seeded (bar `slow`): three EMA recurrences, the signal's fed the
+/// line.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MacdStep {
+    fast: EmaStep,
+    slow: EmaStep,
+    signal: EmaStep,
+}
+
+impl Step for MacdStep {
+    #[inline]
+    fn step(&mut self, _high: f64, _low: f64, close: f64) {
+        self.fast.push(close);
+        self.slow.push(close);
+        self.signal.push(self.fast.value() - self.slow.value());
+    }
+}
+
+impl Recurrence for Macd {
+    type Step = MacdStep;
+
+    fn bars_to_seed(&self) -> u64 {
+        self.slow_period.saturating_sub(self.seen)
+    }
+
+    fn stepper(&self) -> Option<MacdStep> {
+        Some(MacdStep {
+            fast: self.fast.stepper()?,
+            slow: self.slow.stepper()?,
+            signal: self.signal.stepper()?,
+        })
+    }
+
+    fn resume(&mut self, step: MacdStep, taken: usize) {
+        step.fast.resume(&mut self.fast);
+        step.slow.resume(&mut self.slow);
+        step.signal.resume(&mut self.signal);
+        self.seen += taken as u64;
+    }
+}
+
 impl Kernel for Macd {
     fn update(&mut self, bar: &BarInput) {
+        if fused::update_seeded(self, bar) {
+            return;
+        }
         self.fast.push(bar.close);
         self.slow.push(bar.close);
         self.seen += 1;
@@ -47,6 +92,14 @@ impl Kernel for Macd {
             let line = self.line();
             self.signal.push(line);
         }
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        fused::warm_alone(self, block);
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -9,11 +9,15 @@
 //! on.
 
 pub mod atr;
+pub mod block;
 pub mod bollinger;
+pub(crate) mod check;
 pub mod donchian;
 pub mod ema;
 pub mod error;
+pub(crate) mod fused;
 pub mod macd;
+pub mod moments;
 pub mod realized_vol;
 pub mod registry;
 pub mod roc;
@@ -28,6 +32,9 @@ pub mod volume_zscore;
 pub mod vwap;
 pub mod window;
 
+use block::{BlockBuffer, BLOCK};
+
+pub use block::{BarBlock, Inputs};
 pub use error::FeatureError;
 pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
 pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
@@ -96,215 +103,6 @@ impl BarInput {
 #[must_use]
 pub(crate) fn pow10(scale: u8) -> f64 {
     POW10_F64[usize::from(scale.min(18))]
-}
-
-/// The bar fields a kernel reads. A batch converts only the columns some kernel reads: each
-/// costs a division per bar, and no kernel reads the open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[allow(clippy::struct_excessive_bools)]
-pub struct Inputs {
-    /// Reads the open.
-    pub open: bool,
-    /// Reads the high.
-    pub high: bool,
-    /// Reads the low.
-    pub low: bool,
-    /// Reads the close.
-    pub close: bool,
-    /// Reads the volume.
-    pub volume: bool,
-}
-
-impl Inputs {
-    /// Every field.
-    pub const ALL: Self = Self {
-        open: true,
-        high: true,
-        low: true,
-        close: true,
-        volume: true,
-    };
-    /// The close only.
-    pub const CLOSE: Self = Self {
-        open: false,
-        high: false,
-        low: false,
-        close: true,
-        volume: false,
-    };
-    /// High, low and close.
-    pub const HIGH_LOW_CLOSE: Self = Self {
-        high: true,
-        low: true,
-        ..Self::CLOSE
-    };
-
-    /// The fields either reads.
-    #[must_use]
-    pub fn union(self, other: Self) -> Self {
-        Self {
-            open: self.open | other.open,
-            high: self.high | other.high,
-            low: self.low | other.low,
-            close: self.close | other.close,
-            volume: self.volume | other.volume,
-        }
-    }
-}
-
-/// Closed bars as `f64` columns of one length (struct of arrays), oldest first: what kernels
-/// warm from. A kernel's batch loop reads only the columns it needs, contiguously, instead
-/// of striding over whole [`BarInput`]s. Columns no kernel of a batch reads
-/// ([`Kernel::inputs`]) may hold anything.
-#[derive(Debug, Clone, Copy)]
-pub struct BarBlock<'a> {
-    /// Close times.
-    pub ts_event: &'a [u64],
-    /// Open prices.
-    pub open: &'a [f64],
-    /// High prices.
-    pub high: &'a [f64],
-    /// Low prices.
-    pub low: &'a [f64],
-    /// Close prices.
-    pub close: &'a [f64],
-    /// Volumes.
-    pub volume: &'a [f64],
-}
-
-impl<'a> BarBlock<'a> {
-    /// Number of bars (the length of `ts_event`; every column has it).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.ts_event.len()
-    }
-
-    /// Whether there is no bar.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.ts_event.is_empty()
-    }
-
-    /// Bar `i` as one [`BarInput`] (for kernels warming bar by bar).
-    #[must_use]
-    pub fn bar(&self, i: usize) -> BarInput {
-        BarInput {
-            ts_event: self.ts_event[i],
-            open: self.open[i],
-            high: self.high[i],
-            low: self.low[i],
-            close: self.close[i],
-            volume: self.volume[i],
-        }
-    }
-
-    /// The bars from `from` on.
-    #[must_use]
-    pub fn tail(&self, from: usize) -> Self {
-        self.range(from, self.len())
-    }
-
-    /// Bars `from..to`.
-    #[must_use]
-    pub fn range(&self, from: usize, to: usize) -> Self {
-        Self {
-            ts_event: &self.ts_event[from..to],
-            open: &self.open[from..to],
-            high: &self.high[from..to],
-            low: &self.low[from..to],
-            close: &self.close[from..to],
-            volume: &self.volume[from..to],
-        }
-    }
-}
-
-/// Bars per block when a batch is converted into columns: 6 columns of 256 values fit in
-/// L1 beside the kernels' windows, and are reused by every kernel before the next block.
-pub(crate) const BLOCK: usize = 256;
-
-/// Stack storage for one block of columns.
-pub(crate) struct BlockBuffer {
-    ts_event: [u64; BLOCK],
-    open: [f64; BLOCK],
-    high: [f64; BLOCK],
-    low: [f64; BLOCK],
-    close: [f64; BLOCK],
-    volume: [f64; BLOCK],
-}
-
-impl BlockBuffer {
-    pub(crate) fn new() -> Self {
-        Self {
-            ts_event: [0; BLOCK],
-            open: [0.0; BLOCK],
-            high: [0.0; BLOCK],
-            low: [0.0; BLOCK],
-            close: [0.0; BLOCK],
-            volume: [0.0; BLOCK],
-        }
-    }
-
-    /// At most [`BLOCK`] bars, transposed into columns.
-    pub(crate) fn transpose(&mut self, bars: &[BarInput]) -> BarBlock<'_> {
-        let n = bars.len().min(BLOCK);
-        for (i, bar) in bars[..n].iter().enumerate() {
-            self.ts_event[i] = bar.ts_event;
-            self.open[i] = bar.open;
-            self.high[i] = bar.high;
-            self.low[i] = bar.low;
-            self.close[i] = bar.close;
-            self.volume[i] = bar.volume;
-        }
-        self.block(n)
-    }
-
-    /// Convert `ts_event.len()` (at most [`BLOCK`]) mantissas per column, the columns in
-    /// `inputs` only, as [`BarInput::from_raw`] does (the same division, bit for bit).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn convert(
-        &mut self,
-        ts_event: &[u64],
-        open: &[i64],
-        high: &[i64],
-        low: &[i64],
-        close: &[i64],
-        volume: &[i64],
-        inputs: Inputs,
-        price_scale: u8,
-        size_scale: u8,
-    ) -> BarBlock<'_> {
-        fn column(to: &mut [f64], from: &[i64], divisor: f64) {
-            for (t, &f) in to.iter_mut().zip(from) {
-                *t = f as f64 / divisor;
-            }
-        }
-        let n = ts_event.len().min(BLOCK);
-        let (p, s) = (pow10(price_scale), pow10(size_scale));
-        self.ts_event[..n].copy_from_slice(&ts_event[..n]);
-        for (wanted, to, from, divisor) in [
-            (inputs.open, &mut self.open, open, p),
-            (inputs.high, &mut self.high, high, p),
-            (inputs.low, &mut self.low, low, p),
-            (inputs.close, &mut self.close, close, p),
-            (inputs.volume, &mut self.volume, volume, s),
-        ] {
-            if wanted {
-                column(&mut to[..n], &from[..n], divisor);
-            }
-        }
-        self.block(n)
-    }
-
-    fn block(&self, n: usize) -> BarBlock<'_> {
-        BarBlock {
-            ts_event: &self.ts_event[..n],
-            open: &self.open[..n],
-            high: &self.high[..n],
-            low: &self.low[..n],
-            close: &self.close[..n],
-            volume: &self.volume[..n],
-        }
-    }
 }
 
 /// An incremental indicator over closed bars.

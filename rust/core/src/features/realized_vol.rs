@@ -5,7 +5,7 @@
 //! value is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period + 1` bars (`period` returns).
 
 use super::window::RollingMoments;
-use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// RealizedVol(period, annualization).
 #[derive(Debug, Clone)]
@@ -55,6 +55,10 @@ impl Kernel for RealizedVol {
             self.last_invalid = self.returns;
             self.moments.push(0.0);
         }
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -19,7 +19,7 @@ use super::spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
 use super::trend::Trend;
 use super::volume_zscore::VolumeZscore;
 use super::vwap::Vwap;
-use super::{BarInput, Kernel, Outputs};
+use super::{BarBlock, BarInput, Inputs, Kernel, Outputs};
 use crate::decimal::Fixed;
 use crate::identity::check_name;
 
@@ -438,9 +438,17 @@ impl Kernel for AnyKernel {
         dispatch!(self, k => k.update(bar));
     }
 
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        // One match per block, then the kernel's own tight loop.
+        dispatch!(self, k => k.warm_block(block));
+    }
+
     fn warm(&mut self, bars: &[BarInput]) {
-        // One match per batch, then the kernel's own tight loop.
         dispatch!(self, k => k.warm(bars));
+    }
+
+    fn inputs(&self) -> Inputs {
+        dispatch!(self, k => k.inputs())
     }
 
     fn values(&self) -> Outputs {

@@ -3,7 +3,7 @@
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period + 1` bars.
 
 use super::window::Ring;
-use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// ROC(period), percent.
 #[derive(Debug, Clone)]
@@ -33,6 +33,10 @@ impl Kernel for Roc {
         self.closes.push(bar.close);
         self.close = bar.close;
         self.seen += 1;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

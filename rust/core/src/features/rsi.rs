@@ -5,7 +5,8 @@
 //! RSI = `100 * avg_gain / (avg_gain + avg_loss)`; with no movement at all in the smoothed
 //! window (both averages zero) it is undefined and reported ABSENT `INPUT_UNAVAILABLE`.
 
-use super::{one, real, BarInput, Kernel, Outputs, Raw};
+use super::fused::{self, Recurrence, Step};
+use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// RSI(period), Wilder.
 #[derive(Debug, Clone)]
@@ -33,33 +34,90 @@ impl Rsi {
     }
 }
 
+/// A change split into (gain, loss), both non-negative. Selects rather than branches: the
+/// sign of a price change is a coin flip a branch predictor would miss half the time.
+#[inline]
+fn gain_loss(change: f64) -> (f64, f64) {
+    let up = change > 0.0;
+    (
+        if up { change } else { 0.0 },
+        if up { 0.0 } else { -change },
+    )
+}
+
+/// RSI once seeded: Wilder's smoothing of gains and losses.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RsiStep {
+    prev_close: f64,
+    avg_gain: f64,
+    avg_loss: f64,
+    n: f64,
+}
+
+impl Step for RsiStep {
+    #[inline]
+    fn step(&mut self, _high: f64, _low: f64, close: f64) {
+        let (gain, loss) = gain_loss(close - self.prev_close);
+        self.prev_close = close;
+        let n = self.n;
+        self.avg_gain = (self.avg_gain * (n - 1.0) + gain) / n;
+        self.avg_loss = (self.avg_loss * (n - 1.0) + loss) / n;
+    }
+}
+
+impl Recurrence for Rsi {
+    type Step = RsiStep;
+
+    fn bars_to_seed(&self) -> u64 {
+        (self.period + 1).saturating_sub(self.seen)
+    }
+
+    fn stepper(&self) -> Option<RsiStep> {
+        let prev_close = self.prev_close.filter(|_| self.changes >= self.period)?;
+        Some(RsiStep {
+            prev_close,
+            avg_gain: self.avg_gain,
+            avg_loss: self.avg_loss,
+            n: self.period as f64,
+        })
+    }
+
+    fn resume(&mut self, step: RsiStep, taken: usize) {
+        self.prev_close = Some(step.prev_close);
+        (self.avg_gain, self.avg_loss) = (step.avg_gain, step.avg_loss);
+        self.changes += taken as u64;
+        self.seen += taken as u64;
+    }
+}
+
 impl Kernel for Rsi {
     fn update(&mut self, bar: &BarInput) {
+        if fused::update_seeded(self, bar) {
+            return;
+        }
+        // Seeding: sum the first `period` changes, divide once they are all in.
         self.seen += 1;
         let close = bar.close;
         let Some(prev) = self.prev_close.replace(close) else {
             return;
         };
-        let change = close - prev;
-        let (gain, loss) = if change > 0.0 {
-            (change, 0.0)
-        } else {
-            (0.0, -change)
-        };
-        let n = self.period as f64;
+        let (gain, loss) = gain_loss(close - prev);
         self.changes += 1;
-        if self.changes <= self.period {
-            // Seed: accumulate the sums, divide once the first `period` changes are in.
-            self.avg_gain += gain;
-            self.avg_loss += loss;
-            if self.changes == self.period {
-                self.avg_gain /= n;
-                self.avg_loss /= n;
-            }
-        } else {
-            self.avg_gain = (self.avg_gain * (n - 1.0) + gain) / n;
-            self.avg_loss = (self.avg_loss * (n - 1.0) + loss) / n;
+        self.avg_gain += gain;
+        self.avg_loss += loss;
+        if self.changes == self.period {
+            let n = self.period as f64;
+            self.avg_gain /= n;
+            self.avg_loss /= n;
         }
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        fused::warm_alone(self, block);
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

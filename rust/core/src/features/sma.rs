@@ -1,7 +1,7 @@
 //! Simple moving average of the close over `period` bars. Warm-up: `period` bars.
 
 use super::window::RollingSum;
-use super::{len_of, one, real, BarInput, Kernel, Outputs};
+use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// SMA(period) of closes.
 #[derive(Debug, Clone)]
@@ -37,6 +37,15 @@ impl Kernel for Sma {
     fn update(&mut self, bar: &BarInput) {
         self.sum.push(bar.close);
         self.seen += 1;
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        self.sum.push_slice(block.close);
+        self.seen += block.len() as u64;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -2,14 +2,22 @@
 //! fed closed bars in strictly increasing `ts_event` order, read as a row keyed
 //! `<feature_id>.<output_name>` (a [`BTreeMap`], so iteration order is the key order).
 //!
-//! Bars are checked before any kernel sees them, so a refused call leaves the state as it was.
+//! A refused call leaves the state as it was: bars are checked before the kernels take them.
+//! A batch is checked and converted block by block into `f64` columns on the stack (one pass
+//! over the mantissas, no allocation); a batch of several blocks is saved first and restored
+//! when a later block is refused. Every kernel takes each block: the latency-bound
+//! recurrences (RSI, ATR, EMA, MACD) together in one loop ([`super::fused`]), the others each
+//! in its own tight loop.
 //! A gap in the input ([`FeatureState::mark_gap`]) restarts every kernel: their windows would
 //! otherwise span unobserved time. Until each is warm again it reports ABSENT `GAP_IN_INPUT`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
+use super::check::QuickCheck;
 use super::error::FeatureError;
+use super::fused::{self, Fused};
 use super::registry::{AnyKernel, Compiled, Registry};
 use super::spec::{OutputSpec, ValueType};
 use super::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
@@ -181,6 +189,13 @@ impl FeatureState {
                 lengths: lengths.to_vec(),
             });
         }
+        // The usual batch is vouched for without a branch per bar; the scan below names the
+        // first offending bar of any other.
+        let mut check = QuickCheck::default();
+        check.columns(columns, 0..n, self.last_ts);
+        if check.vouches() {
+            return Ok(());
+        }
         let mut previous = self.last_ts;
         for i in 0..n {
             let ts = columns.ts_event[i];
@@ -202,30 +217,64 @@ impl FeatureState {
         Ok(())
     }
 
-    /// Warm from columns of fixed-point bars in one call: check them all, convert them once,
-    /// then run each kernel's tight loop over the batch. Returns the number of bars taken.
+    /// The bar fields the selected kernels read.
+    #[must_use]
+    pub fn inputs(&self) -> Inputs {
+        self.slots.iter().fold(Inputs::default(), |all, slot| {
+            all.union(slot.kernel.inputs())
+        })
+    }
+
+    /// Warm from columns of fixed-point bars in one call. Returns the number of bars taken.
+    ///
+    /// One pass per block of bars checks them and converts the fields the kernels read, then
+    /// the kernels take the block. A batch of several blocks is taken as it is checked, so the
+    /// state is saved first and restored when a later block is refused.
     ///
     /// # Errors
     /// As [`Self::validate`]; nothing is taken on error.
     pub fn warm_columns(&mut self, columns: &BarColumns<'_>) -> Result<usize, FeatureError> {
+        let n = columns.ts_event.len();
+        let saved = (n > BLOCK).then(|| self.clone());
+        if self.take_columns(columns, false) {
+            return Ok(n);
+        }
+        if let Some(saved) = saved {
+            *self = saved;
+        }
+        // The precise scan names the first offending bar, or finds the batch valid after all
+        // (values beyond the quick check's range): then it is taken without the quick check.
         self.validate(columns)?;
-        let (ps, ss) = (self.price_scale, self.size_scale);
-        let bars: Vec<BarInput> = (0..columns.ts_event.len())
-            .map(|i| {
-                BarInput::from_raw(
-                    columns.ts_event[i],
-                    columns.open[i],
-                    columns.high[i],
-                    columns.low[i],
-                    columns.close[i],
-                    columns.volume[i],
-                    ps,
-                    ss,
-                )
-            })
-            .collect();
-        self.take(&bars);
-        Ok(bars.len())
+        self.take_columns(columns, true);
+        Ok(n)
+    }
+
+    /// Convert and take `columns` block by block; `false` (the block not taken) at the first
+    /// block [`QuickCheck`] does not vouch for, unless the batch is `validated`.
+    fn take_columns(&mut self, columns: &BarColumns<'_>, validated: bool) -> bool {
+        let n = columns.ts_event.len();
+        if [
+            columns.open,
+            columns.high,
+            columns.low,
+            columns.close,
+            columns.volume,
+        ]
+        .iter()
+        .any(|column| column.len() != n)
+        {
+            return false;
+        }
+        let (inputs, ps, ss) = (self.inputs(), self.price_scale, self.size_scale);
+        let mut buffer = BlockBuffer::new();
+        for from in (0..n).step_by(BLOCK) {
+            let (block, vouched) = buffer.convert(columns, from..n, self.last_ts, inputs, ps, ss);
+            if !(vouched || validated) {
+                return false;
+            }
+            self.take_block(&block);
+        }
+        true
     }
 
     /// Take one closed bar given as fixed-point mantissas.
@@ -280,17 +329,50 @@ impl FeatureState {
     }
 
     fn take(&mut self, bars: &[BarInput]) {
-        let Some(last) = bars.last() else {
+        if let [bar] = bars {
+            for slot in &mut self.slots {
+                slot.kernel.update(bar);
+            }
+            self.last_ts = Some(bar.ts_event);
+            return;
+        }
+        let mut buffer = BlockBuffer::new();
+        for chunk in bars.chunks(BLOCK) {
+            self.take_block(&buffer.transpose(chunk));
+        }
+    }
+
+    /// Every kernel takes `block`: the recurrences together in one loop
+    /// ([`super::fused`]), the others alone.
+    fn take_block(&mut self, block: &BarBlock<'_>) {
+        let Some(&last) = block.ts_event.last() else {
             return;
         };
-        for slot in &mut self.slots {
-            if bars.len() == 1 {
-                slot.kernel.update(last);
-            } else {
-                slot.kernel.warm(bars);
+        // Kernels still seeding (a state's first bars) take them alone, so that every
+        // recurrence can join the loop for the rest of the block.
+        let seeding = self
+            .slots
+            .iter()
+            .map(|slot| fused::bars_to_seed(&slot.kernel))
+            .max()
+            .map_or(0, |n| {
+                usize::try_from(n).map_or(block.len(), |n| n.min(block.len()))
+            });
+        if seeding > 0 {
+            let first = block.range(0..seeding);
+            for slot in &mut self.slots {
+                slot.kernel.warm_block(&first);
             }
         }
-        self.last_ts = Some(last.ts_event);
+        let rest = block.tail(seeding);
+        let mut together = Fused::default();
+        for slot in &mut self.slots {
+            if let Some(alone) = together.adopt(&mut slot.kernel) {
+                alone.warm_block(&rest);
+            }
+        }
+        together.warm(&rest);
+        self.last_ts = Some(last);
     }
 
     /// The input had a gap: restart every kernel. Values read ABSENT `GAP_IN_INPUT` until
@@ -350,176 +432,5 @@ impl FeatureState {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::registry::{build_spec, default_registry, KernelKind};
-    use super::*;
-
-    fn state(ids: &[&str]) -> FeatureState {
-        match FeatureState::from_registry(default_registry(), Some(ids), 2, 3) {
-            Ok(s) => s,
-            Err(e) => unreachable!("{e}"),
-        }
-    }
-
-    fn push(state: &mut FeatureState, ts: u64, close: i64) -> Result<(), FeatureError> {
-        state.update_raw(ts, close, close + 10, close - 10, close, 1500)
-    }
-
-    #[test]
-    fn warms_exactly_at_the_boundary() {
-        let mut s = state(&["sma_20", "rsi_14"]);
-        for i in 0..20u64 {
-            let row = s.row();
-            assert_eq!(
-                row.get("sma_20.value"),
-                Some(&FeatureValue::Absent(AbsentReason::WarmingUp {
-                    bars_seen: i,
-                    bars_needed: 20
-                }))
-            );
-            let rsi = row.get("rsi_14.value");
-            assert_eq!(rsi.is_some_and(FeatureValue::is_absent), i < 15, "bar {i}");
-            assert!(push(&mut s, i + 1, 10_000 + (i as i64 % 3) * 7).is_ok());
-        }
-        assert!(
-            matches!(s.row().get("sma_20.value"), Some(FeatureValue::Decimal(d)) if d.scale == 8)
-        );
-        assert_eq!(s.last_ts_event(), Some(20));
-    }
-
-    #[test]
-    fn refuses_bad_input_and_keeps_state() {
-        let mut s = state(&["sma_20"]);
-        assert!(push(&mut s, 5, 100).is_ok());
-        assert!(matches!(
-            push(&mut s, 5, 100),
-            Err(FeatureError::Unsorted { previous: 5, .. })
-        ));
-        let cols = BarColumns {
-            ts_event: &[6, 7],
-            open: &[1, 1],
-            high: &[1, 1],
-            low: &[1, 1],
-            close: &[1, 1],
-            volume: &[1],
-        };
-        assert!(matches!(
-            s.warm_columns(&cols),
-            Err(FeatureError::LengthMismatch { .. })
-        ));
-        let inconsistent = BarColumns {
-            volume: &[1, 1],
-            high: &[1, 0],
-            ..cols
-        };
-        assert!(matches!(
-            s.warm_columns(&inconsistent),
-            Err(FeatureError::InconsistentBar { index: 1, .. })
-        ));
-        assert_eq!(s.last_ts_event(), Some(5));
-        assert!(s.update_raw(9, 1, 1, 1, 1, -1).is_err());
-        assert!(FeatureState::from_registry::<&str>(default_registry(), None, 19, 0).is_err());
-        assert!(FeatureState::from_registry::<&str>(default_registry(), None, 0, -1).is_err());
-    }
-
-    #[test]
-    fn gap_restarts_with_its_own_reason() {
-        let mut s = state(&["roc_10"]);
-        for i in 0..30 {
-            assert!(push(&mut s, i + 1, 1000 + i as i64).is_ok());
-        }
-        assert!(!s.row().values().any(FeatureValue::is_absent));
-        s.mark_gap();
-        assert_eq!(
-            s.row().get("roc_10.value"),
-            Some(&FeatureValue::Absent(AbsentReason::GapInInput))
-        );
-        for i in 0..11 {
-            assert!(s.row().values().all(FeatureValue::is_absent));
-            assert!(push(&mut s, 100 + i, 1000).is_ok());
-        }
-        assert!(matches!(
-            s.row().get("roc_10.value"),
-            Some(FeatureValue::Decimal(_))
-        ));
-        s.reset();
-        assert!(matches!(
-            s.row().get("roc_10.value"),
-            Some(FeatureValue::Absent(AbsentReason::WarmingUp {
-                bars_seen: 0,
-                ..
-            }))
-        ));
-        assert!(push(&mut s, 1, 1000).is_ok());
-    }
-
-    #[test]
-    fn batch_equals_incremental_over_every_default() {
-        let n = 400usize;
-        let ts: Vec<u64> = (1..=n as u64).collect();
-        let close: Vec<i64> = (0..n)
-            .map(|i| 10_000 + ((i * 7919) % 97) as i64 - 48)
-            .collect();
-        let high: Vec<i64> = close.iter().map(|c| c + 25).collect();
-        let low: Vec<i64> = close.iter().map(|c| c - 25).collect();
-        let volume: Vec<i64> = (0..n).map(|i| ((i * 31) % 11) as i64 * 1000).collect();
-        let cols = BarColumns {
-            ts_event: &ts,
-            open: &close,
-            high: &high,
-            low: &low,
-            close: &close,
-            volume: &volume,
-        };
-        let Ok(mut batch) = FeatureState::new(default_registry().features().to_vec(), 2, 3) else {
-            unreachable!("valid scales");
-        };
-        let mut incremental = batch.clone();
-        assert_eq!(batch.warm_columns(&cols).ok(), Some(n));
-        for i in 0..n {
-            assert!(incremental
-                .update_raw(ts[i], close[i], high[i], low[i], close[i], volume[i])
-                .is_ok());
-        }
-        let row = batch.row();
-        assert_eq!(row, incremental.row());
-        assert_eq!(row.len(), 19);
-        assert!(row.values().all(|v| !v.is_absent()), "{row:?}");
-        assert!(matches!(
-            row.get("trend_200.sign"),
-            Some(FeatureValue::Integer(-1..=1))
-        ));
-        let keys: Vec<&String> = row.keys().collect();
-        let mut sorted = keys.clone();
-        sorted.sort();
-        assert_eq!(keys, sorted);
-    }
-
-    #[test]
-    fn integer_and_nanos_typing() {
-        let out = |value_type, scale| OutputSpec {
-            name: "x",
-            value_type,
-            scale,
-            refresh: super::super::spec::Refresh::BarClose,
-        };
-        assert_eq!(
-            typed(Raw::Int(-1), &out(ValueType::Integer, 0)),
-            FeatureValue::Integer(-1)
-        );
-        assert_eq!(
-            typed(Raw::Int(7), &out(ValueType::UnixNanos, 0)),
-            FeatureValue::UnixNanos(7)
-        );
-        assert!(typed(Raw::Int(-7), &out(ValueType::UnixNanos, 0)).is_absent());
-        assert_eq!(
-            typed(Raw::Int(3), &out(ValueType::Decimal, 2)),
-            FeatureValue::Decimal(Fixed { raw: 300, scale: 2 })
-        );
-        assert!(typed(Raw::Real(f64::NAN), &out(ValueType::Decimal, 2)).is_absent());
-        assert!(typed(Raw::Undefined, &out(ValueType::Decimal, 2)).is_absent());
-        assert!(typed(Raw::Real(1.0), &out(ValueType::Integer, 0)).is_absent());
-        let custom = build_spec(KernelKind::Sma, "sma_3", &[("period", "3")]);
-        assert!(custom.is_ok_and(|c| c.spec.warmup_bars == 3));
-    }
-}
+#[path = "state_tests.rs"]
+mod tests;

@@ -9,7 +9,7 @@
 
 use super::sma::Sma;
 use super::value::fixed_from_f64;
-use super::{BarInput, Kernel, Outputs, Raw};
+use super::{BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 use crate::decimal::Fixed;
 
 /// Trend(period, threshold): outputs ratio (decimal), sign (integer).
@@ -60,6 +60,17 @@ impl Kernel for Trend {
     fn update(&mut self, bar: &BarInput) {
         self.sma.update(bar);
         self.close = bar.close;
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        self.sma.warm_block(block);
+        if let Some(&close) = block.close.last() {
+            self.close = close;
+        }
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs::CLOSE
     }
 
     fn values(&self) -> Outputs {

@@ -3,7 +3,7 @@
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
 
 use super::window::RollingMoments;
-use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// VolumeZscore(period).
 #[derive(Debug, Clone)]
@@ -33,6 +33,21 @@ impl Kernel for VolumeZscore {
         self.moments.push(bar.volume);
         self.volume = bar.volume;
         self.seen += 1;
+    }
+
+    fn warm_block(&mut self, block: &BarBlock<'_>) {
+        self.moments.push_slice(block.volume);
+        if let Some(&volume) = block.volume.last() {
+            self.volume = volume;
+        }
+        self.seen += block.len() as u64;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs {
+            volume: true,
+            ..Inputs::default()
+        }
     }
 
     fn values(&self) -> Outputs {

@@ -4,7 +4,7 @@
 //! rather than by testing a float sum against zero. Warm-up: `period` bars.
 
 use super::window::RollingSum;
-use super::{len_of, one, real, BarInput, Kernel, Outputs, Raw};
+use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Vwap(period).
 #[derive(Debug, Clone)]
@@ -47,6 +47,13 @@ impl Kernel for Vwap {
         self.nonzero_count += usize::from(*slot);
         self.cursor = (self.cursor + 1) % self.nonzero.len();
         self.seen += 1;
+    }
+
+    fn inputs(&self) -> Inputs {
+        Inputs {
+            volume: true,
+            ..Inputs::HIGH_LOW_CLOSE
+        }
     }
 
     fn values(&self) -> Outputs {

@@ -1,12 +1,21 @@
 //! Fixed-size windows shared by the kernels: a ring buffer, a rolling sum, rolling moments
-//! and a monotonic deque. Every update is O(1) amortised and allocates nothing: the storage
-//! is sized once when a kernel is built.
+//! ([`super::moments`]) and a monotonic deque. Every update is O(1) amortised and allocates
+//! nothing: the storage is sized once when a kernel is built.
 //!
 //! Rolling sums drift (each add and subtract rounds). They are recomputed from the ring once
-//! per full turn, which costs O(period) every `period` updates: O(1) amortised, and the drift
-//! never accumulates past one window.
+//! per full turn (when the ring's head wraps), which costs O(period) every `period` updates:
+//! O(1) amortised, and the drift never accumulates past one window.
+//!
+//! The `push_slice` methods take a batch with the same result as `push` one value at a time,
+//! bit for bit, in O(period) rather than O(batch) once the ring is full. A refresh depends on
+//! the ring's contents alone and replaces whatever was added to the sums since the last one,
+//! so of a batch's values up to its last wrap only the final `period` matter (they are the
+//! ring at that wrap, where one refresh stands for all of them); the values after it update
+//! the sums as `push` would.
 
 use std::collections::VecDeque;
+
+pub use super::moments::RollingMoments;
 
 /// A ring buffer of the last `capacity` values.
 #[derive(Debug, Clone)]
@@ -36,8 +45,44 @@ impl Ring {
         }
         let slot = &mut self.values[self.head];
         let evicted = std::mem::replace(slot, value);
-        self.head = (self.head + 1) % self.capacity;
+        // A compare, not `%`: an integer division would cost more than the rest of the push.
+        self.head += 1;
+        if self.head == self.capacity {
+            self.head = 0;
+        }
         Some(evicted)
+    }
+
+    /// Whether the last eviction completed a full turn (the head is back at slot 0); the
+    /// slots then hold the window oldest first.
+    pub(super) fn wrapped(&self) -> bool {
+        self.head == 0
+    }
+
+    /// For a full ring: push the values of `values` up to the last wrap they reach, leaving
+    /// the slots as one `push` each would, and return the values after that wrap; `None`
+    /// (nothing pushed) when they reach no wrap.
+    pub(super) fn push_to_last_wrap<'v>(&mut self, values: &'v [f64]) -> Option<&'v [f64]> {
+        let to_wrap = self.capacity - self.head;
+        let extra_turns = values.len().checked_sub(to_wrap)? / self.capacity;
+        let (pushed, rest) = values.split_at(to_wrap + extra_turns * self.capacity);
+        if extra_turns == 0 {
+            self.values[self.head..].copy_from_slice(pushed);
+        } else {
+            // The last turn overwrote every slot, oldest in slot 0.
+            self.values
+                .copy_from_slice(&pushed[pushed.len() - self.capacity..]);
+        }
+        self.head = 0;
+        Some(rest)
+    }
+
+    /// For a full ring: the slots the next `len` pushes overwrite, oldest first, when they
+    /// reach no wrap (`len < capacity - head`). Advances the head past them.
+    pub(super) fn run(&mut self, len: usize) -> &mut [f64] {
+        let head = self.head;
+        self.head += len;
+        &mut self.values[head..head + len]
     }
 
     /// Whether the ring holds `capacity` values.
@@ -92,7 +137,6 @@ impl Ring {
 pub struct RollingSum {
     ring: Ring,
     sum: f64,
-    since_refresh: usize,
 }
 
 impl RollingSum {
@@ -102,7 +146,6 @@ impl RollingSum {
         Self {
             ring: Ring::new(period),
             sum: 0.0,
-            since_refresh: 0,
         }
     }
 
@@ -110,16 +153,35 @@ impl RollingSum {
     pub fn push(&mut self, value: f64) {
         match self.ring.push(value) {
             None => self.sum += value,
-            Some(old) => {
-                self.since_refresh += 1;
-                if self.since_refresh >= self.ring.capacity() {
-                    self.since_refresh = 0;
-                    self.sum = self.ring.as_slice().iter().sum();
-                } else {
-                    self.sum += value - old;
-                }
-            }
+            Some(_) if self.ring.wrapped() => self.refresh(),
+            Some(old) => self.sum += value - old,
         }
+    }
+
+    /// Add each of `values` in turn, as [`Self::push`] does.
+    pub fn push_slice(&mut self, values: &[f64]) {
+        let mut values = values;
+        while !self.ring.is_full() {
+            let Some((&value, rest)) = values.split_first() else {
+                return;
+            };
+            self.push(value);
+            values = rest;
+        }
+        if let Some(rest) = self.ring.push_to_last_wrap(values) {
+            self.refresh();
+            values = rest;
+        }
+        let mut sum = self.sum;
+        for (slot, &value) in self.ring.run(values.len()).iter_mut().zip(values) {
+            sum += value - *slot;
+            *slot = value;
+        }
+        self.sum = sum;
+    }
+
+    fn refresh(&mut self) {
+        self.sum = self.ring.as_slice().iter().sum();
     }
 
     /// The current sum.
@@ -156,147 +218,6 @@ impl RollingSum {
     pub fn clear(&mut self) {
         self.ring.clear();
         self.sum = 0.0;
-        self.since_refresh = 0;
-    }
-}
-
-/// Mean and variance of the last `period` values, numerically stable.
-///
-/// Sums are kept of `x - k` and `(x - k)^2` for a shift `k` near the data (the "shifted
-/// data" method): with `k` close to the mean the squares are small and the subtraction
-/// `s2 - s1^2 / n` loses little. At every refresh (once per full turn of the window) the sums
-/// are rebuilt from the ring and `k` is moved to the current mean. A window whose values are
-/// all equal is detected exactly (by the length of the trailing run of equal values), so its
-/// variance is exactly zero rather than a rounding residue.
-#[derive(Debug, Clone)]
-pub struct RollingMoments {
-    ring: Ring,
-    shift: f64,
-    s1: f64,
-    s2: f64,
-    since_refresh: usize,
-    last: f64,
-    equal_run: usize,
-}
-
-impl RollingMoments {
-    /// An empty window of `period` values.
-    #[must_use]
-    pub fn new(period: usize) -> Self {
-        Self {
-            ring: Ring::new(period),
-            shift: 0.0,
-            s1: 0.0,
-            s2: 0.0,
-            since_refresh: 0,
-            last: 0.0,
-            equal_run: 0,
-        }
-    }
-
-    /// Add `value`, dropping the oldest once full.
-    pub fn push(&mut self, value: f64) {
-        if self.ring.is_empty() {
-            self.shift = value;
-        }
-        if self.equal_run > 0 && value == self.last {
-            self.equal_run += 1;
-        } else {
-            self.equal_run = 1;
-        }
-        self.last = value;
-        let d = value - self.shift;
-        match self.ring.push(value) {
-            None => {
-                self.s1 += d;
-                self.s2 += d * d;
-            }
-            Some(old) => {
-                self.since_refresh += 1;
-                if self.since_refresh >= self.ring.capacity() {
-                    self.refresh();
-                } else {
-                    let o = old - self.shift;
-                    self.s1 += d - o;
-                    self.s2 += d * d - o * o;
-                }
-            }
-        }
-    }
-
-    fn refresh(&mut self) {
-        self.since_refresh = 0;
-        let values = self.ring.as_slice();
-        let n = values.len() as f64;
-        self.shift = values.iter().sum::<f64>() / n;
-        let (mut s1, mut s2) = (0.0, 0.0);
-        for &v in values {
-            let d = v - self.shift;
-            s1 += d;
-            s2 += d * d;
-        }
-        self.s1 = s1;
-        self.s2 = s2;
-    }
-
-    /// Whether the window holds `period` values.
-    #[must_use]
-    pub fn is_full(&self) -> bool {
-        self.ring.is_full()
-    }
-
-    /// Number of values held.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.ring.len()
-    }
-
-    /// Whether no value is held.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.ring.is_empty()
-    }
-
-    /// The mean of the values held (0 when empty).
-    #[must_use]
-    pub fn mean(&self) -> f64 {
-        let n = self.ring.len();
-        if n == 0 {
-            return 0.0;
-        }
-        self.shift + self.s1 / n as f64
-    }
-
-    /// Whether every value held is the same (exact).
-    #[must_use]
-    pub fn is_constant(&self) -> bool {
-        self.equal_run >= self.ring.len()
-    }
-
-    /// The variance with `ddof` delta degrees of freedom (0: population, 1: sample); exactly
-    /// zero for a constant window, never negative; `None` when `len <= ddof`.
-    #[must_use]
-    pub fn variance(&self, ddof: usize) -> Option<f64> {
-        let n = self.ring.len();
-        if n <= ddof {
-            return None;
-        }
-        if self.is_constant() {
-            return Some(0.0);
-        }
-        let nf = n as f64;
-        let m2 = self.s2 - self.s1 * self.s1 / nf;
-        Some((m2 / (n - ddof) as f64).max(0.0))
-    }
-
-    /// Forget every value.
-    pub fn clear(&mut self) {
-        self.ring.clear();
-        self.shift = 0.0;
-        self.s1 = 0.0;
-        self.s2 = 0.0;
-        self.since_refresh = 0;
-        self.equal_run = 0;
     }
 }
 
@@ -360,7 +281,7 @@ impl MonotonicDeque {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -378,6 +299,37 @@ mod tests {
         assert!(ring.is_empty());
     }
 
+    /// Values with runs of equal ones (the moments track those runs across batches).
+    pub(crate) fn lumpy(n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| {
+                let step = if (i / 9) % 3 == 0 { 0 } else { (i * 7919) % 13 };
+                37_000.0 + step as f64 * 0.01
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rolling_sum_slices_equal_pushes() {
+        let data = lumpy(600);
+        for period in [1, 2, 3, 20] {
+            for chunk in [1, 2, 5, 19, 20, 21, 64, 600] {
+                let (mut one, mut many) = (RollingSum::new(period), RollingSum::new(period));
+                for values in data.chunks(chunk) {
+                    values.iter().for_each(|&v| one.push(v));
+                    many.push_slice(values);
+                    assert_eq!(
+                        one.sum().to_bits(),
+                        many.sum().to_bits(),
+                        "{period} {chunk}"
+                    );
+                    assert_eq!(one.ring.as_slice(), many.ring.as_slice());
+                    assert_eq!(one.oldest(), many.oldest());
+                }
+            }
+        }
+    }
+
     #[test]
     fn rolling_sum_refreshes_without_drift() {
         let mut sum = RollingSum::new(4);
@@ -386,39 +338,6 @@ mod tests {
         }
         let expected: f64 = (996..1000).map(|i| f64::from(i) * 0.1).sum();
         assert!((sum.sum() - expected).abs() < 1e-9);
-    }
-
-    #[test]
-    fn moments_match_two_pass() {
-        let data: Vec<f64> = (0..500)
-            .map(|i| 37000.0 + f64::from((i * 7919) % 101) * 0.01)
-            .collect();
-        let mut m = RollingMoments::new(20);
-        for (i, &x) in data.iter().enumerate() {
-            m.push(x);
-            let window = &data[i.saturating_sub(19)..=i];
-            let n = window.len() as f64;
-            let mean = window.iter().sum::<f64>() / n;
-            let var = window.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-            assert!((m.mean() - mean).abs() < 1e-9);
-            assert!((m.variance(0).unwrap_or(-1.0) - var).abs() < 1e-9);
-        }
-    }
-
-    #[test]
-    fn constant_windows_have_exactly_zero_variance() {
-        let mut m = RollingMoments::new(3);
-        for x in [1.0, 5.0, 0.1, 0.1, 0.1] {
-            m.push(x);
-        }
-        assert!(m.is_constant());
-        assert_eq!(m.variance(0), Some(0.0));
-        m.push(0.2);
-        assert!(!m.is_constant());
-        assert!(m.variance(1).is_some_and(|v| v > 0.0));
-        let mut one = RollingMoments::new(3);
-        one.push(2.0);
-        assert_eq!(one.variance(1), None);
     }
 
     #[test]

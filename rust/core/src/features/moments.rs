@@ -1,0 +1,246 @@
+//! Rolling mean and variance over a [`Ring`], for Bollinger bands, realised volatility and
+//! the volume z-score. Like the rolling sum (see [`super::window`]) the sums are rebuilt at
+//! each wrap of the ring, and `push_slice` takes a batch in O(period).
+
+use super::window::Ring;
+
+/// Mean and variance of the last `period` values, numerically stable.
+///
+/// Sums are kept of `x - k` and `(x - k)^2` for a shift `k` near the data (the "shifted
+/// data" method): with `k` close to the mean the squares are small and the subtraction
+/// `s2 - s1^2 / n` loses little. At every refresh (once per full turn of the window) the sums
+/// are rebuilt from the ring and `k` is moved to the current mean. A window whose values are
+/// all equal is detected exactly (by the length of the trailing run of equal values), so its
+/// variance is exactly zero rather than a rounding residue.
+#[derive(Debug, Clone)]
+pub struct RollingMoments {
+    ring: Ring,
+    shift: f64,
+    s1: f64,
+    s2: f64,
+    last: f64,
+    equal_run: usize,
+}
+
+impl RollingMoments {
+    /// An empty window of `period` values.
+    #[must_use]
+    pub fn new(period: usize) -> Self {
+        Self {
+            ring: Ring::new(period),
+            shift: 0.0,
+            s1: 0.0,
+            s2: 0.0,
+            last: 0.0,
+            equal_run: 0,
+        }
+    }
+
+    /// Add `value`, dropping the oldest once full.
+    pub fn push(&mut self, value: f64) {
+        if self.ring.is_empty() {
+            self.shift = value;
+        }
+        if self.equal_run > 0 && value == self.last {
+            self.equal_run += 1;
+        } else {
+            self.equal_run = 1;
+        }
+        self.last = value;
+        let d = value - self.shift;
+        match self.ring.push(value) {
+            None => {
+                self.s1 += d;
+                self.s2 += d * d;
+            }
+            Some(_) if self.ring.wrapped() => self.refresh(),
+            Some(old) => {
+                let o = old - self.shift;
+                self.s1 += d - o;
+                self.s2 += d * d - o * o;
+            }
+        }
+    }
+
+    /// Add each of `values` in turn, as [`Self::push`] does.
+    pub fn push_slice(&mut self, values: &[f64]) {
+        let mut values = values;
+        while !self.ring.is_full() {
+            let Some((&value, rest)) = values.split_first() else {
+                return;
+            };
+            self.push(value);
+            values = rest;
+        }
+        self.track_equal_run(values);
+        if let Some(rest) = self.ring.push_to_last_wrap(values) {
+            self.refresh();
+            values = rest;
+        }
+        let shift = self.shift;
+        let (mut s1, mut s2) = (self.s1, self.s2);
+        for (slot, &value) in self.ring.run(values.len()).iter_mut().zip(values) {
+            let (d, o) = (value - shift, *slot - shift);
+            s1 += d - o;
+            s2 += d * d - o * o;
+            *slot = value;
+        }
+        (self.s1, self.s2) = (s1, s2);
+    }
+
+    /// The trailing run of equal values after pushing `values` (the run `push` counts), from
+    /// the end: its length is the trailing run of equal neighbours in `values`, extended by
+    /// the run before them when all are equal to the last value pushed. The ring holds a
+    /// value, so `equal_run > 0` (the test `push` makes).
+    fn track_equal_run(&mut self, values: &[f64]) {
+        let Some(&newest) = values.last() else {
+            return;
+        };
+        let trailing = 1 + values
+            .windows(2)
+            .rev()
+            .take_while(|pair| pair[0] == pair[1])
+            .count();
+        self.equal_run = if trailing == values.len() && values[0] == self.last {
+            self.equal_run + trailing
+        } else {
+            trailing
+        };
+        self.last = newest;
+    }
+
+    fn refresh(&mut self) {
+        let values = self.ring.as_slice();
+        let n = values.len() as f64;
+        self.shift = values.iter().sum::<f64>() / n;
+        let (mut s1, mut s2) = (0.0, 0.0);
+        for &v in values {
+            let d = v - self.shift;
+            s1 += d;
+            s2 += d * d;
+        }
+        self.s1 = s1;
+        self.s2 = s2;
+    }
+
+    /// Whether the window holds `period` values.
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.ring.is_full()
+    }
+
+    /// Number of values held.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Whether no value is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+
+    /// The mean of the values held (0 when empty).
+    #[must_use]
+    pub fn mean(&self) -> f64 {
+        let n = self.ring.len();
+        if n == 0 {
+            return 0.0;
+        }
+        self.shift + self.s1 / n as f64
+    }
+
+    /// Whether every value held is the same (exact).
+    #[must_use]
+    pub fn is_constant(&self) -> bool {
+        self.equal_run >= self.ring.len()
+    }
+
+    /// The variance with `ddof` delta degrees of freedom (0: population, 1: sample); exactly
+    /// zero for a constant window, never negative; `None` when `len <= ddof`.
+    #[must_use]
+    pub fn variance(&self, ddof: usize) -> Option<f64> {
+        let n = self.ring.len();
+        if n <= ddof {
+            return None;
+        }
+        if self.is_constant() {
+            return Some(0.0);
+        }
+        let nf = n as f64;
+        let m2 = self.s2 - self.s1 * self.s1 / nf;
+        Some((m2 / (n - ddof) as f64).max(0.0))
+    }
+
+    /// Forget every value.
+    pub fn clear(&mut self) {
+        self.ring.clear();
+        self.shift = 0.0;
+        self.s1 = 0.0;
+        self.s2 = 0.0;
+        self.equal_run = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_equal_pushes() {
+        let data = super::super::window::tests::lumpy(600);
+        for period in [1, 2, 3, 20] {
+            for chunk in [1, 2, 5, 19, 20, 21, 64, 600] {
+                let (mut one, mut many) =
+                    (RollingMoments::new(period), RollingMoments::new(period));
+                for values in data.chunks(chunk) {
+                    values.iter().for_each(|&v| one.push(v));
+                    many.push_slice(values);
+                    let bits = |m: &RollingMoments| {
+                        (
+                            m.mean().to_bits(),
+                            m.variance(0).map(f64::to_bits),
+                            m.is_constant(),
+                        )
+                    };
+                    assert_eq!(bits(&one), bits(&many), "{period} {chunk}");
+                    assert_eq!(one.ring.as_slice(), many.ring.as_slice());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn moments_match_two_pass() {
+        let data: Vec<f64> = (0..500)
+            .map(|i| 37000.0 + f64::from((i * 7919) % 101) * 0.01)
+            .collect();
+        let mut m = RollingMoments::new(20);
+        for (i, &x) in data.iter().enumerate() {
+            m.push(x);
+            let window = &data[i.saturating_sub(19)..=i];
+            let n = window.len() as f64;
+            let mean = window.iter().sum::<f64>() / n;
+            let var = window.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+            assert!((m.mean() - mean).abs() < 1e-9);
+            assert!((m.variance(0).unwrap_or(-1.0) - var).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn constant_windows_have_exactly_zero_variance() {
+        let mut m = RollingMoments::new(3);
+        for x in [1.0, 5.0, 0.1, 0.1, 0.1] {
+            m.push(x);
+        }
+        assert!(m.is_constant());
+        assert_eq!(m.variance(0), Some(0.0));
+        m.push(0.2);
+        assert!(!m.is_constant());
+        assert!(m.variance(1).is_some_and(|v| v > 0.0));
+        let mut one = RollingMoments::new(3);
+        one.push(2.0);
+        assert_eq!(one.variance(1), None);
+    }
+}
