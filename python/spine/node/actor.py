@@ -119,6 +119,8 @@ class IngestionActor(Actor):
         self._observed_from: int | None = None
         self._observed_to: int | None = None
         self.discovered: list[str] = []
+        #: Every ledger channel some discovered instrument is eligible for.
+        self.kinds: frozenset[str] = frozenset()
         self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None, bool], dict[str, Any]]] = {}
 
     # --- start --------------------------------------------------------------------------------
@@ -151,6 +153,7 @@ class IngestionActor(Actor):
             for channel in channels:
                 self.ledger.subscribed(iid, channel)
         self.discovered = [iid for iid, _ in eligible]
+        self.kinds = frozenset().union(*(channels for _, channels in eligible))
         self.status.begin()
         if self._on_discovery is not None:
             self._on_discovery(self.discovered)

@@ -34,9 +34,9 @@ def run_node(config_path: str | None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)  # replaces the node's own handler
     print(f"spine node {config.node_id}: venue {config.venue}, catalogs under {config.catalog_dir}, "
-          f"reloaded {venue.reloaded} bars", flush=True)
+          f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health", flush=True)
     try:
-        loop.run_until_complete(venue.run(stop))
+        loop.run_until_complete(venue.run(stop, serve_http=True))
     finally:
         loop.close()
     print(f"spine node {config.node_id}: stopped; catalogs flushed", flush=True)

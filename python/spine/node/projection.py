@@ -164,3 +164,46 @@ def envelope(
         "withheld": [{"start": str(s), "end": str(e), "reason": r} for s, e, r in withheld],
         "next_cursor": next_cursor,
     }
+
+
+def _decimal_or_none(value: Any) -> str | None:
+    return None if value is None else format(value.as_decimal(), "f") if hasattr(value, "as_decimal") else str(value)
+
+
+def instrument_doc(instrument: Any) -> dict[str, Any]:
+    """``svc.instrument_ref`` of a framework instrument, field for field."""
+    from nautilus_trader.model.enums import instrument_class_to_str, option_kind_to_str
+
+    option_kind = getattr(instrument, "option_kind", None)
+    strike = getattr(instrument, "strike_price", None)
+    underlying = getattr(instrument, "underlying", None)
+    base = getattr(instrument, "base_currency", None)
+    activation = getattr(instrument, "activation_ns", None)
+    expiration = getattr(instrument, "expiration_ns", None)
+    return {
+        **_head("svc.instrument_ref"),
+        "instrument_id": str(instrument.id),
+        "symbol": instrument.id.symbol.value,
+        "venue": instrument.id.venue.value,
+        "instrument_class": instrument_class_to_str(instrument.instrument_class),
+        "base_currency": None if base is None else base.code,
+        "quote_currency": instrument.quote_currency.code,
+        "settlement_currency": instrument.get_settlement_currency().code,
+        "is_inverse": bool(instrument.is_inverse),
+        "price_precision": instrument.price_precision,
+        "size_precision": instrument.size_precision,
+        "price_increment": str(instrument.price_increment),
+        "size_increment": str(instrument.size_increment),
+        "multiplier": str(instrument.multiplier),
+        "lot_size": _decimal_or_none(instrument.lot_size),
+        "min_quantity": _decimal_or_none(instrument.min_quantity),
+        "max_quantity": _decimal_or_none(instrument.max_quantity),
+        "min_notional": None if instrument.min_notional is None else format(instrument.min_notional.as_decimal(), "f"),
+        "underlying": None if underlying is None else getattr(underlying, "code", str(underlying)),
+        "option_kind": None if option_kind is None else option_kind_to_str(option_kind),
+        "strike_price": None if strike is None else str(strike),
+        "activation_ts": None if not activation else str(activation),
+        "expiration_ts": None if not expiration else str(expiration),
+        "ts_event": str(instrument.ts_event),
+        "ts_init": str(instrument.ts_init),
+    }

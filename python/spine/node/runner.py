@@ -159,6 +159,16 @@ class VenueNode:
                 self.refused_writes += 1
                 self.status.record_error(f"catalog consolidation refused ({channel}): {refused}")
 
+    def _http_server(self) -> Any:
+        from granian.constants import Interfaces
+        from granian.log import LogLevels
+        from granian.server.embed import Server
+
+        from spine.http.app import build_app
+
+        return Server(build_app(self), address=self.config.host, port=self.config.port,
+                      interface=Interfaces.RSGI, log_level=LogLevels.warning)
+
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
 
@@ -185,10 +195,13 @@ class VenueNode:
         self.hydrator = self._hydrator_for(self.clients[-1]) if self.clients else None
         return node
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Run until ``stop`` is set, flushing periodically; always stops and persists."""
+    async def run(self, stop: asyncio.Event, *, serve_http: bool = False) -> None:
+        """Run until ``stop`` is set, flushing periodically; always stops and persists. With
+        ``serve_http`` the node's HTTP app runs on Granian in this same loop."""
         node = self.node or self.build(asyncio.get_running_loop())
         task = asyncio.create_task(node.run_async())
+        server = self._http_server() if serve_http else None
+        http_task = asyncio.create_task(server.serve()) if server is not None else None
         loop = asyncio.get_running_loop()
         next_consolidation = loop.time() + self.config.consolidation_secs
         try:
@@ -204,6 +217,9 @@ class VenueNode:
                 if task.done():
                     break
         finally:
+            if server is not None and http_task is not None:
+                server.stop()
+                await asyncio.wait({http_task}, timeout=5)
             for background in self._tasks:
                 background.cancel()
             await node.stop_async()

@@ -41,6 +41,7 @@ __all__ = [
     "FundingRatePayload",
     "Gap",
     "IndexPriceFrame",
+    "InstrumentPage",
     "InstrumentRef",
     "InstrumentStatusFrame",
     "InstrumentStatusPayload",
@@ -263,10 +264,17 @@ class FactsPage(Document, kw_only=True):
     next_cursor: Cursor
 
 
+class InstrumentPage(Document, kw_only=True):
+    schema_id: Literal["svc.instrument_page"] = "svc.instrument_page"
+    items: list[InstrumentRef]
+    next_cursor: Cursor
+
+
 DOCUMENT_TYPES: Mapping[str, Any] = MappingProxyType(
     {
         "svc.error_envelope": ErrorEnvelope,
         "svc.instrument_ref": InstrumentRef,
+        "svc.instrument_page": InstrumentPage,
         "svc.series_coverage": SeriesCoverage,
         "svc.bar_envelope": BarEnvelope,
         "svc.quote_tick": QuoteTick,

@@ -1,0 +1,282 @@
+"""The node's v2 read handlers: each takes the checked query and path parameters and returns
+the document the route serves, read from the running node (nothing is computed here that the
+node or the core did not produce; derived bars are folded on read by ``spine._core``)."""
+
+from __future__ import annotations
+
+import re
+import time
+from importlib.metadata import version
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from spine._core import WIRE_VERSION
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.http.routes import OPERATIONS, Operation
+from spine.node.cursors import InvalidCursor, LimitOutOfRange, decode_cursor, encode_cursor, paginate
+from spine.node.ledger import DiscoveryNotRegistered
+from spine.node.projection import bar_rows, envelope, instrument_doc
+from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
+
+__all__ = ["MarketHandlers"]
+
+T = TypeVar("T")
+
+FACT_KINDS = ("mark_price", "index_price", "funding_rate", "liquidation")
+DATA_KINDS = ("funding_rate", "index_price", "instrument_status", "mark_price", "option_greeks")
+BAR_TYPE = re.compile(r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
+                      r"-LAST-(?P<channel>EXTERNAL|INTERNAL)$")
+SPEC_TO_RESOLUTION = {spec: name for name, spec in RESOLUTION_SPECS.items() if name != "1s"}
+STEP_NS = {"1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600, "4h": 14400, "1d": 86400}
+BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
+
+
+def _head(schema_id: str) -> dict[str, Any]:
+    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
+
+
+class MarketHandlers:
+    """Handlers over one :class:`~spine.node.runner.VenueNode`."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.started_ns = time.time_ns()
+
+    # --- health, status, registry ---------------------------------------------------------------
+
+    def engine_status(self) -> dict[str, Any] | None:
+        status = self.node.status
+        return None if status.lifecycle == "STARTING" else status.document(time.time_ns())
+
+    def health_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        engine = self.engine_status()
+        reasons = []
+        if self.node.refused_writes:
+            reasons.append("CATALOG_WRITES_REFUSED")
+        if self.node.hydration.counts()["failed"]:
+            reasons.append("HYDRATION_FAILED")
+        if engine is not None and any(a["gaps"] for a in engine["authorities"]):
+            reasons.append("UNRESOLVED_GAPS")
+        ready = engine is not None and engine["lifecycle"] in ("RUNNING", "CHECKPOINTED")
+        return {**_head("svc.health"), "live": True, "ready": ready, "degraded": bool(reasons),
+                "degraded_reasons": reasons, "engine_status": engine, "ts_event": str(time.time_ns())}
+
+    def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        node, now = self.node, time.time_ns()
+        counters = node.actor.counters
+        minutes = max((now - self.started_ns) / 60e9, 1e-9)
+        running = node.status.lifecycle in ("RUNNING", "CHECKPOINTED")
+        bars = sum(counters.bars_accepted.values())
+        venue = node.config.venue.upper()
+        return {
+            **_head("svc.node_status"),
+            "node_id": node.config.node_id,
+            "state": "RUNNING" if running else "STOPPED" if node.status.lifecycle == "COMPLETED" else "STARTING",
+            "started_ts": str(self.started_ns),
+            "ts_event": str(now),
+            "connectivity": [{"venue": venue, "connected": running, "since": str(self.started_ns) if running else None,
+                              "last_error": node.status.last_error}],
+            "counters": {"instruments": len(node.actor.discovered), "quotes": counters.quotes,
+                         "trades": counters.trades, "bars": bars},
+            "rates": {"quotes_per_second": _rate(counters.quotes / (minutes * 60)),
+                      "trades_per_second": _rate(counters.trades / (minutes * 60)),
+                      "bars_per_minute": _rate(bars / minutes)},
+            "hydration": node.hydration.counts(),
+        }
+
+    def connection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return self.status_get(query, params)
+
+    def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        sim = self.node.config.venue == "sim"
+        return {**_head("svc.integration_capability"), "integration": self.node.config.venue,
+                "venue": self.node.config.venue.upper(), "instrument_classes": ["SPOT", "SWAP", "OPTION"],
+                "channels": ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
+                             "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"],
+                "history": sim, "instrument_search": False, "execution": False}
+
+    def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return {**_head("svc.capability_registry"), "node_id": self.node.config.node_id,
+                "operations": [self.registry_entry(op) for op in OPERATIONS]}
+
+    def registry_entry(self, op: Operation) -> dict[str, Any]:
+        availability = {"handler": "READY", "deferred": "UNAVAILABLE", "elsewhere": "UNSUPPORTED"}[op.serving]
+        if op.serving == "handler" and self.node.status.lifecycle == "STARTING":
+            availability = "WARMING"
+        return {"id": op.id, "wire_version": op.wire_version, "effect": op.effect, "method": op.method,
+                "path": op.path, "tool": op.tool, "schema_ids": list(op.schema_ids), "providers": list(op.providers),
+                "requires_paper": op.requires_paper, "requires_confirmation": op.requires_confirmation,
+                "availability": availability}
+
+    # --- market data ----------------------------------------------------------------------------
+
+    def instruments_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        instruments = sorted(self.node.actor.cache.instruments(), key=lambda i: str(i.id))
+        items, cursor = _page("/v2/instruments", query, instruments)
+        return {**_head("svc.instrument_page"), "items": [instrument_doc(i) for i in items], "next_cursor": cursor}
+
+    def resolutions_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        roster = [("1s", 1, False, False), ("1m", 60, True, False)]
+        roster += [(name, STEP_NS[name], False, True) for name in ("5m", "15m", "30m", "1h", "4h", "1d")]
+        return {**_head("svc.resolutions"), "calendar_aligned": True,
+                "resolutions": [{"name": n, "step_nanos": str(s * 10**9), "durable": d, "derived": v}
+                                for n, s, d, v in roster]}
+
+    def facts_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        kind = query.text("kind")
+        if kind is None:
+            raise HttpError("INVALID_PARAMETER", f"kind is required; allowed: {', '.join(FACT_KINDS)}")
+        return self._facts(kind, FACT_KINDS, "/v2/facts", query)
+
+    def data_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return self._facts(params["kind"], DATA_KINDS, f"/v2/data/{params['kind']}", query)
+
+    def _facts(self, kind: str, served: tuple[str, ...], route: str, query: Query) -> dict[str, Any]:
+        offered = [k for k in served if self._serves(k)]
+        if kind not in offered:
+            raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: "
+                                            f"{', '.join(offered) or 'none'}")
+        slots = self.node.actor.facts.get(kind, {})
+        items, cursor = _page(route, query, [slots[i] for i in sorted(slots)])
+        return {**_head("svc.facts_page"), "kind": kind, "items": items, "next_cursor": cursor}
+
+    def _serves(self, kind: str) -> bool:
+        """A kind is served when some discovered instrument's product family carries it."""
+        if not self.node.ledger.registered:
+            raise HttpError("NOT_READY", "the node has not discovered its instruments yet; retry shortly")
+        return kind in self.node.actor.kinds
+
+    def hydration_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        cursor, limit = query.text("cursor"), query.limit(100)
+        return _cursor_errors(lambda: self.node.hydration.page(cursor, limit))
+
+    def hydration_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid = _instrument(params["id"])
+        if iid not in self.node.hydration:
+            raise HttpError("NOT_FOUND", f"{iid} has no hydration state on this node")
+        return dict(self.node.hydration.entry(iid))
+
+    def coverage_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return self._coverage(query, "all")
+
+    def coverage_failures(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return self._coverage(query, "failures")
+
+    def coverage_quiet(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return self._coverage(query, "quiet")
+
+    def _coverage(self, query: Query, view: str) -> dict[str, Any]:
+        cursor, limit = query.text("cursor"), query.limit(100)
+        return _cursor_errors(lambda: self._ledger(lambda: self.node.ledger.page(cursor, limit, view)))
+
+    def coverage_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid = _instrument(params["id"])
+
+        def entry() -> dict[str, Any]:
+            try:
+                return dict(self.node.ledger.entry(iid))
+            except KeyError:
+                raise HttpError("NOT_FOUND", f"{iid} is not in this node's coverage ledger") from None
+
+        return self._ledger(entry)
+
+    def _ledger(self, read: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return read()
+        except DiscoveryNotRegistered:
+            raise HttpError("DISCOVERY_NOT_REGISTERED", "coverage is served once the node has registered "
+                                                        "discovery; retry shortly") from None
+
+    # --- bars -----------------------------------------------------------------------------------
+
+    def bars_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid, resolution, channel, bar_type = self._bar_target(query)
+        start, end, after = query.nanos("start"), query.nanos("end"), query.nanos("after_sequence")
+        limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
+        if iid not in self.node.book:
+            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")
+        series = self.node.book.series(iid, channel)
+        p = self.node.book.precision(iid)
+        if resolution == "1m":
+            columns = {k: np.frombuffer(v, dtype="<u8" if k in ("ts_event", "sequence") else "<i8")
+                       for k, v in series.columns().items()}
+            withheld: list[tuple[int, int, str]] = []
+        else:
+            folded = series.fold(resolution)
+            columns = {k: np.frombuffer(v, dtype="<u8" if k in ("ts_event", "sequence") else "<i8")
+                       for k, v in folded.columns().items()}
+            withheld = [(s, e, r) for s, e, r in folded.withheld()
+                        if (start is None or e > start) and (end is None or s < end)]
+        keep = np.ones(len(columns["ts_event"]), dtype=bool)
+        if start is not None:
+            keep &= columns["ts_event"] >= start
+        if end is not None:
+            keep &= columns["ts_event"] <= end
+        if after is not None:
+            keep &= columns["sequence"] > after
+        index = np.nonzero(keep)[0]
+        route = f"/v2/bars?{bar_type}"
+        offset = _offset(route, query.text("cursor"))
+        chosen = index[offset: offset + limit]
+        more = offset + limit < len(index)
+        rows = bar_rows({k: v[chosen] for k, v in columns.items()}, p.price, p.size)
+        return envelope(instrument_id=iid, bar_type=bar_type, resolution=resolution, channel=channel, bars=rows,
+                        coverage=self.node.actor.coverage(iid, channel), withheld=withheld if offset == 0 else [],
+                        next_cursor=encode_cursor(route, offset + limit) if more else None)
+
+    def _bar_target(self, query: Query) -> tuple[str, str, str, str]:
+        iid = query.instrument_id()
+        text = query.text("bar_type")
+        if text is None:
+            if iid is None:
+                raise HttpError("INVALID_PARAMETER", "give instrument_id or bar_type "
+                                                     "(e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)")
+            channel = self.node.config.live_channel
+            return iid, "1m", channel, bar_type_of(iid, "1m", channel)
+        match = BAR_TYPE.match(text)
+        spec = f"{match['step']}-{match['unit']}" if match else None
+        if match is None or spec not in SPEC_TO_RESOLUTION:
+            allowed = ", ".join(SPEC_TO_RESOLUTION)
+            raise HttpError("INVALID_BAR_TYPE", f"bar_type={text!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
+                                                f"EXTERNAL|INTERNAL with step-unit one of {allowed}")
+        if iid is not None and iid != match["iid"]:
+            raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
+        return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text
+
+
+def _rate(value: float) -> str:
+    return format(round(value, 3), "f").rstrip("0").rstrip(".") or "0"
+
+
+def _instrument(value: str) -> str:
+    from spine.http.request import INSTRUMENT_ID
+
+    if len(value) > 128 or not INSTRUMENT_ID.match(value):
+        raise HttpError("INVALID_INSTRUMENT_ID", f"{value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
+    return value
+
+
+def _offset(route: str, cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    try:
+        return decode_cursor(route, cursor)
+    except InvalidCursor as error:
+        raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+
+
+def _page(route: str, query: Query, items: list[Any]) -> tuple[list[Any], str | None]:
+    limit = query.limit(100)
+    return _cursor_errors(lambda: paginate(route, query.text("cursor"), limit, items))
+
+
+def _cursor_errors(read: Callable[[], T]) -> T:
+    try:
+        return read()
+    except InvalidCursor as error:
+        raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+    except LimitOutOfRange as error:
+        raise HttpError("LIMIT_OUT_OF_RANGE", str(error).split(": ", 1)[-1]) from None

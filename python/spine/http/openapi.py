@@ -1,0 +1,56 @@
+"""The OpenAPI 3.1 document, generated from the route table (the same rows that build the
+router and the capability registry). Response schemas reference the published JSON Schemas by
+their ``$id``; every error answers with the error envelope."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from spine.http.routes import Operation
+
+__all__ = ["openapi_document"]
+
+SCHEMA_BASE = "https://schemas.spine.invalid/"
+_PARAM = re.compile(r"\{([a-z_]+)\}")
+_QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
+    "instrument_id": {"type": "string", "pattern": "^[!-~]+\\.[A-Z][A-Z0-9_]*$", "maxLength": 128},
+    "bar_type": {"type": "string"},
+    "start": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
+    "end": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
+    "after_sequence": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 5000},
+    "cursor": {"type": "string"},
+    "kind": {"type": "string", "enum": ["mark_price", "index_price", "funding_rate", "liquidation"]},
+    "resolution": {"type": "string"},
+    "channel": {"type": "string", "enum": ["EXTERNAL", "INTERNAL"]},
+}
+
+
+def _responses(op: Operation) -> dict[str, Any]:
+    error = {"description": "error envelope", "content": {"application/json": {
+        "schema": {"$ref": SCHEMA_BASE + "svc.error_envelope.json"}}}}
+    if op.serving != "handler":
+        status = "501" if op.serving == "deferred" else "404"
+        return {status: error}
+    if op.effect == "STREAM":
+        ok: dict[str, Any] = {"description": "Server-Sent Events", "content": {"text/event-stream": {}}}
+    elif op.schema_ids:
+        ok = {"description": op.schema_ids[0], "content": {"application/json": {
+            "schema": {"$ref": SCHEMA_BASE + op.schema_ids[0] + ".json"}}}}
+    else:
+        ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
+    return {"200": ok, "400": error, "404": error}
+
+
+def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for op in operations:
+        parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+                      for name in _PARAM.findall(op.path)]
+        parameters += [{"name": name, "in": "query", "required": False, "schema": _QUERY_SCHEMAS[name]}
+                       for name in op.params]
+        paths.setdefault(op.path, {})[op.method.lower()] = {
+            "operationId": op.id, "parameters": parameters, "responses": _responses(op),
+        }
+    return {"openapi": "3.1.0", "info": {"title": "Spine venue node", "version": "spine.v2"}, "paths": paths}

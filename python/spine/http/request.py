@@ -1,0 +1,66 @@
+"""Query parameters, checked: every route names the parameters it takes, an unknown one is
+UNKNOWN_PARAMETER, a repeated one or a value outside its grammar is INVALID_PARAMETER."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import parse_qsl
+
+from spine.http.errors import HttpError
+from spine.node.cursors import MAX_LIMIT, MIN_LIMIT
+
+__all__ = ["Query", "INSTRUMENT_ID", "NANOS"]
+
+INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
+NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
+_U64 = 2**64 - 1
+
+
+class Query:
+    """The parsed query string of one request."""
+
+    def __init__(self, raw: str, allowed: Iterable[str]) -> None:
+        allowed = frozenset(allowed)
+        self._values: dict[str, str] = {}
+        for key, value in parse_qsl(raw, keep_blank_values=True, strict_parsing=False):
+            if key not in allowed:
+                names = ", ".join(sorted(allowed)) or "none"
+                raise HttpError("UNKNOWN_PARAMETER", f"{key!r} is not a parameter of this route; allowed: {names}")
+            if key in self._values:
+                raise HttpError("INVALID_PARAMETER", f"{key!r} is given more than once; give it once")
+            self._values[key] = value
+
+    def text(self, key: str) -> str | None:
+        return self._values.get(key)
+
+    def instrument_id(self, key: str = "instrument_id") -> str | None:
+        value = self._values.get(key)
+        if value is not None and (len(value) > 128 or not INSTRUMENT_ID.match(value)):
+            raise HttpError("INVALID_INSTRUMENT_ID",
+                            f"{key}={value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
+        return value
+
+    def nanos(self, key: str) -> int | None:
+        value = self._values.get(key)
+        if value is None:
+            return None
+        if not NANOS.match(value) or int(value) > _U64:
+            raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not a nanosecond timestamp "
+                                                 "(digits, no sign, at most 2^64-1)")
+        return int(value)
+
+    def limit(self, default: int, maximum: int = MAX_LIMIT) -> int:
+        value = self._values.get("limit")
+        if value is None:
+            return default
+        if not re.fullmatch(r"[0-9]{1,9}", value) or not MIN_LIMIT <= int(value) <= maximum:
+            raise HttpError("LIMIT_OUT_OF_RANGE", f"limit={value!r}; allowed: an integer {MIN_LIMIT}..{maximum}")
+        return int(value)
+
+    def choice(self, key: str, allowed: Iterable[str], default: str | None = None) -> str | None:
+        value = self._values.get(key, default)
+        options = list(allowed)
+        if value is not None and value not in options:
+            raise HttpError("INVALID_PARAMETER", f"{key}={value!r}; allowed: {', '.join(options)}")
+        return value

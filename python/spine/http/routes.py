@@ -1,0 +1,145 @@
+"""The route table: the single source of the router, the capability registry and the OpenAPI
+document. Each row is one operation: its stable dotted id, effect (by effect, not verb),
+method and path, the schemas it serves, the query parameters it takes, and how this node
+serves it (a handler, deferred, or never here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["OPERATIONS", "Operation", "Serving"]
+
+Effect = Literal["QUERY", "COMMAND", "STREAM"]
+#: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
+#: ``elsewhere``: 404 NOT_SUPPORTED_ON_THIS_NODE (another process serves it, never this one).
+Serving = Literal["handler", "deferred", "elsewhere"]
+
+PAGE = ("cursor", "limit")
+BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
+
+
+@dataclass(frozen=True)
+class Operation:
+    id: str
+    method: str
+    path: str
+    effect: Effect = "QUERY"
+    schema_ids: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    serving: Serving = "handler"
+    wire_version: Literal["v1", "v2"] = "v2"
+    tool: str | None = None
+    providers: tuple[str, ...] = field(default=())
+    requires_paper: bool = False
+    requires_confirmation: bool = False
+
+    @property
+    def handler(self) -> str:
+        return self.id.removeprefix("spine.").replace(".", "_")
+
+
+def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
+    return Operation(id, method, path, effect, serving="deferred")
+
+
+def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
+    return Operation(id, method, path, effect, schemas, serving="elsewhere")
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    # --- health, status, registry -------------------------------------------------------------
+    Operation("spine.health.get", "GET", "/v2/health", schema_ids=("svc.health", "svc.engine_status"), tool="health"),
+    Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status",), tool="status"),
+    Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry"),
+    Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
+    Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.node_status",)),
+    Operation("spine.openapi.get", "GET", "/v2/openapi.json"),
+    # --- market data ------------------------------------------------------------------------------
+    Operation("spine.instruments.list", "GET", "/v2/instruments", schema_ids=("svc.instrument_ref",), params=PAGE,
+              tool="instruments_list"),
+    Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",)),
+    Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
+              params=(*BARS, "cursor"), tool="bars_list"),
+    Operation("spine.facts.list", "GET", "/v2/facts", schema_ids=("svc.facts_page", "svc.projection_frame"),
+              params=("kind", *PAGE)),
+    Operation("spine.data.list", "GET", "/v2/data/{kind}", schema_ids=("svc.facts_page", "svc.projection_frame"),
+              params=PAGE),
+    Operation("spine.hydration.list", "GET", "/v2/hydration", schema_ids=("svc.hydration_state",), params=PAGE),
+    Operation("spine.hydration.get", "GET", "/v2/hydration/{id}", schema_ids=("svc.hydration_state",)),
+    Operation("spine.coverage.list", "GET", "/v2/coverage", schema_ids=("svc.coverage_ledger",), params=PAGE),
+    Operation("spine.coverage.failures", "GET", "/v2/coverage/failures", schema_ids=("svc.coverage_ledger",),
+              params=PAGE),
+    Operation("spine.coverage.quiet", "GET", "/v2/coverage/quiet", schema_ids=("svc.coverage_ledger",), params=PAGE),
+    Operation("spine.coverage.get", "GET", "/v2/coverage/{id}", schema_ids=("svc.coverage_ledger",)),
+    # --- streams --------------------------------------------------------------------------------
+    Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope",),
+              params=("instrument_id", "resolution", "channel")),
+    Operation("spine.stream.quotes", "GET", "/v2/stream/quotes", "STREAM", ("svc.quote_tick",),
+              params=("instrument_id",)),
+    Operation("spine.stream.trades", "GET", "/v2/stream/trades", "STREAM", ("svc.trade_tick",),
+              params=("instrument_id",)),
+    # --- execution reads and the sandbox: deferred on a market-data node ------------------------
+    _deferred("spine.account.get", "GET", "/v2/account"),
+    _deferred("spine.accounts.list", "GET", "/v2/accounts"),
+    _deferred("spine.fills.list", "GET", "/v2/fills"),
+    _deferred("spine.orders.list", "GET", "/v2/orders"),
+    _deferred("spine.portfolio.get", "GET", "/v2/portfolio"),
+    _deferred("spine.positions.list", "GET", "/v2/positions"),
+    _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM"),
+    _deferred("spine.sandbox.start", "POST", "/v2/sandbox/start", "COMMAND"),
+    _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),
+    _deferred("spine.sandbox.stop", "POST", "/v2/sandbox/stop", "COMMAND"),
+    # --- never on a market-data node: served by the screener and gateway processes --------------
+    Operation("spine.orders.submit", "POST", "/v2/orders", "COMMAND", serving="elsewhere", requires_paper=True,
+              requires_confirmation=True),
+    Operation("spine.orders.cancel", "POST", "/v2/orders/cancel", "COMMAND", serving="elsewhere",
+              requires_paper=True, requires_confirmation=True),
+    _elsewhere("spine.commands.get", "GET", "/v2/commands/{id}"),
+    # Integration-specific documents (selection row, search query/result) are not in the schema
+    # set yet: these answer "not yet" until they are.
+    _deferred("spine.selection.get", "GET", "/v2/selection"),
+    _deferred("spine.selection.set", "POST", "/v2/selection", "COMMAND"),
+    _deferred("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND"),
+    _deferred("spine.instruments.search", "POST", "/v2/instruments/search"),
+    _deferred("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}"),
+    _elsewhere("spine.screener.features", "GET", "/v2/screener/features", schemas=("svc.feature_spec",)),
+    _elsewhere("spine.screener.health", "GET", "/v2/screener/health", schemas=("svc.screener_health",)),
+    _elsewhere("spine.screener.instrument", "GET", "/v2/screener/instrument/{id}", schemas=("svc.feature_row",)),
+    _elsewhere("spine.screener.observations", "GET", "/v2/screener/observations"),
+    _elsewhere("spine.screener.rows", "GET", "/v2/screener/rows", schemas=("svc.feature_row",)),
+    _elsewhere("spine.screener.screen", "POST", "/v2/screener/screen"),
+    _elsewhere("spine.screener.snapshot", "GET", "/v2/screener/snapshot", schemas=("svc.feature_row",)),
+    _elsewhere("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
+               schemas=("svc.feature_row", "svc.feature_row_delta")),
+    _elsewhere("spine.authoring.registry", "GET", "/v2/authoring/registry"),
+    _elsewhere("spine.backtests.list", "GET", "/v2/backtests"),
+    _elsewhere("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND"),
+    _elsewhere("spine.backtests.get", "GET", "/v2/backtests/{id}"),
+    _elsewhere("spine.backtests.cancel", "GET", "/v2/backtests/{id}/cancel", "COMMAND"),
+    _elsewhere("spine.backtests.report", "GET", "/v2/backtests/{id}/report"),
+    _elsewhere("spine.conditions.registry", "GET", "/v2/conditions/registry"),
+    _elsewhere("spine.strategies.list", "GET", "/v2/strategies"),
+    _elsewhere("spine.strategies.create", "POST", "/v2/strategies", "COMMAND"),
+    _elsewhere("spine.strategies.get", "GET", "/v2/strategies/{id}"),
+    _elsewhere("spine.strategies.file", "GET", "/v2/strategies/{id}/files/{path}"),
+    _elsewhere("spine.strategies.revisions", "GET", "/v2/strategies/{id}/revisions"),
+    _elsewhere("spine.strategies.revision", "GET", "/v2/strategies/{id}/revisions/{revision}"),
+    _elsewhere("spine.strategies.revision_file", "GET", "/v2/strategies/{id}/revisions/{revision}/files/{path}"),
+    _elsewhere("spine.strategies.validate", "GET", "/v2/strategies/{id}/validate"),
+    _elsewhere("spine.strategy_templates.list", "GET", "/v2/strategy-templates"),
+    _elsewhere("spine.strategy_templates.get", "GET", "/v2/strategy-templates/{id}"),
+    _elsewhere("spine.studies.list", "GET", "/v2/studies"),
+    _elsewhere("spine.studies.create", "POST", "/v2/studies", "COMMAND"),
+    _elsewhere("spine.studies.get", "GET", "/v2/studies/{id}"),
+    _elsewhere("spine.studies.best", "GET", "/v2/studies/{id}/best"),
+    _elsewhere("spine.studies.holdout", "GET", "/v2/studies/{id}/holdout"),
+    _elsewhere("spine.studies.promote", "GET", "/v2/studies/{id}/promote", "COMMAND"),
+    _elsewhere("spine.studies.retry", "GET", "/v2/studies/{id}/retry", "COMMAND"),
+    _elsewhere("spine.studies.trials", "GET", "/v2/studies/{id}/trials"),
+    _elsewhere("spine.studies.trial", "GET", "/v2/studies/{id}/trials/{trial}"),
+    _elsewhere("spine.studies.pause", "GET", "/v2/studies/{id}/pause", "COMMAND"),
+    _elsewhere("spine.studies.resume", "GET", "/v2/studies/{id}/resume", "COMMAND"),
+    _elsewhere("spine.studies.cancel", "GET", "/v2/studies/{id}/cancel", "COMMAND"),
+)
