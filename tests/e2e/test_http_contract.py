@@ -23,6 +23,7 @@ import pytest
 from reference.wire_validator import validate
 
 START = 29_000_000 * 60 * 10**9
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def free_port() -> int:
@@ -90,7 +91,7 @@ def refused(base: str, path: str, status: int, symbol: str) -> None:
     "/v2/bars?instrument_id=BTCUSDT.SIM", "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-INTERNAL",
     "/v2/bars?bar_type=ETHUSDT-PERP.SIM-5-MINUTE-LAST-EXTERNAL",
     "/v2/bars?bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL",
-    "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL",
+    "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL", "/v2/schemas",
 ])
 def test_every_read_route_serves_a_schema_valid_document(base: str, path: str) -> None:
     ok(base, path)
@@ -153,6 +154,7 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     ("/v2/screener/rows", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
     ("/v2/readiness", 404, "NOT_FOUND"),
     ("/v2/nothing/here", 404, "NOT_FOUND"),
+    ("/v2/schemas/svc.nothing.json", 404, "NOT_FOUND"),
 ])
 def test_error_paths_answer_the_envelope(base: str, path: str, status: int, symbol: str) -> None:
     refused(base, path, status, symbol)
@@ -198,3 +200,17 @@ def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path
         validate(document, schema)
         if "instrument_id=" in path:
             assert document["instrument_id"] == path.split("instrument_id=")[1]
+
+
+def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
+    import hashlib
+
+    index = ok(base, "/v2/schemas")
+    files = sorted(SCHEMAS.glob("*.json"))
+    assert [entry["file"] for entry in index["schemas"]] == [p.name for p in files]
+    hasher = hashlib.sha256()
+    for entry in index["schemas"]:
+        with urllib.request.urlopen(base + entry["path"], timeout=10) as response:
+            hasher.update(response.read())
+    assert index["digest"] == "sha256:" + hasher.hexdigest()
+    assert index["digest"] == "sha256:" + hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()

@@ -111,6 +111,16 @@ class MarketHandlers:
                 "requires_paper": op.requires_paper, "requires_confirmation": op.requires_confirmation,
                 "availability": availability}
 
+    # --- the schema set ----------------------------------------------------------------------
+
+    def schemas_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        from spine.schemas import schema_set
+
+        entries = sorted(schema_set().schemas.items())
+        return {**_head("svc.schema_index"), "digest": "sha256:" + schema_set().digest,
+                "schemas": [{"schema_id": sid, "schema_version": ver, "file": f"{sid}.json",
+                             "path": f"/v2/schemas/{sid}.json"} for (sid, ver), _ in entries]}
+
     # --- market data ----------------------------------------------------------------------------
 
     def instruments_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:

@@ -56,6 +56,8 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
     Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.node_status",)),
     Operation("spine.openapi.get", "GET", "/v2/openapi.json"),
+    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",)),
+    Operation("spine.schemas.get", "GET", "/v2/schemas/{file}"),
     # --- market data ------------------------------------------------------------------------------
     Operation("spine.instruments.list", "GET", "/v2/instruments", schema_ids=("svc.instrument_ref",), params=PAGE,
               tool="instruments_list"),

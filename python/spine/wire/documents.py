@@ -42,6 +42,8 @@ __all__ = [
     "Gap",
     "IndexPriceFrame",
     "InstrumentPage",
+    "SchemaEntry",
+    "SchemaIndex",
     "InstrumentRef",
     "InstrumentStatusFrame",
     "InstrumentStatusPayload",
@@ -264,6 +266,19 @@ class FactsPage(Document, kw_only=True):
     next_cursor: Cursor
 
 
+class SchemaEntry(WireObject, kw_only=True):
+    schema_id: Annotated[str, msgspec.Meta(pattern=r"^svc\.[a-z][a-z0-9_]*$")]
+    schema_version: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)]
+    file: Annotated[str, msgspec.Meta(pattern=r"^svc\.[a-z][a-z0-9_]*\.json$")]
+    path: Annotated[str, msgspec.Meta(pattern=r"^/")]
+
+
+class SchemaIndex(Document, kw_only=True):
+    schema_id: Literal["svc.schema_index"] = "svc.schema_index"
+    digest: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
+    schemas: list[SchemaEntry]
+
+
 class InstrumentPage(Document, kw_only=True):
     schema_id: Literal["svc.instrument_page"] = "svc.instrument_page"
     items: list[InstrumentRef]
@@ -275,6 +290,7 @@ DOCUMENT_TYPES: Mapping[str, Any] = MappingProxyType(
         "svc.error_envelope": ErrorEnvelope,
         "svc.instrument_ref": InstrumentRef,
         "svc.instrument_page": InstrumentPage,
+        "svc.schema_index": SchemaIndex,
         "svc.series_coverage": SeriesCoverage,
         "svc.bar_envelope": BarEnvelope,
         "svc.quote_tick": QuoteTick,
