@@ -7,6 +7,11 @@ use spine_core::bars::{
 };
 
 fn series(n: u64) -> Series {
+    series_seeded(n, 0)
+}
+
+/// A series whose walk depends on `seed`, so a universe of them is not one series repeated.
+fn series_seeded(n: u64, seed: u64) -> Series {
     let config = SeriesConfig {
         capacity: n as usize,
         ..SeriesConfig {
@@ -23,7 +28,7 @@ fn series(n: u64) -> Series {
     let mut price: i64 = 2_700_000;
     for i in 0..n {
         // A deterministic walk: no RNG dependency needed for a throughput bench.
-        price += ((i * 7_919) % 101) as i64 - 50;
+        price += (((i + seed) * 7_919) % 101) as i64 - 50;
         let ts_event = day - (n - 1 - i) * MINUTE_NS;
         let bar = Bar {
             ts_event,
@@ -60,6 +65,26 @@ fn bench(c: &mut Criterion) {
                 Channel::External,
                 &Resolution::DERIVED,
             )
+        });
+    });
+    group.finish();
+
+    // The batch: a universe of resident series too large for the caches (280 MB of columns),
+    // as benches/bench_fold.py folds it, so memory traffic counts as it does there.
+    let universe: Vec<Series> = (0..1_000).map(|k| series_seeded(5_000, k)).collect();
+    let mut group = c.benchmark_group("fold_1000x5000");
+    group.throughput(Throughput::Elements(5_000_000));
+    group.sample_size(10);
+    group.bench_function("fold_many_all_six", |b| {
+        b.iter(|| {
+            for series in &universe {
+                let _ = fold_many(
+                    &series.view(),
+                    series.coverage(),
+                    Channel::External,
+                    &Resolution::DERIVED,
+                );
+            }
         });
     });
     group.finish();

@@ -95,6 +95,15 @@ impl Coverage {
             .is_some_and(|&(s, e)| s <= start && end <= e)
     }
 
+    /// The end of the span holding the minute that starts at `t` (`s <= t < e`), if one does:
+    /// every bucket from `t` up to that end is covered, so a fold checks a run of buckets with
+    /// one search instead of one per bucket.
+    #[must_use]
+    pub(crate) fn covered_until(&self, t: u64) -> Option<u64> {
+        let i = self.spans.partition_point(|&(_, e)| e <= t);
+        self.spans.get(i).filter(|&&(s, _)| s <= t).map(|&(_, e)| e)
+    }
+
     /// Whether `[start, end)` touches any observed span.
     #[must_use]
     pub fn intersects(&self, start: u64, end: u64) -> bool {

@@ -5,6 +5,7 @@
 //! fully observed, and — on EXTERNAL — complete. Otherwise it is withheld with its reason;
 //! consecutive withheld buckets with one reason are reported as one span.
 
+use super::runs::{complete_run, emit_run};
 use super::{Bar, BarsError, BarsView, Channel, Coverage, Resolution};
 
 /// Why a bucket was not computed.
@@ -74,6 +75,19 @@ impl Derived {
         self.ts_event.is_empty()
     }
 
+    /// The bars as the input of a coarser fold.
+    fn view(&self, sequenced: bool) -> BarsView<'_> {
+        BarsView {
+            ts_event: &self.ts_event,
+            open: &self.open,
+            high: &self.high,
+            low: &self.low,
+            close: &self.close,
+            volume: &self.volume,
+            sequence: sequenced.then_some(self.sequence.as_slice()),
+        }
+    }
+
     fn with_capacity(n: usize, sequenced: bool) -> Self {
         Self {
             ts_event: Vec::with_capacity(n),
@@ -113,7 +127,15 @@ pub fn fold(
     resolution: Resolution,
 ) -> Result<FoldOutput, BarsError> {
     let span = extent(view, Resolution::M1.step_ns(), coverage);
-    fold_from(view, Resolution::M1, span, coverage, channel, resolution)
+    fold_from(
+        view,
+        Resolution::M1,
+        span,
+        coverage,
+        channel,
+        resolution,
+        true,
+    )
 }
 
 /// Fold to several resolutions at once. Each is folded from the largest requested resolution
@@ -136,49 +158,47 @@ pub fn fold_many(
     // The span considered is that of the minutes, whichever level a fold starts from.
     let span = extent(view, Resolution::M1.step_ns(), coverage);
     let mut outputs: Vec<FoldOutput> = Vec::with_capacity(wanted.len());
-    for resolution in wanted {
-        let output = match outputs.last() {
-            Some(previous) if previous.resolution.minutes() > 1 => {
-                let bars = &previous.bars;
-                let view = BarsView {
-                    ts_event: &bars.ts_event,
-                    open: &bars.open,
-                    high: &bars.high,
-                    low: &bars.low,
-                    close: &bars.close,
-                    volume: &bars.volume,
-                    sequence: view.sequence.map(|_| bars.sequence.as_slice()),
-                };
-                fold_from(
-                    &view,
-                    previous.resolution,
-                    span,
-                    coverage,
-                    channel,
-                    resolution,
-                )?
-            }
-            _ => fold_from(view, Resolution::M1, span, coverage, channel, resolution)?,
+    for &resolution in &wanted {
+        let (finer, input) = match outputs.last() {
+            Some(previous) if previous.resolution.minutes() > 1 => (
+                previous.bars.view(view.sequence.is_some()),
+                previous.resolution,
+            ),
+            _ => (*view, Resolution::M1),
         };
+        let output = fold_from(&finer, input, span, coverage, channel, resolution, true)?;
         outputs.push(output);
     }
-    let mut ordered = Vec::with_capacity(resolutions.len());
+    // Hand the outputs over in the order asked; only a resolution asked twice is copied.
+    let mut folded: Vec<Option<FoldOutput>> = outputs.into_iter().map(Some).collect();
+    let mut ordered: Vec<FoldOutput> = Vec::with_capacity(resolutions.len());
     for resolution in resolutions {
-        if let Some(found) = outputs.iter().find(|o| o.resolution == *resolution) {
-            ordered.push(found.clone());
+        let Ok(k) = wanted.binary_search(resolution) else {
+            continue;
+        };
+        match folded[k].take() {
+            Some(output) => ordered.push(output),
+            None => {
+                if let Some(copy) = ordered.iter().find(|o| o.resolution == *resolution) {
+                    ordered.push(copy.clone());
+                }
+            }
         }
     }
     Ok(ordered)
 }
 
 /// Fold bars of resolution `input` (its buckets nest in `resolution`'s) to `resolution`.
-fn fold_from(
+/// `runs` takes the fast path over runs of complete buckets (off only in tests, which check
+/// that it changes nothing).
+pub(super) fn fold_from(
     view: &BarsView<'_>,
     input: Resolution,
     span: Option<(u64, u64)>,
     coverage: &Coverage,
     channel: Channel,
     resolution: Resolution,
+    runs: bool,
 ) -> Result<FoldOutput, BarsError> {
     let per_bucket = (resolution.minutes() / input.minutes()).max(1) as usize;
     let mut out = FoldOutput {
@@ -195,6 +215,19 @@ fn fold_from(
     let mut i = 0;
     while end - step < hi {
         let start = end - step;
+        // Complete, covered buckets are all served, so a run of them skips the checks below
+        // and is aggregated in one go (runs.rs); the walk resumes at the first other bucket.
+        let run = if runs {
+            complete_run(ts, i, minutes, start, step, coverage)
+        } else {
+            0
+        };
+        if run > 0 {
+            emit_run(&mut out.bars, view, i, minutes, run, end, step)?;
+            i += run * minutes;
+            end += run as u64 * step;
+            continue;
+        }
         // Inputs of this bucket close in (start, end]; there are at most `minutes` of them.
         let window = &ts[i..n.min(i + minutes)];
         let j = i + window.partition_point(|&t| t <= end);
@@ -223,7 +256,11 @@ fn fold_from(
 }
 
 /// The instants spanned by bars (of width `input_step`) and coverage together, `[lo, hi)`.
-fn extent(view: &BarsView<'_>, input_step: u64, coverage: &Coverage) -> Option<(u64, u64)> {
+pub(super) fn extent(
+    view: &BarsView<'_>,
+    input_step: u64,
+    coverage: &Coverage,
+) -> Option<(u64, u64)> {
     let first_bar = view.ts_event.first().map(|&t| t - input_step);
     let last_bar = view.ts_event.last().copied();
     let lo = [first_bar, coverage.first_start()]

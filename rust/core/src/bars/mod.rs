@@ -7,6 +7,7 @@ mod error;
 mod fold;
 mod incremental;
 mod resolution;
+mod runs;
 mod series;
 
 pub use coverage::Coverage;
