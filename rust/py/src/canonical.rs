@@ -1,23 +1,13 @@
 //! Canonical JSON straight from Python objects: one walk over the objects writing canonical
 //! bytes as it goes (no intermediate JSON text, no second parse), then one hash of the buffer.
 
-use std::cell::Cell;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
-use spine_core::{identity_hex, json, CanonicalWriter, JsonError, JsonErrorKind};
+use spine_core::{json, JsonError, JsonErrorKind};
 
 use crate::errors::{identity_error, json_error};
 use crate::walk;
-
-thread_local! {
-    /// A reusable output buffer: taken for a call and put back after, so re-entry is safe.
-    static BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
-}
-
-/// Buffers that grew past this are dropped rather than kept for the next call.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
 
 /// Walk `value` into canonical bytes and hand them to `finish`.
 fn with_canonical<R>(
@@ -25,20 +15,7 @@ fn with_canonical<R>(
     value: &Bound<'_, PyAny>,
     finish: impl FnOnce(&[u8]) -> PyResult<R>,
 ) -> PyResult<R> {
-    let mut walker = walk::Walker::new(CanonicalWriter::from_vec(BUFFER.with(Cell::take)));
-    // SAFETY: `value` is a live object and the GIL is held (we have `py`).
-    #[allow(unsafe_code)]
-    let walked = unsafe { walk::write_value(&mut walker, value.as_ptr(), 0) };
-    let writer = walker.into_writer();
-    let result = match walked {
-        Ok(()) => finish(writer.as_bytes()),
-        Err(e) => Err(json_error(py, &e)),
-    };
-    let buf = writer.into_bytes();
-    if buf.capacity() <= KEEP_BUFFER_BYTES {
-        BUFFER.with(|b| b.set(buf));
-    }
-    result
+    walk::with_canonical(value, finish).unwrap_or_else(|e| Err(json_error(py, &e)))
 }
 
 /// Canonical JSON bytes of a Python value (dict, list, tuple, str, int, bool, None).
@@ -52,18 +29,30 @@ pub fn canonical_json<'py>(
 
 /// The identity `spine.v2/<name>` of a Python value, as 64 lowercase hex characters.
 #[pyfunction]
-pub fn identity(
-    py: Python<'_>,
-    name: &Bound<'_, PyString>,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<String> {
+pub fn identity<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyString>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyString>> {
     // A name that is not even valid Unicode is still a bad name, reported as one (lossily
     // decoded, it holds U+FFFD, which the name rule refuses).
     let name = name.to_string_lossy();
     let name = name.as_ref();
     spine_core::identity::check_name(name).map_err(|e| identity_error(py, &e))?;
     with_canonical(py, value, |bytes| {
-        identity_hex(name, bytes).map_err(|e| identity_error(py, &e))
+        let digest = spine_core::identity(name, bytes).map_err(|e| identity_error(py, &e))?;
+        // Hex straight into a stack buffer: the String that `identity_hex` allocates would
+        // only be copied into the Python str.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut hex = [0u8; 64];
+        for (pair, byte) in hex.chunks_exact_mut(2).zip(digest) {
+            pair[0] = HEX[usize::from(byte >> 4)];
+            pair[1] = HEX[usize::from(byte & 0xf)];
+        }
+        Ok(PyString::new(
+            py,
+            std::str::from_utf8(&hex).unwrap_or_default(),
+        ))
     })
 }
 
