@@ -1,8 +1,11 @@
 //! Criterion benches for the universe feature fold: a cold warm-up of one instrument from
-//! 5,000 bars (series, six derived folds, all seven resolutions' default features), and the
+//! 5,000 bars (series, six derived folds, all seven resolutions' default features), the
 //! steady-state minute close across 1,000 instruments (successive minutes, so the 5m..1d
-//! closes come at their real rates).
+//! closes come at their real rates), and the worst minute: 00:00 UTC, when all seven
+//! resolutions close at once (as benches/bench_universe.py times it from Python).
 #![allow(missing_docs)]
+
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig, MINUTE_NS};
@@ -105,5 +108,62 @@ fn bench_minute_close(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_warm, bench_minute_close);
+/// Each iteration closes the same midnight on a copy of a universe warmed in bulk up to the
+/// day's start, after the copy took the day's 1,439 minutes live (both untimed).
+fn bench_midnight(c: &mut Criterion) {
+    const LIVE: u64 = 1_439;
+    let instruments = 1_000u64;
+    let midnight = 4 * 1_440; // minute index of 00:00 UTC (bar() counts from a midnight)
+    let mut u = Universe::new(default_registry().features().to_vec());
+    let mut updated = Vec::new();
+    for i in 0..instruments {
+        let Ok(index) = u.add(config()) else {
+            unreachable!("valid config")
+        };
+        let first = midnight - BARS + 1;
+        let bars: Vec<Bar> = (first..=midnight - LIVE - 1).map(|m| bar(i, m)).collect();
+        let columns = Columns(
+            [
+                bars.iter().map(|b| b.open).collect(),
+                bars.iter().map(|b| b.high).collect(),
+                bars.iter().map(|b| b.low).collect(),
+                bars.iter().map(|b| b.close).collect(),
+                bars.iter().map(|b| b.volume).collect(),
+            ],
+            bars.iter().map(|b| b.ts_event).collect(),
+        );
+        let _ = u.warm(index, &view(&columns));
+    }
+    let minute =
+        |m: u64| -> Vec<(u32, Bar)> { (0..instruments).map(|i| (i as u32, bar(i, m))).collect() };
+    let day: Vec<Vec<(u32, Bar)>> = (midnight - LIVE..midnight).map(minute).collect();
+    let closes = minute(midnight);
+    let mut group = c.benchmark_group("universe_midnight_close");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(1));
+    group.measurement_time(Duration::from_millis(50));
+    group.throughput(Throughput::Elements(instruments));
+    group.bench_function("1000_instruments_all_seven_resolutions", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                // As a running screener has it: caches hold what the day's minutes touched.
+                let mut copy = u.clone();
+                for bars in &day {
+                    updated.clear();
+                    let _ = copy.close_minute(bars, &mut updated);
+                }
+                updated.clear();
+                let start = Instant::now();
+                let _ = copy.close_minute(&closes, &mut updated);
+                timed += start.elapsed();
+                assert_eq!(updated.len() as u64, 7 * instruments);
+            }
+            timed
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_warm, bench_minute_close, bench_midnight);
 criterion_main!(benches);

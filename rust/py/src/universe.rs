@@ -11,18 +11,16 @@ use crate::errors::bars_error;
 use crate::features::{column, feature_value_to_py, to_py};
 
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
-/// into `1m, 5m, 15m, 30m, 1h, 4h, 1d`.
-fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(updated.len() * 8);
-    for u in updated {
-        let slot = Resolution::ALL
-            .iter()
-            .position(|r| *r == u.resolution)
-            .unwrap_or(0) as u32;
-        out.extend_from_slice(&u.instrument.to_le_bytes());
-        out.extend_from_slice(&slot.to_le_bytes());
-    }
-    PyBytes::new(py, &out)
+/// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
+/// the bytes object.
+fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, updated.len() * 8, |out| {
+        for (pair, u) in out.chunks_exact_mut(8).zip(updated) {
+            pair[..4].copy_from_slice(&u.instrument.to_le_bytes());
+            pair[4..].copy_from_slice(&(u.resolution as u32).to_le_bytes());
+        }
+        Ok(())
+    })
 }
 
 /// Per instrument: the durable 1-minute series, its incremental fold, and feature state at
@@ -158,9 +156,10 @@ impl PyFeatureUniverse {
                 (ix.slice()[k], bar)
             })
             .collect();
-        let mut updated = Vec::with_capacity(n * 2);
+        // Room for the worst minute (every resolution closes) without growing.
+        let mut updated = Vec::with_capacity(n * Resolution::ALL.len());
         to_py(py, self.inner.close_minute(&bars, &mut updated))?;
-        Ok(updated_bytes(py, &updated))
+        updated_bytes(py, &updated)
     }
 
     /// Every instrument's watermark reached `watermark` (quiet minutes): close their open
@@ -168,7 +167,7 @@ impl PyFeatureUniverse {
     fn advance<'py>(&mut self, py: Python<'py>, watermark: u64) -> PyResult<Bound<'py, PyBytes>> {
         let mut updated = Vec::new();
         to_py(py, self.inner.advance(watermark, &mut updated))?;
-        Ok(updated_bytes(py, &updated))
+        updated_bytes(py, &updated)
     }
 
     /// The row of an instrument at a resolution: key -> wire-shaped value dict, in key order.

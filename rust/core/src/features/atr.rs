@@ -4,10 +4,11 @@
 //! `atr = (atr * (period - 1) + tr) / period`. Warm-up: `period + 1` bars.
 
 use super::fused::{self, Recurrence, Step};
+use super::packed::{int, tagged, untag, word, Packed};
 use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// ATR(period), Wilder.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Atr {
     period: u64,
     prev_close: Option<f64>,
@@ -81,7 +82,8 @@ impl Recurrence for Atr {
 }
 
 impl Kernel for Atr {
-    fn update(&mut self, bar: &BarInput) {
+    #[inline(always)]
+    fn update(&mut self, _slots: &mut [f64], bar: &BarInput) {
         if fused::update_seeded(self, bar) {
             return;
         }
@@ -97,7 +99,7 @@ impl Kernel for Atr {
         }
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
         fused::warm_alone(self, block);
     }
 
@@ -105,7 +107,7 @@ impl Kernel for Atr {
         Inputs::HIGH_LOW_CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         one(real(self.atr))
     }
 
@@ -122,9 +124,34 @@ impl Kernel for Atr {
     }
 }
 
+impl Packed for Atr {
+    const WORDS: usize = 4;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        words[0] = self.prev_close.unwrap_or(0.0);
+        words[1] = word(self.ranges);
+        words[2] = self.atr;
+        words[3] = tagged(self.seen, [self.prev_close.is_some(), false, false]);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        let (seen, [has_prev, ..]) = untag(words[3]);
+        Self {
+            period: template.period,
+            prev_close: has_prev.then_some(words[0]),
+            ranges: int(words[1]),
+            atr: words[2],
+            seen,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, series};
+    use super::super::Owned;
     use super::*;
 
     fn bar(ts: u64, high: f64, low: f64, close: f64) -> BarInput {
@@ -140,7 +167,7 @@ mod tests {
 
     #[test]
     fn true_range_uses_the_previous_close() {
-        let mut atr = Atr::new(2);
+        let mut atr = Owned::new(Atr::new(2));
         atr.update(&bar(1, 10.0, 9.0, 9.5));
         atr.update(&bar(2, 12.0, 11.0, 11.5)); // gap up: tr = 12 - 9.5 = 2.5
         atr.update(&bar(3, 11.6, 11.0, 11.2)); // tr = 0.6
@@ -148,6 +175,6 @@ mod tests {
         atr.update(&bar(4, 11.2, 10.2, 10.5)); // tr = 1.0
         assert!((first(&atr) - (1.55 + 1.0) / 2.0).abs() < 1e-12);
         assert_eq!(atr.warmup_bars(), 3);
-        batch_equals_incremental(&Atr::new(14), &series(200));
+        batch_equals_incremental(Atr::new(14), &series(200));
     }
 }

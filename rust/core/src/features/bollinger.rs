@@ -3,13 +3,14 @@
 //! `(close - lower) / (upper - lower)`. A window of equal closes has zero width: the bands
 //! equal the mid and `percent_b` is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
+use super::packed::{int, word, Packed};
 use super::window::RollingMoments;
 use super::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// Bollinger(period, k): outputs mid, upper, lower, percent_b.
-#[derive(Debug, Clone)]
+/// Bollinger(period, k): outputs mid, upper, lower, percent_b; its window is its `period`
+/// slots.
+#[derive(Debug, Clone, Copy)]
 pub struct Bollinger {
-    period: u64,
     k: f64,
     moments: RollingMoments,
     close: f64,
@@ -20,11 +21,9 @@ impl Bollinger {
     /// Fresh bands; `period` is at least 1, `k` positive (validated by the registry).
     #[must_use]
     pub fn new(period: u64, k: f64) -> Self {
-        let period = period.max(1);
         Self {
-            period,
             k,
-            moments: RollingMoments::new(len_of(period)),
+            moments: RollingMoments::new(len_of(period.max(1))),
             close: f64::NAN,
             seen: 0,
         }
@@ -32,14 +31,19 @@ impl Bollinger {
 }
 
 impl Kernel for Bollinger {
-    fn update(&mut self, bar: &BarInput) {
-        self.moments.push(bar.close);
+    fn slots(&self) -> usize {
+        self.moments.slots()
+    }
+
+    #[inline(always)]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        self.moments.push(slots, bar.close);
         self.close = bar.close;
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
-        self.moments.push_slice(block.close);
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.moments.push_slice(slots, block.close);
         if let Some(&close) = block.close.last() {
             self.close = close;
         }
@@ -50,7 +54,7 @@ impl Kernel for Bollinger {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         let Some(variance) = self.moments.variance(0) else {
             return [Raw::Undefined; 4];
         };
@@ -66,7 +70,7 @@ impl Kernel for Bollinger {
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.period
+        self.moments.slots() as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -80,14 +84,36 @@ impl Kernel for Bollinger {
     }
 }
 
+impl Packed for Bollinger {
+    const WORDS: usize = RollingMoments::WORDS + 2;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        self.moments.pack(words);
+        words[6] = self.close;
+        words[7] = word(self.seen);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        Self {
+            k: template.k,
+            moments: Packed::unpack(&template.moments, words),
+            close: words[6],
+            seen: int(words[7]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, flat, nth, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn bands_and_percent_b() {
-        let mut bb = Bollinger::new(4, 2.0);
+        let mut bb = Owned::new(Bollinger::new(4, 2.0));
         for (i, c) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
             bb.update(&flat(i as u64, c, 1.0));
         }
@@ -100,7 +126,7 @@ mod tests {
 
     #[test]
     fn flat_window_has_no_percent_b() {
-        let mut bb = Bollinger::new(3, 2.0);
+        let mut bb = Owned::new(Bollinger::new(3, 2.0));
         for (i, c) in [9.0, 1.0, 2.0, 2.0, 2.0].into_iter().enumerate() {
             bb.update(&flat(i as u64, c, 1.0));
         }
@@ -109,6 +135,6 @@ mod tests {
         assert_eq!(values[1], Raw::Real(2.0));
         assert_eq!(values[2], Raw::Real(2.0));
         assert_eq!(values[3], Raw::Undefined);
-        batch_equals_incremental(&Bollinger::new(20, 2.0), &series(300));
+        batch_equals_incremental(Bollinger::new(20, 2.0), &series(300));
     }
 }

@@ -2,6 +2,7 @@
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
 use super::fused::{self, Recurrence, Step};
+use super::packed::{tagged, untag, Packed};
 use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// The EMA recurrence on its own, shared with MACD.
@@ -53,6 +54,20 @@ impl EmaCore {
         self.value
     }
 
+    /// This average's smoothing with `value`, seeded or not (a packed state read back).
+    pub(crate) fn restored(&self, value: f64, seeded: bool) -> Self {
+        Self {
+            alpha: self.alpha,
+            value,
+            seeded,
+        }
+    }
+
+    /// Whether the first value was taken.
+    pub(crate) fn seeded(&self) -> bool {
+        self.seeded
+    }
+
     /// Forget the average.
     pub fn clear(&mut self) {
         self.value = f64::NAN;
@@ -95,7 +110,7 @@ impl Step for EmaStep {
 }
 
 /// EMA(period) of closes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Ema {
     period: u64,
     core: EmaCore,
@@ -132,12 +147,13 @@ impl Recurrence for Ema {
 }
 
 impl Kernel for Ema {
-    fn update(&mut self, bar: &BarInput) {
+    #[inline(always)]
+    fn update(&mut self, _slots: &mut [f64], bar: &BarInput) {
         self.core.push(bar.close);
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
         fused::warm_alone(self, block);
     }
 
@@ -145,7 +161,7 @@ impl Kernel for Ema {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         one(real(self.core.value()))
     }
 
@@ -163,14 +179,33 @@ impl Kernel for Ema {
     }
 }
 
+impl Packed for Ema {
+    const WORDS: usize = 2;
+
+    fn pack(&self, words: &mut [f64]) {
+        words[0] = self.core.value;
+        words[1] = tagged(self.seen, [self.core.seeded, false, false]);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let (seen, [seeded, ..]) = untag(words[1]);
+        Self {
+            period: template.period,
+            core: template.core.restored(words[0], seeded),
+            seen,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn seeded_with_the_first_close() {
-        let mut ema = Ema::new(3);
+        let mut ema = Owned::new(Ema::new(3));
         ema.update(&flat(1, 10.0, 1.0));
         assert_eq!(first(&ema), 10.0);
         ema.update(&flat(2, 20.0, 1.0));
@@ -181,6 +216,6 @@ mod tests {
 
     #[test]
     fn batch_path() {
-        batch_equals_incremental(&Ema::new(20), &series(300));
+        batch_equals_incremental(Ema::new(20), &series(300));
     }
 }

@@ -55,7 +55,8 @@ pub(crate) fn warm_alone<K: Recurrence>(kernel: &mut K, block: &BarBlock<'_>) {
     let seeding =
         usize::try_from(kernel.bars_to_seed()).map_or(block.len(), |n| n.min(block.len()));
     for i in 0..seeding {
-        kernel.update(&block.bar(i));
+        // Recurrences keep no window: their slots are empty.
+        kernel.update(&mut [], &block.bar(i));
     }
     let rest = block.tail(seeding);
     let Some(mut step) = kernel.stepper() else {

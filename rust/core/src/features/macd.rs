@@ -5,10 +5,11 @@
 
 use super::ema::{EmaCore, EmaStep};
 use super::fused::{self, Recurrence, Step};
+use super::packed::{tagged, untag, Packed};
 use super::{real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// MACD(fast, slow, signal): outputs line, signal, histogram.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Macd {
     fast_period: u64,
     slow_period: u64,
@@ -81,7 +82,8 @@ impl Recurrence for Macd {
 }
 
 impl Kernel for Macd {
-    fn update(&mut self, bar: &BarInput) {
+    #[inline(always)]
+    fn update(&mut self, _slots: &mut [f64], bar: &BarInput) {
         if fused::update_seeded(self, bar) {
             return;
         }
@@ -94,7 +96,7 @@ impl Kernel for Macd {
         }
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
         fused::warm_alone(self, block);
     }
 
@@ -102,7 +104,7 @@ impl Kernel for Macd {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         let line = self.line();
         let signal = self.signal.value();
         [
@@ -126,16 +128,46 @@ impl Kernel for Macd {
     }
 }
 
+impl Packed for Macd {
+    const WORDS: usize = 4;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        words[0] = self.fast.value();
+        words[1] = self.slow.value();
+        words[2] = self.signal.value();
+        let seeded = [&self.fast, &self.slow, &self.signal].map(EmaCore::seeded);
+        words[3] = tagged(self.seen, seeded);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        let (seen, [fast, slow, signal]) = untag(words[3]);
+        Self {
+            fast: template.fast.restored(words[0], fast),
+            slow: template.slow.restored(words[1], slow),
+            signal: template.signal.restored(words[2], signal),
+            seen,
+            ..*template
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::ema::Ema;
     use super::super::testing::{batch_equals_incremental, first, nth, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn line_is_the_difference_of_two_emas() {
         let bars = series(100);
-        let (mut macd, mut fast, mut slow) = (Macd::new(12, 26, 9), Ema::new(12), Ema::new(26));
+        let (mut macd, mut fast, mut slow) = (
+            Owned::new(Macd::new(12, 26, 9)),
+            Owned::new(Ema::new(12)),
+            Owned::new(Ema::new(26)),
+        );
         let mut signal = EmaCore::new(9);
         for (i, bar) in bars.iter().enumerate() {
             macd.update(bar);
@@ -149,6 +181,6 @@ mod tests {
         assert_eq!(nth(&macd, 1), signal.value());
         assert_eq!(nth(&macd, 2), nth(&macd, 0) - nth(&macd, 1));
         assert_eq!(macd.warmup_bars(), 34);
-        batch_equals_incremental(&Macd::new(12, 26, 9), &bars);
+        batch_equals_incremental(Macd::new(12, 26, 9), &bars);
     }
 }

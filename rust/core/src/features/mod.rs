@@ -16,8 +16,10 @@ pub mod donchian;
 pub mod ema;
 pub mod error;
 pub(crate) mod fused;
+pub(crate) mod layout;
 pub mod macd;
 pub mod moments;
+pub(crate) mod packed;
 pub mod realized_vol;
 pub mod registry;
 pub mod roc;
@@ -106,24 +108,34 @@ pub(crate) fn pow10(scale: u8) -> f64 {
 }
 
 /// An incremental indicator over closed bars.
+///
+/// A kernel's windows live in `f64` slots it is handed on every call that reads or writes
+/// them ([`Self::slots`] of them, the same ones each time; see [`window`]): a
+/// [`FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`] gives one
+/// kernel its own.
 pub trait Kernel {
+    /// Window slots the kernel needs (0 for none).
+    fn slots(&self) -> usize {
+        0
+    }
+
     /// Take one closed bar. O(1) amortised, no allocation.
-    fn update(&mut self, bar: &BarInput);
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput);
 
     /// Take a block of closed bars, oldest first: the same state, bit for bit, as
     /// [`Self::update`] on each in turn. Kernels override it with a tight loop over the
     /// columns they read (the default is that loop over `update`).
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
         for i in 0..block.len() {
-            self.update(&block.bar(i));
+            self.update(slots, &block.bar(i));
         }
     }
 
     /// Take a batch of closed bars, oldest first, through [`Self::warm_block`].
-    fn warm(&mut self, bars: &[BarInput]) {
+    fn warm(&mut self, slots: &mut [f64], bars: &[BarInput]) {
         let mut buffer = BlockBuffer::new();
         for chunk in bars.chunks(BLOCK) {
-            self.warm_block(&buffer.transpose(chunk));
+            self.warm_block(slots, &buffer.transpose(chunk));
         }
     }
 
@@ -133,7 +145,7 @@ pub trait Kernel {
     }
 
     /// The current outputs in declared order (meaningful once warm).
-    fn values(&self) -> Outputs;
+    fn values(&self, slots: &[f64]) -> Outputs;
 
     /// Closed bars needed before the first value.
     fn warmup_bars(&self) -> u64;
@@ -141,8 +153,63 @@ pub trait Kernel {
     /// Closed bars seen since creation or the last reset.
     fn bars_seen(&self) -> u64;
 
-    /// Forget every bar (keeps the storage).
+    /// Forget every bar (the slots need no clearing: each window counts what it holds).
     fn reset(&mut self);
+}
+
+/// A kernel with slots of its own, to use one outside a [`FeatureState`].
+#[derive(Debug, Clone)]
+pub struct Owned<K> {
+    kernel: K,
+    slots: Vec<f64>,
+}
+
+impl<K: Kernel> Owned<K> {
+    /// `kernel` with its slots.
+    #[must_use]
+    pub fn new(kernel: K) -> Self {
+        let slots = vec![0.0; kernel.slots()];
+        Self { kernel, slots }
+    }
+
+    /// The kernel.
+    #[must_use]
+    pub fn kernel(&self) -> &K {
+        &self.kernel
+    }
+
+    /// As [`Kernel::update`].
+    pub fn update(&mut self, bar: &BarInput) {
+        self.kernel.update(&mut self.slots, bar);
+    }
+
+    /// As [`Kernel::warm`].
+    pub fn warm(&mut self, bars: &[BarInput]) {
+        self.kernel.warm(&mut self.slots, bars);
+    }
+
+    /// As [`Kernel::values`].
+    #[must_use]
+    pub fn values(&self) -> Outputs {
+        self.kernel.values(&self.slots)
+    }
+
+    /// As [`Kernel::warmup_bars`].
+    #[must_use]
+    pub fn warmup_bars(&self) -> u64 {
+        self.kernel.warmup_bars()
+    }
+
+    /// As [`Kernel::bars_seen`].
+    #[must_use]
+    pub fn bars_seen(&self) -> u64 {
+        self.kernel.bars_seen()
+    }
+
+    /// As [`Kernel::reset`].
+    pub fn reset(&mut self) {
+        self.kernel.reset();
+    }
 }
 
 /// Outputs with only the first slot set.
@@ -170,7 +237,7 @@ pub(crate) fn len_of(period: u64) -> usize {
 #[cfg(test)]
 pub(crate) mod testing {
     //! Helpers for the kernel unit tests.
-    use super::{BarInput, Kernel, Raw};
+    use super::{BarInput, Kernel, Owned, Raw};
 
     /// A bar with every price at `close`.
     pub fn flat(ts: u64, close: f64, volume: f64) -> BarInput {
@@ -203,16 +270,12 @@ pub(crate) mod testing {
     }
 
     /// The first output as f64 (NaN when undefined).
-    pub fn first(kernel: &impl Kernel) -> f64 {
-        match kernel.values()[0] {
-            Raw::Real(x) => x,
-            Raw::Int(i) => i as f64,
-            Raw::Undefined => f64::NAN,
-        }
+    pub fn first<K: Kernel>(kernel: &Owned<K>) -> f64 {
+        nth(kernel, 0)
     }
 
     /// Output `i` as f64 (NaN when undefined).
-    pub fn nth(kernel: &impl Kernel, i: usize) -> f64 {
+    pub fn nth<K: Kernel>(kernel: &Owned<K>, i: usize) -> f64 {
         match kernel.values()[i] {
             Raw::Real(x) => x,
             Raw::Int(v) => v as f64,
@@ -222,7 +285,8 @@ pub(crate) mod testing {
 
     /// Incremental and batch paths agree bit for bit, however the batch is split (the split
     /// points exercise every prologue/steady-state boundary of the kernels' batch loops).
-    pub fn batch_equals_incremental<K: Kernel + Clone>(fresh: &K, bars: &[BarInput]) {
+    pub fn batch_equals_incremental<K: Kernel + Clone>(fresh: K, bars: &[BarInput]) {
+        let fresh = Owned::new(fresh);
         let mut a = fresh.clone();
         let mut b = fresh.clone();
         for bar in bars {

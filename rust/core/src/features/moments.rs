@@ -1,7 +1,9 @@
 //! Rolling mean and variance over a [`Ring`], for Bollinger bands, realised volatility and
 //! the volume z-score. Like the rolling sum (see [`super::window`]) the sums are rebuilt at
-//! each wrap of the ring, and `push_slice` takes a batch in O(period).
+//! each wrap of the ring, `push_slice` takes a batch in O(period), and the ring's slots are
+//! handed in by the caller.
 
+use super::packed::{int, word, Packed};
 use super::window::Ring;
 
 /// Mean and variance of the last `period` values, numerically stable.
@@ -10,16 +12,17 @@ use super::window::Ring;
 /// data" method): with `k` close to the mean the squares are small and the subtraction
 /// `s2 - s1^2 / n` loses little. At every refresh (once per full turn of the window) the sums
 /// are rebuilt from the ring and `k` is moved to the current mean. A window whose values are
-/// all equal is detected exactly (by the length of the trailing run of equal values), so its
-/// variance is exactly zero rather than a rounding residue.
-#[derive(Debug, Clone)]
+/// all equal is detected exactly (by the length of the trailing run of equal values, counted
+/// up to `u32::MAX`: far past any window), so its variance is exactly zero rather than a
+/// rounding residue.
+#[derive(Debug, Clone, Copy)]
 pub struct RollingMoments {
     ring: Ring,
+    equal_run: u32,
     shift: f64,
     s1: f64,
     s2: f64,
     last: f64,
-    equal_run: usize,
 }
 
 impl RollingMoments {
@@ -28,32 +31,39 @@ impl RollingMoments {
     pub fn new(period: usize) -> Self {
         Self {
             ring: Ring::new(period),
+            equal_run: 0,
             shift: 0.0,
             s1: 0.0,
             s2: 0.0,
             last: 0.0,
-            equal_run: 0,
         }
     }
 
+    /// Slots the window needs.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.ring.slots()
+    }
+
     /// Add `value`, dropping the oldest once full.
-    pub fn push(&mut self, value: f64) {
+    #[inline(always)]
+    pub fn push(&mut self, slots: &mut [f64], value: f64) {
         if self.ring.is_empty() {
             self.shift = value;
         }
         if self.equal_run > 0 && value == self.last {
-            self.equal_run += 1;
+            self.equal_run = self.equal_run.saturating_add(1);
         } else {
             self.equal_run = 1;
         }
         self.last = value;
         let d = value - self.shift;
-        match self.ring.push(value) {
+        match self.ring.push(slots, value) {
             None => {
                 self.s1 += d;
                 self.s2 += d * d;
             }
-            Some(_) if self.ring.wrapped() => self.refresh(),
+            Some(_) if self.ring.wrapped() => self.refresh(slots),
             Some(old) => {
                 let o = old - self.shift;
                 self.s1 += d - o;
@@ -63,23 +73,23 @@ impl RollingMoments {
     }
 
     /// Add each of `values` in turn, as [`Self::push`] does.
-    pub fn push_slice(&mut self, values: &[f64]) {
+    pub fn push_slice(&mut self, slots: &mut [f64], values: &[f64]) {
         let mut values = values;
         while !self.ring.is_full() {
             let Some((&value, rest)) = values.split_first() else {
                 return;
             };
-            self.push(value);
+            self.push(slots, value);
             values = rest;
         }
         self.track_equal_run(values);
-        if let Some(rest) = self.ring.push_to_last_wrap(values) {
-            self.refresh();
+        if let Some(rest) = self.ring.push_to_last_wrap(slots, values) {
+            self.refresh(slots);
             values = rest;
         }
         let shift = self.shift;
         let (mut s1, mut s2) = (self.s1, self.s2);
-        for (slot, &value) in self.ring.run(values.len()).iter_mut().zip(values) {
+        for (slot, &value) in self.ring.run(slots, values.len()).iter_mut().zip(values) {
             let (d, o) = (value - shift, *slot - shift);
             s1 += d - o;
             s2 += d * d - o * o;
@@ -101,16 +111,17 @@ impl RollingMoments {
             .rev()
             .take_while(|pair| pair[0] == pair[1])
             .count();
+        let counted = u32::try_from(trailing).unwrap_or(u32::MAX);
         self.equal_run = if trailing == values.len() && values[0] == self.last {
-            self.equal_run + trailing
+            self.equal_run.saturating_add(counted)
         } else {
-            trailing
+            counted
         };
         self.last = newest;
     }
 
-    fn refresh(&mut self) {
-        let values = self.ring.as_slice();
+    fn refresh(&mut self, slots: &[f64]) {
+        let values = self.ring.values(slots);
         let n = values.len() as f64;
         self.shift = values.iter().sum::<f64>() / n;
         let (mut s1, mut s2) = (0.0, 0.0);
@@ -154,7 +165,7 @@ impl RollingMoments {
     /// Whether every value held is the same (exact).
     #[must_use]
     pub fn is_constant(&self) -> bool {
-        self.equal_run >= self.ring.len()
+        self.equal_run as usize >= self.ring.len()
     }
 
     /// The variance with `ddof` delta degrees of freedom (0: population, 1: sample); exactly
@@ -183,6 +194,29 @@ impl RollingMoments {
     }
 }
 
+impl Packed for RollingMoments {
+    const WORDS: usize = 6;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        self.ring.pack(words);
+        words[1] = word(u64::from(self.equal_run));
+        words[2..].copy_from_slice(&[self.shift, self.s1, self.s2, self.last]);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        Self {
+            ring: Packed::unpack(&template.ring, words),
+            equal_run: int(words[1]) as u32,
+            shift: words[2],
+            s1: words[3],
+            s2: words[4],
+            last: words[5],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,9 +228,10 @@ mod tests {
             for chunk in [1, 2, 5, 19, 20, 21, 64, 600] {
                 let (mut one, mut many) =
                     (RollingMoments::new(period), RollingMoments::new(period));
+                let (mut one_slots, mut many_slots) = (vec![0.0; period], vec![0.0; period]);
                 for values in data.chunks(chunk) {
-                    values.iter().for_each(|&v| one.push(v));
-                    many.push_slice(values);
+                    values.iter().for_each(|&v| one.push(&mut one_slots, v));
+                    many.push_slice(&mut many_slots, values);
                     let bits = |m: &RollingMoments| {
                         (
                             m.mean().to_bits(),
@@ -205,7 +240,7 @@ mod tests {
                         )
                     };
                     assert_eq!(bits(&one), bits(&many), "{period} {chunk}");
-                    assert_eq!(one.ring.as_slice(), many.ring.as_slice());
+                    assert_eq!(one.ring.values(&one_slots), many.ring.values(&many_slots));
                 }
             }
         }
@@ -217,8 +252,9 @@ mod tests {
             .map(|i| 37000.0 + f64::from((i * 7919) % 101) * 0.01)
             .collect();
         let mut m = RollingMoments::new(20);
+        let slots = &mut [0.0; 20];
         for (i, &x) in data.iter().enumerate() {
-            m.push(x);
+            m.push(slots, x);
             let window = &data[i.saturating_sub(19)..=i];
             let n = window.len() as f64;
             let mean = window.iter().sum::<f64>() / n;
@@ -231,16 +267,17 @@ mod tests {
     #[test]
     fn constant_windows_have_exactly_zero_variance() {
         let mut m = RollingMoments::new(3);
+        let slots = &mut [0.0; 3];
         for x in [1.0, 5.0, 0.1, 0.1, 0.1] {
-            m.push(x);
+            m.push(slots, x);
         }
         assert!(m.is_constant());
         assert_eq!(m.variance(0), Some(0.0));
-        m.push(0.2);
+        m.push(slots, 0.2);
         assert!(!m.is_constant());
         assert!(m.variance(1).is_some_and(|v| v > 0.0));
         let mut one = RollingMoments::new(3);
-        one.push(2.0);
+        one.push(slots, 2.0);
         assert_eq!(one.variance(1), None);
     }
 }

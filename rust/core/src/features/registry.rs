@@ -396,7 +396,7 @@ impl Compiled {
 }
 
 /// One kernel of any kind: static dispatch through a `match`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 #[allow(missing_docs)]
 pub enum AnyKernel {
     Sma(Sma),
@@ -434,25 +434,30 @@ macro_rules! dispatch {
 
 impl Kernel for AnyKernel {
     #[inline]
-    fn update(&mut self, bar: &BarInput) {
-        dispatch!(self, k => k.update(bar));
+    fn slots(&self) -> usize {
+        dispatch!(self, k => k.slots())
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    #[inline]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        dispatch!(self, k => k.update(slots, bar));
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
         // One match per block, then the kernel's own tight loop.
-        dispatch!(self, k => k.warm_block(block));
+        dispatch!(self, k => k.warm_block(slots, block));
     }
 
-    fn warm(&mut self, bars: &[BarInput]) {
-        dispatch!(self, k => k.warm(bars));
+    fn warm(&mut self, slots: &mut [f64], bars: &[BarInput]) {
+        dispatch!(self, k => k.warm(slots, bars));
     }
 
     fn inputs(&self) -> Inputs {
         dispatch!(self, k => k.inputs())
     }
 
-    fn values(&self) -> Outputs {
-        dispatch!(self, k => k.values())
+    fn values(&self, slots: &[f64]) -> Outputs {
+        dispatch!(self, k => k.values(slots))
     }
 
     fn warmup_bars(&self) -> u64 {

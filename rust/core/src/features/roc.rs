@@ -2,13 +2,13 @@
 //! `100 * (close - close[period bars ago]) / close[period bars ago]`. A zero base close is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period + 1` bars.
 
+use super::packed::{int, word, Packed};
 use super::window::Ring;
 use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// ROC(period), percent.
-#[derive(Debug, Clone)]
+/// ROC(period), percent; its window is its `period + 1` slots.
+#[derive(Debug, Clone, Copy)]
 pub struct Roc {
-    period: u64,
     closes: Ring,
     close: f64,
     seen: u64,
@@ -18,10 +18,8 @@ impl Roc {
     /// A fresh ROC; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = period.max(1);
         Self {
-            period,
-            closes: Ring::new(len_of(period).saturating_add(1)),
+            closes: Ring::new(len_of(period.max(1)).saturating_add(1)),
             close: f64::NAN,
             seen: 0,
         }
@@ -29,8 +27,13 @@ impl Roc {
 }
 
 impl Kernel for Roc {
-    fn update(&mut self, bar: &BarInput) {
-        self.closes.push(bar.close);
+    fn slots(&self) -> usize {
+        self.closes.slots()
+    }
+
+    #[inline(always)]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        self.closes.push(slots, bar.close);
         self.close = bar.close;
         self.seen += 1;
     }
@@ -39,15 +42,15 @@ impl Kernel for Roc {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
-        match self.closes.oldest() {
+    fn values(&self, slots: &[f64]) -> Outputs {
+        match self.closes.oldest(slots) {
             Some(base) if base != 0.0 => one(real(100.0 * (self.close - base) / base)),
             _ => one(Raw::Undefined),
         }
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.period + 1
+        self.closes.slots() as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -61,23 +64,45 @@ impl Kernel for Roc {
     }
 }
 
+impl Packed for Roc {
+    const WORDS: usize = 3;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        self.closes.pack(words);
+        words[1] = self.close;
+        words[2] = word(self.seen);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        Self {
+            closes: Packed::unpack(&template.closes, words),
+            close: words[1],
+            seen: int(words[2]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn percent_change_over_period() {
-        let mut roc = Roc::new(2);
+        let mut roc = Owned::new(Roc::new(2));
         for (i, c) in [50.0, 80.0, 55.0, 60.0].into_iter().enumerate() {
             roc.update(&flat(i as u64, c, 1.0));
         }
         // 60 against 80 (two bars earlier).
         assert!((first(&roc) + 25.0).abs() < 1e-12);
-        let mut zero = Roc::new(1);
+        assert_eq!(roc.warmup_bars(), 3);
+        let mut zero = Owned::new(Roc::new(1));
         zero.update(&flat(0, 0.0, 1.0));
         zero.update(&flat(1, 1.0, 1.0));
         assert_eq!(zero.values()[0], Raw::Undefined);
-        batch_equals_incremental(&Roc::new(10), &series(100));
+        batch_equals_incremental(Roc::new(10), &series(100));
     }
 }

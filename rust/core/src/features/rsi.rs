@@ -6,10 +6,11 @@
 //! window (both averages zero) it is undefined and reported ABSENT `INPUT_UNAVAILABLE`.
 
 use super::fused::{self, Recurrence, Step};
+use super::packed::{int, tagged, untag, word, Packed};
 use super::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// RSI(period), Wilder.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Rsi {
     period: u64,
     prev_close: Option<f64>,
@@ -91,7 +92,8 @@ impl Recurrence for Rsi {
 }
 
 impl Kernel for Rsi {
-    fn update(&mut self, bar: &BarInput) {
+    #[inline(always)]
+    fn update(&mut self, _slots: &mut [f64], bar: &BarInput) {
         if fused::update_seeded(self, bar) {
             return;
         }
@@ -112,7 +114,7 @@ impl Kernel for Rsi {
         }
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
         fused::warm_alone(self, block);
     }
 
@@ -120,7 +122,7 @@ impl Kernel for Rsi {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         let total = self.avg_gain + self.avg_loss;
         if total > 0.0 {
             one(real(100.0 * self.avg_gain / total))
@@ -142,15 +144,42 @@ impl Kernel for Rsi {
     }
 }
 
+impl Packed for Rsi {
+    const WORDS: usize = 5;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        words[0] = self.prev_close.unwrap_or(0.0);
+        words[1] = word(self.changes);
+        words[2] = self.avg_gain;
+        words[3] = self.avg_loss;
+        words[4] = tagged(self.seen, [self.prev_close.is_some(), false, false]);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        let (seen, [has_prev, ..]) = untag(words[4]);
+        Self {
+            period: template.period,
+            prev_close: has_prev.then_some(words[0]),
+            changes: int(words[1]),
+            avg_gain: words[2],
+            avg_loss: words[3],
+            seen,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn wilder_seed_then_smoothing() {
         // Changes: +1, -1, +2 (seed over period 2: gain 0.5, loss 0.5), then +2.
-        let mut rsi = Rsi::new(2);
+        let mut rsi = Owned::new(Rsi::new(2));
         for (i, c) in [10.0, 11.0, 10.0].into_iter().enumerate() {
             rsi.update(&flat(i as u64, c, 1.0));
         }
@@ -163,14 +192,14 @@ mod tests {
 
     #[test]
     fn all_up_is_100_and_flat_is_undefined() {
-        let mut up = Rsi::new(3);
-        let mut flat_rsi = Rsi::new(3);
+        let mut up = Owned::new(Rsi::new(3));
+        let mut flat_rsi = Owned::new(Rsi::new(3));
         for i in 0..10 {
             up.update(&flat(i, 1.0 + i as f64, 1.0));
             flat_rsi.update(&flat(i, 5.0, 1.0));
         }
         assert_eq!(first(&up), 100.0);
         assert_eq!(flat_rsi.values()[0], Raw::Undefined);
-        batch_equals_incremental(&Rsi::new(14), &series(200));
+        batch_equals_incremental(Rsi::new(14), &series(200));
     }
 }

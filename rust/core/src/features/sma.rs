@@ -1,12 +1,12 @@
 //! Simple moving average of the close over `period` bars. Warm-up: `period` bars.
 
+use super::packed::{int, word, Packed};
 use super::window::RollingSum;
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
-/// SMA(period) of closes.
-#[derive(Debug, Clone)]
+/// SMA(period) of closes; its window is its `period` slots.
+#[derive(Debug, Clone, Copy)]
 pub struct Sma {
-    period: u64,
     sum: RollingSum,
     seen: u64,
 }
@@ -15,10 +15,8 @@ impl Sma {
     /// A fresh SMA; `period` is at least 1 (validated by the registry).
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = period.max(1);
         Self {
-            period,
-            sum: RollingSum::new(len_of(period)),
+            sum: RollingSum::new(len_of(period.max(1))),
             seen: 0,
         }
     }
@@ -34,13 +32,18 @@ impl Sma {
 }
 
 impl Kernel for Sma {
-    fn update(&mut self, bar: &BarInput) {
-        self.sum.push(bar.close);
+    fn slots(&self) -> usize {
+        self.sum.slots()
+    }
+
+    #[inline(always)]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        self.sum.push(slots, bar.close);
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
-        self.sum.push_slice(block.close);
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.sum.push_slice(slots, block.close);
         self.seen += block.len() as u64;
     }
 
@@ -48,12 +51,12 @@ impl Kernel for Sma {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         one(real(self.mean()))
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.period
+        self.sum.slots() as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -66,14 +69,31 @@ impl Kernel for Sma {
     }
 }
 
+impl Packed for Sma {
+    const WORDS: usize = 3;
+
+    fn pack(&self, words: &mut [f64]) {
+        self.sum.pack(words);
+        words[2] = word(self.seen);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        Self {
+            sum: Packed::unpack(&template.sum, words),
+            seen: int(words[2]),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn mean_of_the_last_period_closes() {
-        let mut sma = Sma::new(3);
+        let mut sma = Owned::new(Sma::new(3));
         for (i, c) in [1.0, 2.0, 3.0, 4.0, 10.0].into_iter().enumerate() {
             sma.update(&flat(i as u64, c, 1.0));
         }
@@ -85,10 +105,10 @@ mod tests {
     #[test]
     fn long_series_matches_direct_mean() {
         let bars = series(1000);
-        let mut sma = Sma::new(20);
+        let mut sma = Owned::new(Sma::new(20));
         sma.warm(&bars);
         let direct: f64 = bars[980..].iter().map(|b| b.close).sum::<f64>() / 20.0;
         assert!((first(&sma) - direct).abs() < 1e-10);
-        batch_equals_incremental(&Sma::new(20), &bars);
+        batch_equals_incremental(Sma::new(20), &bars);
     }
 }

@@ -2,6 +2,11 @@
 //! fed closed bars in strictly increasing `ts_event` order, read as a row keyed
 //! `<feature_id>.<output_name>` (a [`BTreeMap`], so iteration order is the key order).
 //!
+//! A state is one `f64` arena (every kernel's packed mutable state, then every kernel's
+//! window slots) beside a layout shared by the states of one feature list (the kernels'
+//! parameters and places; see `layout.rs`): a bar's update touches a few adjacent cache
+//! lines, and a copy of the state is one allocation.
+//!
 //! A refused call leaves the state as it was: bars are checked before the kernels take them.
 //! A batch is checked and converted block by block into `f64` columns on the stack (one pass
 //! over the mantissas, no allocation); a batch of several blocks is saved first and restored
@@ -14,15 +19,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
+use super::block::{BlockBuffer, Inputs, BLOCK};
 use super::check::QuickCheck;
 use super::error::FeatureError;
-use super::fused::{self, Fused};
-use super::registry::{AnyKernel, Compiled, Registry};
-use super::spec::{OutputSpec, ValueType};
-use super::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
-use super::{BarInput, Kernel};
-use crate::decimal::{Fixed, MAX_SCALE};
+use super::layout::Layout;
+use super::registry::{Compiled, Registry};
+use super::value::FeatureValue;
+use super::{pow10, BarInput, Kernel};
+use crate::bars::Bar;
+use crate::decimal::MAX_SCALE;
 
 /// A feature row: `<feature_id>.<output_name>` -> value, in key order.
 pub type Row = BTreeMap<String, FeatureValue>;
@@ -44,17 +49,14 @@ pub struct BarColumns<'a> {
     pub volume: &'a [i64],
 }
 
-#[derive(Debug, Clone)]
-struct Slot {
-    compiled: Arc<Compiled>,
-    kernel: AnyKernel,
-    after_gap: bool,
-}
-
 /// The kernels of one instrument and resolution.
 #[derive(Debug, Clone)]
 pub struct FeatureState {
-    slots: Vec<Slot>,
+    layout: Arc<Layout>,
+    /// The kernels' packed state and window slots (see [`super::layout`]).
+    arena: Vec<f64>,
+    /// Restarted by a gap (every kernel is, together) rather than new.
+    after_gap: bool,
     price_scale: u8,
     size_scale: u8,
     last_ts: Option<u64>,
@@ -67,28 +69,6 @@ fn scale_of(what: &'static str, precision: i64) -> Result<u8, FeatureError> {
         .ok_or(FeatureError::BadPrecision { what, precision })
 }
 
-/// Type a raw output at its declared value type and scale; anything undefined or out of
-/// range is ABSENT `INPUT_UNAVAILABLE`.
-fn typed(raw: Raw, output: &OutputSpec) -> FeatureValue {
-    let unavailable = FeatureValue::Absent(AbsentReason::InputUnavailable);
-    match (raw, output.value_type) {
-        (Raw::Real(x), ValueType::Decimal) => {
-            fixed_from_f64(x, output.scale).map_or(unavailable, FeatureValue::Decimal)
-        }
-        (Raw::Int(i), ValueType::Decimal) => Fixed {
-            raw: i128::from(i),
-            scale: 0,
-        }
-        .rescale_half_even(u32::from(output.scale))
-        .map_or(unavailable, FeatureValue::Decimal),
-        (Raw::Int(i), ValueType::Integer) => FeatureValue::Integer(i),
-        (Raw::Int(i), ValueType::UnixNanos) => {
-            u64::try_from(i).map_or(unavailable, FeatureValue::UnixNanos)
-        }
-        _ => unavailable,
-    }
-}
-
 impl FeatureState {
     /// A state computing `features` for an instrument with these price and size scales.
     ///
@@ -99,18 +79,21 @@ impl FeatureState {
         price_scale: i64,
         size_scale: i64,
     ) -> Result<Self, FeatureError> {
+        Self::with_layout(Layout::new(features), price_scale, size_scale)
+    }
+
+    /// A state of `layout`'s features (shared with every other state of them).
+    pub(crate) fn with_layout(
+        layout: Arc<Layout>,
+        price_scale: i64,
+        size_scale: i64,
+    ) -> Result<Self, FeatureError> {
         let price_scale = scale_of("price", price_scale)?;
         let size_scale = scale_of("size", size_scale)?;
-        let slots = features
-            .into_iter()
-            .map(|compiled| Slot {
-                kernel: compiled.kernel(),
-                compiled,
-                after_gap: false,
-            })
-            .collect();
         Ok(Self {
-            slots,
+            arena: layout.arena(),
+            layout,
+            after_gap: false,
             price_scale,
             size_scale,
             last_ts: None,
@@ -150,7 +133,7 @@ impl FeatureState {
 
     /// The selected features, in selection order.
     pub fn features(&self) -> impl Iterator<Item = &Arc<Compiled>> {
-        self.slots.iter().map(|s| &s.compiled)
+        self.layout.features.iter()
     }
 
     fn check_order(
@@ -220,9 +203,7 @@ impl FeatureState {
     /// The bar fields the selected kernels read.
     #[must_use]
     pub fn inputs(&self) -> Inputs {
-        self.slots.iter().fold(Inputs::default(), |all, slot| {
-            all.union(slot.kernel.inputs())
-        })
+        self.layout.inputs
     }
 
     /// Warm from columns of fixed-point bars in one call. Returns the number of bars taken.
@@ -267,13 +248,18 @@ impl FeatureState {
         }
         let (inputs, ps, ss) = (self.inputs(), self.price_scale, self.size_scale);
         let mut buffer = BlockBuffer::new();
+        let mut last_ts = self.last_ts;
+        let mut kernels = self.layout.unpacked(&mut self.arena);
         for from in (0..n).step_by(BLOCK) {
-            let (block, vouched) = buffer.convert(columns, from..n, self.last_ts, inputs, ps, ss);
+            let (block, vouched) = buffer.convert(columns, from..n, last_ts, inputs, ps, ss);
             if !(vouched || validated) {
                 return false;
             }
-            self.take_block(&block);
+            kernels.take_block(&block);
+            last_ts = block.ts_event.last().copied().or(last_ts);
         }
+        drop(kernels);
+        self.last_ts = last_ts;
         true
     }
 
@@ -299,18 +285,55 @@ impl FeatureState {
             close: &[close],
             volume: &[volume],
         })?;
-        let bar = BarInput::from_raw(
+        self.take_validated(&Bar {
             ts_event,
             open,
             high,
             low,
             close,
             volume,
-            self.price_scale,
-            self.size_scale,
-        );
-        self.take(std::slice::from_ref(&bar));
+        });
         Ok(())
+    }
+
+    /// `bar` as the kernels read it: only the fields some kernel reads are converted.
+    fn convert(&self, bar: &Bar) -> BarInput {
+        let (p, s) = (pow10(self.price_scale), pow10(self.size_scale));
+        let convert = |wanted: bool, raw: i64, divisor: f64| {
+            if wanted {
+                raw as f64 / divisor
+            } else {
+                0.0
+            }
+        };
+        let inputs = self.layout.inputs;
+        BarInput {
+            ts_event: bar.ts_event,
+            open: convert(inputs.open, bar.open, p),
+            high: convert(inputs.high, bar.high, p),
+            low: convert(inputs.low, bar.low, p),
+            close: convert(inputs.close, bar.close, p),
+            volume: convert(inputs.volume, bar.volume, s),
+        }
+    }
+
+    /// [`Self::update_raw`] for a bar the caller has checked as [`Self::validate`] would
+    /// (the universe's series and fold vouch for theirs).
+    pub(crate) fn take_validated(&mut self, bar: &Bar) {
+        let bar = self.convert(bar);
+        self.take_one(&bar);
+    }
+
+    /// Load the packed words the next bar's update reads, ahead of it (see
+    /// [`Layout::touch`]). The value means nothing.
+    pub(crate) fn touch(&self) -> f64 {
+        self.layout.touch(&self.arena)
+    }
+
+    /// Every kernel takes one bar.
+    fn take_one(&mut self, bar: &BarInput) {
+        self.layout.update(&mut self.arena, bar);
+        self.last_ts = Some(bar.ts_event);
     }
 
     /// Warm from bars already converted to `f64`, oldest first. Returns the number taken.
@@ -330,106 +353,37 @@ impl FeatureState {
 
     fn take(&mut self, bars: &[BarInput]) {
         if let [bar] = bars {
-            for slot in &mut self.slots {
-                slot.kernel.update(bar);
-            }
-            self.last_ts = Some(bar.ts_event);
+            self.take_one(bar);
             return;
         }
         let mut buffer = BlockBuffer::new();
+        let mut kernels = self.layout.unpacked(&mut self.arena);
         for chunk in bars.chunks(BLOCK) {
-            self.take_block(&buffer.transpose(chunk));
+            kernels.take_block(&buffer.transpose(chunk));
         }
-    }
-
-    /// Every kernel takes `block`: the recurrences together in one loop
-    /// ([`super::fused`]), the others alone.
-    fn take_block(&mut self, block: &BarBlock<'_>) {
-        let Some(&last) = block.ts_event.last() else {
-            return;
-        };
-        // Kernels still seeding (a state's first bars) take them alone, so that every
-        // recurrence can join the loop for the rest of the block.
-        let seeding = self
-            .slots
-            .iter()
-            .map(|slot| fused::bars_to_seed(&slot.kernel))
-            .max()
-            .map_or(0, |n| {
-                usize::try_from(n).map_or(block.len(), |n| n.min(block.len()))
-            });
-        if seeding > 0 {
-            let first = block.range(0..seeding);
-            for slot in &mut self.slots {
-                slot.kernel.warm_block(&first);
-            }
+        drop(kernels);
+        if let Some(bar) = bars.last() {
+            self.last_ts = Some(bar.ts_event);
         }
-        let rest = block.tail(seeding);
-        let mut together = Fused::default();
-        for slot in &mut self.slots {
-            if let Some(alone) = together.adopt(&mut slot.kernel) {
-                alone.warm_block(&rest);
-            }
-        }
-        together.warm(&rest);
-        self.last_ts = Some(last);
     }
 
     /// The input had a gap: restart every kernel. Values read ABSENT `GAP_IN_INPUT` until
     /// each kernel has seen its `warmupBars` again. Bars must still come after the last one.
     pub fn mark_gap(&mut self) {
-        for slot in &mut self.slots {
-            slot.kernel.reset();
-            slot.after_gap = true;
-        }
+        self.layout.each_kernel(&mut self.arena, Kernel::reset);
+        self.after_gap = true;
     }
 
     /// Forget every bar, as if new (the ordering check restarts too).
     pub fn reset(&mut self) {
-        for slot in &mut self.slots {
-            slot.kernel.reset();
-            slot.after_gap = false;
-        }
+        self.layout.each_kernel(&mut self.arena, Kernel::reset);
+        self.after_gap = false;
         self.last_ts = None;
     }
-
-    /// Visit every value in selection order, then output order, without allocating.
-    pub fn for_each_value(&self, mut visit: impl FnMut(&str, FeatureValue)) {
-        for slot in &self.slots {
-            let seen = slot.kernel.bars_seen();
-            let needed = slot.kernel.warmup_bars();
-            let outputs = &slot.compiled.spec.outputs;
-            if seen < needed {
-                let reason = if slot.after_gap {
-                    AbsentReason::GapInInput
-                } else {
-                    AbsentReason::WarmingUp {
-                        bars_seen: seen,
-                        bars_needed: needed,
-                    }
-                };
-                for key in &slot.compiled.keys {
-                    visit(key, FeatureValue::Absent(reason));
-                }
-                continue;
-            }
-            let raw = slot.kernel.values();
-            for ((key, output), value) in slot.compiled.keys.iter().zip(outputs).zip(raw) {
-                visit(key, typed(value, output));
-            }
-        }
-    }
-
-    /// The current row.
-    #[must_use]
-    pub fn row(&self) -> Row {
-        let mut row = Row::new();
-        self.for_each_value(|key, value| {
-            row.insert(key.to_owned(), value);
-        });
-        row
-    }
 }
+
+#[path = "state_values.rs"]
+mod values;
 
 #[cfg(test)]
 #[path = "state_tests.rs"]

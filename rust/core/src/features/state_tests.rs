@@ -2,7 +2,11 @@
 //! batches against bar-by-bar updates, value typing.
 
 use super::super::registry::{build_spec, default_registry, KernelKind};
+use super::super::spec::{OutputSpec, ValueType};
+use super::super::value::{AbsentReason, Raw};
+use super::values::typed;
 use super::*;
+use crate::decimal::Fixed;
 
 fn state(ids: &[&str]) -> FeatureState {
     match FeatureState::from_registry(default_registry(), Some(ids), 2, 3) {

@@ -7,13 +7,15 @@
 //! beside a sign of +1. A non-positive average (no price level to compare against) makes
 //! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
+use super::packed::Packed;
 use super::sma::Sma;
 use super::value::fixed_from_f64;
 use super::{BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 use crate::decimal::Fixed;
 
-/// Trend(period, threshold): outputs ratio (decimal), sign (integer).
-#[derive(Debug, Clone)]
+/// Trend(period, threshold): outputs ratio (decimal), sign (integer); its window is its
+/// average's.
+#[derive(Debug, Clone, Copy)]
 pub struct Trend {
     sma: Sma,
     close: f64,
@@ -57,13 +59,18 @@ impl Trend {
 }
 
 impl Kernel for Trend {
-    fn update(&mut self, bar: &BarInput) {
-        self.sma.update(bar);
+    fn slots(&self) -> usize {
+        self.sma.slots()
+    }
+
+    #[inline(always)]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        self.sma.update(slots, bar);
         self.close = bar.close;
     }
 
-    fn warm_block(&mut self, block: &BarBlock<'_>) {
-        self.sma.warm_block(block);
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.sma.warm_block(slots, block);
         if let Some(&close) = block.close.last() {
             self.close = close;
         }
@@ -73,7 +80,7 @@ impl Kernel for Trend {
         Inputs::CLOSE
     }
 
-    fn values(&self) -> Outputs {
+    fn values(&self, _slots: &[f64]) -> Outputs {
         let average = self.sma.mean();
         // NaN (no bar yet) and non-positive averages both fail this test.
         if average.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
@@ -105,9 +112,27 @@ impl Kernel for Trend {
     }
 }
 
+impl Packed for Trend {
+    const WORDS: usize = Sma::WORDS + 1;
+
+    fn pack(&self, words: &mut [f64]) {
+        self.sma.pack(words);
+        words[Sma::WORDS] = self.close;
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        Self {
+            sma: Packed::unpack(&template.sma, words),
+            close: words[Sma::WORDS],
+            ..*template
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, flat, nth, series};
+    use super::super::Owned;
     use super::*;
 
     fn zero() -> Fixed {
@@ -116,7 +141,7 @@ mod tests {
 
     #[test]
     fn ratio_and_sign() {
-        let mut trend = Trend::new(2, zero(), 6);
+        let mut trend = Owned::new(Trend::new(2, zero(), 6));
         trend.warm(&[flat(1, 10.0, 1.0), flat(2, 30.0, 1.0)]);
         assert!((nth(&trend, 0) - 0.5).abs() < 1e-12);
         assert_eq!(trend.values()[1], Raw::Int(1));
@@ -129,18 +154,18 @@ mod tests {
     #[test]
     fn sign_follows_the_published_ratio_and_threshold() {
         // ratio = 1e-7 rounds to 0.000000 at scale 6: sign 0, not +1.
-        let mut tiny = Trend::new(1, zero(), 6);
+        let mut tiny = Owned::new(Trend::new(1, zero(), 6));
         tiny.update(&flat(1, 1.0, 1.0));
-        assert_eq!(tiny.sign(1e-7), Raw::Int(0));
-        assert_eq!(tiny.sign(6e-7), Raw::Int(1));
+        assert_eq!(tiny.kernel().sign(1e-7), Raw::Int(0));
+        assert_eq!(tiny.kernel().sign(6e-7), Raw::Int(1));
         let band = Fixed { raw: 5, scale: 3 }; // 0.005
         let banded = Trend::new(1, band, 6);
         assert_eq!(banded.sign(0.004), Raw::Int(0));
         assert_eq!(banded.sign(-0.005), Raw::Int(0));
         assert_eq!(banded.sign(-0.0051), Raw::Int(-1));
-        let mut negative = Trend::new(1, zero(), 6);
+        let mut negative = Owned::new(Trend::new(1, zero(), 6));
         negative.update(&flat(1, -1.0, 1.0));
         assert_eq!(negative.values()[0], Raw::Undefined);
-        batch_equals_incremental(&Trend::new(200, zero(), 6), &series(500));
+        batch_equals_incremental(Trend::new(200, zero(), 6), &series(500));
     }
 }

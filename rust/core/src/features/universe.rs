@@ -11,11 +11,12 @@
 use std::sync::Arc;
 
 use super::error::FeatureError;
+use super::layout::Layout;
 use super::registry::Compiled;
-use super::state::{BarColumns, FeatureState};
+use super::state::FeatureState;
 use crate::bars::{
-    fold_many, Bar, BarsView, Channel, Closed, Coverage, Derived, IncrementalFold, PushOutcome,
-    Resolution, Series, SeriesConfig, WithheldReason,
+    Bar, BarsView, Channel, Closed, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
+    SeriesConfig,
 };
 
 /// One (instrument, resolution) row that changed.
@@ -38,16 +39,15 @@ struct Instrument {
 /// The universe (see the module docs).
 #[derive(Debug, Clone)]
 pub struct Universe {
-    features: Vec<Arc<Compiled>>,
+    /// Shared by every state: the templates a bar's update reads stay hot.
+    layout: Arc<Layout>,
     instruments: Vec<Instrument>,
     closed: Vec<Closed>,
 }
 
+/// The index of `resolution` in [`Resolution::ALL`] (its declaration order).
 fn slot_of(resolution: Resolution) -> usize {
-    Resolution::ALL
-        .iter()
-        .position(|r| *r == resolution)
-        .unwrap_or(0)
+    resolution as usize
 }
 
 impl Universe {
@@ -55,7 +55,7 @@ impl Universe {
     #[must_use]
     pub fn new(features: Vec<Arc<Compiled>>) -> Self {
         Self {
-            features,
+            layout: Layout::new(features),
             instruments: Vec::new(),
             closed: Vec::new(),
         }
@@ -81,7 +81,7 @@ impl Universe {
         let (price, size) = (i64::from(config.price_scale), i64::from(config.size_scale));
         let states = Resolution::ALL
             .iter()
-            .map(|_| FeatureState::new(self.features.clone(), price, size))
+            .map(|_| FeatureState::with_layout(Arc::clone(&self.layout), price, size))
             .collect::<Result<Vec<_>, _>>()?;
         self.instruments.push(Instrument {
             series: Series::new(config)?,
@@ -181,33 +181,33 @@ impl Universe {
             self.instrument(index)?;
         }
         let mut closed = std::mem::take(&mut self.closed);
-        for &(index, bar) in bars {
-            let entry = &mut self.instruments[index as usize];
-            closed.clear();
-            let closed_before = entry.fold.closed_through();
-            let outcome = entry.series.push(bar);
-            entry
-                .fold
-                .on_push(&entry.series, &bar, &outcome, &mut closed)?;
-            let late = match outcome {
-                PushOutcome::Inserted(_) => true,
-                PushOutcome::Appended(_) => bar.ts_event <= closed_before,
-                _ => continue,
-            };
-            if late {
-                // A late bar changes closed history: rewarm what it touched.
-                entry.rewarm_touched(index, &closed, updated)?;
-            } else {
-                entry.take(Resolution::M1, bar)?;
-                updated.push(Updated {
-                    instrument: index,
-                    resolution: Resolution::M1,
-                });
-                entry.take_closed(index, &closed, updated)?;
-            }
+        for (k, &(index, bar)) in bars.iter().enumerate() {
+            // Two bars ahead: far enough for the loads to land, near enough to stay cached.
+            self.touch(bars.get(k + 2));
+            self.instruments[index as usize].close_minute(index, bar, &mut closed, updated)?;
         }
         self.closed = closed;
         Ok(())
+    }
+
+    /// Load the packed state of the resolutions `next` will update, ahead of time: a state's
+    /// update would wait on its cache misses kernel after kernel, while these loads,
+    /// independent of the work in between, overlap. Performance only: nothing changes.
+    fn touch(&self, next: Option<&(u32, Bar)>) {
+        let Some(&(index, bar)) = next else {
+            return;
+        };
+        let Some(entry) = self.instruments.get(index as usize) else {
+            return;
+        };
+        let mut sum = 0.0;
+        for (state, resolution) in entry.states.iter().zip(Resolution::ALL) {
+            // A derived state updates when its bucket closes with this bar.
+            if bar.ts_event % resolution.step_ns() == 0 {
+                sum += state.touch();
+            }
+        }
+        std::hint::black_box(sum);
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
@@ -237,28 +237,33 @@ impl Instrument {
         self.series.config().channel
     }
 
-    /// Rewarm 1m and every resolution with a closed bucket in `closed` from the series.
-    fn rewarm_touched(
+    /// Take one minute's bar: the series, the buckets it closes, their states.
+    fn close_minute(
         &mut self,
         index: u32,
-        closed: &[Closed],
+        bar: Bar,
+        closed: &mut Vec<Closed>,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let mut touched = vec![Resolution::M1];
-        for event in closed {
-            let (Closed::Bar { resolution, .. } | Closed::Withheld { resolution, .. }) = *event;
-            if !touched.contains(&resolution) {
-                touched.push(resolution);
-            }
+        closed.clear();
+        let closed_before = self.fold.closed_through();
+        let outcome = self.series.push(bar);
+        self.fold.on_push(&self.series, &bar, &outcome, closed)?;
+        let late = match outcome {
+            PushOutcome::Inserted(_) => true,
+            PushOutcome::Appended(_) => bar.ts_event <= closed_before,
+            _ => return Ok(()),
+        };
+        if late {
+            // A late bar changes closed history: rewarm what it touched.
+            return self.rewarm_touched(index, closed, updated);
         }
-        for resolution in touched {
-            self.rewarm(resolution)?;
-            updated.push(Updated {
-                instrument: index,
-                resolution,
-            });
-        }
-        Ok(())
+        self.take(Resolution::M1, bar)?;
+        updated.push(Updated {
+            instrument: index,
+            resolution: Resolution::M1,
+        });
+        self.take_closed(index, closed, updated)
     }
 
     /// Feed closed derived buckets to their states.
@@ -313,48 +318,9 @@ impl Instrument {
             }
             _ => {}
         }
-        state.update_raw(
-            bar.ts_event,
-            bar.open,
-            bar.high,
-            bar.low,
-            bar.close,
-            bar.volume,
-        )
-    }
-
-    /// Warm `resolution`'s state afresh from the series: its bars split at gaps.
-    fn rewarm(&mut self, resolution: Resolution) -> Result<(), FeatureError> {
-        let view = self.series.view();
-        let channel = self.channel();
-        let coverage = self.series.coverage();
-        let state = &mut self.states[slot_of(resolution)];
-        state.reset();
-        if resolution == Resolution::M1 {
-            return warm_split(state, &columns_of_view(&view), |prev, next| {
-                is_gap(coverage, channel, resolution, prev, next)
-            });
-        }
-        let Some(out) = fold_many(&view, coverage, channel, &[resolution])?.pop() else {
-            return Ok(());
-        };
-        // Withheld spans (other than the still-open bucket) break the input.
-        let breaks: Vec<u64> = out
-            .withheld
-            .iter()
-            .filter(|w| w.reason != WithheldReason::NotClosed)
-            .map(|w| w.start)
-            .collect();
-        let columns = columns_of_derived(&out.bars);
-        warm_split(state, &columns, |prev, next| {
-            is_gap(coverage, channel, resolution, prev, next)
-                || breaks.iter().any(|&b| prev <= b && b < next)
-        })?;
-        // A withheld bucket after the newest bar leaves the row stale: restart now.
-        let newest = out.bars.ts_event.last().copied();
-        if newest.is_some_and(|newest| breaks.iter().any(|&b| b >= newest)) {
-            state.mark_gap();
-        }
+        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
+        // and the order was checked above: nothing is left to validate.
+        state.take_validated(&bar);
         Ok(())
     }
 }
@@ -371,55 +337,5 @@ fn is_gap(
     next - prev > step && (channel == Channel::External || !coverage.covers(prev, next - step))
 }
 
-/// Warm `state` from `columns`, restarting it (a gap) wherever `gap(prev, next)` holds.
-fn warm_split(
-    state: &mut FeatureState,
-    columns: &BarColumns<'_>,
-    gap: impl Fn(u64, u64) -> bool,
-) -> Result<(), FeatureError> {
-    let ts = columns.ts_event;
-    let mut from = 0;
-    for i in 1..=ts.len() {
-        if i == ts.len() || gap(ts[i - 1], ts[i]) {
-            state.warm_columns(&slice(columns, from, i))?;
-            if i < ts.len() {
-                state.mark_gap();
-            }
-            from = i;
-        }
-    }
-    Ok(())
-}
-
-fn slice<'a>(c: &BarColumns<'a>, from: usize, to: usize) -> BarColumns<'a> {
-    BarColumns {
-        ts_event: &c.ts_event[from..to],
-        open: &c.open[from..to],
-        high: &c.high[from..to],
-        low: &c.low[from..to],
-        close: &c.close[from..to],
-        volume: &c.volume[from..to],
-    }
-}
-
-fn columns_of_view<'a>(view: &BarsView<'a>) -> BarColumns<'a> {
-    BarColumns {
-        ts_event: view.ts_event,
-        open: view.open,
-        high: view.high,
-        low: view.low,
-        close: view.close,
-        volume: view.volume,
-    }
-}
-
-fn columns_of_derived(bars: &Derived) -> BarColumns<'_> {
-    BarColumns {
-        ts_event: &bars.ts_event,
-        open: &bars.open,
-        high: &bars.high,
-        low: &bars.low,
-        close: &bars.close,
-        volume: &bars.volume,
-    }
-}
+#[path = "universe_rewarm.rs"]
+mod rewarm;

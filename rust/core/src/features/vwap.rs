@@ -2,19 +2,23 @@
 //! `(high + low + close) / 3`: `sum(tp * volume) / sum(volume)`. A window with no volume is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`), detected exactly by counting non-zero volumes
 //! rather than by testing a float sum against zero. Warm-up: `period` bars.
+//!
+//! The two rolling sums (as [`super::window::RollingSum`]: rebuilt from the window at each
+//! wrap) and the non-zero flags advance together, so one ring of `(tp * volume, volume,
+//! flag)` triples holds all three: a bar's update touches one entry, not three windows.
 
-use super::window::RollingSum;
+use super::packed::{int, pair, unpair, word, Packed};
 use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// Vwap(period).
-#[derive(Debug, Clone)]
+/// Vwap(period); its window is `3 * period` slots.
+#[derive(Debug, Clone, Copy)]
 pub struct Vwap {
-    period: u64,
-    price_volume: RollingSum,
-    volume: RollingSum,
-    nonzero: Vec<bool>,
-    nonzero_count: usize,
-    cursor: usize,
+    period: u32,
+    len: u32,
+    head: u32,
+    nonzero: u32,
+    price_volume: f64,
+    volume: f64,
     seen: u64,
 }
 
@@ -22,31 +26,58 @@ impl Vwap {
     /// A fresh kernel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = period.max(1);
-        let len = len_of(period);
         Self {
-            period,
-            price_volume: RollingSum::new(len),
-            volume: RollingSum::new(len),
-            nonzero: vec![false; len.max(1)],
-            nonzero_count: 0,
-            cursor: 0,
+            period: u32::try_from(len_of(period.max(1))).unwrap_or(u32::MAX / 3),
+            len: 0,
+            head: 0,
+            nonzero: 0,
+            price_volume: 0.0,
+            volume: 0.0,
             seen: 0,
         }
+    }
+
+    /// Both sums from the window, oldest first (the ring has just wrapped).
+    fn refresh(&mut self, slots: &[f64]) {
+        let entries = &slots[..3 * self.period as usize];
+        self.price_volume = entries.chunks_exact(3).map(|e| e[0]).sum();
+        self.volume = entries.chunks_exact(3).map(|e| e[1]).sum();
     }
 }
 
 impl Kernel for Vwap {
-    fn update(&mut self, bar: &BarInput) {
+    fn slots(&self) -> usize {
+        3 * self.period as usize
+    }
+
+    #[inline(always)]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
         let typical = (bar.high + bar.low + bar.close) / 3.0;
-        self.price_volume.push(typical * bar.volume);
-        self.volume.push(bar.volume);
-        let slot = &mut self.nonzero[self.cursor];
-        self.nonzero_count -= usize::from(*slot);
-        *slot = bar.volume != 0.0;
-        self.nonzero_count += usize::from(*slot);
-        self.cursor = (self.cursor + 1) % self.nonzero.len();
+        let (price_volume, volume) = (typical * bar.volume, bar.volume);
+        let flag = u32::from(volume != 0.0);
         self.seen += 1;
+        if self.len < self.period {
+            let at = 3 * self.len as usize;
+            slots[at..at + 3].copy_from_slice(&[price_volume, volume, f64::from(flag)]);
+            self.len += 1;
+            self.price_volume += price_volume;
+            self.volume += volume;
+            self.nonzero += flag;
+            return;
+        }
+        let at = 3 * self.head as usize;
+        let entry = &mut slots[at..at + 3];
+        let (old_price_volume, old_volume, old_flag) = (entry[0], entry[1], entry[2]);
+        entry.copy_from_slice(&[price_volume, volume, f64::from(flag)]);
+        self.nonzero = self.nonzero - u32::from(old_flag != 0.0) + flag;
+        self.head += 1;
+        if self.head == self.period {
+            self.head = 0;
+            self.refresh(slots);
+        } else {
+            self.price_volume += price_volume - old_price_volume;
+            self.volume += volume - old_volume;
+        }
     }
 
     fn inputs(&self) -> Inputs {
@@ -56,16 +87,16 @@ impl Kernel for Vwap {
         }
     }
 
-    fn values(&self) -> Outputs {
-        let volume = self.volume.sum();
-        if self.nonzero_count == 0 || volume <= 0.0 {
+    fn values(&self, _slots: &[f64]) -> Outputs {
+        let volume = self.volume;
+        if self.nonzero == 0 || volume <= 0.0 {
             return one(Raw::Undefined);
         }
-        one(real(self.price_volume.sum() / volume))
+        one(real(self.price_volume / volume))
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.period
+        u64::from(self.period)
     }
 
     fn bars_seen(&self) -> u64 {
@@ -73,23 +104,50 @@ impl Kernel for Vwap {
     }
 
     fn reset(&mut self) {
-        self.price_volume.clear();
-        self.volume.clear();
-        self.nonzero.fill(false);
-        self.nonzero_count = 0;
-        self.cursor = 0;
-        self.seen = 0;
+        *self = Self {
+            period: self.period,
+            ..Self::new(1)
+        };
+    }
+}
+
+impl Packed for Vwap {
+    const WORDS: usize = 5;
+
+    fn pack(&self, words: &mut [f64]) {
+        let words = &mut words[..Self::WORDS];
+        words[0] = pair(self.len, self.head);
+        words[1] = word(u64::from(self.nonzero));
+        words[2] = self.price_volume;
+        words[3] = self.volume;
+        words[4] = word(self.seen);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let words = &words[..Self::WORDS];
+        let (len, head) = unpair(words[0]);
+        Self {
+            period: template.period,
+            len,
+            head,
+            nonzero: int(words[1]) as u32,
+            price_volume: words[2],
+            volume: words[3],
+            seen: int(words[4]),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
+    use super::super::window::RollingSum;
+    use super::super::Owned;
     use super::*;
 
     #[test]
     fn weights_typical_price_by_volume() {
-        let mut vwap = Vwap::new(2);
+        let mut vwap = Owned::new(Vwap::new(2));
         let bar = |ts, h: f64, l: f64, c: f64, v| BarInput {
             ts_event: ts,
             open: c,
@@ -106,11 +164,27 @@ mod tests {
 
     #[test]
     fn no_volume_is_undefined_and_recovers() {
-        let mut vwap = Vwap::new(2);
+        let mut vwap = Owned::new(Vwap::new(2));
         vwap.warm(&[flat(1, 5.0, 2.0), flat(2, 5.0, 0.0), flat(3, 5.0, 0.0)]);
         assert_eq!(vwap.values()[0], Raw::Undefined);
         vwap.update(&flat(4, 6.0, 1.0));
         assert_eq!(first(&vwap), 6.0);
-        batch_equals_incremental(&Vwap::new(20), &series(300));
+        batch_equals_incremental(Vwap::new(20), &series(300));
+    }
+
+    #[test]
+    fn the_sums_are_those_of_two_rolling_sums() {
+        for period in [1usize, 2, 7, 20] {
+            let mut vwap = Owned::new(Vwap::new(period as u64));
+            let (mut pv, mut v) = (RollingSum::new(period), RollingSum::new(period));
+            let (mut pv_slots, mut v_slots) = (vec![0.0; period], vec![0.0; period]);
+            for bar in series(200) {
+                vwap.update(&bar);
+                let typical = (bar.high + bar.low + bar.close) / 3.0;
+                pv.push(&mut pv_slots, typical * bar.volume);
+                v.push(&mut v_slots, bar.volume);
+                assert_eq!(first(&vwap).to_bits(), (pv.sum() / v.sum()).to_bits());
+            }
+        }
     }
 }

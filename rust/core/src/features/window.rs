@@ -1,6 +1,13 @@
 //! Fixed-size windows shared by the kernels: a ring buffer, a rolling sum, rolling moments
 //! ([`super::moments`]) and a monotonic deque. Every update is O(1) amortised and allocates
-//! nothing: the storage is sized once when a kernel is built.
+//! nothing.
+//!
+//! A window is a small `Copy` descriptor (capacity, length, head) over slots it is handed on
+//! each call: every window of a [`super::FeatureState`] lives in the one `Vec<f64>` arena the
+//! state owns (see `layout.rs`). A window per allocation would scatter a state over a
+//! dozen heap blocks, each costing a cache miss when a coarse resolution's bar closes hours
+//! after its last (and a reallocation when a copied state's window first grows); side by
+//! side they cost a few, and copying a state is one copy.
 //!
 //! Rolling sums drift (each add and subtract rounds). They are recomputed from the ring once
 //! per full turn (when the ring's head wraps), which costs O(period) every `period` updates:
@@ -13,37 +20,48 @@
 //! ring at that wrap, where one refresh stands for all of them); the values after it update
 //! the sums as `push` would.
 
-use std::collections::VecDeque;
-
 pub use super::moments::RollingMoments;
+use super::packed::{int, pair, unpair, word, Packed};
 
-/// A ring buffer of the last `capacity` values.
-#[derive(Debug, Clone)]
+/// `n` as a window size (periods are bounded far below `u32::MAX` by the registry).
+fn size(n: usize) -> u32 {
+    u32::try_from(n.max(1)).unwrap_or(u32::MAX)
+}
+
+/// A ring buffer of the last `capacity` values, over `capacity` slots.
+#[derive(Debug, Clone, Copy)]
 pub struct Ring {
-    values: Vec<f64>,
-    capacity: usize,
-    head: usize,
+    capacity: u32,
+    len: u32,
+    head: u32,
 }
 
 impl Ring {
     /// An empty ring holding at most `capacity` (at least 1) values.
     #[must_use]
     pub fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
         Self {
-            values: Vec::with_capacity(capacity),
-            capacity,
+            capacity: size(capacity),
+            len: 0,
             head: 0,
         }
     }
 
+    /// Slots the ring needs.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.capacity as usize
+    }
+
     /// Append `value`; returns the value it evicted once the ring is full.
-    pub fn push(&mut self, value: f64) -> Option<f64> {
-        if self.values.len() < self.capacity {
-            self.values.push(value);
+    #[inline(always)]
+    pub fn push(&mut self, slots: &mut [f64], value: f64) -> Option<f64> {
+        if self.len < self.capacity {
+            slots[self.len as usize] = value;
+            self.len += 1;
             return None;
         }
-        let slot = &mut self.values[self.head];
+        let slot = &mut slots[self.head as usize];
         let evicted = std::mem::replace(slot, value);
         // A compare, not `%`: an integer division would cost more than the rest of the push.
         self.head += 1;
@@ -62,16 +80,21 @@ impl Ring {
     /// For a full ring: push the values of `values` up to the last wrap they reach, leaving
     /// the slots as one `push` each would, and return the values after that wrap; `None`
     /// (nothing pushed) when they reach no wrap.
-    pub(super) fn push_to_last_wrap<'v>(&mut self, values: &'v [f64]) -> Option<&'v [f64]> {
-        let to_wrap = self.capacity - self.head;
-        let extra_turns = values.len().checked_sub(to_wrap)? / self.capacity;
-        let (pushed, rest) = values.split_at(to_wrap + extra_turns * self.capacity);
+    pub(super) fn push_to_last_wrap<'v>(
+        &mut self,
+        slots: &mut [f64],
+        values: &'v [f64],
+    ) -> Option<&'v [f64]> {
+        let (capacity, head) = (self.slots(), self.head as usize);
+        let to_wrap = capacity - head;
+        let extra_turns = values.len().checked_sub(to_wrap)? / capacity;
+        let (pushed, rest) = values.split_at(to_wrap + extra_turns * capacity);
+        let slots = &mut slots[..capacity];
         if extra_turns == 0 {
-            self.values[self.head..].copy_from_slice(pushed);
+            slots[head..].copy_from_slice(pushed);
         } else {
             // The last turn overwrote every slot, oldest in slot 0.
-            self.values
-                .copy_from_slice(&pushed[pushed.len() - self.capacity..]);
+            slots.copy_from_slice(&pushed[pushed.len() - capacity..]);
         }
         self.head = 0;
         Some(rest)
@@ -79,61 +102,74 @@ impl Ring {
 
     /// For a full ring: the slots the next `len` pushes overwrite, oldest first, when they
     /// reach no wrap (`len < capacity - head`). Advances the head past them.
-    pub(super) fn run(&mut self, len: usize) -> &mut [f64] {
-        let head = self.head;
-        self.head += len;
-        &mut self.values[head..head + len]
+    pub(super) fn run<'s>(&mut self, slots: &'s mut [f64], len: usize) -> &'s mut [f64] {
+        let head = self.head as usize;
+        self.head += len as u32;
+        &mut slots[head..head + len]
     }
 
     /// Whether the ring holds `capacity` values.
     #[must_use]
     pub fn is_full(&self) -> bool {
-        self.values.len() == self.capacity
+        self.len == self.capacity
     }
 
     /// Values held (unordered: callers only need order-free aggregates).
     #[must_use]
-    pub fn as_slice(&self) -> &[f64] {
-        &self.values
+    pub fn values<'s>(&self, slots: &'s [f64]) -> &'s [f64] {
+        &slots[..self.len as usize]
     }
 
     /// The oldest value held, if any.
     #[must_use]
-    pub fn oldest(&self) -> Option<f64> {
-        if self.is_full() {
-            self.values.get(self.head).copied()
+    pub fn oldest(&self, slots: &[f64]) -> Option<f64> {
+        if self.len == 0 {
+            None
+        } else if self.is_full() {
+            slots.get(self.head as usize).copied()
         } else {
-            self.values.first().copied()
+            slots.first().copied()
         }
     }
 
     /// Number of values held.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.len as usize
     }
 
     /// Whether the ring is empty.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.len == 0
     }
 
-    /// The window size.
-    #[must_use]
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
-    /// Forget every value (keeps the storage).
+    /// Forget every value.
     pub fn clear(&mut self) {
-        self.values.clear();
+        self.len = 0;
         self.head = 0;
     }
 }
 
+impl Packed for Ring {
+    const WORDS: usize = 1;
+
+    fn pack(&self, words: &mut [f64]) {
+        words[0] = pair(self.len, self.head);
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let (len, head) = unpair(words[0]);
+        Self {
+            capacity: template.capacity,
+            len,
+            head,
+        }
+    }
+}
+
 /// The sum of the last `period` values.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct RollingSum {
     ring: Ring,
     sum: f64,
@@ -149,39 +185,46 @@ impl RollingSum {
         }
     }
 
+    /// Slots the window needs.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.ring.slots()
+    }
+
     /// Add `value`, dropping the oldest once full.
-    pub fn push(&mut self, value: f64) {
-        match self.ring.push(value) {
+    #[inline(always)]
+    pub fn push(&mut self, slots: &mut [f64], value: f64) {
+        match self.ring.push(slots, value) {
             None => self.sum += value,
-            Some(_) if self.ring.wrapped() => self.refresh(),
+            Some(_) if self.ring.wrapped() => self.refresh(slots),
             Some(old) => self.sum += value - old,
         }
     }
 
     /// Add each of `values` in turn, as [`Self::push`] does.
-    pub fn push_slice(&mut self, values: &[f64]) {
+    pub fn push_slice(&mut self, slots: &mut [f64], values: &[f64]) {
         let mut values = values;
         while !self.ring.is_full() {
             let Some((&value, rest)) = values.split_first() else {
                 return;
             };
-            self.push(value);
+            self.push(slots, value);
             values = rest;
         }
-        if let Some(rest) = self.ring.push_to_last_wrap(values) {
-            self.refresh();
+        if let Some(rest) = self.ring.push_to_last_wrap(slots, values) {
+            self.refresh(slots);
             values = rest;
         }
         let mut sum = self.sum;
-        for (slot, &value) in self.ring.run(values.len()).iter_mut().zip(values) {
+        for (slot, &value) in self.ring.run(slots, values.len()).iter_mut().zip(values) {
             sum += value - *slot;
             *slot = value;
         }
         self.sum = sum;
     }
 
-    fn refresh(&mut self) {
-        self.sum = self.ring.as_slice().iter().sum();
+    fn refresh(&mut self, slots: &[f64]) {
+        self.sum = self.ring.values(slots).iter().sum();
     }
 
     /// The current sum.
@@ -198,8 +241,8 @@ impl RollingSum {
 
     /// The oldest value in the window.
     #[must_use]
-    pub fn oldest(&self) -> Option<f64> {
-        self.ring.oldest()
+    pub fn oldest(&self, slots: &[f64]) -> Option<f64> {
+        self.ring.oldest(slots)
     }
 
     /// Number of values held.
@@ -221,138 +264,123 @@ impl RollingSum {
     }
 }
 
-/// The maximum (or minimum) of the last `period` values: a monotonic deque of
-/// `(index, value)`, each value pushed and popped at most once (O(1) amortised).
-#[derive(Debug, Clone)]
-pub struct MonotonicDeque {
-    deque: VecDeque<(u64, f64)>,
-    period: u64,
-    next: u64,
-    keep_max: bool,
+impl Packed for RollingSum {
+    const WORDS: usize = 2;
+
+    fn pack(&self, words: &mut [f64]) {
+        self.ring.pack(words);
+        words[1] = self.sum;
+    }
+
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        Self {
+            ring: Packed::unpack(&template.ring, words),
+            sum: words[1],
+        }
+    }
 }
 
-impl MonotonicDeque {
-    /// A rolling maximum (`keep_max`) or minimum over `period` values.
+/// The maximum (`MAX`) or minimum of the last `period` values: a monotonic deque of
+/// `(index, value)`, each value pushed and popped at most once (O(1) amortised). Its entries
+/// sit in a circle of `period + 1` slot pairs (the value, then the index's bits), the most a
+/// push holds before the expired front leaves.
+#[derive(Debug, Clone, Copy)]
+pub struct MonotonicDeque<const MAX: bool> {
+    period: u32,
+    head: u32,
+    len: u32,
+    next: u64,
+}
+
+impl<const MAX: bool> MonotonicDeque<MAX> {
+    /// A rolling extreme over `period` values.
     #[must_use]
-    pub fn new(period: usize, keep_max: bool) -> Self {
-        let period = period.max(1);
+    pub fn new(period: usize) -> Self {
         Self {
-            deque: VecDeque::with_capacity(period + 1),
-            period: period as u64,
+            period: size(period).min(u32::MAX - 1),
+            head: 0,
+            len: 0,
             next: 0,
-            keep_max,
         }
     }
 
+    /// Slots the deque needs.
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        2 * (self.period as usize + 1)
+    }
+
     /// Add `value`, expiring the one that left the window.
-    pub fn push(&mut self, value: f64) {
-        let dominated = |held: f64| {
-            if self.keep_max {
-                held <= value
-            } else {
-                held >= value
+    #[inline(always)]
+    pub fn push(&mut self, slots: &mut [f64], value: f64) {
+        let entries = self.period + 1;
+        let mut len = self.len;
+        // The entry after the back.
+        let mut back = self.head + len;
+        if back >= entries {
+            back -= entries;
+        }
+        while len > 0 {
+            let last = if back == 0 { entries - 1 } else { back - 1 };
+            let held = slots[2 * last as usize];
+            let dominated = if MAX { held <= value } else { held >= value };
+            if !dominated {
+                break;
             }
-        };
-        while self.deque.back().is_some_and(|&(_, held)| dominated(held)) {
-            self.deque.pop_back();
+            back = last;
+            len -= 1;
         }
-        self.deque.push_back((self.next, value));
+        let at = 2 * back as usize;
+        slots[at] = value;
+        slots[at + 1] = f64::from_bits(self.next);
+        len += 1;
         self.next += 1;
-        while self
-            .deque
-            .front()
-            .is_some_and(|&(index, _)| index + self.period < self.next)
+        while len > 0
+            && slots[2 * self.head as usize + 1].to_bits() + u64::from(self.period) < self.next
         {
-            self.deque.pop_front();
+            self.head = if self.head + 1 == entries {
+                0
+            } else {
+                self.head + 1
+            };
+            len -= 1;
         }
+        self.len = len;
     }
 
     /// The extreme of the window (None before the first value).
     #[must_use]
-    pub fn extreme(&self) -> Option<f64> {
-        self.deque.front().map(|&(_, v)| v)
+    pub fn extreme(&self, slots: &[f64]) -> Option<f64> {
+        (self.len > 0).then(|| slots[2 * self.head as usize])
     }
 
     /// Forget every value.
     pub fn clear(&mut self) {
-        self.deque.clear();
+        self.head = 0;
+        self.len = 0;
         self.next = 0;
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
+impl<const MAX: bool> Packed for MonotonicDeque<MAX> {
+    const WORDS: usize = 2;
 
-    #[test]
-    fn ring_evicts_oldest() {
-        let mut ring = Ring::new(3);
-        assert_eq!(ring.push(1.0), None);
-        assert_eq!(ring.push(2.0), None);
-        assert_eq!(ring.oldest(), Some(1.0));
-        assert_eq!(ring.push(3.0), None);
-        assert_eq!(ring.push(4.0), Some(1.0));
-        assert_eq!(ring.oldest(), Some(2.0));
-        assert_eq!(ring.push(5.0), Some(2.0));
-        assert!(ring.is_full());
-        ring.clear();
-        assert!(ring.is_empty());
+    fn pack(&self, words: &mut [f64]) {
+        words[0] = pair(self.head, self.len);
+        words[1] = word(self.next);
     }
 
-    /// Values with runs of equal ones (the moments track those runs across batches).
-    pub(crate) fn lumpy(n: usize) -> Vec<f64> {
-        (0..n)
-            .map(|i| {
-                let step = if (i / 9) % 3 == 0 { 0 } else { (i * 7919) % 13 };
-                37_000.0 + step as f64 * 0.01
-            })
-            .collect()
-    }
-
-    #[test]
-    fn rolling_sum_slices_equal_pushes() {
-        let data = lumpy(600);
-        for period in [1, 2, 3, 20] {
-            for chunk in [1, 2, 5, 19, 20, 21, 64, 600] {
-                let (mut one, mut many) = (RollingSum::new(period), RollingSum::new(period));
-                for values in data.chunks(chunk) {
-                    values.iter().for_each(|&v| one.push(v));
-                    many.push_slice(values);
-                    assert_eq!(
-                        one.sum().to_bits(),
-                        many.sum().to_bits(),
-                        "{period} {chunk}"
-                    );
-                    assert_eq!(one.ring.as_slice(), many.ring.as_slice());
-                    assert_eq!(one.oldest(), many.oldest());
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn rolling_sum_refreshes_without_drift() {
-        let mut sum = RollingSum::new(4);
-        for i in 0..1000 {
-            sum.push(f64::from(i) * 0.1);
-        }
-        let expected: f64 = (996..1000).map(|i| f64::from(i) * 0.1).sum();
-        assert!((sum.sum() - expected).abs() < 1e-9);
-    }
-
-    #[test]
-    fn monotonic_max_and_min() {
-        let data = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0];
-        let mut hi = MonotonicDeque::new(3, true);
-        let mut lo = MonotonicDeque::new(3, false);
-        for (i, &x) in data.iter().enumerate() {
-            hi.push(x);
-            lo.push(x);
-            let window = &data[i.saturating_sub(2)..=i];
-            let max = window.iter().copied().fold(f64::MIN, f64::max);
-            let min = window.iter().copied().fold(f64::MAX, f64::min);
-            assert_eq!(hi.extreme(), Some(max));
-            assert_eq!(lo.extreme(), Some(min));
+    fn unpack(template: &Self, words: &[f64]) -> Self {
+        let (head, len) = unpair(words[0]);
+        Self {
+            period: template.period,
+            head,
+            len,
+            next: int(words[1]),
         }
     }
 }
+
+#[cfg(test)]
+#[path = "window_tests.rs"]
+pub(crate) mod tests;

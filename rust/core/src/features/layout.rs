@@ -1,0 +1,207 @@
+//! Where a [`super::FeatureState`]'s kernels live: one `f64` arena per state holding every
+//! kernel's packed mutable state ([`super::packed`]) and then every kernel's window slots
+//! ([`super::window`]), and one [`Layout`] shared by every state built from the same
+//! features: the specs, a template kernel per spec (its parameters), and each kernel's place
+//! in the arena.
+//!
+//! A bar's update walks the layout (hot in cache, however many states share it) and touches
+//! only the arena: the packed words (about eight cache lines for the default registry) and
+//! one line per window. That matters most at the top of a day, when every resolution of
+//! every instrument closes at once and each coarse state was last touched hours ago.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::block::{BarBlock, Inputs};
+use super::fused::{self, Fused};
+use super::packed::{self, Packed};
+use super::registry::{AnyKernel, Compiled};
+use super::{BarInput, Kernel};
+
+/// One kernel's template and place in the arena.
+#[derive(Debug)]
+pub(crate) struct Placed {
+    /// A fresh kernel of the spec: the parameters every state shares.
+    pub(crate) template: AnyKernel,
+    words: Range<usize>,
+    slots: Range<usize>,
+}
+
+/// The shared part of every state computing one list of features (see the module docs).
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) features: Vec<Arc<Compiled>>,
+    pub(crate) kernels: Vec<Placed>,
+    /// The bar fields some kernel reads.
+    pub(crate) inputs: Inputs,
+    /// Words of packed state (the slots follow them).
+    words: usize,
+    /// Arena length.
+    len: usize,
+}
+
+impl Layout {
+    /// The layout of `features`: words first (kernel after kernel), then slots.
+    pub(crate) fn new(features: Vec<Arc<Compiled>>) -> Arc<Self> {
+        let templates: Vec<AnyKernel> = features.iter().map(|f| f.kernel()).collect();
+        let total = templates.iter().map(packed::words).sum::<usize>();
+        let (mut words, mut slots) = (0, 0);
+        let kernels = templates
+            .into_iter()
+            .map(|template| {
+                let (w, s) = (packed::words(&template), template.slots());
+                let placed = Placed {
+                    template,
+                    words: words..words + w,
+                    slots: slots..slots + s,
+                };
+                (words, slots) = (words + w, slots + s);
+                placed
+            })
+            .collect::<Vec<_>>();
+        let inputs = kernels.iter().fold(Inputs::default(), |all, placed| {
+            all.union(placed.template.inputs())
+        });
+        Arc::new(Self {
+            features,
+            kernels,
+            inputs,
+            words: total,
+            len: total + slots,
+        })
+    }
+
+    /// An arena of fresh kernels.
+    pub(crate) fn arena(&self) -> Vec<f64> {
+        let mut arena = vec![0.0; self.len];
+        for placed in &self.kernels {
+            Packed::pack(&placed.template, &mut arena[placed.words.clone()]);
+        }
+        arena
+    }
+
+    /// Every kernel takes `bar`.
+    #[inline]
+    pub(crate) fn update(&self, arena: &mut [f64], bar: &BarInput) {
+        let (words, slots) = arena.split_at_mut(self.words);
+        for placed in &self.kernels {
+            packed::update(
+                &placed.template,
+                &mut words[placed.words.clone()],
+                &mut slots[placed.slots.clone()],
+                bar,
+            );
+        }
+    }
+
+    /// Load a word of each cache line of the packed words, ahead of an update: independent
+    /// loads, so their misses overlap one another and whatever runs meanwhile, where the
+    /// update's own loads would miss one kernel after another. (Loading each window's next
+    /// slot ahead too, found from the heads in these words, measured no faster.)
+    #[inline]
+    pub(crate) fn touch(&self, arena: &[f64]) -> f64 {
+        let words = &arena[..self.words];
+        words.iter().step_by(8).chain(words.last()).sum()
+    }
+
+    /// Each kernel unpacked, with its spec and slots (to read values).
+    pub(crate) fn kernels<'a>(
+        &'a self,
+        arena: &'a [f64],
+    ) -> impl Iterator<Item = (&'a Compiled, AnyKernel, &'a [f64])> {
+        let (words, slots) = arena.split_at(self.words);
+        self.kernels
+            .iter()
+            .zip(&self.features)
+            .map(move |(placed, compiled)| {
+                let kernel = Packed::unpack(&placed.template, &words[placed.words.clone()]);
+                (&**compiled, kernel, &slots[placed.slots.clone()])
+            })
+    }
+
+    /// Apply `change` to every kernel (unpacked, then packed back).
+    pub(crate) fn each_kernel(&self, arena: &mut [f64], mut change: impl FnMut(&mut AnyKernel)) {
+        for placed in &self.kernels {
+            let words = &mut arena[placed.words.clone()];
+            let mut kernel = Packed::unpack(&placed.template, words);
+            change(&mut kernel);
+            kernel.pack(words);
+        }
+    }
+
+    /// The kernels unpacked, to take blocks ([`Unpacked::take_block`]) and pack once.
+    pub(crate) fn unpacked<'a>(&'a self, arena: &'a mut [f64]) -> Unpacked<'a> {
+        let (words, slots) = arena.split_at_mut(self.words);
+        let kernels = self
+            .kernels
+            .iter()
+            .map(|placed| Packed::unpack(&placed.template, &words[placed.words.clone()]))
+            .collect();
+        Unpacked {
+            layout: self,
+            words,
+            slots,
+            kernels,
+        }
+    }
+}
+
+/// A state's kernels taken out of their words for a batch; packed back on drop.
+pub(crate) struct Unpacked<'a> {
+    layout: &'a Layout,
+    words: &'a mut [f64],
+    slots: &'a mut [f64],
+    kernels: Vec<AnyKernel>,
+}
+
+impl Unpacked<'_> {
+    /// Every kernel takes `block`: the recurrences together in one loop
+    /// ([`super::fused`]), the others alone.
+    pub(crate) fn take_block(&mut self, block: &BarBlock<'_>) {
+        // Kernels still seeding (a state's first bars) take them alone, so that every
+        // recurrence can join the loop for the rest of the block.
+        let seeding = self
+            .kernels
+            .iter()
+            .map(fused::bars_to_seed)
+            .max()
+            .map_or(0, |n| {
+                usize::try_from(n).map_or(block.len(), |n| n.min(block.len()))
+            });
+        if seeding > 0 {
+            let first = block.range(0..seeding);
+            for (kernel, slots) in each(&mut self.kernels, &mut *self.slots) {
+                kernel.warm_block(slots, &first);
+            }
+        }
+        let rest = block.tail(seeding);
+        let mut together = Fused::default();
+        for (kernel, slots) in each(&mut self.kernels, &mut *self.slots) {
+            if let Some(alone) = together.adopt(kernel) {
+                alone.warm_block(slots, &rest);
+            }
+        }
+        together.warm(&rest);
+    }
+}
+
+impl Drop for Unpacked<'_> {
+    fn drop(&mut self) {
+        for (placed, kernel) in self.layout.kernels.iter().zip(&self.kernels) {
+            kernel.pack(&mut self.words[placed.words.clone()]);
+        }
+    }
+}
+
+/// Each kernel with its window slots (laid out kernel after kernel).
+fn each<'a>(
+    kernels: &'a mut [AnyKernel],
+    slots: &'a mut [f64],
+) -> impl Iterator<Item = (&'a mut AnyKernel, &'a mut [f64])> {
+    let mut rest = slots;
+    kernels.iter_mut().map(move |kernel| {
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(kernel.slots());
+        rest = tail;
+        (kernel, mine)
+    })
+}

@@ -1,0 +1,122 @@
+//! Rewarming a universe's state from the series: after a late bar repairs closed history,
+//! or when an instrument is bulk loaded. The series is the truth; a state is refolded from
+//! it and warmed in one pass per run between gaps.
+
+use super::super::error::FeatureError;
+use super::super::state::{BarColumns, FeatureState};
+use super::{is_gap, slot_of, Instrument, Updated};
+use crate::bars::{fold_many, BarsView, Closed, Derived, Resolution, WithheldReason};
+
+impl Instrument {
+    /// Rewarm 1m and every resolution with a closed bucket in `closed` from the series.
+    pub(super) fn rewarm_touched(
+        &mut self,
+        index: u32,
+        closed: &[Closed],
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let mut touched = vec![Resolution::M1];
+        for event in closed {
+            let (Closed::Bar { resolution, .. } | Closed::Withheld { resolution, .. }) = *event;
+            if !touched.contains(&resolution) {
+                touched.push(resolution);
+            }
+        }
+        for resolution in touched {
+            self.rewarm(resolution)?;
+            updated.push(Updated {
+                instrument: index,
+                resolution,
+            });
+        }
+        Ok(())
+    }
+
+    /// Warm `resolution`'s state afresh from the series: its bars split at gaps.
+    pub(super) fn rewarm(&mut self, resolution: Resolution) -> Result<(), FeatureError> {
+        let view = self.series.view();
+        let channel = self.channel();
+        let coverage = self.series.coverage();
+        let state = &mut self.states[slot_of(resolution)];
+        state.reset();
+        if resolution == Resolution::M1 {
+            return warm_split(state, &columns_of_view(&view), |prev, next| {
+                is_gap(coverage, channel, resolution, prev, next)
+            });
+        }
+        let Some(out) = fold_many(&view, coverage, channel, &[resolution])?.pop() else {
+            return Ok(());
+        };
+        // Withheld spans (other than the still-open bucket) break the input.
+        let breaks: Vec<u64> = out
+            .withheld
+            .iter()
+            .filter(|w| w.reason != WithheldReason::NotClosed)
+            .map(|w| w.start)
+            .collect();
+        let columns = columns_of_derived(&out.bars);
+        warm_split(state, &columns, |prev, next| {
+            is_gap(coverage, channel, resolution, prev, next)
+                || breaks.iter().any(|&b| prev <= b && b < next)
+        })?;
+        // A withheld bucket after the newest bar leaves the row stale: restart now.
+        let newest = out.bars.ts_event.last().copied();
+        if newest.is_some_and(|newest| breaks.iter().any(|&b| b >= newest)) {
+            state.mark_gap();
+        }
+        Ok(())
+    }
+}
+
+/// Warm `state` from `columns`, restarting it (a gap) wherever `gap(prev, next)` holds.
+fn warm_split(
+    state: &mut FeatureState,
+    columns: &BarColumns<'_>,
+    gap: impl Fn(u64, u64) -> bool,
+) -> Result<(), FeatureError> {
+    let ts = columns.ts_event;
+    let mut from = 0;
+    for i in 1..=ts.len() {
+        if i == ts.len() || gap(ts[i - 1], ts[i]) {
+            state.warm_columns(&slice(columns, from, i))?;
+            if i < ts.len() {
+                state.mark_gap();
+            }
+            from = i;
+        }
+    }
+    Ok(())
+}
+
+fn slice<'a>(c: &BarColumns<'a>, from: usize, to: usize) -> BarColumns<'a> {
+    BarColumns {
+        ts_event: &c.ts_event[from..to],
+        open: &c.open[from..to],
+        high: &c.high[from..to],
+        low: &c.low[from..to],
+        close: &c.close[from..to],
+        volume: &c.volume[from..to],
+    }
+}
+
+fn columns_of_view<'a>(view: &BarsView<'a>) -> BarColumns<'a> {
+    BarColumns {
+        ts_event: view.ts_event,
+        open: view.open,
+        high: view.high,
+        low: view.low,
+        close: view.close,
+        volume: view.volume,
+    }
+}
+
+fn columns_of_derived(bars: &Derived) -> BarColumns<'_> {
+    BarColumns {
+        ts_event: &bars.ts_event,
+        open: &bars.open,
+        high: &bars.high,
+        low: &bars.low,
+        close: &bars.close,
+        volume: &bars.volume,
+    }
+}

@@ -1,0 +1,107 @@
+//! Tests of the windows: eviction, batches against pushes, drift, rolling extremes.
+
+use super::*;
+
+#[test]
+fn ring_evicts_oldest() {
+    let mut ring = Ring::new(3);
+    let slots = &mut [0.0; 3];
+    assert_eq!(ring.push(slots, 1.0), None);
+    assert_eq!(ring.push(slots, 2.0), None);
+    assert_eq!(ring.oldest(slots), Some(1.0));
+    assert_eq!(ring.push(slots, 3.0), None);
+    assert_eq!(ring.push(slots, 4.0), Some(1.0));
+    assert_eq!(ring.oldest(slots), Some(2.0));
+    assert_eq!(ring.push(slots, 5.0), Some(2.0));
+    assert!(ring.is_full());
+    ring.clear();
+    assert!(ring.is_empty());
+    assert_eq!(ring.oldest(slots), None);
+}
+
+/// Values with runs of equal ones (the moments track those runs across batches).
+pub(crate) fn lumpy(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let step = if (i / 9) % 3 == 0 { 0 } else { (i * 7919) % 13 };
+            37_000.0 + step as f64 * 0.01
+        })
+        .collect()
+}
+
+#[test]
+fn rolling_sum_slices_equal_pushes() {
+    let data = lumpy(600);
+    for period in [1, 2, 3, 20] {
+        for chunk in [1, 2, 5, 19, 20, 21, 64, 600] {
+            let (mut one, mut many) = (RollingSum::new(period), RollingSum::new(period));
+            let (mut one_slots, mut many_slots) = (vec![0.0; period], vec![0.0; period]);
+            for values in data.chunks(chunk) {
+                values.iter().for_each(|&v| one.push(&mut one_slots, v));
+                many.push_slice(&mut many_slots, values);
+                assert_eq!(
+                    one.sum().to_bits(),
+                    many.sum().to_bits(),
+                    "{period} {chunk}"
+                );
+                assert_eq!(one.ring.values(&one_slots), many.ring.values(&many_slots));
+                assert_eq!(one.oldest(&one_slots), many.oldest(&many_slots));
+            }
+        }
+    }
+}
+
+#[test]
+fn rolling_sum_refreshes_without_drift() {
+    let mut sum = RollingSum::new(4);
+    let slots = &mut [0.0; 4];
+    for i in 0..1000 {
+        sum.push(slots, f64::from(i) * 0.1);
+    }
+    let expected: f64 = (996..1000).map(|i| f64::from(i) * 0.1).sum();
+    assert!((sum.sum() - expected).abs() < 1e-9);
+}
+
+#[test]
+fn monotonic_max_and_min() {
+    let data = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0, 5.0];
+    let mut hi = MonotonicDeque::<true>::new(3);
+    let mut lo = MonotonicDeque::<false>::new(3);
+    let (mut hi_slots, mut lo_slots) = (vec![0.0; hi.slots()], vec![0.0; lo.slots()]);
+    assert_eq!(hi.extreme(&hi_slots), None);
+    for (i, &x) in data.iter().enumerate() {
+        hi.push(&mut hi_slots, x);
+        lo.push(&mut lo_slots, x);
+        let window = &data[i.saturating_sub(2)..=i];
+        let max = window.iter().copied().fold(f64::MIN, f64::max);
+        let min = window.iter().copied().fold(f64::MAX, f64::min);
+        assert_eq!(hi.extreme(&hi_slots), Some(max));
+        assert_eq!(lo.extreme(&lo_slots), Some(min));
+    }
+}
+
+#[test]
+fn monotonic_extremes_over_long_runs() {
+    // Rising, falling and flat stretches fill and drain the circle of entries.
+    let data: Vec<f64> = (0..2_000)
+        .map(|i| match (i / 50) % 3 {
+            0 => f64::from(i),
+            1 => -f64::from(i),
+            _ => 7.0,
+        })
+        .collect();
+    for period in [1usize, 2, 5, 20] {
+        let mut hi = MonotonicDeque::<true>::new(period);
+        let mut lo = MonotonicDeque::<false>::new(period);
+        let (mut hs, mut ls) = (vec![0.0; hi.slots()], vec![0.0; lo.slots()]);
+        for (i, &x) in data.iter().enumerate() {
+            hi.push(&mut hs, x);
+            lo.push(&mut ls, x);
+            let window = &data[(i + 1).saturating_sub(period)..=i];
+            assert_eq!(hi.extreme(&hs), window.iter().copied().reduce(f64::max));
+            assert_eq!(lo.extreme(&ls), window.iter().copied().reduce(f64::min));
+        }
+        hi.clear();
+        assert_eq!(hi.extreme(&hs), None);
+    }
+}
