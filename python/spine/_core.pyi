@@ -60,6 +60,13 @@ class FoldResult:
     def columns(self) -> dict[str, bytes]:
         """Little-endian buffers: ts_event and sequence uint64; open..volume int64 mantissas."""
 
+    def page(
+        self, *, price_precision: int, size_precision: int, start: int | None = ..., end: int | None = ...,
+        after_sequence: int | None = ..., offset: int = ..., limit: int,
+    ) -> tuple[bytes, bool]:
+        """The JSON array of bar rows a page query selects (see ``Series.page``), and whether more
+        match after them."""
+
     def withheld(self) -> list[tuple[int, int, str]]:
         """Withheld spans (start, end, reason), oldest first."""
 
@@ -107,6 +114,17 @@ class Series:
     def size_precision(self) -> int: ...
     @property
     def last_sequence(self) -> int: ...
+    @property
+    def revision(self) -> int:
+        """Bumped by every call that may change the series (bars, coverage, counters)."""
+
+    def page(
+        self, *, start: int | None = ..., end: int | None = ..., after_sequence: int | None = ...,
+        offset: int = ..., limit: int,
+    ) -> tuple[bytes, bool]:
+        """The JSON array of bar rows ``ts_event`` in [start, end], sequence above
+        ``after_sequence``, ``limit`` rows from ``offset``; and whether more match after them."""
+
     def push(
         self, ts_event: int, open: int, high: int, low: int, close: int, volume: int
     ) -> tuple[str, list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]]:

@@ -72,7 +72,8 @@ class NodeApp:
                 proto.response_bytes(200, JSON, _schema_file((match.params or {})["file"]))
                 return
             document = getattr(self.handlers, op.handler)(query, match.params or {})
-            proto.response_bytes(200, JSON, _encode(document))
+            body = document if isinstance(document, bytes) else _encode(document)
+            proto.response_bytes(200, JSON, body)
         except HttpError as error:
             self._error(proto, error)
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals

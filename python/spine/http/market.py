@@ -4,22 +4,19 @@ node or the core did not produce; derived bars are folded on read by ``spine._co
 
 from __future__ import annotations
 
-import re
 import time
 from importlib.metadata import version
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import numpy as np
-
 from spine._core import WIRE_VERSION
+from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
-from spine.node.cursors import InvalidCursor, LimitOutOfRange, decode_cursor, encode_cursor, paginate
+from spine.node.cursors import InvalidCursor, LimitOutOfRange, paginate
 from spine.node.ledger import DiscoveryNotRegistered
-from spine.node.projection import bar_rows, envelope, instrument_doc
-from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
+from spine.node.projection import instrument_doc
 
 __all__ = ["MarketHandlers"]
 
@@ -27,11 +24,7 @@ T = TypeVar("T")
 
 FACT_KINDS = ("mark_price", "index_price", "funding_rate", "liquidation")
 DATA_KINDS = ("funding_rate", "index_price", "instrument_status", "mark_price", "option_greeks")
-BAR_TYPE = re.compile(r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
-                      r"-LAST-(?P<channel>EXTERNAL|INTERNAL)$")
-SPEC_TO_RESOLUTION = {spec: name for name, spec in RESOLUTION_SPECS.items() if name != "1s"}
 STEP_NS = {"1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600, "4h": 14400, "1d": 86400}
-BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 
 
 def _head(schema_id: str) -> dict[str, Any]:
@@ -44,6 +37,7 @@ class MarketHandlers:
     def __init__(self, node: Any) -> None:
         self.node = node
         self.started_ns = time.time_ns()
+        self.bar_pages = BarPages(node)
 
     # --- health, status, registry ---------------------------------------------------------------
 
@@ -202,59 +196,8 @@ class MarketHandlers:
 
     # --- bars -----------------------------------------------------------------------------------
 
-    def bars_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        iid, resolution, channel, bar_type = self._bar_target(query)
-        start, end, after = query.nanos("start"), query.nanos("end"), query.nanos("after_sequence")
-        limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
-        if iid not in self.node.book:
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")
-        series = self.node.book.series(iid, channel)
-        p = self.node.book.precision(iid)
-        if resolution == "1m":
-            columns = {k: np.frombuffer(v, dtype="<u8" if k in ("ts_event", "sequence") else "<i8")
-                       for k, v in series.columns().items()}
-            withheld: list[tuple[int, int, str]] = []
-        else:
-            folded = series.fold(resolution)
-            columns = {k: np.frombuffer(v, dtype="<u8" if k in ("ts_event", "sequence") else "<i8")
-                       for k, v in folded.columns().items()}
-            withheld = [(s, e, r) for s, e, r in folded.withheld()
-                        if (start is None or e > start) and (end is None or s < end)]
-        keep = np.ones(len(columns["ts_event"]), dtype=bool)
-        if start is not None:
-            keep &= columns["ts_event"] >= start
-        if end is not None:
-            keep &= columns["ts_event"] <= end
-        if after is not None:
-            keep &= columns["sequence"] > after
-        index = np.nonzero(keep)[0]
-        route = f"/v2/bars?{bar_type}"
-        offset = _offset(route, query.text("cursor"))
-        chosen = index[offset: offset + limit]
-        more = offset + limit < len(index)
-        rows = bar_rows({k: v[chosen] for k, v in columns.items()}, p.price, p.size)
-        return envelope(instrument_id=iid, bar_type=bar_type, resolution=resolution, channel=channel, bars=rows,
-                        coverage=self.node.actor.coverage(iid, channel), withheld=withheld if offset == 0 else [],
-                        next_cursor=encode_cursor(route, offset + limit) if more else None)
-
-    def _bar_target(self, query: Query) -> tuple[str, str, str, str]:
-        iid = query.instrument_id()
-        text = query.text("bar_type")
-        if text is None:
-            if iid is None:
-                raise HttpError("INVALID_PARAMETER", "give instrument_id or bar_type "
-                                                     "(e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)")
-            channel = self.node.config.live_channel
-            return iid, "1m", channel, bar_type_of(iid, "1m", channel)
-        match = BAR_TYPE.match(text)
-        spec = f"{match['step']}-{match['unit']}" if match else None
-        if match is None or spec not in SPEC_TO_RESOLUTION:
-            allowed = ", ".join(SPEC_TO_RESOLUTION)
-            raise HttpError("INVALID_BAR_TYPE", f"bar_type={text!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
-                                                f"EXTERNAL|INTERNAL with step-unit one of {allowed}")
-        if iid is not None and iid != match["iid"]:
-            raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
-        return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text
+    def bars_list(self, query: Query, params: dict[str, str]) -> bytes:
+        return self.bar_pages.get(query)
 
 
 def _rate(value: float) -> str:
@@ -267,15 +210,6 @@ def _instrument(value: str) -> str:
     if len(value) > 128 or not INSTRUMENT_ID.match(value):
         raise HttpError("INVALID_INSTRUMENT_ID", f"{value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
     return value
-
-
-def _offset(route: str, cursor: str | None) -> int:
-    if cursor is None:
-        return 0
-    try:
-        return decode_cursor(route, cursor)
-    except InvalidCursor as error:
-        raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
 
 
 def _page(route: str, query: Query, items: list[Any]) -> tuple[list[Any], str | None]:

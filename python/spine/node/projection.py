@@ -147,7 +147,7 @@ def envelope(
     bar_type: str,
     resolution: str,
     channel: str,
-    bars: list[dict[str, Any]],
+    bars: list[dict[str, Any]] | msgspec.Raw,
     coverage: dict[str, Any],
     withheld: list[tuple[int, int, str]],
     next_cursor: str | None,

@@ -4,12 +4,13 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
-    fold, fold_many, Bar, BarsError, BarsView, Channel, Closed, Coverage, FoldOutput,
-    IncrementalFold, PushOutcome, Resolution, Series, SeriesConfig,
+    fold, fold_many, write_page, Bar, BarsError, BarsView, Channel, Closed, Coverage, FoldOutput,
+    IncrementalFold, PageQuery, PushOutcome, Resolution, Series, SeriesConfig,
 };
+use spine_core::decimal::checked_scale;
 
 use crate::columns::Column;
-use crate::errors::bars_error;
+use crate::errors::{bars_error, decimal_error};
 
 fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
@@ -75,6 +76,32 @@ fn bytes_of<T: Copy, const N: usize>(
     PyBytes::new(py, &out).into_any().unbind()
 }
 
+/// The JSON bar rows a page query selects, and whether more match after them.
+#[allow(clippy::too_many_arguments)]
+fn page_bytes<'py>(
+    py: Python<'py>,
+    view: &BarsView<'_>,
+    price_precision: i64,
+    size_precision: i64,
+    start: Option<u64>,
+    end: Option<u64>,
+    after_sequence: Option<u64>,
+    offset: usize,
+    limit: usize,
+) -> PyResult<(Bound<'py, PyBytes>, bool)> {
+    let scale = |p: i64| checked_scale(i128::from(p)).map_err(|e| decimal_error(py, &e));
+    let (price, size) = (scale(price_precision)?, scale(size_precision)?);
+    let query = PageQuery {
+        start,
+        end,
+        after_sequence,
+        offset,
+        limit,
+    };
+    let page = write_page(view, &query, price, size);
+    Ok((PyBytes::new(py, &page.json), page.more))
+}
+
 /// A fold's result: derived bars as little-endian column buffers, and withheld spans.
 #[pyclass(module = "spine._core", name = "FoldResult", frozen)]
 pub struct PyFoldResult {
@@ -109,6 +136,44 @@ impl PyFoldResult {
         }
         dict.set_item("sequence", bytes_of(py, &bars.sequence, u64::to_le_bytes))?;
         Ok(dict)
+    }
+
+    /// The JSON array of the bar rows a page query selects (see `Series.page`), at the given
+    /// precisions, and whether more rows match after them.
+    #[pyo3(signature = (*, price_precision, size_precision, start=None, end=None, after_sequence=None, offset=0, limit))]
+    #[allow(clippy::too_many_arguments)]
+    fn page<'py>(
+        &self,
+        py: Python<'py>,
+        price_precision: i64,
+        size_precision: i64,
+        start: Option<u64>,
+        end: Option<u64>,
+        after_sequence: Option<u64>,
+        offset: usize,
+        limit: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
+        let bars = &self.out.bars;
+        let view = BarsView {
+            ts_event: &bars.ts_event,
+            open: &bars.open,
+            high: &bars.high,
+            low: &bars.low,
+            close: &bars.close,
+            volume: &bars.volume,
+            sequence: Some(&bars.sequence),
+        };
+        page_bytes(
+            py,
+            &view,
+            price_precision,
+            size_precision,
+            start,
+            end,
+            after_sequence,
+            offset,
+            limit,
+        )
     }
 
     /// Withheld spans as `(start, end, reason)`, oldest first.
@@ -301,6 +366,38 @@ impl PySeries {
     #[getter]
     fn last_sequence(&self) -> u64 {
         self.series.last_sequence()
+    }
+
+    /// Bumped by every call that may change the series: cached reads stay fresh while it holds.
+    #[getter]
+    fn revision(&self) -> u64 {
+        self.series.revision()
+    }
+
+    /// The JSON array of bar rows a query selects: `ts_event` in `[start, end]`, sequence above
+    /// `after_sequence`, `limit` rows from `offset`; and whether more rows match after them.
+    #[pyo3(signature = (*, start=None, end=None, after_sequence=None, offset=0, limit))]
+    fn page<'py>(
+        &self,
+        py: Python<'py>,
+        start: Option<u64>,
+        end: Option<u64>,
+        after_sequence: Option<u64>,
+        offset: usize,
+        limit: usize,
+    ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
+        let config = self.series.config();
+        page_bytes(
+            py,
+            &self.series.view(),
+            i64::from(config.price_scale),
+            i64::from(config.size_scale),
+            start,
+            end,
+            after_sequence,
+            offset,
+            limit,
+        )
     }
 
     /// Take one closed 1-minute bar; returns the derived buckets it closed as tuples

@@ -6,6 +6,7 @@ mod coverage;
 mod error;
 mod fold;
 mod incremental;
+mod page;
 mod resolution;
 mod runs;
 mod series;
@@ -14,6 +15,7 @@ pub use coverage::Coverage;
 pub use error::BarsError;
 pub use fold::{fold, fold_many, Derived, FoldOutput, Withheld, WithheldReason};
 pub use incremental::{Closed, IncrementalFold};
+pub use page::{write_decimal, write_page, Page, PageQuery};
 pub use resolution::{Channel, Resolution, MINUTE_NS};
 pub use series::{Bar, Counters, PushOutcome, ResumeHint, Series, SeriesConfig, DEFAULT_CAPACITY};
 

@@ -153,6 +153,9 @@ pub struct Series {
     last_sequence: u64,
     coverage: Coverage,
     counters: Counters,
+    /// Bumped by every call that may change bars, coverage or counters: a cache of anything
+    /// read from the series is fresh while the revision is unchanged.
+    revision: u64,
 }
 
 /// A copy with the same spare room: a derived `Clone` would allocate exactly the length,
@@ -179,6 +182,7 @@ impl Clone for Series {
             last_sequence: self.last_sequence,
             coverage: self.coverage.clone(),
             counters: self.counters,
+            revision: self.revision,
         }
     }
 }
@@ -206,6 +210,7 @@ impl Series {
             last_sequence: 0,
             coverage: Coverage::new(),
             counters: Counters::default(),
+            revision: 0,
         })
     }
 
@@ -245,6 +250,12 @@ impl Series {
         self.last_sequence
     }
 
+    /// The revision (see the field): changes whenever the series may have.
+    #[must_use]
+    pub const fn revision(&self) -> u64 {
+        self.revision
+    }
+
     /// The bars held, oldest first.
     #[must_use]
     pub fn view(&self) -> BarsView<'_> {
@@ -265,11 +276,13 @@ impl Series {
     /// # Errors
     /// [`BarsError::InvalidSpan`] when `end <= start`.
     pub fn observe(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
+        self.revision += 1;
         self.coverage.observe(start, end)
     }
 
     /// Take one closed bar by the series' arrival rule (see the module docs).
     pub fn push(&mut self, bar: Bar) -> PushOutcome {
+        self.revision += 1;
         if let Err(error) = bar.check() {
             self.counters.rejected += 1;
             return PushOutcome::Rejected(error);

@@ -1,0 +1,130 @@
+"""``GET /v2/bars``: the page a bar query selects, as finished response bytes.
+
+The bar rows are written by ``spine._core`` straight from the series (no per-bar Python
+object); derived resolutions are folded on read. The finished bytes are cached per query and
+per series revision: a repeated request for an unchanged series is a dictionary lookup, and a
+new bar, a coverage change or a new observed watermark makes the next read rebuild it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+import msgspec
+
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.node.cursors import InvalidCursor, decode_cursor, encode_cursor
+from spine.node.projection import envelope
+from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
+
+__all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages"]
+
+BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
+#: Pages kept; the oldest-used goes first. A page is at most ~700 kB (5,000 rows).
+CACHE_ENTRIES = 256
+BAR_TYPE = re.compile(r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
+                      r"-LAST-(?P<channel>EXTERNAL|INTERNAL)$")
+SPEC_TO_RESOLUTION = {spec: name for name, spec in RESOLUTION_SPECS.items() if name != "1s"}
+_encode = msgspec.json.Encoder().encode
+
+
+class _Request(NamedTuple):
+    """Everything a page depends on besides the series' state."""
+
+    instrument_id: str
+    channel: str
+    resolution: str
+    bar_type: str
+    start: int | None
+    end: int | None
+    after_sequence: int | None
+    offset: int
+    limit: int
+
+
+class BarPages:
+    """Bar pages of one node, with the byte cache."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self._cache: OrderedDict[_Request, tuple[int, object, bytes]] = OrderedDict()
+
+    def get(self, query: Query) -> bytes:
+        request = self._request(query)
+        if request.instrument_id not in self.node.book:
+            raise HttpError("NOT_FOUND", f"{request.instrument_id} is not ingested on this node "
+                                         "(see /v2/instruments and /v2/coverage)")
+        series = self.node.book.series(request.instrument_id, request.channel)
+        # The coverage document is itself cached by the actor: the same object while the
+        # series and the observed watermark are unchanged.
+        coverage = self.node.actor.coverage(request.instrument_id, request.channel)
+        hit = self._cache.get(request)
+        if hit is not None and hit[0] == series.revision and hit[1] is coverage:
+            self._cache.move_to_end(request)
+            return hit[2]
+        body = self._build(request, series, coverage)
+        self._cache[request] = (series.revision, coverage, body)
+        if len(self._cache) > CACHE_ENTRIES:
+            self._cache.popitem(last=False)
+        return body
+
+    def _build(self, r: _Request, series: Any, coverage: dict[str, Any]) -> bytes:
+        window = {"start": r.start, "end": r.end, "after_sequence": r.after_sequence, "offset": r.offset,
+                  "limit": r.limit}
+        withheld: list[tuple[int, int, str]] = []
+        if r.resolution == "1m":
+            rows, more = series.page(**window)
+        else:
+            folded = series.fold(r.resolution)
+            p = self.node.book.precision(r.instrument_id)
+            rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window)
+            if r.offset == 0:  # withheld buckets intersecting the range come on the first page
+                withheld = [(s, e, why) for s, e, why in folded.withheld()
+                            if (r.start is None or e > r.start) and (r.end is None or s < r.end)]
+        cursor = encode_cursor(_route(r.bar_type), r.offset + r.limit) if more else None
+        return _encode(envelope(instrument_id=r.instrument_id, bar_type=r.bar_type, resolution=r.resolution,
+                                channel=r.channel, bars=msgspec.Raw(rows), coverage=coverage, withheld=withheld,
+                                next_cursor=cursor))
+
+    def _request(self, query: Query) -> _Request:
+        iid, resolution, channel, bar_type = self._target(query)
+        start, end, after = query.nanos("start"), query.nanos("end"), query.nanos("after_sequence")
+        limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
+        return _Request(iid, channel, resolution, bar_type, start, end, after,
+                        _offset(_route(bar_type), query.text("cursor")), limit)
+
+    def _target(self, query: Query) -> tuple[str, str, str, str]:
+        iid = query.instrument_id()
+        text = query.text("bar_type")
+        if text is None:
+            if iid is None:
+                raise HttpError("INVALID_PARAMETER", "give instrument_id or bar_type "
+                                                     "(e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)")
+            channel = self.node.config.live_channel
+            return iid, "1m", channel, bar_type_of(iid, "1m", channel)
+        match = BAR_TYPE.match(text)
+        spec = f"{match['step']}-{match['unit']}" if match else None
+        if match is None or spec not in SPEC_TO_RESOLUTION:
+            allowed = ", ".join(SPEC_TO_RESOLUTION)
+            raise HttpError("INVALID_BAR_TYPE", f"bar_type={text!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
+                                                f"EXTERNAL|INTERNAL with step-unit one of {allowed}")
+        if iid is not None and iid != match["iid"]:
+            raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
+        return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text
+
+
+def _route(bar_type: str) -> str:
+    """What a bar cursor is bound to: the route and the bar type."""
+    return f"/v2/bars?{bar_type}"
+
+
+def _offset(route: str, cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    try:
+        return decode_cursor(route, cursor)
+    except InvalidCursor as error:
+        raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None

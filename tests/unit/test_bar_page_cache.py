@@ -1,0 +1,79 @@
+"""The bar page cache: a repeated query is served the same bytes while the series and its
+coverage are unchanged, and a new bar or a new coverage document makes the next read fresh."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from spine.http.bar_pages import BarPages
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.node.series_book import SeriesBook
+
+M = 60 * 10**9
+IID = "BTCUSDT.SIM"
+PARAMS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit", "cursor")
+
+
+class FakeActor:
+    def __init__(self) -> None:
+        self.coverage_doc: dict[str, Any] = {"stand-in": 1}
+
+    def coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
+        return self.coverage_doc
+
+
+@pytest.fixture
+def node() -> SimpleNamespace:
+    book = SeriesBook()
+    book.register(IID, 2, 3)
+    series = book.series(IID, "EXTERNAL")
+    for k in range(1, 121):
+        series.push(k * M, 100 + k, 110 + k, 90 + k, 105 + k, 7)
+    return SimpleNamespace(book=book, actor=FakeActor(), config=SimpleNamespace(live_channel="EXTERNAL"))
+
+
+def page(pages: BarPages, raw: str) -> bytes:
+    return pages.get(Query(raw, PARAMS))
+
+
+def test_repeated_query_is_served_from_the_cache(node: SimpleNamespace) -> None:
+    pages = BarPages(node)
+    first = page(pages, f"instrument_id={IID}&limit=50")
+    assert page(pages, f"instrument_id={IID}&limit=50") is first
+    document = json.loads(first)
+    assert [b["ts_event"] for b in document["bars"]] == [str(k * M) for k in range(1, 51)]
+    assert document["bars"][0]["open"] == "1.01" and document["bars"][0]["volume"] == "0.007"
+    assert document["next_cursor"] is not None
+
+
+def test_a_new_bar_or_coverage_refreshes_the_page(node: SimpleNamespace) -> None:
+    pages = BarPages(node)
+    first = page(pages, f"instrument_id={IID}&limit=500")
+    node.book.series(IID, "EXTERNAL").push(121 * M, 1, 1, 1, 1, 1)
+    second = page(pages, f"instrument_id={IID}&limit=500")
+    assert len(json.loads(second)["bars"]) == len(json.loads(first)["bars"]) + 1
+    node.actor.coverage_doc = {"stand-in": 2}
+    assert json.loads(page(pages, f"instrument_id={IID}&limit=500"))["coverage"] == {"stand-in": 2}
+
+
+def test_derived_pages_fold_on_read_and_follow_the_cursor(node: SimpleNamespace) -> None:
+    pages = BarPages(node)
+    bar_type = f"{IID}-5-MINUTE-LAST-EXTERNAL"
+    first = json.loads(page(pages, f"bar_type={bar_type}&limit=10"))
+    assert first["resolution"] == "5m" and len(first["bars"]) == 10
+    rest = json.loads(page(pages, f"bar_type={bar_type}&limit=10&cursor={first['next_cursor']}"))
+    assert [b["ts_event"] for b in rest["bars"]] == [str(k * 5 * M) for k in range(11, 21)]
+    assert rest["withheld"] == [] and rest["next_cursor"] is not None
+
+
+def test_a_cursor_of_another_bar_type_is_refused(node: SimpleNamespace) -> None:
+    pages = BarPages(node)
+    cursor = json.loads(page(pages, f"instrument_id={IID}&limit=10"))["next_cursor"]
+    with pytest.raises(HttpError) as caught:
+        page(pages, f"bar_type={IID}-5-MINUTE-LAST-EXTERNAL&cursor={cursor}")
+    assert caught.value.symbol == "INVALID_CURSOR"
