@@ -9,6 +9,17 @@ PYTHON=${PYTHON:-python3}
 "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || { echo "setup: Python 3.11 or newer is required" >&2; exit 1; }
 
+# wrk drives the HTTP benchmarks (benches/http). Installed when missing; without root the
+# benchmark runner refuses with a clear message instead of setup failing here.
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+  else
+    echo "setup: warning: wrk is missing and cannot be installed here (needs root and apt-get);" \
+         "install it for benches/http" >&2
+  fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade "pip==25.3"
 .venv/bin/python -m pip install --quiet ".[test]"

@@ -13,7 +13,7 @@ one), so no wake-up can fall between a consumer's empty drain and its wait.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from spine._core import Hub
@@ -30,6 +30,8 @@ class FanOut:
     def __init__(self) -> None:
         self._hub = Hub()
         self._waiting: dict[int, asyncio.Event] = {}
+        #: Called with every published event, before the queues (the v1 journal numbers them).
+        self.taps: list[Callable[[str, str, bytes], None]] = []
 
     def __len__(self) -> int:
         return len(self._hub)
@@ -52,6 +54,8 @@ class FanOut:
 
     def publish(self, kind: str, instrument_id: str, payload: bytes) -> None:
         """Offer one encoded event; never blocks."""
+        for tap in self.taps:
+            tap(kind, instrument_id, payload)
         for sid in self._hub.publish(kind, instrument_id, payload):
             self._waiting[sid].set()
 

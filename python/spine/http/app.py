@@ -17,11 +17,14 @@ import msgspec
 from http_router import InvalidMethodError, NotFoundError, Router
 
 from spine._core import WIRE_VERSION
+from spine.fanout import Subscription
 from spine.http.errors import HttpError, error_response
-from spine.http.market import MarketHandlers
+from spine.http.market import MarketHandlers, schema_file
 from spine.http.openapi import openapi_document
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
+from spine.http.v1 import V1_VERSION, V1Handlers
+from spine.http.v1_stream import Journal
 
 __all__ = ["NodeApp", "build_app"]
 
@@ -37,6 +40,9 @@ class NodeApp:
     def __init__(self, node: Any, *, heartbeat_secs: float = 15.0) -> None:
         self.node = node
         self.handlers = MarketHandlers(node)
+        self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
+        self.journal = Journal(node.status.run_id)
+        node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
@@ -51,10 +57,13 @@ class NodeApp:
         except InvalidMethodError:
             allowed = sorted({op.method for op in OPERATIONS if _same_shape(op.path, scope.path)})
             return self._error(proto, HttpError("METHOD_NOT_ALLOWED",
-                                                f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"))
+                                                f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
+                               _is_v1(scope.path))
         except NotFoundError:
-            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"))
+            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"),
+                               _is_v1(scope.path))
         op: Operation = match.target
+        v1 = op.wire_version == "v1"
         try:
             if op.serving == "deferred":
                 raise HttpError("CAPABILITY_DEFERRED", f"{op.id} is deferred on this node (a market-data node "
@@ -63,25 +72,29 @@ class NodeApp:
                 raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a venue node; "
                                                               "the gateway or screener serves it")
             query = Query(scope.query_string, op.params)
+            if op.id == "spine.v1.stream":
+                return await self._v1_stream(query, scope.headers, proto)
             if op.effect == "STREAM":
                 return await self._stream(op, query, proto)
             if op.id == "spine.openapi.get":
                 proto.response_bytes(200, JSON, self.openapi)
                 return
             if op.id == "spine.schemas.get":
-                proto.response_bytes(200, JSON, _schema_file((match.params or {})["file"]))
+                proto.response_bytes(200, JSON, schema_file((match.params or {})["file"]))
                 return
-            document = getattr(self.handlers, op.handler)(query, match.params or {})
+            document = getattr(self.v1 if v1 else self.handlers, op.handler)(query, match.params or {})
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
-            self._error(proto, error)
+            self._error(proto, error, v1)
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
-            self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"))
+            self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
 
-    def _error(self, proto: Any, error: HttpError) -> None:
+    def _error(self, proto: Any, error: HttpError, v1: bool = False) -> None:
         status, body = error_response(error)
+        if v1:  # the same envelope and code table under the v1 version string
+            body["version"] = V1_VERSION
         proto.response_bytes(status, JSON, _encode(body))
 
     # --- streams --------------------------------------------------------------------------------
@@ -92,16 +105,42 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=[kind])
+        await self._pump(proto, subscription, b"", None)
+
+    async def _v1_stream(self, query: Query, headers: Any, proto: Any) -> None:
+        """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
+        then live ones; ``event: resync`` whenever that promise cannot be kept."""
+        text = query.text("cursor") or headers.get("last-event-id")
+        if text is not None and not text.isdigit():
+            raise HttpError("INVALID_CURSOR", f"cursor={text!r}; a v1 stream cursor is an event sequence "
+                                              "number (digits) from this run")
+        iid = query.instrument_id()
+        if iid is not None and iid not in self.node.book:
+            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
+        subscription, backlog = self.journal.open(None if text is None else int(text), iid)
+        await self._pump(proto, subscription, backlog, self.journal)
+
+    async def _pump(self, proto: Any, subscription: Subscription, first: bytes, journal: Journal | None) -> None:
+        """Write ``first``, then whatever the subscriber has pending in one send each time, or
+        a heartbeat after ``heartbeat_secs`` of silence. With a ``journal`` (v1), events the
+        queue dropped are announced by a resync before what follows them."""
         transport = proto.response_stream(200, SSE)
         disconnected = asyncio.ensure_future(proto.client_disconnect())
+        dropped = 0
         try:
+            if first:
+                await transport.send_bytes(first)
             while not disconnected.done():
                 pending = asyncio.ensure_future(subscription.next(timeout=self.heartbeat_secs))
                 await asyncio.wait({pending, disconnected}, return_when=asyncio.FIRST_COMPLETED)
                 if not pending.done():
                     pending.cancel()
                     break
-                await transport.send_bytes(pending.result() or _heartbeat())
+                chunk = pending.result() or _heartbeat(V1_VERSION if journal else WIRE_VERSION)
+                if journal is not None and subscription.stats()["dropped"] > dropped:
+                    dropped = subscription.stats()["dropped"]
+                    chunk = journal.resync(None, "EVENTS_DROPPED") + chunk
+                await transport.send_bytes(chunk)
         except Exception:  # noqa: BLE001 - the client went away mid-send
             pass
         finally:
@@ -109,18 +148,12 @@ class NodeApp:
             subscription.close()
 
 
-def _schema_file(name: str) -> bytes:
-    """A schema file's bytes as shipped (the digest covers exactly these bytes)."""
-    from spine.schemas import SCHEMA_DIR
-
-    path = SCHEMA_DIR / name
-    if "/" in name or not name.endswith(".json") or not path.is_file():
-        raise HttpError("NOT_FOUND", f"no schema file {name!r}; see /v2/schemas")
-    return path.read_bytes()
+def _heartbeat(wire_version: str) -> bytes:
+    return b"event: heartbeat\ndata: " + _encode({"version": wire_version, "ts_event": str(time.time_ns())}) + b"\n\n"
 
 
-def _heartbeat() -> bytes:
-    return b"event: heartbeat\ndata: " + _encode({"version": WIRE_VERSION, "ts_event": str(time.time_ns())}) + b"\n\n"
+def _is_v1(path: str) -> bool:
+    return not path.startswith("/v2/")
 
 
 def _same_shape(template: str, path: str) -> bool:

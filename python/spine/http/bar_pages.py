@@ -20,7 +20,7 @@ from spine.node.cursors import InvalidCursor, decode_cursor, encode_cursor
 from spine.node.projection import envelope
 from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
 
-__all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages"]
+__all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages", "BarRequest", "Rows"]
 
 BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 #: Pages kept; the oldest-used goes first. A page is at most ~700 kB (5,000 rows).
@@ -31,7 +31,7 @@ SPEC_TO_RESOLUTION = {spec: name for name, spec in RESOLUTION_SPECS.items() if n
 _encode = msgspec.json.Encoder().encode
 
 
-class _Request(NamedTuple):
+class BarRequest(NamedTuple):
     """Everything a page depends on besides the series' state."""
 
     instrument_id: str
@@ -45,18 +45,22 @@ class _Request(NamedTuple):
     limit: int
 
 
+class Rows(NamedTuple):
+    rows: bytes  # the JSON array
+    withheld: list[tuple[int, int, str]]
+    next_cursor: str | None
+
+
 class BarPages:
     """Bar pages of one node, with the byte cache."""
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        self._cache: OrderedDict[_Request, tuple[int, object, bytes]] = OrderedDict()
+        self._cache: OrderedDict[BarRequest, tuple[int, object, bytes]] = OrderedDict()
 
     def get(self, query: Query) -> bytes:
-        request = self._request(query)
-        if request.instrument_id not in self.node.book:
-            raise HttpError("NOT_FOUND", f"{request.instrument_id} is not ingested on this node "
-                                         "(see /v2/instruments and /v2/coverage)")
+        """The v2 response body: a ``svc.bar_envelope`` page, from the cache when fresh."""
+        request = self.request(query)
         series = self.node.book.series(request.instrument_id, request.channel)
         # The coverage document is itself cached by the actor: the same object while the
         # series and the observed watermark are unchanged.
@@ -65,13 +69,19 @@ class BarPages:
         if hit is not None and hit[0] == series.revision and hit[1] is coverage:
             self._cache.move_to_end(request)
             return hit[2]
-        body = self._build(request, series, coverage)
+        page = self.rows(request)
+        body = _encode(envelope(instrument_id=request.instrument_id, bar_type=request.bar_type,
+                                resolution=request.resolution, channel=request.channel, bars=msgspec.Raw(page.rows),
+                                coverage=coverage, withheld=page.withheld, next_cursor=page.next_cursor))
         self._cache[request] = (series.revision, coverage, body)
         if len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
         return body
 
-    def _build(self, r: _Request, series: Any, coverage: dict[str, Any]) -> bytes:
+    def rows(self, r: BarRequest) -> Rows:
+        """The JSON bar rows ``r`` selects, the withheld buckets intersecting its range (first
+        page only) and the next cursor."""
+        series = self.node.book.series(r.instrument_id, r.channel)
         window = {"start": r.start, "end": r.end, "after_sequence": r.after_sequence, "offset": r.offset,
                   "limit": r.limit}
         withheld: list[tuple[int, int, str]] = []
@@ -81,20 +91,21 @@ class BarPages:
             folded = series.fold(r.resolution)
             p = self.node.book.precision(r.instrument_id)
             rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window)
-            if r.offset == 0:  # withheld buckets intersecting the range come on the first page
+            if r.offset == 0:
                 withheld = [(s, e, why) for s, e, why in folded.withheld()
                             if (r.start is None or e > r.start) and (r.end is None or s < r.end)]
         cursor = encode_cursor(_route(r.bar_type), r.offset + r.limit) if more else None
-        return _encode(envelope(instrument_id=r.instrument_id, bar_type=r.bar_type, resolution=r.resolution,
-                                channel=r.channel, bars=msgspec.Raw(rows), coverage=coverage, withheld=withheld,
-                                next_cursor=cursor))
+        return Rows(rows, withheld, cursor)
 
-    def _request(self, query: Query) -> _Request:
+    def request(self, query: Query) -> BarRequest:
+        """The checked bar query (its instrument ingested here)."""
         iid, resolution, channel, bar_type = self._target(query)
         start, end, after = query.nanos("start"), query.nanos("end"), query.nanos("after_sequence")
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
-        return _Request(iid, channel, resolution, bar_type, start, end, after,
-                        _offset(_route(bar_type), query.text("cursor")), limit)
+        if iid not in self.node.book:
+            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")
+        return BarRequest(iid, channel, resolution, bar_type, start, end, after,
+                          _offset(_route(bar_type), query.text("cursor")), limit)
 
     def _target(self, query: Query) -> tuple[str, str, str, str]:
         iid = query.instrument_id()

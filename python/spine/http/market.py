@@ -224,3 +224,13 @@ def _cursor_errors(read: Callable[[], T]) -> T:
         raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
     except LimitOutOfRange as error:
         raise HttpError("LIMIT_OUT_OF_RANGE", str(error).split(": ", 1)[-1]) from None
+
+
+def schema_file(name: str) -> bytes:
+    """A schema file's bytes as shipped (the digest covers exactly these bytes)."""
+    from spine.schemas import SCHEMA_DIR
+
+    path = SCHEMA_DIR / name
+    if "/" in name or not name.endswith(".json") or not path.is_file():
+        raise HttpError("NOT_FOUND", f"no schema file {name!r}; see /v2/schemas")
+    return path.read_bytes()

@@ -24,20 +24,22 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "kind": {"type": "string", "enum": ["mark_price", "index_price", "funding_rate", "liquidation"]},
     "resolution": {"type": "string"},
     "channel": {"type": "string", "enum": ["EXTERNAL", "INTERNAL"]},
+    "name": {"type": "string"},
 }
 
 
 def _responses(op: Operation) -> dict[str, Any]:
+    envelope = "v1/v1.error_envelope.json" if op.wire_version == "v1" else "svc.error_envelope.json"
     error = {"description": "error envelope", "content": {"application/json": {
-        "schema": {"$ref": SCHEMA_BASE + "svc.error_envelope.json"}}}}
+        "schema": {"$ref": SCHEMA_BASE + envelope}}}}
     if op.serving != "handler":
         status = "501" if op.serving == "deferred" else "404"
         return {status: error}
     if op.effect == "STREAM":
         ok: dict[str, Any] = {"description": "Server-Sent Events", "content": {"text/event-stream": {}}}
-    elif op.schema_ids:
-        ok = {"description": op.schema_ids[0], "content": {"application/json": {
-            "schema": {"$ref": SCHEMA_BASE + op.schema_ids[0] + ".json"}}}}
+    elif op.document:
+        ok = {"description": op.document, "content": {"application/json": {
+            "schema": {"$ref": SCHEMA_BASE + op.document_file}}}}
     else:
         ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
     return {"200": ok, "400": error, "404": error}

@@ -34,6 +34,18 @@ class Operation:
     providers: tuple[str, ...] = field(default=())
     requires_paper: bool = False
     requires_confirmation: bool = False
+    #: The 200 document when it is not ``schema_ids[0]`` (v1 routes answer their own ``v1.*``).
+    response: str | None = None
+
+    @property
+    def document(self) -> str | None:
+        """The id of the document a 200 answer carries (v1 routes: their own ``v1.*``)."""
+        return self.response or (self.schema_ids[0] if self.schema_ids else None)
+
+    @property
+    def document_file(self) -> str:
+        """The document's schema file, relative to the schema base."""
+        return f"v1/{self.document}.json" if self.wire_version == "v1" else f"{self.document}.json"
 
     @property
     def handler(self) -> str:
@@ -42,6 +54,13 @@ class Operation:
 
 def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
     return Operation(id, method, path, effect, serving="deferred")
+
+
+def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, ...] = (),
+        document: str | None = None) -> Operation:
+    """A v1 read route; it answers ``v1.<document>`` (default: the route's own name)."""
+    return Operation(f"spine.v1.{name}", "GET", path, schema_ids=schemas, params=params, wire_version="v1",
+                     response="v1." + (document or name.removesuffix(".get")))
 
 
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -144,4 +163,18 @@ OPERATIONS: tuple[Operation, ...] = (
     _elsewhere("spine.studies.pause", "GET", "/v2/studies/{id}/pause", "COMMAND"),
     _elsewhere("spine.studies.resume", "GET", "/v2/studies/{id}/resume", "COMMAND"),
     _elsewhere("spine.studies.cancel", "GET", "/v2/studies/{id}/cancel", "COMMAND"),
+    # --- v1: twelve read routes and the event stream (v1.* documents in schemas/v1/) -----------
+    _v1("bars.get", "/bars", ("svc.bar_envelope",), (*BARS, "cursor")),
+    _v1("catalog.get", "/catalog", params=PAGE),
+    _v1("chart_markers.get", "/chart-markers", params=PAGE, document="records"),
+    _v1("engine_status.get", "/engine-status", ("svc.engine_status",)),
+    _v1("health.get", "/health"),
+    _v1("integration_capabilities.get", "/integration-capabilities", ("svc.integration_capability",)),
+    _v1("provenance.get", "/provenance"),
+    _v1("readiness.get", "/readiness", ("svc.engine_status",)),
+    _v1("retirements.get", "/retirements", params=PAGE, document="records"),
+    _v1("schemas.get", "/schemas", params=("name",)),
+    _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records"),
+    _v1("signals.get", "/signals", params=PAGE, document="records"),
+    Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
 )

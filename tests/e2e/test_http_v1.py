@@ -1,0 +1,173 @@
+"""The v1 read surface of a running ``spine node`` (Granian on a loopback port): the twelve
+read routes validated against schemas/v1/ by the stock jsonschema validator, other methods
+refused, errors in the v1 envelope, and the v1 stream's run-scoped cursor with resume and
+``event: resync``."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reference.wire_validator import validate
+from test_http_contract import base, get  # noqa: F401 - the node fixture and the GET helper
+
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
+ROUTES = ["/bars", "/catalog", "/chart-markers", "/engine-status", "/health", "/integration-capabilities",
+          "/provenance", "/readiness", "/retirements", "/schemas", "/screener-rows", "/signals"]
+
+
+def ok(base: str, path: str) -> dict[str, Any]:  # noqa: F811
+    status, document = get(base + path)
+    assert status == 200, (path, document)
+    assert document["version"] == "spine.v1"
+    validate(document)
+    return document
+
+
+def refused(base: str, path: str, status: int, symbol: str, method: str = "GET") -> None:  # noqa: F811
+    request = urllib.request.Request(base + path, method=method, data=b"{}" if method != "GET" else None)
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(request, timeout=10)
+    assert caught.value.code == status
+    body = json.loads(caught.value.read())
+    validate(body, "v1.error_envelope")
+    assert body["error"]["detail"].startswith(symbol + ": "), body
+
+
+@pytest.mark.parametrize("path", [r if r != "/bars" else "/bars?instrument_id=BTCUSDT.SIM" for r in ROUTES])
+def test_every_v1_route_serves_its_document(base: str, path: str) -> None:  # noqa: F811
+    ok(base, path)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+def test_other_methods_are_refused(base: str, route: str, method: str) -> None:  # noqa: F811
+    refused(base, route, 405, "METHOD_NOT_ALLOWED", method)
+
+
+def test_health_is_liveness_and_readiness_is_the_producers_counters(base: str) -> None:  # noqa: F811
+    assert ok(base, "/health")["live"] is True
+    readiness = ok(base, "/readiness")
+    engine = get(base + "/v2/health")[1]["engine_status"]
+    assert readiness["lifecycle"] == engine["lifecycle"] and readiness["run_id"] == engine["run_id"]
+    assert [a["authority"] for a in readiness["authorities"]] == [a["authority"] for a in engine["authorities"]]
+    assert ok(base, "/engine-status")["engine_status"]["run_id"] == engine["run_id"]
+
+
+def test_bars_are_the_v2_rows(base: str) -> None:  # noqa: F811
+    query = "bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL&limit=20"
+    v1, v2 = ok(base, f"/bars?{query}"), get(base + f"/v2/bars?{query}")[1]
+    assert v1["bars"] == v2["bars"] and v1["withheld"] == v2["withheld"] and v1["bar_type"] == v2["bar_type"]
+
+
+def test_catalog_lists_the_held_series(base: str) -> None:  # noqa: F811
+    items, path = [], "/catalog?limit=50"
+    while True:
+        page = ok(base, path)
+        items += page["items"]
+        if page["next_cursor"] is None:
+            break
+        path = f"/catalog?limit=50&cursor={page['next_cursor']}"
+    keys = [(i["instrument_id"], i["channel"]) for i in items]
+    assert keys == sorted(set(keys)) and ("BTCUSDT.SIM", "EXTERNAL") in keys
+    btc = next(i for i in items if (i["instrument_id"], i["channel"]) == ("BTCUSDT.SIM", "EXTERNAL"))
+    assert btc["bars"] > 0 and int(btc["first_ts_event"]) <= int(btc["last_ts_event"])
+
+
+def test_records_a_venue_node_never_produces_are_empty_pages(base: str) -> None:  # noqa: F811
+    for route, kind in [("/signals", "signals"), ("/chart-markers", "chart_markers"),
+                        ("/retirements", "retirements"), ("/screener-rows", "screener_rows")]:
+        page = ok(base, route)
+        assert (page["kind"], page["items"], page["next_cursor"]) == (kind, [], None)
+
+
+def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
+    index = ok(base, "/schemas")
+    assert index["digest"] == get(base + "/v2/schemas")[1]["digest"] and len(index["schemas"]) >= 21
+    with urllib.request.urlopen(base + "/schemas?name=svc.bar_envelope", timeout=10) as response:
+        assert response.read() == (SCHEMAS / "svc.bar_envelope.json").read_bytes()
+    refused(base, "/schemas?name=svc.nothing", 404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize(("path", "status", "symbol"), [
+    ("/bars?instrument_id=BTCUSDT", 400, "INVALID_INSTRUMENT_ID"),
+    ("/bars?bar_type=BTCUSDT.SIM-7-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
+    ("/bars?instrument_id=BTCUSDT.SIM&cursor=forged", 400, "INVALID_CURSOR"),
+    ("/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+    ("/catalog?cursor=forged", 400, "INVALID_CURSOR"),
+    ("/signals?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/signals?cursor=forged", 400, "INVALID_CURSOR"),
+    ("/health?verbose=1", 400, "UNKNOWN_PARAMETER"),
+    ("/stream?cursor=abc", 400, "INVALID_CURSOR"),
+    ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+    ("/nothing", 404, "NOT_FOUND"),
+])
+def test_v1_errors_answer_the_v1_envelope(base: str, path: str, status: int, symbol: str) -> None:  # noqa: F811
+    refused(base, path, status, symbol)
+
+
+def stream(url: str, events: int, timeout: float = 10.0, resync: bool = False,
+           ) -> list[tuple[str | None, str, dict[str, Any]]]:
+    """``(id, event, body)`` of the first ``events`` messages (heartbeats skipped; so are
+    resyncs unless asked for: this slow reader against a 600x venue does drop events)."""
+    out: list[tuple[str | None, str, dict[str, Any]]] = []
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        ident, name = None, None
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("id: "):
+                ident = line[4:]
+            elif line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: ") and name is not None:
+                body = json.loads(line[6:])
+                if name == "resync":
+                    validate(body)
+                if name != "heartbeat" and (resync or name != "resync"):
+                    out.append((ident, name, body))
+                ident, name = None, None
+                if len(out) >= events:
+                    break
+    return out
+
+
+def test_the_v1_stream_numbers_events_and_resumes_from_a_cursor(base: str) -> None:  # noqa: F811
+    first = stream(base + "/stream", 6)
+    cursors = [int(body["cursor"]) for _, _, body in first]
+    assert cursors == sorted(set(cursors)) and [int(i) for i, _, _ in first] == cursors
+    for _, name, body in first:
+        validate(body)
+        assert body["kind"] == name
+        validate(body["document"])
+    resumed = stream(base + f"/stream?cursor={cursors[2]}", 3)
+    assert [int(b["cursor"]) for _, _, b in resumed] == [cursors[2] + 1, cursors[2] + 2, cursors[2] + 3]
+    if cursors[3] == cursors[2] + 1:
+        assert resumed[0][2] == first[3][2]
+
+
+def test_the_v1_stream_filters_by_instrument(base: str) -> None:  # noqa: F811
+    events = stream(base + "/stream?instrument_id=ETHUSDT.SIM&cursor=0", 5)
+    assert all(body["document"]["instrument_id"] == "ETHUSDT.SIM" for _, _, body in events)
+
+
+def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:  # noqa: F811
+    (ident, name, body), = stream(base + "/stream?cursor=999999999999", 1, resync=True)
+    assert (ident, name, body["reason"]) == (None, "resync", "CURSOR_AHEAD")
+    validate(body)
+
+
+def test_last_event_id_resumes_like_the_cursor(base: str) -> None:  # noqa: F811
+    first = stream(base + "/stream", 3)
+    request = urllib.request.Request(base + "/stream", headers={"Last-Event-ID": first[0][2]["cursor"]})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        for raw in response:
+            if raw.startswith(b"id: "):
+                assert int(raw[4:]) == int(first[0][2]["cursor"]) + 1
+                break

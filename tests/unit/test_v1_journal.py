@@ -1,0 +1,115 @@
+"""The v1 journal: run-scoped cursors, the kept window, resume, and resync when a cursor
+cannot be honoured (ahead of the run, fallen out of the window, or events dropped)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from spine.fanout import FanOut
+from spine.http.app import NodeApp
+from spine.http.v1_stream import Journal
+from spine.node.projection import frame
+
+
+def publish(journal: Journal, count: int, instrument: str = "BTCUSDT.SIM") -> None:
+    for k in range(count):
+        document = {"version": "spine.v2", "schema_id": "svc.trade_tick", "schema_version": 1,
+                    "instrument_id": instrument, "k": k}
+        journal.record("trade", instrument, frame("trade", document))
+
+
+def messages(raw: bytes) -> list[dict[str, Any]]:
+    out = []
+    for message in raw.decode().split("\n\n"):
+        if not message:
+            continue
+        fields = dict(line.split(": ", 1) for line in message.split("\n"))
+        out.append({**fields, "data": json.loads(fields["data"])})
+    return out
+
+
+def test_events_get_increasing_cursors_and_carry_the_v2_document() -> None:
+    journal = Journal("run-1")
+    publish(journal, 3)
+    subscription, backlog = journal.open(0, None)
+    got = messages(backlog)
+    assert [m["id"] for m in got] == ["1", "2", "3"]
+    assert got[2]["data"] == {"version": "spine.v1", "schema_id": "v1.stream_event", "schema_version": 1,
+                              "run_id": "run-1", "cursor": "3", "kind": "trade",
+                              "document": {"version": "spine.v2", "schema_id": "svc.trade_tick", "schema_version": 1,
+                                           "instrument_id": "BTCUSDT.SIM", "k": 2}}
+    subscription.close()
+
+
+def test_resume_gives_what_follows_the_cursor_then_live_events() -> None:
+    journal = Journal("run-1")
+    publish(journal, 5)
+    subscription, backlog = journal.open(3, None)
+    assert [m["id"] for m in messages(backlog)] == ["4", "5"]
+    publish(journal, 1)
+    assert [m["id"] for m in messages(asyncio.run(subscription.next(timeout=0)))] == ["6"]
+
+
+def test_a_filtered_resume_keeps_only_its_instrument() -> None:
+    journal = Journal(None)
+    publish(journal, 2, "A.SIM")
+    publish(journal, 2, "B.SIM")
+    _, backlog = journal.open(0, "B.SIM")
+    assert [m["id"] for m in messages(backlog)] == ["3", "4"]
+
+
+def test_cursors_outside_the_window_get_resync() -> None:
+    journal = Journal("run-1", capacity=4)
+    publish(journal, 10)  # keeps 7..10
+    assert journal.oldest == 7
+    _, backlog = journal.open(6, None)  # 7.. is all still kept
+    assert [m["id"] for m in messages(backlog)] == ["7", "8", "9", "10"]
+    (expired,) = messages(journal.open(5, None)[1])  # 6 is gone
+    assert expired["event"] == "resync" and "id" not in expired
+    assert expired["data"] == {"version": "spine.v1", "schema_id": "v1.resync", "schema_version": 1,
+                               "run_id": "run-1", "requested": "5", "oldest": "7", "latest": "10",
+                               "reason": "CURSOR_EXPIRED"}
+    (ahead,) = messages(journal.open(11, None)[1])
+    assert ahead["data"]["reason"] == "CURSOR_AHEAD"
+
+
+class Transport:
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    async def send_bytes(self, data: bytes) -> None:
+        self.sent.append(data)
+
+
+class Proto:
+    """An RSGI protocol stand-in: the client leaves once two chunks were written."""
+
+    def __init__(self) -> None:
+        self.transport = Transport()
+
+    def response_stream(self, status: int, headers: list[tuple[str, str]]) -> Transport:
+        return self.transport
+
+    async def client_disconnect(self) -> None:
+        while len(self.transport.sent) < 2:
+            await asyncio.sleep(0.001)
+
+
+def test_events_dropped_from_a_slow_subscriber_are_announced_by_resync() -> None:
+    node = SimpleNamespace(hub=FanOut(), status=SimpleNamespace(run_id="run-1"), book={})
+    app = NodeApp(node, heartbeat_secs=0.05)
+
+    async def scenario() -> list[bytes]:
+        subscription, backlog = app.journal.open(None, None)
+        publish(app.journal, 2_100)  # 52 more than the queue holds: the oldest are dropped
+        proto = Proto()
+        await app._pump(proto, subscription, backlog, app.journal)
+        return proto.transport.sent
+
+    first, *_ = asyncio.run(scenario())
+    got = messages(first)
+    assert got[0]["event"] == "resync" and got[0]["data"]["reason"] == "EVENTS_DROPPED"
+    assert [int(m["id"]) for m in got[1:]] == list(range(53, 2_101))
