@@ -153,19 +153,9 @@ impl PyFoldResult {
         offset: usize,
         limit: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
-        let bars = &self.out.bars;
-        let view = BarsView {
-            ts_event: &bars.ts_event,
-            open: &bars.open,
-            high: &bars.high,
-            low: &bars.low,
-            close: &bars.close,
-            volume: &bars.volume,
-            sequence: Some(&bars.sequence),
-        };
         page_bytes(
             py,
-            &view,
+            &self.out.bars.view(true),
             price_precision,
             size_precision,
             start,

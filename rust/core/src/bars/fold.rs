@@ -75,8 +75,9 @@ impl Derived {
         self.ts_event.is_empty()
     }
 
-    /// The bars as the input of a coarser fold.
-    fn view(&self, sequenced: bool) -> BarsView<'_> {
+    /// The bars as a column view; with `sequenced`, their sequences too.
+    #[must_use]
+    pub fn view(&self, sequenced: bool) -> BarsView<'_> {
         BarsView {
             ts_event: &self.ts_event,
             open: &self.open,

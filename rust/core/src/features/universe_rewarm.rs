@@ -5,7 +5,7 @@
 use super::super::error::FeatureError;
 use super::super::state::{BarColumns, FeatureState};
 use super::{is_gap, slot_of, Instrument, Updated};
-use crate::bars::{fold_many, BarsView, Closed, Derived, Resolution, WithheldReason};
+use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
 
 impl Instrument {
     /// Rewarm 1m and every resolution with a closed bucket in `closed` from the series.
@@ -54,7 +54,7 @@ impl Instrument {
             .filter(|w| w.reason != WithheldReason::NotClosed)
             .map(|w| w.start)
             .collect();
-        let columns = columns_of_derived(&out.bars);
+        let columns = columns_of_view(&out.bars.view(false));
         warm_split(state, &columns, |prev, next| {
             is_gap(coverage, channel, resolution, prev, next)
                 || breaks.iter().any(|&b| prev <= b && b < next)
@@ -107,16 +107,5 @@ fn columns_of_view<'a>(view: &BarsView<'a>) -> BarColumns<'a> {
         low: view.low,
         close: view.close,
         volume: view.volume,
-    }
-}
-
-fn columns_of_derived(bars: &Derived) -> BarColumns<'_> {
-    BarColumns {
-        ts_event: &bars.ts_event,
-        open: &bars.open,
-        high: &bars.high,
-        low: &bars.low,
-        close: &bars.close,
-        volume: &bars.volume,
     }
 }
