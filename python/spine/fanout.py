@@ -4,7 +4,7 @@ Each event is encoded once by its producer and published as bytes; the hub share
 among the queues that keep it (one bounded queue of 2,048 per subscriber, oldest dropped
 first, the keep-predicate applied at enqueue). A consumer awaits ``next()``, which returns
 everything it has pending as one byte string, ready for one write. The producer never
-blocks or awaits: ``publish`` only sets the events of consumers whose queue was empty.
+blocks or awaits: ``publish`` only resolves the futures of consumers waiting on an empty queue.
 
 Producers and consumers share one event loop (the node, its actor and the HTTP app run in
 one), so no wake-up can fall between a consumer's empty drain and its wait.
@@ -25,11 +25,13 @@ QUEUE_EVENTS = 2_048
 
 
 class FanOut:
-    """The hub plus one wake-up event per subscriber."""
+    """The hub plus, per subscriber waiting on an empty queue, one future to wake it."""
 
     def __init__(self) -> None:
         self._hub = Hub()
-        self._waiting: dict[int, asyncio.Event] = {}
+        #: Subscribers -> the future their ``next()`` awaits (None while not waiting). A bare
+        #: future, not an asyncio.Event: waking 1,000 subscribers per event must stay cheap.
+        self._waiting: dict[int, asyncio.Future[None] | None] = {}
         #: Called with every published event, before the queues (the v1 journal numbers them).
         self.taps: list[Callable[[str, str, bytes], None]] = []
 
@@ -49,7 +51,7 @@ class FanOut:
             kinds=None if kinds is None else list(kinds),
             capacity=capacity,
         )
-        self._waiting[sid] = asyncio.Event()
+        self._waiting[sid] = None
         return Subscription(self, sid)
 
     def publish(self, kind: str, instrument_id: str, payload: bytes) -> None:
@@ -57,10 +59,17 @@ class FanOut:
         for tap in self.taps:
             tap(kind, instrument_id, payload)
         for sid in self._hub.publish(kind, instrument_id, payload):
-            self._waiting[sid].set()
+            self._wake(sid)
+
+    def _wake(self, sid: int) -> None:
+        waiter = self._waiting.get(sid)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _close(self, sid: int) -> None:
-        if self._waiting.pop(sid, None) is not None:
+        if sid in self._waiting:
+            self._wake(sid)
+            del self._waiting[sid]
             self._hub.unsubscribe(sid)
 
 
@@ -70,20 +79,36 @@ class Subscription:
     def __init__(self, fanout: FanOut, sid: int) -> None:
         self._fanout = fanout
         self.id = sid
+        self._interrupted = False
 
     async def next(self, timeout: float | None = None) -> bytes:
         """Everything pending, oldest first, as one byte string; ``b""`` when ``timeout``
-        seconds pass with nothing (the caller's cue for a heartbeat)."""
-        hub, event = self._fanout._hub, self._fanout._waiting[self.id]
-        while True:
-            pending = hub.drain(self.id)
-            if pending:
-                return pending
-            event.clear()
-            try:
-                await asyncio.wait_for(event.wait(), timeout)
-            except TimeoutError:
-                return b""
+        seconds pass with nothing (the caller's cue for a heartbeat) or on :meth:`interrupt`."""
+        fanout = self._fanout
+        if self._interrupted:
+            return b""
+        pending = fanout._hub.drain(self.id)
+        if pending:
+            return pending
+        loop = asyncio.get_running_loop()
+        waiter = fanout._waiting[self.id] = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _release, waiter)
+        try:
+            await waiter
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if self.id in fanout._waiting:
+                fanout._waiting[self.id] = None
+        if self._interrupted or self.id not in fanout._waiting:
+            return b""
+        return fanout._hub.drain(self.id)
+
+    def interrupt(self) -> None:
+        """End a pending (and every later) ``next()`` at once with ``b""``: the consumer has
+        gone, whatever the queue holds."""
+        self._interrupted = True
+        self._fanout._wake(self.id)
 
     def stats(self) -> dict[str, int]:
         """``pending``, ``dropped`` (oldest-first evictions) and ``enqueued`` counts."""
@@ -100,3 +125,8 @@ class Subscription:
         self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _release(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -74,6 +74,22 @@ def test_a_waiting_consumer_wakes_on_publish_and_times_out_to_a_heartbeat() -> N
     assert asyncio.run(scenario()) == (b"event: bar\ndata: {}\n\n", b"")
 
 
+def test_interrupt_and_close_end_a_waiting_consumer_at_once() -> None:
+    async def scenario() -> tuple[bytes, bytes, bytes]:
+        fan = FanOut()
+        sub, other = fan.subscribe(), fan.subscribe()
+        waiter = asyncio.create_task(sub.next(timeout=60))
+        closing = asyncio.create_task(other.next(timeout=60))
+        await asyncio.sleep(0)
+        sub.interrupt()
+        other.close()
+        woken, closed = await asyncio.wait_for(asyncio.gather(waiter, closing), 5)
+        fan.publish("bar", "A.SIM", b"late")
+        return woken, closed, await sub.next(timeout=60)  # interrupted for good
+
+    assert asyncio.run(scenario()) == (b"", b"", b"")
+
+
 def test_refusals_name_what_was_wrong() -> None:
     hub = Hub()
     with pytest.raises(HubError, match="INVALID_QUEUE_CAPACITY"):
