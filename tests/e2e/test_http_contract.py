@@ -15,11 +15,13 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reference.search_rank import search as reference_search
 from reference.wire_validator import validate
 
 START = 29_000_000 * 60 * 10**9
@@ -32,15 +34,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    directory = tmp_path_factory.mktemp("http")
+@contextmanager
+def running_node(directory: Path, settings: str = "", **environ: str) -> Iterator[str]:
+    """A ``spine node`` process on a free loopback port (TOML ``settings`` and ``SPINE_*``
+    ``environ`` added), once it is ready and has run some venue minutes; its base URL."""
     port = free_port()
     config = directory / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
+    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
                       f"[sim]\nstart_ns = {START}\nspeed = 600\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env["SPINE_DATA_DIR"] = str(directory / "data")
+    env.update(environ)
     process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node", "--config", str(config)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
@@ -59,12 +63,40 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.communicate(timeout=60)
 
 
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_node(tmp_path_factory.mktemp("http")) as url:
+        yield url
+
+
 def get(url: str) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
+
+
+def post(url: str, body: object) -> tuple[int, Any]:
+    """POST ``body`` (bytes as they are, anything else as JSON)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, method="POST", data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def envelope(got: tuple[int, Any], status: int, symbol: str) -> str:
+    """Check an error answer (status, envelope, code class, symbol); its detail text."""
+    code, body = got
+    assert code == status, body
+    validate(body, "svc.error_envelope")
+    assert body["error"]["detail"].startswith(symbol + ": "), body
+    assert str(body["error"]["code"]).startswith(str(status)), body
+    text: str = body["error"]["detail"].removeprefix(symbol + ": ")
+    return text
 
 
 def ok(base: str, path: str) -> dict[str, Any]:
@@ -75,11 +107,7 @@ def ok(base: str, path: str) -> dict[str, Any]:
 
 
 def refused(base: str, path: str, status: int, symbol: str) -> None:
-    got, body = get(base + path)
-    assert got == status, (path, body)
-    validate(body, "svc.error_envelope")
-    assert body["error"]["detail"].startswith(symbol + ": "), body
-    assert str(body["error"]["code"]).startswith(str(status)), body
+    envelope(get(base + path), status, symbol)
 
 
 @pytest.mark.parametrize("path", [
@@ -91,7 +119,7 @@ def refused(base: str, path: str, status: int, symbol: str) -> None:
     "/v2/bars?instrument_id=BTCUSDT.SIM", "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-INTERNAL",
     "/v2/bars?bar_type=ETHUSDT-PERP.SIM-5-MINUTE-LAST-EXTERNAL",
     "/v2/bars?bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL",
-    "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL", "/v2/schemas",
+    "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL", "/v2/schemas", "/v2/selection", "/v2/selection?limit=5",
 ])
 def test_every_read_route_serves_a_schema_valid_document(base: str, path: str) -> None:
     ok(base, path)
@@ -155,6 +183,11 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     ("/v2/readiness", 404, "NOT_FOUND"),
     ("/v2/nothing/here", 404, "NOT_FOUND"),
     ("/v2/schemas/svc.nothing.json", 404, "NOT_FOUND"),
+    ("/v2/selection?cursor=forged", 400, "INVALID_CURSOR"),
+    ("/v2/selection?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/v2/instruments/search/" + "0" * 64, 404, "NOT_FOUND"),
+    ("/v2/instruments/search/not-a-search-id", 400, "INVALID_PARAMETER"),
+    ("/v2/instruments/search/" + "A" * 64, 400, "INVALID_PARAMETER"),
 ])
 def test_error_paths_answer_the_envelope(base: str, path: str, status: int, symbol: str) -> None:
     refused(base, path, status, symbol)
@@ -214,3 +247,125 @@ def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
             hasher.update(response.read())
     assert index["digest"] == "sha256:" + hasher.hexdigest()
     assert index["digest"] == "sha256:" + hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+
+
+# --- connection, selection and instrument search ---------------------------------------------
+
+
+def test_connection_state_names_the_venue_and_its_connected_client(base: str) -> None:
+    state = ok(base, "/v2/connection")
+    assert state["schema_id"] == "svc.connection_state"
+    assert (state["integration"], state["venue"], state["state"]) == ("sim", "SIM", "CONNECTED")
+    assert state["data_clients"] == [{"client_id": "SIM", "connected": True}]
+    assert state["since"] is not None and int(state["since"]) <= int(state["ts_event"])
+    assert ok(base, "/v2/connection")["since"] == state["since"]  # a state keeps its start
+
+
+def test_an_unmanaged_selection_lists_every_instrument_selected(base: str) -> None:
+    rows, path = [], "/v2/selection?limit=20"
+    while path:
+        page = ok(base, path)
+        rows += page["items"]
+        path = page["next_cursor"] and f"/v2/selection?limit=20&cursor={page['next_cursor']}"
+    assert [r["instrument_id"] for r in rows] == sorted(i["instrument_id"] for i in ok(base, "/v2/instruments?limit=100")
+                                                        ["items"])
+    assert all(r["selected"] and r["retention_state"] == "unmanaged" and r["manifest"] is None for r in rows)
+    assert sum(r["second_tier"] for r in rows) == 25
+    ledger = ok(base, "/v2/coverage/ETHUSDT-PERP.SIM")["items"][0]["channels"]
+    row = next(r for r in rows if r["instrument_id"] == "ETHUSDT-PERP.SIM")
+    assert row["channels"] == [c["channel"] for c in ledger if c["eligibility"] == "eligible"]
+
+
+@pytest.mark.parametrize("path", ["/v2/selection", "/v2/selection/remove"])
+@pytest.mark.parametrize("body", [{"instrument_ids": ["BTCUSDT.SIM"]}, b"not json"])
+def test_roster_changes_are_refused_on_a_public_readonly_host(base: str, path: str, body: object) -> None:
+    text = envelope(post(base + path, body), 403, "MUTATION_REFUSED")
+    assert f"POST {path}" in text and "public-readonly" in text and "private-operator" in text
+
+
+def search(base: str, body: object) -> dict[str, Any]:
+    status, result = post(base + "/v2/instruments/search", body)
+    assert status == 200, result
+    validate(result)
+    assert result["schema_id"] == "svc.search_result"
+    return result
+
+
+def test_search_ranks_like_the_reference_and_keeps_its_result(base: str) -> None:
+    instruments = ok(base, "/v2/instruments?limit=100")["items"]
+    for text, classes in [("ETHUSDT", None), ("btc", None), ("usdt", ["SWAP"]), ("-C", ["OPTION", "SPOT"])]:
+        body: dict[str, Any] = {"text": text} if classes is None else {"text": text, "instrument_classes": classes}
+        result = search(base, {**body, "limit": 5})
+        expected = reference_search(instruments, text, classes)
+        assert result["items"] == expected[:5] and result["total"] == len(expected), text
+        assert result["query"]["limit"] == 5 and result["query"]["text"] == text
+        assert get(base + "/v2/instruments/search/" + result["search_id"]) == (200, result)
+    assert search(base, {"text": "ETHUSDT"})["items"][0]["instrument_id"] == "ETHUSDT.SIM"  # exact first
+
+
+def test_the_same_query_gets_the_same_search_id(base: str) -> None:
+    first = search(base, {"text": "sol", "instrument_classes": ["SWAP", "SPOT"]})
+    again = search(base, {"instrument_classes": ["SPOT", "SWAP", "SPOT"], "text": "sol", "limit": 100})
+    assert first["search_id"] == again["search_id"]
+    assert first["query"] == {"version": "spine.v2", "schema_id": "svc.search_query", "schema_version": 1,
+                              "text": "sol", "instrument_classes": ["SPOT", "SWAP"], "limit": 100}
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    (b"{\"text\": ", "INVALID_JSON"),
+    (b"{not json", "NON_STRING_KEY"),
+    (b"", "INVALID_JSON"),
+    (b'["btc"]', "must be a JSON object"),
+    (b'{"text": "btc", "limit": 10.0}', "FLOAT_REFUSED"),
+    (b'{"text": "btc", "text": "eth"}', "DUPLICATE_KEY"),
+    ({"text": ""}, "$.text"),
+    ({"text": "x" * 65}, "$.text"),
+    ({"text": 5}, "$.text"),
+    ({"text": "btc", "limit": 0}, "$.limit"),
+    ({"text": "btc", "limit": "10"}, "$.limit"),
+    ({"text": "btc", "instrument_classes": ["COIN"]}, "$.instrument_classes"),
+    ({"limit": 5}, "text"),
+])
+def test_a_bad_search_body_is_invalid_body(base: str, body: object, words: str) -> None:
+    text = envelope(post(base + "/v2/instruments/search", body), 400, "INVALID_BODY")
+    assert text.startswith("POST /v2/instruments/search: ") and words in text, text
+
+
+def test_a_search_body_is_sealed(base: str) -> None:
+    text = envelope(post(base + "/v2/instruments/search", {"text": "btc", "venue": "SIM", "fuzzy": True}),
+                    400, "UNKNOWN_BODY_KEYS")
+    assert text == ("POST /v2/instruments/search: unknown keys fuzzy, venue; "
+                    "allowed keys: text, instrument_classes, limit")
+
+
+def test_the_new_operations_are_served_and_described(base: str) -> None:
+    registry = ok(base, "/v2/registry")
+    by_id = {op["id"]: op for op in registry["operations"]}
+    expected = {
+        "spine.connection.get": ("QUERY", ["svc.connection_state"]),
+        "spine.selection.get": ("QUERY", ["svc.selection_page", "svc.selection_row"]),
+        "spine.selection.set": ("COMMAND", ["svc.selection_page", "svc.selection_row"]),
+        "spine.selection.remove": ("COMMAND", ["svc.selection_page", "svc.selection_row"]),
+        "spine.instruments.search": ("QUERY", ["svc.search_result", "svc.search_query", "svc.instrument_ref"]),
+        "spine.instruments.search_result": ("QUERY", ["svc.search_result"]),
+    }
+    for op_id, (effect, schema_ids) in expected.items():
+        op = by_id[op_id]
+        assert (op["availability"], op["effect"], op["schema_ids"]) == ("READY", effect, schema_ids), op
+        assert op["requires_paper"] is False and op["requires_confirmation"] is False
+    assert ok(base, "/v2/engine-pin")["instrument_search"] is True
+    openapi = get(base + "/v2/openapi.json")[1]
+    bodies = {(path, method): item["requestBody"] for path, methods in openapi["paths"].items()
+              for method, item in methods.items() if "requestBody" in item}
+    assert bodies.keys() == {("/v2/selection", "post"), ("/v2/selection/remove", "post"),
+                             ("/v2/instruments/search", "post")}
+    for body in bodies.values():
+        name = body["content"]["application/json"]["schema"]["$ref"].removeprefix("#/components/schemas/")
+        assert openapi["components"]["schemas"][name]["additionalProperties"] is False
+
+
+def test_a_body_past_the_cap_is_refused_unread(base: str) -> None:
+    huge = b'{"text": "' + b"x" * (2 << 20) + b'"}'
+    text = envelope(post(base + "/v2/instruments/search", huge), 400, "INVALID_BODY")
+    assert "larger than 1048576 bytes" in text
+    assert search(base, {"text": "btc"})["total"] > 0  # the node goes on serving

@@ -114,6 +114,14 @@ def test_eligible_channels_start_planned_and_the_rest_are_upstream_unsupported(l
             assert (state["eligibility"], state["subscription"], state["flow"]) == ("upstream_unsupported", None, None)
 
 
+def test_eligible_lists_the_eligible_channels_in_ledger_order(ledger: CoverageLedger) -> None:
+    assert ledger.eligible("ETHUSDT.SIM") == [c for c in LEDGER_CHANNELS if c in SPOT]
+    assert ledger.eligible("BTCUSDT-PERP.SIM") == [c for c in LEDGER_CHANNELS if c in PERP]
+    ledger.subscribed("ETHUSDT.SIM", "quotes")  # the subscription state does not matter
+    assert ledger.eligible("ETHUSDT.SIM") == [c for c in LEDGER_CHANNELS if c in SPOT]
+    assert ledger.eligible("NOPE.SIM") == [] and CoverageLedger("s").eligible("ETHUSDT.SIM") == []
+
+
 @pytest.mark.parametrize(("discovery", "match"), [
     ([("A.SIM", SPOT), ("A.SIM", SPOT)], "discovered twice"),
     ([("A.SIM", frozenset({"candles"}))], "not ledger channels"),

@@ -1,6 +1,11 @@
 """The node's RSGI application (served by Granian): routing by the route table through
 ``http_router``, msgspec encoding, one error envelope, and SSE streams fed by the fan-out hub.
 
+Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``), decodes
+it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
+MUTATION_REFUSED) before its body is read unless the node's deployment mode, read from its
+configuration only, is private-operator.
+
 A stream subscribes with its keep-predicate (instrument, kind) applied at enqueue, writes
 whatever its subscriber has pending in one send, and sends a ``heartbeat`` event after
 ``heartbeat_secs`` without one. A slow client only loses its own oldest events.
@@ -11,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -18,11 +24,14 @@ from http_router import InvalidMethodError, NotFoundError, Router
 
 from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
+from spine.http.bodies import MAX_BODY_BYTES, decode_body
 from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers, schema_file
 from spine.http.openapi import openapi_document
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
+from spine.http.search import SearchHandlers
+from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
 
@@ -41,6 +50,7 @@ class NodeApp:
         self.node = node
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
+        self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
         self.journal = Journal(node.status.run_id)
         node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs
@@ -71,6 +81,11 @@ class NodeApp:
             if op.serving == "elsewhere":
                 raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a venue node; "
                                                               "the gateway or screener serves it")
+            if op.effect == "COMMAND" and self.node.config.mode != "private-operator":
+                raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
+                                                    f"mode is {self.node.config.mode} (set server-side only, by "
+                                                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
+                                                    "private-operator allows it")
             query = Query(scope.query_string, op.params)
             if op.id == "spine.v1.stream":
                 return await self._v1_stream(query, scope.headers, proto)
@@ -82,7 +97,12 @@ class NodeApp:
             if op.id == "spine.schemas.get":
                 proto.response_bytes(200, JSON, schema_file((match.params or {})["file"]))
                 return
-            document = getattr(self.v1 if v1 else self.handlers, op.handler)(query, match.params or {})
+            handler = self._handler(op)
+            if op.body is not None:
+                request = decode_body(f"{op.method} {op.path}", await _read_body(proto), op.body)
+                document = handler(query, match.params or {}, request)
+            else:
+                document = handler(query, match.params or {})
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
@@ -90,6 +110,11 @@ class NodeApp:
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
             self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
+
+    def _handler(self, op: Operation) -> Callable[..., Any]:
+        owners = (self.v1,) if op.wire_version == "v1" else self.v2
+        handler: Callable[..., Any] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
+        return handler
 
     def _error(self, proto: Any, error: HttpError, v1: bool = False) -> None:
         status, body = error_response(error)
@@ -146,6 +171,17 @@ class NodeApp:
         finally:
             disconnected.cancel()
             subscription.close()
+
+
+async def _read_body(proto: Any) -> bytes:
+    """The request body, refused once it passes ``MAX_BODY_BYTES`` (the rest is never read)."""
+    chunks, size = [], 0
+    async for chunk in proto:
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _heartbeat(wire_version: str) -> bytes:

@@ -14,7 +14,7 @@ from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
-from spine.node.cursors import InvalidCursor, LimitOutOfRange, paginate
+from spine.node.cursors import InvalidCursor, LimitOutOfRange
 from spine.node.ledger import DiscoveryNotRegistered
 from spine.node.projection import instrument_doc
 
@@ -82,7 +82,13 @@ class MarketHandlers:
         }
 
     def connection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return self.status_get(query, params)
+        now = time.time_ns()
+        seen = self.node.connection.look(now)
+        return {**_head("svc.connection_state"), "node_id": self.node.config.node_id,
+                "integration": self.node.config.venue, "venue": self.node.config.venue.upper(),
+                "state": seen.state, "since": None if seen.since is None else str(seen.since),
+                "data_clients": [{"client_id": c, "connected": up} for c, up in seen.clients],
+                "last_error": seen.last_error, "ts_event": str(now)}
 
     def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         sim = self.node.config.venue == "sim"
@@ -90,7 +96,7 @@ class MarketHandlers:
                 "venue": self.node.config.venue.upper(), "instrument_classes": ["SPOT", "SWAP", "OPTION"],
                 "channels": ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
                              "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"],
-                "history": sim, "instrument_search": False, "execution": False}
+                "history": sim, "instrument_search": True, "execution": False}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return {**_head("svc.capability_registry"), "node_id": self.node.config.node_id,
@@ -213,8 +219,7 @@ def _instrument(value: str) -> str:
 
 
 def _page(route: str, query: Query, items: list[Any]) -> tuple[list[Any], str | None]:
-    limit = query.limit(100)
-    return _cursor_errors(lambda: paginate(route, query.text("cursor"), limit, items))
+    return query.page(route, items)
 
 
 def _cursor_errors(read: Callable[[], T]) -> T:

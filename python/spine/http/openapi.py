@@ -1,17 +1,20 @@
 """The OpenAPI 3.1 document, generated from the route table (the same rows that build the
 router and the capability registry). Response schemas reference the published JSON Schemas by
-their ``$id``; every error answers with the error envelope."""
+their ``$id``; POST bodies reference ``components.schemas``, generated from the sealed Structs
+the app decodes them with; every error answers with the error envelope."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from spine.http.bodies import body_schemas
 from spine.http.routes import Operation
 
 __all__ = ["openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
+_COMPONENT = "#/components/schemas/{name}"
 _PARAM = re.compile(r"\{([a-z_]+)\}")
 _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "instrument_id": {"type": "string", "pattern": "^[!-~]+\\.[A-Z][A-Z0-9_]*$", "maxLength": 128},
@@ -42,7 +45,8 @@ def _responses(op: Operation) -> dict[str, Any]:
             "schema": {"$ref": SCHEMA_BASE + op.document_file}}}}
     else:
         ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
-    return {"200": ok, "400": error, "404": error}
+    statuses = ("400", "404", "403", "409") if op.effect == "COMMAND" else ("400", "404")
+    return {"200": ok, **dict.fromkeys(statuses, error)}
 
 
 def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
@@ -52,7 +56,10 @@ def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
                       for name in _PARAM.findall(op.path)]
         parameters += [{"name": name, "in": "query", "required": False, "schema": _QUERY_SCHEMAS[name]}
                        for name in op.params]
-        paths.setdefault(op.path, {})[op.method.lower()] = {
-            "operationId": op.id, "parameters": parameters, "responses": _responses(op),
-        }
-    return {"openapi": "3.1.0", "info": {"title": "Spine venue node", "version": "spine.v2"}, "paths": paths}
+        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op)}
+        if op.body is not None:
+            operation["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": {"$ref": _COMPONENT.format(name=op.body.__name__)}}}}
+        paths.setdefault(op.path, {})[op.method.lower()] = operation
+    return {"openapi": "3.1.0", "info": {"title": "Spine venue node", "version": "spine.v2"}, "paths": paths,
+            "components": {"schemas": body_schemas(_COMPONENT)}}

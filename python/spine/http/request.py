@@ -4,17 +4,19 @@ UNKNOWN_PARAMETER, a repeated one or a value outside its grammar is INVALID_PARA
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 from urllib.parse import parse_qsl
 
 from spine.http.errors import HttpError
-from spine.node.cursors import MAX_LIMIT, MIN_LIMIT
+from spine.node.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
 __all__ = ["Query", "INSTRUMENT_ID", "NANOS"]
 
 INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
 NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
 _U64 = 2**64 - 1
+T = TypeVar("T")
 
 
 class Query:
@@ -57,6 +59,16 @@ class Query:
         if not re.fullmatch(r"[0-9]{1,9}", value) or not MIN_LIMIT <= int(value) <= maximum:
             raise HttpError("LIMIT_OUT_OF_RANGE", f"limit={value!r}; allowed: an integer {MIN_LIMIT}..{maximum}")
         return int(value)
+
+    def page(self, route: str, items: Sequence[T], default: int = 100) -> tuple[list[T], str | None]:
+        """One page of ``items`` at this query's ``cursor`` and ``limit`` (cursors bound to ``route``)."""
+        limit = self.limit(default)
+        try:
+            return paginate(route, self.text("cursor"), limit, items)
+        except InvalidCursor as error:
+            raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+        except LimitOutOfRange as error:
+            raise HttpError("LIMIT_OUT_OF_RANGE", str(error).split(": ", 1)[-1]) from None
 
     def choice(self, key: str, allowed: Iterable[str], default: str | None = None) -> str | None:
         value = self._values.get(key, default)

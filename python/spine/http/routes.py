@@ -1,13 +1,18 @@
 """The route table: the single source of the router, the capability registry and the OpenAPI
 document. Each row is one operation: its stable dotted id, effect (by effect, not verb),
-method and path, the schemas it serves, the query parameters it takes, and how this node
-serves it (a handler, deferred, or never here).
+method and path, the schemas it serves, the query parameters and POST body it takes, and how
+this node serves it (a handler, deferred, or never here). A served COMMAND is operator-only:
+the app refuses it unless the deployment mode is private-operator.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
+
+from spine.http.bodies import SearchBody, SelectionBody
 
 __all__ = ["OPERATIONS", "Operation", "Serving"]
 
@@ -18,6 +23,7 @@ Serving = Literal["handler", "deferred", "elsewhere"]
 
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
+SELECTION = ("svc.selection_page", "svc.selection_row")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Operation:
     requires_confirmation: bool = False
     #: The 200 document when it is not ``schema_ids[0]`` (v1 routes answer their own ``v1.*``).
     response: str | None = None
+    #: The sealed POST body the handler takes (decoded by the app), if any.
+    body: type[msgspec.Struct] | None = None
 
     @property
     def document(self) -> str | None:
@@ -73,13 +81,18 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status",), tool="status"),
     Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry"),
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
-    Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.node_status",)),
+    Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.connection_state",)),
     Operation("spine.openapi.get", "GET", "/v2/openapi.json"),
     Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",)),
     Operation("spine.schemas.get", "GET", "/v2/schemas/{file}"),
     # --- market data ------------------------------------------------------------------------------
-    Operation("spine.instruments.list", "GET", "/v2/instruments", schema_ids=("svc.instrument_ref",), params=PAGE,
-              tool="instruments_list"),
+    Operation("spine.instruments.list", "GET", "/v2/instruments",
+              schema_ids=("svc.instrument_page", "svc.instrument_ref"), params=PAGE, tool="instruments_list"),
+    Operation("spine.instruments.search", "POST", "/v2/instruments/search",
+              schema_ids=("svc.search_result", "svc.search_query", "svc.instrument_ref"), body=SearchBody,
+              tool="instruments_search"),
+    Operation("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}",
+              schema_ids=("svc.search_result",)),
     Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",)),
     Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
               params=(*BARS, "cursor"), tool="bars_list"),
@@ -94,6 +107,10 @@ OPERATIONS: tuple[Operation, ...] = (
               params=PAGE),
     Operation("spine.coverage.quiet", "GET", "/v2/coverage/quiet", schema_ids=("svc.coverage_ledger",), params=PAGE),
     Operation("spine.coverage.get", "GET", "/v2/coverage/{id}", schema_ids=("svc.coverage_ledger",)),
+    # --- the ingestion roster: the manifest, changed by the operator ------------------------------
+    Operation("spine.selection.get", "GET", "/v2/selection", schema_ids=SELECTION, params=PAGE),
+    Operation("spine.selection.set", "POST", "/v2/selection", "COMMAND", SELECTION, body=SelectionBody),
+    Operation("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND", SELECTION, body=SelectionBody),
     # --- streams --------------------------------------------------------------------------------
     Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope",),
               params=("instrument_id", "resolution", "channel")),
@@ -118,13 +135,6 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.orders.cancel", "POST", "/v2/orders/cancel", "COMMAND", serving="elsewhere",
               requires_paper=True, requires_confirmation=True),
     _elsewhere("spine.commands.get", "GET", "/v2/commands/{id}"),
-    # Integration-specific documents (selection row, search query/result) are not in the schema
-    # set yet: these answer "not yet" until they are.
-    _deferred("spine.selection.get", "GET", "/v2/selection"),
-    _deferred("spine.selection.set", "POST", "/v2/selection", "COMMAND"),
-    _deferred("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND"),
-    _deferred("spine.instruments.search", "POST", "/v2/instruments/search"),
-    _deferred("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}"),
     _elsewhere("spine.screener.features", "GET", "/v2/screener/features", schemas=("svc.feature_spec",)),
     _elsewhere("spine.screener.health", "GET", "/v2/screener/health", schemas=("svc.screener_health",)),
     _elsewhere("spine.screener.instrument", "GET", "/v2/screener/instrument/{id}", schemas=("svc.feature_row",)),

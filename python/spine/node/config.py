@@ -16,7 +16,9 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["ConfigError", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+__all__ = ["ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+
+DeploymentMode = Literal["public-readonly", "private-operator"]
 
 
 class ConfigError(ValueError):
@@ -64,6 +66,9 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     host: str = "127.0.0.1"
     port: int = 8700
     log_level: str = "ERROR"
+    #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
+    #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
+    deployment_mode: str = "public-readonly"
     sim: SimConfig = SimConfig()
 
     def __post_init__(self) -> None:
@@ -71,6 +76,12 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError("capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required")
         if not 0 < self.port < 65_536:
             raise ConfigError(f"port {self.port}: allowed 1..65535")
+
+    @property
+    def mode(self) -> DeploymentMode:
+        """Only an exact ``private-operator`` unlocks the mutating routes; unset or anything
+        else (a typo included) resolves to ``public-readonly``, the safe side."""
+        return "private-operator" if self.deployment_mode == "private-operator" else "public-readonly"
 
     @property
     def catalog_dir(self) -> Path:
@@ -82,7 +93,7 @@ ENVIRONMENT = {
     "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
     "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
     "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-    "SPINE_LOG_LEVEL": "log_level",
+    "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
 }
 
 

@@ -205,6 +205,14 @@ class CoverageLedger:
             raise KeyError(instrument_id)
         return self._document("instrument", [instrument_id], None)
 
+    def eligible(self, instrument_id: str) -> list[str]:
+        """The channels ``instrument_id`` is eligible for, in ledger order; empty for an
+        instrument this shard did not discover (or before discovery)."""
+        entry = self._instruments.get(instrument_id)
+        if entry is None:
+            return []
+        return [channel for channel, state in entry.channels.items() if state.subscription is not None]
+
     def _listed(self, instrument_id: str, view: str) -> bool:
         channels = self._instruments[instrument_id].channels.values()
         if view == "failures":

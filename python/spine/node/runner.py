@@ -24,9 +24,11 @@ from nautilus_trader.live.node import TradingNode
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
 from spine.node.config import NodeConfig
+from spine.node.connection import ConnectionWatch
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
+from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
@@ -35,15 +37,6 @@ from spine.node.store import AdmissionRefused, CatalogStore, Floors
 __all__ = ["VenueNode", "load_manifest"]
 
 log = logging.getLogger("spine.node")
-
-
-def load_manifest(path: str | None) -> frozenset[str] | None:
-    """The retained-ingestion manifest: one instrument id per line (``#`` comments); ``None``
-    when no manifest is configured (every instrument is then ``unmanaged``)."""
-    if path is None:
-        return None
-    lines = Path(path).read_text().splitlines()
-    return frozenset(line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#"))
 
 
 class VenueNode:
@@ -71,6 +64,7 @@ class VenueNode:
                                     exhausted=self._exhausted, ledger=self.ledger, status=self.status)
         self.node: TradingNode | None = None
         self.clients: list[Any] = []
+        self.connection = ConnectionWatch(self.status, self.clients)
         self._tasks: list[asyncio.Task[None]] = []
         self.refused_writes = 0
         self.reloaded = self._reload()
@@ -200,6 +194,7 @@ class VenueNode:
         ``serve_http`` the node's HTTP app runs on Granian in this same loop."""
         node = self.node or self.build(asyncio.get_running_loop())
         task = asyncio.create_task(node.run_async())
+        self._tasks.append(asyncio.create_task(self.connection.watch()))
         server = self._http_server() if serve_http else None
         http_task = asyncio.create_task(server.serve()) if server is not None else None
         loop = asyncio.get_running_loop()

@@ -2,7 +2,8 @@
 
 Each document mirrors its schema in ``schemas/`` field for field; the schema stays the
 authority (cross-field rules such as ``history_terminal`` live only there). Node documents
-(health, status, coverage, hydration, registry, engine status) are in ``node_documents``;
+(health, status, coverage, hydration, registry, engine status) are in ``node_documents``, the
+integration-specific ones (selection, search, connection) in ``integration_documents``;
 :data:`DOCUMENT_TYPES` maps every schema id to its Struct type.
 """
 
@@ -285,6 +286,9 @@ class InstrumentPage(Document, kw_only=True):
     next_cursor: Cursor
 
 
+# Imported here, not at the top: the integration documents embed InstrumentRef (above).
+from spine.wire import integration_documents as integration  # noqa: E402
+
 DOCUMENT_TYPES: Mapping[str, Any] = MappingProxyType(
     {
         "svc.error_envelope": ErrorEnvelope,
@@ -299,6 +303,7 @@ DOCUMENT_TYPES: Mapping[str, Any] = MappingProxyType(
         "svc.facts_page": FactsPage,
         **node.NODE_DOCUMENT_TYPES,
         **features.FEATURE_DOCUMENT_TYPES,
+        **integration.INTEGRATION_DOCUMENT_TYPES,
     }
 )
 """Every schema id and the type ``msgspec.json.decode`` takes for it (a union for frames)."""

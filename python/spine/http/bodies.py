@@ -1,0 +1,86 @@
+"""POST bodies: one sealed msgspec Struct per body, decoded strictly, and described in the
+OpenAPI document from the same Structs.
+
+A body is checked in three steps, each with its own answer:
+
+1. the JSON text, by the core's strict parser (the one canonical JSON uses): floats, duplicate
+   keys, invalid UTF-8 and oversized integers are INVALID_BODY naming their JSON path, so an
+   operator's value crosses exactly as typed or not at all;
+2. the keys: anything but an object is INVALID_BODY, keys outside the Struct's fields are
+   UNKNOWN_BODY_KEYS naming the route, every unknown key and the allowed keys;
+3. the values, by msgspec against the Struct: INVALID_BODY naming the path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+
+from spine._core import canonicalize
+from spine.errors import CanonicalJsonError
+from spine.http.errors import HttpError
+from spine.wire.primitives import InstrumentClass
+
+__all__ = ["BODIES", "MAX_BODY_BYTES", "SearchBody", "SelectionBody", "body_schemas", "decode_body"]
+
+#: Large enough for 1,000 ids of 128 characters, pretty-printed; past it a body is refused unread.
+MAX_BODY_BYTES = 1 << 20
+_ID = r"^[!-~]+\.[A-Z][A-Z0-9_]*\Z"
+B = TypeVar("B", bound=msgspec.Struct)
+
+
+class SelectionBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/selection and /v2/selection/remove: ids to add to or remove from the manifest."""
+
+    instrument_ids: Annotated[
+        list[Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)]], msgspec.Meta(min_length=1, max_length=1000)
+    ]
+
+
+class SearchBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/instruments/search: the query's fields; the node fills in the defaults."""
+
+    text: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    instrument_classes: Annotated[list[InstrumentClass], msgspec.Meta(min_length=1)] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 100
+
+
+BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody)
+
+
+def decode_body(route: str, raw: bytes, kind: type[B]) -> B:
+    """``raw`` as a ``kind``, or the :class:`HttpError` of the first step it fails (module docs)."""
+    try:
+        canonicalize(raw)
+    except CanonicalJsonError as error:
+        raise HttpError("INVALID_BODY", f"{route}: {error}") from None
+    try:
+        keys = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
+    except msgspec.ValidationError:
+        raise HttpError("INVALID_BODY", f"{route}: the body must be a JSON object") from None
+    allowed = [field.encode_name for field in msgspec.structs.fields(kind)]
+    unknown = sorted(set(keys).difference(allowed))
+    if unknown:
+        raise HttpError("UNKNOWN_BODY_KEYS", f"{route}: unknown keys {', '.join(unknown)}; "
+                                             f"allowed keys: {', '.join(allowed)}")
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as error:
+        raise HttpError("INVALID_BODY", f"{route}: {error}") from None
+
+
+def body_schemas(ref_template: str) -> dict[str, Any]:
+    """JSON Schemas of every body by Struct name (OpenAPI ``components.schemas``). Patterns are
+    written with ECMA-262 ``$``: the Structs' ``\\Z`` exists only in Python's dialect."""
+    _, components = msgspec.json.schema_components(BODIES, ref_template=ref_template)
+    return {name: _ecma(schema) for name, schema in components.items()}
+
+
+def _ecma(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: re.sub(r"\\Z$", "$", v) if k == "pattern" else _ecma(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_ecma(v) for v in node]
+    return node

@@ -1,0 +1,99 @@
+"""Instrument search: ``POST /v2/instruments/search`` ranks the venue's instruments (as
+``svc.instrument_ref`` documents) against a text and keeps the result, which
+``GET /v2/instruments/search/{id}`` serves again.
+
+Matching is case-insensitive (``str.casefold``) over the symbol, the base, quote and settlement
+currencies and the underlying. Ranking: the symbol equals the text, then some field starts
+with it, then some field contains it; ties by instrument id. The search id is the identity
+``search_id`` of the normalised query and the node's run id, so one query in one run always
+has the same id; the newest :data:`KEPT` results are kept in memory.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Collection, Iterable
+from typing import Any, get_args
+
+from spine._core import WIRE_VERSION, identity
+from spine.http.bodies import SearchBody
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.node.projection import instrument_doc
+from spine.wire.primitives import InstrumentClass
+
+__all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]
+
+KEPT = 256
+SEARCHED_FIELDS = ("symbol", "base_currency", "quote_currency", "settlement_currency", "underlying")
+_CLASSES = get_args(InstrumentClass)
+_SEARCH_ID = re.compile(r"[0-9a-f]{64}")
+
+
+def _tier(doc: dict[str, Any], needle: str) -> int | None:
+    """0: exact symbol; 1: some field starts with the text; 2: some field contains it."""
+    symbol = doc["symbol"].casefold()
+    if symbol == needle:
+        return 0
+    fields = [symbol, *(doc[name].casefold() for name in SEARCHED_FIELDS[1:] if doc[name])]
+    if any(field.startswith(needle) for field in fields):
+        return 1
+    if any(needle in field for field in fields):
+        return 2
+    return None
+
+
+def rank(docs: Iterable[dict[str, Any]], text: str, classes: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """The instrument documents matching ``text`` (and in ``classes``, when given), best first."""
+    needle = text.casefold()
+    scored = []
+    for doc in docs:
+        if classes is not None and doc["instrument_class"] not in classes:
+            continue
+        tier = _tier(doc, needle)
+        if tier is not None:
+            scored.append((tier, doc["instrument_id"], doc))
+    scored.sort(key=lambda entry: entry[:2])
+    return [doc for _, _, doc in scored]
+
+
+def _query(body: SearchBody) -> dict[str, Any]:
+    """The accepted query with its defaults filled; classes distinct, in the vocabulary's order."""
+    classes = body.instrument_classes
+    return {"version": WIRE_VERSION, "schema_id": "svc.search_query", "schema_version": 1, "text": body.text,
+            "instrument_classes": None if classes is None else [c for c in _CLASSES if c in classes],
+            "limit": body.limit}
+
+
+class SearchHandlers:
+    """The two search routes over one :class:`~spine.node.runner.VenueNode`."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.kept: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def instruments_search(self, query: Query, params: dict[str, str], body: SearchBody) -> dict[str, Any]:
+        accepted = _query(body)
+        search_id = identity("search_id", {"query": accepted, "run_id": self.node.status.run_id})
+        docs = (instrument_doc(instrument) for instrument in self.node.actor.cache.instruments())
+        matches = rank(docs, body.text, accepted["instrument_classes"])
+        result = {"version": WIRE_VERSION, "schema_id": "svc.search_result", "schema_version": 1,
+                  "search_id": search_id, "query": accepted, "items": matches[: body.limit],
+                  "total": len(matches), "ts_event": str(time.time_ns())}
+        self.kept[search_id] = result
+        self.kept.move_to_end(search_id)
+        while len(self.kept) > KEPT:
+            self.kept.popitem(last=False)
+        return result
+
+    def instruments_search_result(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        search_id = params["id"]
+        if not _SEARCH_ID.fullmatch(search_id):
+            raise HttpError("INVALID_PARAMETER", f"id={search_id!r} is not a search id (64 lowercase hex digits)")
+        result = self.kept.get(search_id)
+        if result is None:
+            raise HttpError("NOT_FOUND", f"no search {search_id} is kept on this node (the newest {KEPT} "
+                                         "of this run are); POST /v2/instruments/search again")
+        return result

@@ -1,0 +1,27 @@
+"""Node configuration: the deployment mode (pinned decision 7), read from the file or
+SPINE_DEPLOYMENT_MODE only; anything but an exact private-operator resolves to public-readonly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spine.node.config import load_config
+
+
+@pytest.mark.parametrize(("value", "mode"), [
+    (None, "public-readonly"), ("public-readonly", "public-readonly"), ("private-operator", "private-operator"),
+    ("Private-Operator", "public-readonly"), ("private-operator ", "public-readonly"), ("", "public-readonly"),
+    ("operator", "public-readonly"),
+])
+def test_the_environment_sets_the_mode_and_unknown_values_are_public(value: str | None, mode: str) -> None:
+    environ = {} if value is None else {"SPINE_DEPLOYMENT_MODE": value}
+    assert load_config(None, environ).mode == mode
+
+
+def test_the_file_sets_the_mode_and_the_environment_overrides_it(tmp_path: Path) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text('deployment_mode = "private-operator"\n')
+    assert load_config(str(path), {}).mode == "private-operator"
+    assert load_config(str(path), {"SPINE_DEPLOYMENT_MODE": "public-readonly"}).mode == "public-readonly"
