@@ -57,11 +57,21 @@ class NodeApp:
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
             self.router.route(op.path, methods=[op.method])(op)
+        # Paths without parameters resolve by one dictionary lookup before the router.
+        self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
+        self._handlers: dict[str, Callable[..., Any]] = {}
         self.openapi = _encode(openapi_document(OPERATIONS))
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
+        if scope.path == "/v2/health" and scope.method == "GET" and not scope.query_string:
+            # The probe path: one comparison and a cached document (see health_bytes).
+            proto.response_bytes(200, JSON, self.handlers.health_bytes())
+            return
+        op: Operation | None = self.static.get((scope.method, scope.path))
+        if op is not None:
+            return await self._serve(op, {}, scope, proto)
         try:
             match = self.router(scope.path, scope.method)
         except InvalidMethodError:
@@ -72,7 +82,9 @@ class NodeApp:
         except NotFoundError:
             return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"),
                                _is_v1(scope.path))
-        op: Operation = match.target
+        await self._serve(match.target, dict(match.params or {}), scope, proto)
+
+    async def _serve(self, op: Operation, params: dict[str, str], scope: Any, proto: Any) -> None:
         v1 = op.wire_version == "v1"
         try:
             if op.serving == "deferred":
@@ -95,14 +107,14 @@ class NodeApp:
                 proto.response_bytes(200, JSON, self.openapi)
                 return
             if op.id == "spine.schemas.get":
-                proto.response_bytes(200, JSON, schema_file((match.params or {})["file"]))
+                proto.response_bytes(200, JSON, schema_file(params["file"]))
                 return
             handler = self._handler(op)
             if op.body is not None:
                 request = decode_body(f"{op.method} {op.path}", await _read_body(proto), op.body)
-                document = handler(query, match.params or {}, request)
+                document = handler(query, params, request)
             else:
-                document = handler(query, match.params or {})
+                document = handler(query, params)
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
@@ -112,8 +124,10 @@ class NodeApp:
             self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
 
     def _handler(self, op: Operation) -> Callable[..., Any]:
-        owners = (self.v1,) if op.wire_version == "v1" else self.v2
-        handler: Callable[..., Any] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
+        handler = self._handlers.get(op.id)
+        if handler is None:
+            owners = (self.v1,) if op.wire_version == "v1" else self.v2
+            handler = self._handlers[op.id] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
         return handler
 
     def _error(self, proto: Any, error: HttpError, v1: bool = False) -> None:
@@ -151,17 +165,18 @@ class NodeApp:
         queue dropped are announced by a resync before what follows them."""
         transport = proto.response_stream(200, SSE)
         disconnected = asyncio.ensure_future(proto.client_disconnect())
+        # A departed client ends the wait at once (no task per wait: this loop runs per
+        # subscriber per wake-up, and 1,000 subscribers wake on every event).
+        disconnected.add_done_callback(lambda _: subscription.interrupt())
         dropped = 0
         try:
             if first:
                 await transport.send_bytes(first)
             while not disconnected.done():
-                pending = asyncio.ensure_future(subscription.next(timeout=self.heartbeat_secs))
-                await asyncio.wait({pending, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-                if not pending.done():
-                    pending.cancel()
+                chunk = await subscription.next(timeout=self.heartbeat_secs)
+                if disconnected.done():
                     break
-                chunk = pending.result() or _heartbeat(V1_VERSION if journal else WIRE_VERSION)
+                chunk = chunk or _heartbeat(V1_VERSION if journal else WIRE_VERSION)
                 if journal is not None and subscription.stats()["dropped"] > dropped:
                     dropped = subscription.stats()["dropped"]
                     chunk = journal.resync(None, "EVENTS_DROPPED") + chunk

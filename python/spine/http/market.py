@@ -9,6 +9,8 @@ from importlib.metadata import version
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import msgspec
+
 from spine._core import WIRE_VERSION
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
@@ -24,6 +26,9 @@ T = TypeVar("T")
 
 FACT_KINDS = ("mark_price", "index_price", "funding_rate", "liquidation")
 DATA_KINDS = ("funding_rate", "index_price", "instrument_status", "mark_price", "option_greeks")
+#: How stale a served health document may be (100 ms).
+HEALTH_REFRESH_NS = 100_000_000
+_encode = msgspec.json.Encoder().encode
 STEP_NS = {"1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600, "4h": 14400, "1d": 86400}
 
 
@@ -38,6 +43,7 @@ class MarketHandlers:
         self.node = node
         self.started_ns = time.time_ns()
         self.bar_pages = BarPages(node)
+        self._health: tuple[int, bytes] = (-HEALTH_REFRESH_NS, b"")
 
     # --- health, status, registry ---------------------------------------------------------------
 
@@ -45,7 +51,16 @@ class MarketHandlers:
         status = self.node.status
         return None if status.lifecycle == "STARTING" else status.document(time.time_ns())
 
-    def health_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+    def health_bytes(self) -> bytes:
+        """The encoded health document, rebuilt at most every ``HEALTH_REFRESH_NS``: health is
+        polled hard (balancers, probes) and must cost about what a constant answer costs. The
+        document's own ts_event says when it was produced."""
+        now = time.monotonic_ns()
+        if now - self._health[0] >= HEALTH_REFRESH_NS:
+            self._health = (now, _encode(self.health_get(None, {})))
+        return self._health[1]
+
+    def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
         engine = self.engine_status()
         reasons = []
         if self.node.refused_writes:
