@@ -104,6 +104,10 @@ class Subscription:
             return b""
         return fanout._hub.drain(self.id)
 
+    def drain(self) -> bytes:
+        """Everything pending now, without waiting (``b""`` once interrupted)."""
+        return b"" if self._interrupted else self._fanout._hub.drain(self.id)
+
     def interrupt(self) -> None:
         """End a pending (and every later) ``next()`` at once with ``b""``: the consumer has
         gone, whatever the queue holds."""

@@ -149,3 +149,30 @@ def test_a_minute_delivered_twice_is_stored_once(tmp_path: Path) -> None:
         store.append(bar(k))
     store.flush()
     assert on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3)]
+
+
+def test_bars_appended_while_a_flush_writes_off_the_loop_are_kept_for_the_next(tmp_path: Path) -> None:
+    import threading
+
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in range(1, 201):
+        store.append(bar(k))
+    writer = threading.Thread(target=store.flush)
+    writer.start()
+    for k in range(201, 401):  # the loop keeps appending meanwhile
+        store.append(bar(k))
+    writer.join()
+    store.flush()
+    assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 401)]
+
+
+def test_a_refused_flush_puts_its_bars_back_before_newer_ones(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=Floors(min_free_inodes=0, max_files=0, min_free_bytes=0))
+    for k in range(1, 4):
+        store.append(bar(k))
+    with pytest.raises(AdmissionRefused):
+        store.flush()
+    store.append(bar(4))
+    store.floors = OPEN
+    store.flush()
+    assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 5)]

@@ -41,13 +41,18 @@ log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
 _encode = msgspec.json.Encoder().encode
+#: A stream writes at most once per linger: events arriving faster than that go out together,
+#: in one send, when the linger since the last send has passed. Slower streams (a bar, a quote
+#: every few ms or more) are never held back.
+LINGER_SECS = 0.005
 
 
 class NodeApp:
     """``__rsgi__`` entry point over one venue node."""
 
-    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0) -> None:
+    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0, linger_secs: float = LINGER_SECS) -> None:
         self.node = node
+        self.linger_secs = linger_secs
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
         self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
@@ -160,20 +165,24 @@ class NodeApp:
         await self._pump(proto, subscription, backlog, self.journal)
 
     async def _pump(self, proto: Any, subscription: Subscription, first: bytes, journal: Journal | None) -> None:
-        """Write ``first``, then whatever the subscriber has pending in one send each time, or
-        a heartbeat after ``heartbeat_secs`` of silence. With a ``journal`` (v1), events the
+        """Write ``first``, then whatever the subscriber has pending in one send each time (at
+        most one send per ``linger_secs``), or a heartbeat after ``heartbeat_secs`` of silence. With a ``journal`` (v1), events the
         queue dropped are announced by a resync before what follows them."""
         transport = proto.response_stream(200, SSE)
         disconnected = asyncio.ensure_future(proto.client_disconnect())
         # A departed client ends the wait at once (no task per wait: this loop runs per
         # subscriber per wake-up, and 1,000 subscribers wake on every event).
         disconnected.add_done_callback(lambda _: subscription.interrupt())
-        dropped = 0
+        dropped, loop = 0, asyncio.get_running_loop()
+        sent = loop.time() - self.linger_secs
         try:
             if first:
                 await transport.send_bytes(first)
             while not disconnected.done():
                 chunk = await subscription.next(timeout=self.heartbeat_secs)
+                if chunk and (wait := sent + self.linger_secs - loop.time()) > 0:
+                    await asyncio.sleep(wait)
+                    chunk += subscription.drain()
                 if disconnected.done():
                     break
                 chunk = chunk or _heartbeat(V1_VERSION if journal else WIRE_VERSION)
@@ -181,6 +190,7 @@ class NodeApp:
                     dropped = subscription.stats()["dropped"]
                     chunk = journal.resync(None, "EVENTS_DROPPED") + chunk
                 await transport.send_bytes(chunk)
+                sent = loop.time()
         except Exception:  # noqa: BLE001 - the client went away mid-send
             pass
         finally:

@@ -65,6 +65,9 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     manifest: str | None = None
     host: str = "127.0.0.1"
     port: int = 8700
+    #: Pending connections the listener queues; Granian also bounds requests in flight by it,
+    #: so it caps concurrent streams (1,000 SSE subscribers need more than the default 128).
+    http_backlog: int = 4_096
     log_level: str = "ERROR"
     #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
     #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
@@ -74,6 +77,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     def __post_init__(self) -> None:
         if self.capacity < 1 or self.seconds_prefix < 0 or self.flush_secs <= 0 or self.hydrate_minutes < 0:
             raise ConfigError("capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required")
+        if not 0 < self.http_backlog <= 65_535:
+            raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
         if not 0 < self.port < 65_536:
             raise ConfigError(f"port {self.port}: allowed 1..65535")
 

@@ -89,6 +89,10 @@ class Hydrator:
         """Start every instrument, one request at a time, yielding to the loop between them."""
         self.book.register(instrument_ids, self.now())
         for instrument_id in instrument_ids:
+            # Every window is fixed before the first await: live bars reaching an empty series
+            # while earlier instruments hydrate must not move its window above them.
+            self.window(instrument_id)
+        for instrument_id in instrument_ids:
             self.book.start(instrument_id, self.now())
             await self.attempt(instrument_id)
             await asyncio.sleep(0)

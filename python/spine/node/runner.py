@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import logging
 import time
 from pathlib import Path
@@ -130,28 +131,43 @@ class VenueNode:
     def flush(self) -> None:
         """Write every pending closed bar (refusals are counted; the bars stay pending). A
         flush that wrote everything is a checkpoint of the run."""
-        complete = True
-        for channel, store in self.stores.items():
-            try:
-                store.flush(functools.partial(self._series_bars, channel=channel))
-            except AdmissionRefused as refused:
-                complete = False
-                self.refused_writes += 1
-                self.status.record_error(f"catalog write refused ({channel}): {refused}")
-                log.warning("catalog write refused (%s): %s", channel, refused)
-        if complete and self.status.lifecycle == "RUNNING":
-            self.status.checkpoint()  # the actor resumes the run with its next bar
+        self._flushed(self._write_pending())
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
         (which also makes late bars durable). Refusals are counted like flushes."""
-        self.flush()
+        self._flushed(self._write_pending(consolidate=True))
+
+    async def flush_off_loop(self, *, consolidate: bool = False) -> None:
+        """:meth:`flush` (or :meth:`consolidate`) with the file writing on a worker thread: a
+        flush writes a file per bar type, tenths of a second the loop's streams and requests
+        must not wait for. Counters and status change back on the loop."""
+        self._flushed(await asyncio.to_thread(self._write_pending, consolidate=consolidate))
+
+    def _write_pending(self, *, consolidate: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+        """Write every store; the refusals met, as (what, channel, refusal)."""
+        refusals = []
         for channel, store in self.stores.items():
+            series_bars = functools.partial(self._series_bars, channel=channel)
             try:
-                store.consolidate(functools.partial(self._series_bars, channel=channel))
+                store.flush(series_bars)
             except AdmissionRefused as refused:
-                self.refused_writes += 1
-                self.status.record_error(f"catalog consolidation refused ({channel}): {refused}")
+                refusals.append(("write", channel, refused))
+                continue
+            if consolidate:
+                try:
+                    store.consolidate(series_bars)
+                except AdmissionRefused as refused:
+                    refusals.append(("consolidation", channel, refused))
+        return refusals
+
+    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> None:
+        for what, channel, refused in refusals:
+            self.refused_writes += 1
+            self.status.record_error(f"catalog {what} refused ({channel}): {refused}")
+            log.warning("catalog %s refused (%s): %s", what, channel, refused)
+        if not refusals and self.status.lifecycle == "RUNNING":
+            self.status.checkpoint()  # the actor resumes the run with its next bar
 
     def _http_server(self) -> Any:
         from granian.constants import Interfaces
@@ -161,7 +177,7 @@ class VenueNode:
         from spine.http.app import build_app
 
         return Server(build_app(self), address=self.config.host, port=self.config.port,
-                      interface=Interfaces.RSGI, log_level=LogLevels.warning)
+                      interface=Interfaces.RSGI, log_level=LogLevels.warning, backlog=self.config.http_backlog)
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
@@ -193,6 +209,11 @@ class VenueNode:
         """Run until ``stop`` is set, flushing periodically; always stops and persists. With
         ``serve_http`` the node's HTTP app runs on Granian in this same loop."""
         node = self.node or self.build(asyncio.get_running_loop())
+        # What start-up built (the framework, instruments, modules) lives as long as the node:
+        # moved out of the collector's generations, full collections stop re-walking it, which
+        # is what held streams and requests back for tens of milliseconds.
+        gc.collect()
+        gc.freeze()
         task = asyncio.create_task(node.run_async())
         self._tasks.append(asyncio.create_task(self.connection.watch()))
         server = self._http_server() if serve_http else None
@@ -204,11 +225,10 @@ class VenueNode:
                 try:
                     await asyncio.wait_for(stop.wait(), self.config.flush_secs)
                 except TimeoutError:
-                    if loop.time() >= next_consolidation:
-                        self.consolidate()
+                    due = loop.time() >= next_consolidation
+                    await self.flush_off_loop(consolidate=due)
+                    if due:
                         next_consolidation = loop.time() + self.config.consolidation_secs
-                    else:
-                        self.flush()
                 if task.done():
                     break
         finally:

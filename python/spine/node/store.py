@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ class CatalogStore:
         self._recover()
         self.catalog = ParquetDataCatalog(str(root))
         self._pending: dict[str, list[Bar]] = {}
+        # Flushes run off the event loop (see VenueNode): one writer at a time, and the pending
+        # bars are swapped out under a lock the loop's appends take only for an instant.
+        self._writing = threading.RLock()
+        self._queueing = threading.Lock()
         self._last: dict[str, int] = {}
         self._count: dict[str, int] = {}
 
@@ -152,7 +157,8 @@ class CatalogStore:
 
     def append(self, bar: Bar) -> None:
         """Queue one closed bar for the next flush."""
-        self._pending.setdefault(str(bar.bar_type), []).append(bar)
+        with self._queueing:
+            self._pending.setdefault(str(bar.bar_type), []).append(bar)
 
     def last_close(self, bar_type: str) -> int | None:
         if bar_type not in self._last:
@@ -164,8 +170,22 @@ class CatalogStore:
     def flush(self, series_bars: Callable[[str], list[Bar]] | None = None) -> None:
         """Write every bar type's pending bars newer than its last durable close, one file each.
         ``series_bars(bar_type)`` gives the series' retained bars, used when retention forces a
-        rewrite. A refusal leaves the bars pending and re-raises."""
-        for bar_type, bars in list(self._pending.items()):
+        rewrite. A refusal leaves the bars pending and re-raises. Safe off the event loop: bars
+        appended meanwhile wait for the next flush."""
+        with self._writing:
+            with self._queueing:
+                pending, self._pending = self._pending, {}
+            try:
+                self._write(pending, series_bars)
+            finally:
+                if pending:  # not written (a refusal): back in front of what came meanwhile
+                    with self._queueing:
+                        for bar_type, bars in pending.items():
+                            self._pending[bar_type] = bars + self._pending.get(bar_type, [])
+
+    def _write(self, pending: dict[str, list[Bar]], series_bars: Callable[[str], list[Bar]] | None) -> None:
+        """Write ``pending`` bar type by bar type, removing each once it is durable."""
+        for bar_type, bars in list(pending.items()):
             last = self.last_close(bar_type) or -1
             # One bar per close: history and the live feed can both deliver a minute (the
             # series keeps the first; so does the store).
@@ -175,15 +195,15 @@ class CatalogStore:
                     first.setdefault(b.ts_init, b)
             fresh = [first[ts] for ts in sorted(first)]
             if not fresh:
-                self._pending.pop(bar_type)
+                pending.pop(bar_type)
                 continue
             if self._count[bar_type] + len(fresh) > self.capacity and series_bars is not None:
                 self.rewrite(bar_type, series_bars(bar_type))
-                self._pending.pop(bar_type)
+                pending.pop(bar_type)
                 continue
             self.admit()
             self._staged(fresh)
-            self._pending.pop(bar_type)
+            pending.pop(bar_type)
             self._last[bar_type] = fresh[-1].ts_init
             self._count[bar_type] += len(fresh)
             self.counters.bars_written += len(fresh)
@@ -191,6 +211,10 @@ class CatalogStore:
     def rewrite(self, bar_type: str, bars: list[Bar]) -> None:
         """Replace a bar type's files with the newest ``capacity - slack`` of ``bars`` (the
         series, which includes late bars): retention, repairs and consolidation in one file."""
+        with self._writing:
+            self._rewrite(bar_type, bars)
+
+    def _rewrite(self, bar_type: str, bars: list[Bar]) -> None:
         keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity - self.slack):]
         self.admit()
         directory = Path(self.catalog._make_path(Bar, bar_type))
@@ -213,11 +237,12 @@ class CatalogStore:
         """Merge each bar type with more than one file (or with late bars waiting) into one
         file rewritten from its series; returns the bar types rewritten."""
         rewritten = 0
-        for bar_type in self.bar_types():
-            directory = self.root / "data" / "bar" / bar_type
-            if len(list(directory.glob("*.parquet"))) > 1:
-                self.rewrite(bar_type, series_bars(bar_type))
-                rewritten += 1
+        with self._writing:
+            for bar_type in self.bar_types():
+                directory = self.root / "data" / "bar" / bar_type
+                if len(list(directory.glob("*.parquet"))) > 1:
+                    self._rewrite(bar_type, series_bars(bar_type))
+                    rewritten += 1
         return rewritten
 
     # --- reading ----------------------------------------------------------------------------------
