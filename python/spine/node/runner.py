@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import logging
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
 from spine.node.config import NodeConfig
 from spine.node.connection import ConnectionWatch
+from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
@@ -209,11 +209,7 @@ class VenueNode:
         """Run until ``stop`` is set, flushing periodically; always stops and persists. With
         ``serve_http`` the node's HTTP app runs on Granian in this same loop."""
         node = self.node or self.build(asyncio.get_running_loop())
-        # What start-up built (the framework, instruments, modules) lives as long as the node:
-        # moved out of the collector's generations, full collections stop re-walking it, which
-        # is what held streams and requests back for tens of milliseconds.
-        gc.collect()
-        gc.freeze()
+        settle_heap()
         task = asyncio.create_task(node.run_async())
         self._tasks.append(asyncio.create_task(self.connection.watch()))
         server = self._http_server() if serve_http else None
