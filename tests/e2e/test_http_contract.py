@@ -74,7 +74,8 @@ def get(url: str) -> tuple[int, Any]:
         with urllib.request.urlopen(url, timeout=10) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        with error:  # closed now, not whenever the collector finds it (a ResourceWarning then)
+            return error.code, json.loads(error.read())
 
 
 def post(url: str, body: object) -> tuple[int, Any]:
@@ -85,7 +86,8 @@ def post(url: str, body: object) -> tuple[int, Any]:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+        with error:  # closed now, not whenever the collector finds it (a ResourceWarning then)
+            return error.code, json.loads(error.read())
 
 
 def envelope(got: tuple[int, Any], status: int, symbol: str) -> str:
@@ -198,7 +200,8 @@ def test_a_wrong_method_is_405(base: str) -> None:
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(request, timeout=10)
     assert error.value.code == 405
-    body = json.loads(error.value.read())
+    with error.value:
+        body = json.loads(error.value.read())
     validate(body, "svc.error_envelope")
     assert body["error"]["detail"].startswith("METHOD_NOT_ALLOWED: ")
 

@@ -34,7 +34,8 @@ def refused(base: str, path: str, status: int, symbol: str, method: str = "GET")
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
     assert caught.value.code == status
-    body = json.loads(caught.value.read())
+    with caught.value:
+        body = json.loads(caught.value.read())
     validate(body, "v1.error_envelope")
     assert body["error"]["detail"].startswith(symbol + ": "), body
 
