@@ -45,6 +45,8 @@ _encode = msgspec.json.Encoder().encode
 #: in one send, when the linger since the last send has passed. Slower streams (a bar, a quote
 #: every few ms or more) are never held back.
 LINGER_SECS = 0.005
+#: Parsed queries kept (cleared when full).
+QUERY_MEMO = 1_024
 
 
 class NodeApp:
@@ -65,6 +67,7 @@ class NodeApp:
         # Paths without parameters resolve by one dictionary lookup before the router.
         self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
         self._handlers: dict[str, Callable[..., Any]] = {}
+        self._queries: dict[tuple[str, str], Query] = {}
         self.openapi = _encode(openapi_document(OPERATIONS))
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
@@ -103,7 +106,7 @@ class NodeApp:
                                                     f"mode is {self.node.config.mode} (set server-side only, by "
                                                     "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
                                                     "private-operator allows it")
-            query = Query(scope.query_string, op.params)
+            query = self._query(op, scope.query_string)
             if op.id == "spine.v1.stream":
                 return await self._v1_stream(query, scope.headers, proto)
             if op.effect == "STREAM":
@@ -127,6 +130,18 @@ class NodeApp:
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
             self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
+
+    def _query(self, op: Operation, raw: str) -> Query:
+        """The checked query; a repeated one (a client polling a page) is parsed once. Queries
+        are read-only once parsed; a refused one raises and is never kept."""
+        key = (op.id, raw)
+        query = self._queries.get(key)
+        if query is None:
+            query = Query(raw, op.params)
+            if len(self._queries) >= QUERY_MEMO:
+                self._queries.clear()
+            self._queries[key] = query
+        return query
 
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)

@@ -57,10 +57,18 @@ class BarPages:
     def __init__(self, node: Any) -> None:
         self.node = node
         self._cache: OrderedDict[BarRequest, tuple[int, object, bytes]] = OrderedDict()
+        #: Raw query string -> its checked request: a repeated query skips parsing (its checks
+        #: cannot change: instruments are only ever added, cursors stay valid for the process).
+        self._requests: dict[str, BarRequest] = {}
 
     def get(self, query: Query) -> bytes:
         """The v2 response body: a ``svc.bar_envelope`` page, from the cache when fresh."""
-        request = self.request(query)
+        request = self._requests.get(query.raw)
+        if request is None:
+            request = self.request(query)
+            if len(self._requests) >= CACHE_ENTRIES:
+                self._requests.clear()
+            self._requests[query.raw] = request
         series = self.node.book.series(request.instrument_id, request.channel)
         # The coverage document is itself cached by the actor: the same object while the
         # series and the observed watermark are unchanged.

@@ -24,6 +24,7 @@ class Query:
 
     def __init__(self, raw: str, allowed: Iterable[str]) -> None:
         allowed = frozenset(allowed)
+        self.raw = raw
         self._values: dict[str, str] = {}
         for key, value in parse_qsl(raw, keep_blank_values=True, strict_parsing=False):
             if key not in allowed:
