@@ -8,7 +8,7 @@
 //! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
 //! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::error::FeatureError;
 use super::layout::Layout;
@@ -43,6 +43,50 @@ pub struct Universe {
     layout: Arc<Layout>,
     instruments: Vec<Instrument>,
     closed: Vec<Closed>,
+}
+
+/// A minute with at least this many bars may split over two threads (below it, starting a
+/// thread costs more than half the work).
+const PARALLEL_MIN: usize = 256;
+
+/// Threads this process may run at once.
+static THREADS: LazyLock<usize> =
+    LazyLock::new(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+
+/// Close `bars` (instrument indexes from `base`) over `instruments`, in order.
+fn close_run(
+    instruments: &mut [Instrument],
+    base: u32,
+    bars: &[(u32, Bar)],
+    closed: &mut Vec<Closed>,
+    updated: &mut Vec<Updated>,
+) -> Result<(), FeatureError> {
+    for (k, &(index, bar)) in bars.iter().enumerate() {
+        // Two bars ahead: far enough for the loads to land, near enough to stay cached.
+        touch(instruments, base, bars.get(k + 2));
+        instruments[(index - base) as usize].close_minute(index, bar, closed, updated)?;
+    }
+    Ok(())
+}
+
+/// Load the packed state of the resolutions `next` will update, ahead of time: a state's
+/// update would wait on its cache misses kernel after kernel, while these loads, independent
+/// of the work in between, overlap. Performance only: nothing changes.
+fn touch(instruments: &[Instrument], base: u32, next: Option<&(u32, Bar)>) {
+    let Some(&(index, bar)) = next else {
+        return;
+    };
+    let Some(entry) = instruments.get((index - base) as usize) else {
+        return;
+    };
+    let mut sum = 0.0;
+    for (state, resolution) in entry.states.iter().zip(Resolution::ALL) {
+        // A derived state updates when its bucket closes with this bar.
+        if bar.ts_event % resolution.step_ns() == 0 {
+            sum += state.touch();
+        }
+    }
+    std::hint::black_box(sum);
 }
 
 /// The index of `resolution` in [`Resolution::ALL`] (its declaration order).
@@ -169,9 +213,12 @@ impl Universe {
     /// series, the derived buckets it closes update their resolutions' states, and every
     /// changed row is pushed onto `updated` (per instrument: 1m first, then coarser).
     ///
+    /// A large minute given in instrument order runs on two threads (see `split_point`).
+    ///
     /// # Errors
-    /// An unknown instrument; a malformed bar is counted as rejected by its series and
-    /// skipped, never an error for the whole minute.
+    /// An unknown instrument (nothing is taken then); a malformed bar is counted as rejected
+    /// by its series and skipped, never an error for the whole minute. A volume overflow stops
+    /// its half of the minute (the other half, on a split minute, completes).
     pub fn close_minute(
         &mut self,
         bars: &[(u32, Bar)],
@@ -180,34 +227,52 @@ impl Universe {
         for &(index, _) in bars {
             self.instrument(index)?;
         }
-        let mut closed = std::mem::take(&mut self.closed);
-        for (k, &(index, bar)) in bars.iter().enumerate() {
-            // Two bars ahead: far enough for the loads to land, near enough to stay cached.
-            self.touch(bars.get(k + 2));
-            self.instruments[index as usize].close_minute(index, bar, &mut closed, updated)?;
+        if let Some(split) = self.split_point(bars) {
+            return self.close_split(bars, split, updated);
         }
+        let mut closed = std::mem::take(&mut self.closed);
+        let result = close_run(&mut self.instruments, 0, bars, &mut closed, updated);
         self.closed = closed;
-        Ok(())
+        result
     }
 
-    /// Load the packed state of the resolutions `next` will update, ahead of time: a state's
-    /// update would wait on its cache misses kernel after kernel, while these loads,
-    /// independent of the work in between, overlap. Performance only: nothing changes.
-    fn touch(&self, next: Option<&(u32, Bar)>) {
-        let Some(&(index, bar)) = next else {
-            return;
-        };
-        let Some(entry) = self.instruments.get(index as usize) else {
-            return;
-        };
-        let mut sum = 0.0;
-        for (state, resolution) in entry.states.iter().zip(Resolution::ALL) {
-            // A derived state updates when its bucket closes with this bar.
-            if bar.ts_event % resolution.step_ns() == 0 {
-                sum += state.touch();
-            }
-        }
-        std::hint::black_box(sum);
+    /// Where a minute splits over two threads: a large minute given in instrument order (as
+    /// a screener closes its universe) is halved by position; each half owns its instruments,
+    /// so the rows come out exactly as one thread would give them. None: one thread.
+    fn split_point(&self, bars: &[(u32, Bar)]) -> Option<usize> {
+        let ordered = bars.windows(2).all(|pair| pair[0].0 < pair[1].0);
+        (bars.len() >= PARALLEL_MIN && ordered && *THREADS > 1).then_some(bars.len() / 2)
+    }
+
+    fn close_split(
+        &mut self,
+        bars: &[(u32, Bar)],
+        split: usize,
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let (left_bars, right_bars) = bars.split_at(split);
+        let first_right = right_bars[0].0;
+        let (left, right) = self.instruments.split_at_mut(first_right as usize);
+        let mut right_updated = Vec::with_capacity(right_bars.len() * 2);
+        let (left_result, right_result) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                close_run(
+                    right,
+                    first_right,
+                    right_bars,
+                    &mut Vec::new(),
+                    &mut right_updated,
+                )
+            });
+            let mut closed = std::mem::take(&mut self.closed);
+            let left_result = close_run(left, 0, left_bars, &mut closed, updated);
+            self.closed = closed;
+            (left_result, worker.join())
+        });
+        updated.append(&mut right_updated);
+        left_result?;
+        // A panic in the worker is a bug; resume it here rather than report a made-up error.
+        right_result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
