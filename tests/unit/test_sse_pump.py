@@ -1,5 +1,6 @@
 """The SSE pump: the first event goes out at once; events arriving faster than the linger go
-out together in one send; a departed client ends the pump without waiting for an event."""
+out together in one send; a departed client ends the pump without waiting for an event; on the
+v1 stream, events a slow subscriber's queue dropped are announced by a resync."""
 
 from __future__ import annotations
 
@@ -74,3 +75,23 @@ def test_without_linger_each_wake_sends_what_is_pending() -> None:
         return proto.transport.sent
 
     assert asyncio.run(scenario()) == [ev(0), ev(1), ev(2)]
+
+
+def test_events_dropped_from_a_slow_v1_subscriber_are_announced_by_resync() -> None:
+    async def scenario() -> list[bytes]:
+        node_app, _ = app(0.0)
+        subscription, backlog = node_app.journal.open(None, None)
+        for k in range(2_100):  # 52 more than the queue holds: the oldest are dropped
+            node_app.journal.record("trade", "A.SIM", ev(k))
+        proto = Proto()
+        pump = asyncio.create_task(node_app._pump(proto, subscription, backlog, node_app.journal))
+        await asyncio.sleep(0.05)
+        proto.gone.set()
+        await asyncio.wait_for(pump, 5)
+        return proto.transport.sent
+
+    first, *_ = asyncio.run(scenario())
+    messages = first.split(b"\n\n")
+    assert messages[0].startswith(b"event: resync\ndata: ") and b'"reason":"EVENTS_DROPPED"' in messages[0]
+    ids = [int(m.split(b"\n")[0][4:]) for m in messages[1:] if m]
+    assert ids == list(range(53, 2_101))

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from types import SimpleNamespace
 from typing import Any
 
-from spine.fanout import FanOut
-from spine.http.app import NodeApp
 from spine.http.v1_stream import Journal
 from spine.node.projection import frame
 
@@ -74,42 +71,3 @@ def test_cursors_outside_the_window_get_resync() -> None:
                                "reason": "CURSOR_EXPIRED"}
     (ahead,) = messages(journal.open(11, None)[1])
     assert ahead["data"]["reason"] == "CURSOR_AHEAD"
-
-
-class Transport:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    async def send_bytes(self, data: bytes) -> None:
-        self.sent.append(data)
-
-
-class Proto:
-    """An RSGI protocol stand-in: the client leaves once two chunks were written."""
-
-    def __init__(self) -> None:
-        self.transport = Transport()
-
-    def response_stream(self, status: int, headers: list[tuple[str, str]]) -> Transport:
-        return self.transport
-
-    async def client_disconnect(self) -> None:
-        while len(self.transport.sent) < 2:
-            await asyncio.sleep(0.001)
-
-
-def test_events_dropped_from_a_slow_subscriber_are_announced_by_resync() -> None:
-    node = SimpleNamespace(hub=FanOut(), status=SimpleNamespace(run_id="run-1"), book={})
-    app = NodeApp(node, heartbeat_secs=0.05)
-
-    async def scenario() -> list[bytes]:
-        subscription, backlog = app.journal.open(None, None)
-        publish(app.journal, 2_100)  # 52 more than the queue holds: the oldest are dropped
-        proto = Proto()
-        await app._pump(proto, subscription, backlog, app.journal)
-        return proto.transport.sent
-
-    first, *_ = asyncio.run(scenario())
-    got = messages(first)
-    assert got[0]["event"] == "resync" and got[0]["data"]["reason"] == "EVENTS_DROPPED"
-    assert [int(m["id"]) for m in got[1:]] == list(range(53, 2_101))
