@@ -118,3 +118,32 @@ def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> 
     assert coverage["retention_state"] == "retained" and not coverage["history_terminal"]
     unmanaged = VenueNode(msgspec.convert({"data_dir": str(tmp_path / "other")}, NodeConfig))
     assert unmanaged.retention_state("SOLUSDT.SIM") == "unmanaged"
+
+
+def test_hydration_through_the_frameworks_request_bars(tmp_path: Path, monkeypatch: object) -> None:
+    """The adapters' path (Binance, Bybit, ...): history asked with the framework's
+    request_bars, answered by the client's ``_request_bars`` (the SIM client implements it, as
+    an adapter does). History fills the series; an empty answer is no history; an adapter that
+    never answers (the framework has no failure response) is retried as transient."""
+    from spine.node.hydrator import FrameworkHistory
+
+    sources: list[FrameworkHistory] = []
+
+    def framework(self: VenueNode, client: object) -> FrameworkHistory:
+        sources.append(FrameworkHistory(self.actor, timeout_secs=0.3))
+        return sources[-1]
+
+    monkeypatch.setattr(VenueNode, "_history_source", framework)  # type: ignore[attr-defined]
+    node = VenueNode(config(tmp_path, START))
+    asyncio.run(run(node, 3.0))
+    assert sources and node.hydrator is not None
+    book = node.hydration
+    assert book.state("BTCUSDT.SIM") == "READY" and book.bars("BTCUSDT.SIM") >= 55
+    btc = node.book.series("BTCUSDT.SIM", "EXTERNAL")
+    first = btc.coverage()[0][0]
+    assert first <= START - 55 * MINUTE  # the hour before the start came from history
+    assert book.state("ETHUSDT.SIM") == "NO_HISTORY"
+    assert book.state("SOLUSDT.SIM") == "READY"  # two unanswered requests, then history
+    assert [r[0] for r in node.hydrator.requests].count("SOLUSDT.SIM") == 3
+    assert book.state("BNBUSDT.SIM") in ("RETRY_WAIT", "HYDRATING", "FAILED")
+    assert node.actor._history == {}  # nothing left collecting

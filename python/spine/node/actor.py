@@ -122,6 +122,8 @@ class IngestionActor(Actor):
         #: Every ledger channel some discovered instrument is eligible for.
         self.kinds: frozenset[str] = frozenset()
         self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None, bool], dict[str, Any]]] = {}
+        #: Bar type -> the history bars collected for a pending request_bars.
+        self._history: dict[str, list[Any]] = {}
 
     # --- start --------------------------------------------------------------------------------
 
@@ -338,6 +340,22 @@ class IngestionActor(Actor):
         self.facts.setdefault(kind, {})[document["instrument_id"]] = document
         self.counters.facts += 1
         self.hub.publish(kind, document["instrument_id"], frame(kind, document))
+
+    # --- history answers (request_bars) ---------------------------------------------------------
+
+    def collect_history(self, bar_type: str) -> list[Any]:
+        """Collect the history bars of ``bar_type`` until :meth:`stop_collecting` (the list
+        fills as the framework hands the answer over)."""
+        return self._history.setdefault(bar_type, [])
+
+    def stop_collecting(self, bar_type: str) -> None:
+        self._history.pop(bar_type, None)
+
+    @_guarded
+    def on_historical_data(self, data: Any) -> None:
+        collecting = self._history.get(str(getattr(data, "bar_type", "")))
+        if collecting is not None:
+            collecting.append(data)
 
     @_guarded
     def on_mark_price(self, update: Any) -> None:

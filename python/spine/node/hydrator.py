@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,9 +23,10 @@ from spine.node.hydration import HydrationBook
 from spine.node.series_book import SeriesBook, bar_type_of, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore
 
-__all__ = ["Answer", "HistorySource", "Hydrator", "SimHistory"]
+__all__ = ["Answer", "FrameworkHistory", "HistorySource", "Hydrator", "SimHistory"]
 
 MINUTE_NS = 60 * 10**9
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,47 @@ class SimHistory:
         instrument = next(i for i in self._client._instruments if str(i.id) == instrument_id)
         bars = [self._client.candle_bar(instrument, candle) for candle in answer.candles]
         return Answer(answer.outcome, bars, answer.error)
+
+
+class FrameworkHistory:
+    """History through the framework's ``request_bars``: what every nautilus adapter (Binance,
+    Bybit, ...) implements. The actor collects the answer's bars; the request's callback says
+    the answer is complete. The framework has no failure response: an adapter that fails
+    answers nothing, which after ``timeout_secs`` is a transient failure (retried on the
+    book's backoff until its attempts run out). An empty answer is no history."""
+
+    def __init__(self, actor: Any, timeout_secs: float = 30.0) -> None:
+        self._actor = actor
+        self.timeout_secs = timeout_secs
+
+    async def fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> Answer:
+        from nautilus_trader.model.data import BarType
+
+        bar_type = BarType.from_str(bar_type_of(instrument_id, "1m", "EXTERNAL"))
+        answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        bars = self._actor.collect_history(str(bar_type))
+        try:
+            self._actor.request_bars(bar_type, start=_utc(start_ns), end=_utc(end_ns),
+                                     callback=lambda _request_id: _resolve(answered))
+            await asyncio.wait_for(answered, self.timeout_secs)
+        except TimeoutError:
+            return Answer("transient", error=f"no history answer for {instrument_id} within {self.timeout_secs:g} s")
+        except Exception as error:  # noqa: BLE001 - the request itself was refused: say why
+            return Answer("failed", error=f"history request for {instrument_id} refused: {error}")
+        finally:
+            self._actor.stop_collecting(str(bar_type))
+        inside = sorted((b for b in bars if start_ns < b.ts_event <= end_ns), key=lambda b: b.ts_event)
+        return Answer("history" if inside else "no_history", inside)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _utc(ns: int) -> datetime:
+    """Nanoseconds as an aware datetime (exact to the microsecond; windows are whole minutes)."""
+    return EPOCH + timedelta(microseconds=ns // 1_000)
 
 
 class Hydrator:

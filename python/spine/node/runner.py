@@ -27,7 +27,7 @@ from spine.node.config import NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
-from spine.node.hydrator import Hydrator, SimHistory
+from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
 from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
@@ -117,13 +117,15 @@ class VenueNode:
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
 
-    def _hydrator_for(self, client: Any) -> Hydrator | None:
-        """History comes from the venue client: the simulated venue answers directly."""
-        if not hasattr(client, "history"):
-            return None  # nautilus adapters: hydration through request_bars is not wired yet
+    def _hydrator_for(self, client: Any) -> Hydrator:
+        """History comes from the venue client: the simulated venue answers directly (it can
+        tell every outcome apart); an adapter answers the framework's request_bars."""
+        now = getattr(client, "venue_now", time.time_ns)
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
-                        source=SimHistory(client), now=client.venue_now,
-                        window_minutes=self.config.hydrate_minutes)
+                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes)
+
+    def _history_source(self, client: Any) -> HistorySource:
+        return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
 
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)
