@@ -1,0 +1,82 @@
+//! [`AnyKernel`]: one kernel of any kind, dispatched through a `match` (no dynamic
+//! dispatch: one inlined `match` per bar).
+
+use super::*;
+
+/// One kernel of any kind: static dispatch through a `match`.
+#[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)]
+pub enum AnyKernel {
+    Sma(Sma),
+    Ema(Ema),
+    Rsi(Rsi),
+    Atr(Atr),
+    Bollinger(Bollinger),
+    Macd(Macd),
+    Roc(Roc),
+    RealizedVol(RealizedVol),
+    VolumeZscore(VolumeZscore),
+    Vwap(Vwap),
+    Donchian(Donchian),
+    Trend(Trend),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $k:ident => $body:expr) => {
+        match $self {
+            AnyKernel::Sma($k) => $body,
+            AnyKernel::Ema($k) => $body,
+            AnyKernel::Rsi($k) => $body,
+            AnyKernel::Atr($k) => $body,
+            AnyKernel::Bollinger($k) => $body,
+            AnyKernel::Macd($k) => $body,
+            AnyKernel::Roc($k) => $body,
+            AnyKernel::RealizedVol($k) => $body,
+            AnyKernel::VolumeZscore($k) => $body,
+            AnyKernel::Vwap($k) => $body,
+            AnyKernel::Donchian($k) => $body,
+            AnyKernel::Trend($k) => $body,
+        }
+    };
+}
+
+impl Kernel for AnyKernel {
+    #[inline]
+    fn slots(&self) -> usize {
+        dispatch!(self, k => k.slots())
+    }
+
+    #[inline]
+    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        dispatch!(self, k => k.update(slots, bar));
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        // One match per block, then the kernel's own tight loop.
+        dispatch!(self, k => k.warm_block(slots, block));
+    }
+
+    fn warm(&mut self, slots: &mut [f64], bars: &[BarInput]) {
+        dispatch!(self, k => k.warm(slots, bars));
+    }
+
+    fn inputs(&self) -> Inputs {
+        dispatch!(self, k => k.inputs())
+    }
+
+    fn values(&self, slots: &[f64]) -> Outputs {
+        dispatch!(self, k => k.values(slots))
+    }
+
+    fn warmup_bars(&self) -> u64 {
+        dispatch!(self, k => k.warmup_bars())
+    }
+
+    fn bars_seen(&self) -> u64 {
+        dispatch!(self, k => k.bars_seen())
+    }
+
+    fn reset(&mut self) {
+        dispatch!(self, k => k.reset());
+    }
+}
