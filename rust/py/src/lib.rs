@@ -12,6 +12,7 @@ mod errors;
 mod fanout;
 mod features;
 mod key_shapes;
+mod series;
 mod universe;
 mod walk;
 
@@ -29,7 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decimal::parse_timestamp, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns_many, m)?)?;
-    m.add_class::<bars::PySeries>()?;
+    m.add_class::<series::PySeries>()?;
     m.add_class::<bars::PyFoldResult>()?;
     features::register(m)?;
     m.add_class::<fanout::PyHub>()?;
