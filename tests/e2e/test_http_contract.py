@@ -154,6 +154,9 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     assert by_path[("GET", "/v2/bars")]["availability"] == "READY"
     assert by_path[("GET", "/v2/orders")]["availability"] == "UNAVAILABLE"
     assert by_path[("POST", "/v2/orders")]["requires_confirmation"] is True
+    # Served here, refused by this public-readonly host: DISABLED (a private-operator node: READY).
+    assert by_path[("POST", "/v2/selection")]["availability"] == "DISABLED"
+    assert by_path[("POST", "/v2/instruments/search")]["availability"] == "READY"  # a QUERY
     assert all(op["availability"] != "UNPUBLISHED" for op in registry["operations"])
     openapi = get(base + "/v2/openapi.json")[1]
     assert set(openapi["paths"]) == {path for _, path in by_path}

@@ -134,3 +134,13 @@ def test_an_unmanaged_node_has_no_roster_to_change(unmanaged: str, route: str) -
     assert "already selected" in text and "manifest" in text
     row = rows(unmanaged)["BTCUSDT.SIM"]
     assert (row["selected"], row["retention_state"], row["manifest"]) == (True, "unmanaged", None)
+
+
+def test_a_private_operator_node_lists_its_commands_ready(managed: tuple[str, Path]) -> None:
+    base, _ = managed
+    status, registry = get(base + "/v2/registry")
+    assert status == 200
+    validate(registry)
+    by_path = {(op["method"], op["path"]): op for op in registry["operations"]}
+    assert by_path[("POST", "/v2/selection")]["availability"] == "READY"
+    assert by_path[("POST", "/v2/selection/remove")]["availability"] == "READY"

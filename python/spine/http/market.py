@@ -119,7 +119,9 @@ class MarketHandlers:
 
     def registry_entry(self, op: Operation) -> dict[str, Any]:
         availability = {"handler": "READY", "deferred": "UNAVAILABLE", "elsewhere": "UNSUPPORTED"}[op.serving]
-        if op.serving == "handler" and self.node.status.lifecycle == "STARTING":
+        if op.serving == "handler" and op.effect == "COMMAND" and self.node.config.mode != "private-operator":
+            availability = "DISABLED"  # served here, refused by this host's deployment mode (403)
+        elif op.serving == "handler" and self.node.status.lifecycle == "STARTING":
             availability = "WARMING"
         return {"id": op.id, "wire_version": op.wire_version, "effect": op.effect, "method": op.method,
                 "path": op.path, "tool": op.tool, "schema_ids": list(op.schema_ids), "providers": list(op.providers),
