@@ -49,6 +49,9 @@ pub struct Universe {
 /// thread costs more than half the work).
 const PARALLEL_MIN: usize = 256;
 
+/// At most this many threads close one minute.
+const MAX_PARTS: usize = 8;
+
 /// Threads this process may run at once.
 static THREADS: LazyLock<usize> =
     LazyLock::new(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
@@ -213,12 +216,12 @@ impl Universe {
     /// series, the derived buckets it closes update their resolutions' states, and every
     /// changed row is pushed onto `updated` (per instrument: 1m first, then coarser).
     ///
-    /// A large minute given in instrument order runs on two threads (see `split_point`).
+    /// A large minute given in instrument order runs on several threads (see `parts`).
     ///
     /// # Errors
     /// An unknown instrument (nothing is taken then); a malformed bar is counted as rejected
     /// by its series and skipped, never an error for the whole minute. A volume overflow stops
-    /// its half of the minute (the other half, on a split minute, completes).
+    /// its part of the minute (the other parts, on a split minute, complete).
     pub fn close_minute(
         &mut self,
         bars: &[(u32, Bar)],
@@ -227,8 +230,9 @@ impl Universe {
         for &(index, _) in bars {
             self.instrument(index)?;
         }
-        if let Some(split) = self.split_point(bars) {
-            return self.close_split(bars, split, updated);
+        let parts = Self::parts(bars);
+        if parts > 1 {
+            return self.close_split(bars, parts, updated);
         }
         let mut closed = std::mem::take(&mut self.closed);
         let result = close_run(&mut self.instruments, 0, bars, &mut closed, updated);
@@ -236,43 +240,71 @@ impl Universe {
         result
     }
 
-    /// Where a minute splits over two threads: a large minute given in instrument order (as
-    /// a screener closes its universe) is halved by position; each half owns its instruments,
-    /// so the rows come out exactly as one thread would give them. None: one thread.
-    fn split_point(&self, bars: &[(u32, Bar)]) -> Option<usize> {
+    /// How many parts a minute splits into: a large minute given in instrument order (as a
+    /// screener closes its universe) is cut by position into one part per available thread,
+    /// each of at least `PARALLEL_MIN / 2` bars; each part owns its instruments, so the rows
+    /// come out exactly as one thread would give them. 1: one thread.
+    fn parts(bars: &[(u32, Bar)]) -> usize {
         let ordered = bars.windows(2).all(|pair| pair[0].0 < pair[1].0);
-        (bars.len() >= PARALLEL_MIN && ordered && *THREADS > 1).then_some(bars.len() / 2)
+        if bars.len() < PARALLEL_MIN || !ordered {
+            return 1;
+        }
+        (*THREADS)
+            .min(MAX_PARTS)
+            .min(bars.len() / (PARALLEL_MIN / 2))
+            .max(1)
     }
 
     fn close_split(
         &mut self,
         bars: &[(u32, Bar)],
-        split: usize,
+        parts: usize,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let (left_bars, right_bars) = bars.split_at(split);
-        let first_right = right_bars[0].0;
-        let (left, right) = self.instruments.split_at_mut(first_right as usize);
-        let mut right_updated = Vec::with_capacity(right_bars.len() * 2);
-        let (left_result, right_result) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                close_run(
-                    right,
-                    first_right,
-                    right_bars,
-                    &mut Vec::new(),
-                    &mut right_updated,
-                )
-            });
-            let mut closed = std::mem::take(&mut self.closed);
-            let left_result = close_run(left, 0, left_bars, &mut closed, updated);
-            self.closed = closed;
-            (left_result, worker.join())
+        // Part k takes bars [k*n/parts, (k+1)*n/parts) and the instruments from its first
+        // bar's index up to the next part's first.
+        let cut = |k: usize| k * bars.len() / parts;
+        let mut rest: &mut [Instrument] = &mut self.instruments;
+        let mut taken = 0u32;
+        let mut jobs = Vec::with_capacity(parts);
+        for k in 0..parts {
+            let part = &bars[cut(k)..cut(k + 1)];
+            let end = bars.get(cut(k + 1)).map_or(u32::MAX, |next| next.0);
+            let own = (end.min(taken + rest.len() as u32) - taken) as usize;
+            let (mine, others) = std::mem::take(&mut rest).split_at_mut(own);
+            jobs.push((mine, taken, part));
+            rest = others;
+            taken += own as u32;
+        }
+        let mut closed = std::mem::take(&mut self.closed);
+        let results = std::thread::scope(|scope| {
+            let mut jobs = jobs.into_iter();
+            let first = jobs.next();
+            let workers: Vec<_> = jobs
+                .map(|(mine, base, part)| {
+                    scope.spawn(move || {
+                        let mut out = Vec::with_capacity(part.len() * 2);
+                        let result = close_run(mine, base, part, &mut Vec::new(), &mut out);
+                        (result, out)
+                    })
+                })
+                .collect();
+            let mut results = Vec::with_capacity(parts);
+            if let Some((mine, base, part)) = first {
+                results.push(close_run(mine, base, part, &mut closed, updated));
+            }
+            for worker in workers {
+                // A panic in a worker is a bug; resume it here rather than report a made-up error.
+                let (result, mut out) = worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                updated.append(&mut out);
+                results.push(result);
+            }
+            results
         });
-        updated.append(&mut right_updated);
-        left_result?;
-        // A panic in the worker is a bug; resume it here rather than report a made-up error.
-        right_result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        self.closed = closed;
+        results.into_iter().collect()
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
@@ -404,3 +436,7 @@ fn is_gap(
 
 #[path = "universe_rewarm.rs"]
 mod rewarm;
+
+#[cfg(test)]
+#[path = "universe_split_tests.rs"]
+mod split_tests;
