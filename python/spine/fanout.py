@@ -13,12 +13,15 @@ one), so no wake-up can fall between a consumer's empty drain and its wait.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from spine._core import Hub
 
 __all__ = ["QUEUE_EVENTS", "FanOut", "Subscription"]
+
+log = logging.getLogger("spine.fanout")
 
 #: The per-subscriber queue bound of the spec.
 QUEUE_EVENTS = 2_048
@@ -57,7 +60,10 @@ class FanOut:
     def publish(self, kind: str, instrument_id: str, payload: bytes) -> None:
         """Offer one encoded event; never blocks."""
         for tap in self.taps:
-            tap(kind, instrument_id, payload)
+            try:
+                tap(kind, instrument_id, payload)
+            except Exception:  # noqa: BLE001 - a tap's failure must not cost subscribers the event
+                log.exception("fan-out tap %r failed on a %s event", tap, kind)
         for sid in self._hub.publish(kind, instrument_id, payload):
             self._wake(sid)
 

@@ -103,3 +103,15 @@ def test_refusals_name_what_was_wrong() -> None:
         hub.publish(f"kind{k}", "A.SIM", b"")
     with pytest.raises(HubError, match="TOO_MANY_KINDS"):
         hub.publish("kind64", "A.SIM", b"")
+
+
+def test_a_failing_tap_costs_subscribers_nothing() -> None:
+    fan = FanOut()
+    sub = fan.subscribe()
+
+    def broken(kind: str, instrument_id: str, payload: bytes) -> None:
+        raise ValueError("tap bug")
+
+    fan.taps.append(broken)
+    fan.publish("bar", "A.SIM", b"e0;")
+    assert asyncio.run(sub.next()) == b"e0;"
