@@ -77,29 +77,17 @@ pub(crate) fn bytes_of<T: Copy, const N: usize>(
     PyBytes::new(py, &out).into_any().unbind()
 }
 
-/// The JSON bar rows a page query selects, and whether more match after them.
-#[allow(clippy::too_many_arguments)]
+/// The JSON bar rows `query` selects at the given precisions, and whether more match after
+/// them.
 pub(crate) fn page_bytes<'py>(
     py: Python<'py>,
     view: &BarsView<'_>,
-    price_precision: i64,
-    size_precision: i64,
-    start: Option<u64>,
-    end: Option<u64>,
-    after_sequence: Option<u64>,
-    offset: usize,
-    limit: usize,
+    (price_precision, size_precision): (i64, i64),
+    query: &PageQuery,
 ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
     let scale = |p: i64| checked_scale(i128::from(p)).map_err(|e| decimal_error(py, &e));
     let (price, size) = (scale(price_precision)?, scale(size_precision)?);
-    let query = PageQuery {
-        start,
-        end,
-        after_sequence,
-        offset,
-        limit,
-    };
-    let page = write_page(view, &query, price, size);
+    let page = write_page(view, query, price, size);
     Ok((PyBytes::new(py, &page.json), page.more))
 }
 
@@ -154,16 +142,18 @@ impl PyFoldResult {
         offset: usize,
         limit: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
-        page_bytes(
-            py,
-            &self.out.bars.view(true),
-            price_precision,
-            size_precision,
+        let query = PageQuery {
             start,
             end,
             after_sequence,
             offset,
             limit,
+        };
+        page_bytes(
+            py,
+            &self.out.bars.view(true),
+            (price_precision, size_precision),
+            &query,
         )
     }
 

@@ -9,6 +9,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList};
+use spine_core::bars::BarsView;
 use spine_core::features::{
     default_registry, AbsentReason, BarColumns, FeatureError, FeatureState, FeatureValue,
 };
@@ -111,6 +112,59 @@ pub(crate) fn column<T: pyo3::buffer::Element + Copy>(
     })
 }
 
+/// The six OHLCV column arguments (ts_event uint64; open..volume int64 mantissas), each
+/// checked as [`column`] checks it.
+pub(crate) struct Ohlcv {
+    pub(crate) ts_event: Column<u64>,
+    /// open, high, low, close, volume.
+    pub(crate) values: [Column<i64>; 5],
+}
+
+impl Ohlcv {
+    pub(crate) fn read(
+        py: Python<'_>,
+        ts_event: &Bound<'_, PyAny>,
+        [open, high, low, close, volume]: [&Bound<'_, PyAny>; 5],
+    ) -> PyResult<Self> {
+        let value = |name, obj| column::<i64>(py, name, obj, "int64");
+        Ok(Self {
+            ts_event: column::<u64>(py, "ts_event", ts_event, "uint64")?,
+            values: [
+                value("open", open)?,
+                value("high", high)?,
+                value("low", low)?,
+                value("close", close)?,
+                value("volume", volume)?,
+            ],
+        })
+    }
+
+    pub(crate) fn columns(&self) -> BarColumns<'_> {
+        let [open, high, low, close, volume] = self.values.each_ref().map(Column::slice);
+        BarColumns {
+            ts_event: self.ts_event.slice(),
+            open,
+            high,
+            low,
+            close,
+            volume,
+        }
+    }
+
+    pub(crate) fn view(&self) -> BarsView<'_> {
+        let c = self.columns();
+        BarsView {
+            ts_event: c.ts_event,
+            open: c.open,
+            high: c.high,
+            low: c.low,
+            close: c.close,
+            volume: c.volume,
+            sequence: None,
+        }
+    }
+}
+
 /// A scalar bar field of any Python int size, checked against its machine range.
 fn scalar<T: TryFrom<i128>>(
     py: Python<'_>,
@@ -210,21 +264,8 @@ impl PyFeatureState {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let ts = column::<u64>(py, "ts_event", ts_event, "uint64")?;
-        let o = column::<i64>(py, "open", open, "int64")?;
-        let h = column::<i64>(py, "high", high, "int64")?;
-        let l = column::<i64>(py, "low", low, "int64")?;
-        let c = column::<i64>(py, "close", close, "int64")?;
-        let v = column::<i64>(py, "volume", volume, "int64")?;
-        let columns = BarColumns {
-            ts_event: ts.slice(),
-            open: o.slice(),
-            high: h.slice(),
-            low: l.slice(),
-            close: c.slice(),
-            volume: v.slice(),
-        };
-        to_py(py, self.inner.warm_columns(&columns))
+        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
+        to_py(py, self.inner.warm_columns(&columns.columns()))
     }
 
     /// Take one closed bar (mantissas at the state's scales).

@@ -4,7 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
-    fold_many, Bar, Channel, Closed, IncrementalFold, PushOutcome, Resolution, Series, SeriesConfig,
+    fold_many, Bar, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution, Series,
+    SeriesConfig,
 };
 
 use crate::bars::{bytes_of, page_bytes, parse_resolutions, to_py, Columns, PyFoldResult};
@@ -131,17 +132,15 @@ impl PySeries {
         limit: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
         let config = self.series.config();
-        page_bytes(
-            py,
-            &self.series.view(),
-            i64::from(config.price_scale),
-            i64::from(config.size_scale),
+        let scales = (i64::from(config.price_scale), i64::from(config.size_scale));
+        let query = PageQuery {
             start,
             end,
             after_sequence,
             offset,
             limit,
-        )
+        };
+        page_bytes(py, &self.series.view(), scales, &query)
     }
 
     /// Take one closed 1-minute bar; returns the derived buckets it closed as tuples

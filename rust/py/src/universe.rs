@@ -4,11 +4,11 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use spine_core::bars::{Bar, BarsView, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
+use spine_core::bars::{Bar, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
 use spine_core::features::{default_registry, FeatureError, Universe, Updated};
 
 use crate::errors::bars_error;
-use crate::features::{column, feature_value_to_py, to_py};
+use crate::features::{column, feature_value_to_py, to_py, Ohlcv};
 
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
 /// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
@@ -88,22 +88,8 @@ impl PyFeatureUniverse {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let ts = column::<u64>(py, "ts_event", ts_event, "uint64")?;
-        let o = column::<i64>(py, "open", open, "int64")?;
-        let h = column::<i64>(py, "high", high, "int64")?;
-        let l = column::<i64>(py, "low", low, "int64")?;
-        let c = column::<i64>(py, "close", close, "int64")?;
-        let v = column::<i64>(py, "volume", volume, "int64")?;
-        let view = BarsView {
-            ts_event: ts.slice(),
-            open: o.slice(),
-            high: h.slice(),
-            low: l.slice(),
-            close: c.slice(),
-            volume: v.slice(),
-            sequence: None,
-        };
-        to_py(py, self.inner.warm(instrument, &view))
+        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
+        to_py(py, self.inner.warm(instrument, &columns.view()))
     }
 
     /// Close one minute across the universe: row `k` is a closed 1-minute bar of instrument
@@ -122,17 +108,15 @@ impl PyFeatureUniverse {
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ix = column::<u32>(py, "instrument", instrument, "uint32")?;
-        let ts = column::<u64>(py, "ts_event", ts_event, "uint64")?;
-        let o = column::<i64>(py, "open", open, "int64")?;
-        let h = column::<i64>(py, "high", high, "int64")?;
-        let l = column::<i64>(py, "low", low, "int64")?;
-        let c = column::<i64>(py, "close", close, "int64")?;
-        let v = column::<i64>(py, "volume", volume, "int64")?;
+        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
+        let c = columns.columns();
         let n = ix.slice().len();
-        let lengths: Vec<usize> = [o.slice(), h.slice(), l.slice(), c.slice(), v.slice()]
+        // open..volume, then ts_event: the order the error has always named them in.
+        let lengths: Vec<usize> = columns
+            .values
             .iter()
-            .map(|column| column.len())
-            .chain([ts.slice().len()])
+            .map(|column| column.slice().len())
+            .chain([c.ts_event.len()])
             .collect();
         if lengths.iter().any(|&len| len != n) {
             return Err(crate::errors::feature_error(
@@ -146,12 +130,12 @@ impl PyFeatureUniverse {
         let bars: Vec<(u32, Bar)> = (0..n)
             .map(|k| {
                 let bar = Bar {
-                    ts_event: ts.slice()[k],
-                    open: o.slice()[k],
-                    high: h.slice()[k],
-                    low: l.slice()[k],
-                    close: c.slice()[k],
-                    volume: v.slice()[k],
+                    ts_event: c.ts_event[k],
+                    open: c.open[k],
+                    high: c.high[k],
+                    low: c.low[k],
+                    close: c.close[k],
+                    volume: c.volume[k],
                 };
                 (ix.slice()[k], bar)
             })
