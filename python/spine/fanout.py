@@ -2,9 +2,12 @@
 
 Each event is encoded once by its producer and published as bytes; the hub shares those bytes
 among the queues that keep it (one bounded queue of 2,048 per subscriber, oldest dropped
-first, the keep-predicate applied at enqueue). A consumer awaits ``next()``, which returns
-everything it has pending as one byte string, ready for one write. The producer never
-blocks or awaits: ``publish`` only resolves the futures of consumers waiting on an empty queue.
+first, the keep-predicate applied at enqueue). A consumer either awaits ``next()``, which
+returns everything it has pending as one byte string, ready for one write, or attaches a
+sink with ``push()``: once per event-loop turn in which events reached it, the sink is called
+with everything pending (events published in one turn go out in one write, with no delay
+added). The producer never blocks or awaits: ``publish`` only resolves the futures of
+consumers waiting on an empty queue and schedules one flush for the pushed ones.
 
 Producers and consumers share one event loop (the node, its actor and the HTTP app run in
 one), so no wake-up can fall between a consumer's empty drain and its wait.
@@ -37,6 +40,10 @@ class FanOut:
         self._waiting: dict[int, asyncio.Future[None] | None] = {}
         #: Called with every published event, before the queues (the v1 journal numbers them).
         self.taps: list[Callable[[str, str, bytes], None]] = []
+        #: Push-mode subscribers -> their sink; those with events since the last flush.
+        self._sinks: dict[int, Callable[[bytes], None]] = {}
+        self._dirty: set[int] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __len__(self) -> int:
         return len(self._hub)
@@ -64,8 +71,34 @@ class FanOut:
                 tap(kind, instrument_id, payload)
             except Exception:  # noqa: BLE001 - a tap's failure must not cost subscribers the event
                 log.exception("fan-out tap %r failed on a %s event", tap, kind)
-        for sid in self._hub.publish(kind, instrument_id, payload):
+        kept = self._hub.publish(kind, instrument_id, payload)
+        for sid in kept:
             self._wake(sid)
+        if self._sinks and kept:
+            self._mark(kept)
+
+    def _push(self, sid: int, sink: Callable[[bytes], None]) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._sinks[sid] = sink
+        self._mark((sid,))  # whatever the queue already holds goes out at the next flush
+
+    def _mark(self, sids: Sequence[int]) -> None:
+        if not self._dirty and self._loop is not None:
+            self._loop.call_soon(self._flush)
+        self._dirty.update(sids)
+
+    def _flush(self) -> None:
+        """Hand each pushed subscriber everything it has pending, in one call."""
+        dirty, self._dirty = self._dirty, set()
+        sinks, drain = self._sinks, self._hub.drain
+        for sid in dirty:
+            sink = sinks.get(sid)
+            if sink is not None and (pending := drain(sid)):
+                try:
+                    sink(pending)
+                except Exception:  # noqa: BLE001 - one failing sink must not cost the others
+                    log.exception("fan-out sink of subscriber %d failed; it is detached", sid)
+                    sinks.pop(sid, None)
 
     def _wake(self, sid: int) -> None:
         waiter = self._waiting.get(sid)
@@ -73,6 +106,7 @@ class FanOut:
             waiter.set_result(None)
 
     def _close(self, sid: int) -> None:
+        self._sinks.pop(sid, None)
         if sid in self._waiting:
             self._wake(sid)
             del self._waiting[sid]
@@ -109,6 +143,12 @@ class Subscription:
         if self._interrupted or self.id not in fanout._waiting:
             return b""
         return fanout._hub.drain(self.id)
+
+    def push(self, sink: Callable[[bytes], None]) -> None:
+        """Push mode (call inside the event loop): from now on ``sink`` is called with
+        everything pending, once per loop turn in which events arrived, starting with what
+        the queue already holds. ``sink`` must not block; ``next()`` is not used any more."""
+        self._fanout._push(self.id, sink)
 
     def drain(self) -> bytes:
         """Everything pending now, without waiting (``b""`` once interrupted)."""

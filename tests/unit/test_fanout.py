@@ -115,3 +115,30 @@ def test_a_failing_tap_costs_subscribers_nothing() -> None:
     fan.taps.append(broken)
     fan.publish("bar", "A.SIM", b"e0;")
     assert asyncio.run(sub.next()) == b"e0;"
+
+
+def test_push_hands_each_sink_what_is_pending_once_per_turn_and_detaches_a_failing_one() -> None:
+    async def scenario() -> tuple[list[bytes], list[str]]:
+        fan = FanOut()
+        got: list[bytes] = []
+        calls: list[str] = []
+
+        def broken(chunk: bytes) -> None:
+            calls.append("broken")
+            raise RuntimeError("sink failed")
+
+        early, failing = fan.subscribe(kinds=["bar"]), fan.subscribe()
+        fan.publish("bar", "A.SIM", b"e0;")  # queued before the sink is attached
+        early.push(got.append)
+        failing.push(broken)
+        fan.publish("bar", "A.SIM", b"e1;")
+        await asyncio.sleep(0)
+        fan.publish("quote", "A.SIM", b"q;")  # not kept by the bar subscriber
+        fan.publish("bar", "A.SIM", b"e2;")
+        fan.publish("bar", "A.SIM", b"e3;")
+        await asyncio.sleep(0)
+        return got, calls
+
+    got, calls = asyncio.run(scenario())
+    assert got == [b"e0;e1;", b"e2;e3;"]
+    assert calls == ["broken"]  # detached after its first failure

@@ -1,14 +1,17 @@
-"""The SSE pump: the first event goes out at once; events arriving faster than the linger go
-out together in one send; a departed client ends the pump without waiting for an event; on the
-v1 stream, events a slow subscriber's queue dropped are announced by a resync."""
+"""The SSE stream in push mode: events published in one event-loop turn leave in one send,
+later ones at once in their own; a departed client ends the stream at once; a quiet stream
+sends heartbeats; a failing or blocking transport ends the stream without touching the
+others; on the v1 stream, events a slow subscriber's queue dropped are announced by a resync."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from types import SimpleNamespace
 
 from spine.fanout import FanOut
 from spine.http.app import NodeApp
+from spine.http.streams import pump
 
 
 def ev(k: int) -> bytes:
@@ -19,13 +22,23 @@ class Transport:
     def __init__(self) -> None:
         self.sent: list[bytes] = []
 
-    async def send_bytes(self, data: bytes) -> None:
+    async def send_bytes(self, data: bytes) -> None:  # completes at once, as Granian's does
         self.sent.append(data)
 
 
+class Failing(Transport):
+    async def send_bytes(self, data: bytes) -> None:
+        raise OSError("connection reset")
+
+
+class Blocking(Transport):
+    async def send_bytes(self, data: bytes) -> None:
+        await asyncio.sleep(1)
+
+
 class Proto:
-    def __init__(self) -> None:
-        self.transport = Transport()
+    def __init__(self, transport: Transport | None = None) -> None:
+        self.transport = transport or Transport()
         self.gone = asyncio.Event()
 
     def response_stream(self, status: int, headers: list[tuple[str, str]]) -> Transport:
@@ -35,59 +48,94 @@ class Proto:
         await self.gone.wait()
 
 
-def app(linger: float) -> tuple[NodeApp, FanOut]:
+def app() -> tuple[NodeApp, FanOut]:
     hub = FanOut()
     node = SimpleNamespace(hub=hub, status=SimpleNamespace(run_id="r"), book={"A.SIM"})
-    return NodeApp(node, heartbeat_secs=60, linger_secs=linger), hub
+    return NodeApp(node, heartbeat_secs=60), hub
 
 
-def test_a_burst_inside_the_linger_goes_out_in_one_send() -> None:
+def test_one_turn_of_events_is_one_send_and_later_events_go_out_at_once() -> None:
     async def scenario() -> list[bytes]:
-        node_app, hub = app(0.05)
+        _, hub = app()
         proto = Proto()
-        pump = asyncio.create_task(node_app._pump(proto, hub.subscribe(), b"", None))
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60))
         await asyncio.sleep(0)
-        hub.publish("bar", "A.SIM", ev(0))
-        await asyncio.sleep(0.01)
-        for k in range(1, 51):  # each yields to the loop, as a live producer would
+        for k in range(3):  # three turns, one event each
             hub.publish("bar", "A.SIM", ev(k))
             await asyncio.sleep(0)
-        await asyncio.sleep(0.1)
+            await asyncio.sleep(0)
+        for k in range(3, 53):  # fifty in one turn
+            hub.publish("bar", "A.SIM", ev(k))
+        await asyncio.sleep(0.01)
         proto.gone.set()
-        await asyncio.wait_for(pump, 5)
+        await asyncio.wait_for(stream, 5)
+        return proto.transport.sent
+
+    assert asyncio.run(scenario()) == [ev(0), ev(1), ev(2), b"".join(ev(k) for k in range(3, 53))]
+
+
+def test_a_departed_client_ends_the_stream_and_its_subscription_at_once() -> None:
+    async def scenario() -> tuple[int, int]:
+        _, hub = app()
+        proto = Proto()
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60))
+        await asyncio.sleep(0)
+        before = len(hub)
+        proto.gone.set()
+        await asyncio.wait_for(stream, 1)
+        hub.publish("bar", "A.SIM", ev(0))
+        await asyncio.sleep(0)
+        return before, len(hub)
+
+    assert asyncio.run(scenario()) == (1, 0)
+
+
+def test_a_quiet_stream_sends_heartbeats() -> None:
+    async def scenario() -> list[bytes]:
+        _, hub = app()
+        proto = Proto()
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 0.02))
+        await asyncio.sleep(0.07)
+        proto.gone.set()
+        await asyncio.wait_for(stream, 1)
         return proto.transport.sent
 
     sent = asyncio.run(scenario())
-    assert sent == [ev(0), b"".join(ev(k) for k in range(1, 51))]
+    assert 2 <= len(sent) <= 4
+    for chunk in sent:
+        name, data = chunk.decode().split("\n")[:2]
+        assert name == "event: heartbeat" and json.loads(data[6:])["version"] == "spine.v2"
 
 
-def test_without_linger_each_wake_sends_what_is_pending() -> None:
-    async def scenario() -> list[bytes]:
-        node_app, hub = app(0.0)
-        proto = Proto()
-        pump = asyncio.create_task(node_app._pump(proto, hub.subscribe(), b"", None))
+def test_a_failing_or_blocking_transport_ends_its_stream_only() -> None:
+    async def scenario(broken: Transport) -> tuple[list[bytes], int]:
+        _, hub = app()
+        good, bad = Proto(), Proto(broken)
+        streams = [asyncio.create_task(pump(p, hub.subscribe(), b"", None, 60)) for p in (good, bad)]
         await asyncio.sleep(0)
-        for k in range(3):
-            hub.publish("bar", "A.SIM", ev(k))
-            await asyncio.sleep(0.01)
-        proto.gone.set()
-        await asyncio.wait_for(pump, 5)
-        return proto.transport.sent
+        hub.publish("bar", "A.SIM", ev(0))
+        await asyncio.wait_for(streams[1], 1)  # ended without the client leaving
+        hub.publish("bar", "A.SIM", ev(1))
+        await asyncio.sleep(0)
+        good.gone.set()
+        await asyncio.wait_for(streams[0], 1)
+        return good.transport.sent, len(hub)
 
-    assert asyncio.run(scenario()) == [ev(0), ev(1), ev(2)]
+    for broken in (Failing(), Blocking()):
+        assert asyncio.run(scenario(broken)) == ([ev(0), ev(1)], 0)
 
 
 def test_events_dropped_from_a_slow_v1_subscriber_are_announced_by_resync() -> None:
     async def scenario() -> list[bytes]:
-        node_app, _ = app(0.0)
+        node_app, _ = app()
         subscription, backlog = node_app.journal.open(None, None)
         for k in range(2_100):  # 52 more than the queue holds: the oldest are dropped
             node_app.journal.record("trade", "A.SIM", ev(k))
         proto = Proto()
-        pump = asyncio.create_task(node_app._pump(proto, subscription, backlog, node_app.journal))
+        stream = asyncio.create_task(pump(proto, subscription, backlog, node_app.journal, 60))
         await asyncio.sleep(0.05)
         proto.gone.set()
-        await asyncio.wait_for(pump, 5)
+        await asyncio.wait_for(stream, 5)
         return proto.transport.sent
 
     first, *_ = asyncio.run(scenario())

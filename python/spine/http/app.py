@@ -6,24 +6,20 @@ it into the operation's sealed Struct and passes it on. A served COMMAND is refu
 MUTATION_REFUSED) before its body is read unless the node's deployment mode, read from its
 configuration only, is private-operator.
 
-A stream subscribes with its keep-predicate (instrument, kind) applied at enqueue, writes
-whatever its subscriber has pending in one send, and sends a ``heartbeat`` event after
-``heartbeat_secs`` without one. A slow client only loses its own oldest events.
+A stream subscribes with its keep-predicate (instrument, kind) applied at enqueue; the hub
+pushes it whatever it has pending, written in one send (``spine.http.streams``), and it sends
+a ``heartbeat`` event after ``heartbeat_secs`` without a write.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from http_router import InvalidMethodError, NotFoundError, Router
 
-from spine._core import WIRE_VERSION
-from spine.fanout import Subscription
 from spine.http.bodies import MAX_BODY_BYTES, decode_body
 from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers, schema_file
@@ -31,6 +27,7 @@ from spine.http.openapi import openapi_document
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
 from spine.http.search import SearchHandlers
+from spine.http.streams import pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
@@ -39,12 +36,7 @@ __all__ = ["NodeApp", "build_app"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
-SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
 _encode = msgspec.json.Encoder().encode
-#: A stream writes at most once per linger: events arriving faster than that go out together,
-#: in one send, when the linger since the last send has passed. Slower streams (a bar, a quote
-#: every few ms or more) are never held back.
-LINGER_SECS = 0.005
 #: Parsed queries kept (cleared when full).
 QUERY_MEMO = 1_024
 
@@ -52,9 +44,8 @@ QUERY_MEMO = 1_024
 class NodeApp:
     """``__rsgi__`` entry point over one venue node."""
 
-    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0, linger_secs: float = LINGER_SECS) -> None:
+    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0) -> None:
         self.node = node
-        self.linger_secs = linger_secs
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
         self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
@@ -164,7 +155,7 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=[kind])
-        await self._pump(proto, subscription, b"", None)
+        await pump(proto, subscription, b"", None, self.heartbeat_secs)
 
     async def _v1_stream(self, query: Query, headers: Any, proto: Any) -> None:
         """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
@@ -177,40 +168,7 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription, backlog = self.journal.open(None if text is None else int(text), iid)
-        await self._pump(proto, subscription, backlog, self.journal)
-
-    async def _pump(self, proto: Any, subscription: Subscription, first: bytes, journal: Journal | None) -> None:
-        """Write ``first``, then whatever the subscriber has pending in one send each time (at
-        most one send per ``linger_secs``), or a heartbeat after ``heartbeat_secs`` of silence. With a ``journal`` (v1), events the
-        queue dropped are announced by a resync before what follows them."""
-        transport = proto.response_stream(200, SSE)
-        disconnected = asyncio.ensure_future(proto.client_disconnect())
-        # A departed client ends the wait at once (no task per wait: this loop runs per
-        # subscriber per wake-up, and 1,000 subscribers wake on every event).
-        disconnected.add_done_callback(lambda _: subscription.interrupt())
-        dropped, loop = 0, asyncio.get_running_loop()
-        sent = loop.time() - self.linger_secs
-        try:
-            if first:
-                await transport.send_bytes(first)
-            while not disconnected.done():
-                chunk = await subscription.next(timeout=self.heartbeat_secs)
-                if chunk and (wait := sent + self.linger_secs - loop.time()) > 0:
-                    await asyncio.sleep(wait)
-                    chunk += subscription.drain()
-                if disconnected.done():
-                    break
-                chunk = chunk or _heartbeat(V1_VERSION if journal else WIRE_VERSION)
-                if journal is not None and subscription.stats()["dropped"] > dropped:
-                    dropped = subscription.stats()["dropped"]
-                    chunk = journal.resync(None, "EVENTS_DROPPED") + chunk
-                await transport.send_bytes(chunk)
-                sent = loop.time()
-        except Exception:  # noqa: BLE001 - the client went away mid-send
-            pass
-        finally:
-            disconnected.cancel()
-            subscription.close()
+        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs)
 
 
 async def _read_body(proto: Any) -> bytes:
@@ -222,10 +180,6 @@ async def _read_body(proto: Any) -> bytes:
             raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _heartbeat(wire_version: str) -> bytes:
-    return b"event: heartbeat\ndata: " + _encode({"version": wire_version, "ts_event": str(time.time_ns())}) + b"\n\n"
 
 
 def _is_v1(path: str) -> bool:
