@@ -40,8 +40,8 @@ class FanOut:
         self._waiting: dict[int, asyncio.Future[None] | None] = {}
         #: Called with every published event, before the queues (the v1 journal numbers them).
         self.taps: list[Callable[[str, str, bytes], None]] = []
-        #: Push-mode subscribers -> their sink; those with events since the last flush.
-        self._sinks: dict[int, Callable[[bytes], None]] = {}
+        #: Push-mode subscribers -> (sink, ready); those with events since the last flush.
+        self._sinks: dict[int, tuple[Callable[[bytes], None], Callable[[], bool] | None]] = {}
         self._dirty: set[int] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -77,9 +77,9 @@ class FanOut:
         if self._sinks and kept:
             self._mark(kept)
 
-    def _push(self, sid: int, sink: Callable[[bytes], None]) -> None:
+    def _push(self, sid: int, sink: Callable[[bytes], None], ready: Callable[[], bool] | None) -> None:
         self._loop = asyncio.get_running_loop()
-        self._sinks[sid] = sink
+        self._sinks[sid] = (sink, ready)
         self._mark((sid,))  # whatever the queue already holds goes out at the next flush
 
     def _mark(self, sids: Sequence[int]) -> None:
@@ -92,8 +92,13 @@ class FanOut:
         dirty, self._dirty = self._dirty, set()
         sinks, drain = self._sinks, self._hub.drain
         for sid in dirty:
-            sink = sinks.get(sid)
-            if sink is not None and (pending := drain(sid)):
+            entry = sinks.get(sid)
+            if entry is None:
+                continue
+            sink, ready = entry
+            if ready is not None and not ready():
+                continue  # held: the events wait in the bounded queue until resume()
+            if pending := drain(sid):
                 try:
                     sink(pending)
                 except Exception:  # noqa: BLE001 - one failing sink must not cost the others
@@ -144,11 +149,19 @@ class Subscription:
             return b""
         return fanout._hub.drain(self.id)
 
-    def push(self, sink: Callable[[bytes], None]) -> None:
+    def push(self, sink: Callable[[bytes], None], ready: Callable[[], bool] | None = None) -> None:
         """Push mode (call inside the event loop): from now on ``sink`` is called with
         everything pending, once per loop turn in which events arrived, starting with what
-        the queue already holds. ``sink`` must not block; ``next()`` is not used any more."""
-        self._fanout._push(self.id, sink)
+        the queue already holds. ``sink`` must not block; ``next()`` is not used any more.
+
+        ``ready`` (optional) is asked first: False holds the events in the queue (which
+        drops its oldest once full) until :meth:`resume` is called."""
+        self._fanout._push(self.id, sink, ready)
+
+    def resume(self) -> None:
+        """Offer a held push subscriber its pending events again at the next flush."""
+        if self.id in self._fanout._sinks:
+            self._fanout._mark((self.id,))
 
     def drain(self) -> bytes:
         """Everything pending now, without waiting (``b""`` once interrupted)."""

@@ -6,6 +6,8 @@ refused, errors in the v1 envelope, and the v1 stream's run-scoped cursor with r
 from __future__ import annotations
 
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -172,3 +174,58 @@ def test_last_event_id_resumes_like_the_cursor(base: str) -> None:  # noqa: F811
             if raw.startswith(b"id: "):
                 assert int(raw[4:]) == int(first[0][2]["cursor"]) + 1
                 break
+
+
+def _read_for(sock: socket.socket, seconds: float) -> bytes:
+    """Everything the stream sends within ``seconds``."""
+    chunks, deadline = [], time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(1 << 16)
+        except TimeoutError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _dechunk(body: bytes) -> bytes:
+    """The payload of a chunked body (a cut-off last chunk is dropped)."""
+    out, at = [], 0
+    while (eol := body.find(b"\r\n", at)) > 0:
+        size = int(body[at:eol], 16)
+        if size == 0 or eol + 2 + size > len(body):
+            break
+        out.append(body[eol + 2: eol + 2 + size])
+        at = eol + 2 + size + 2
+    return b"".join(out)
+
+
+def test_a_client_that_stops_reading_loses_its_oldest_events_and_is_told(base: str) -> None:  # noqa: F811
+    """A reader with a tiny receive window stops reading: its stream is held back, its queue
+    drops its oldest events, and when it reads again a resync EVENTS_DROPPED comes first,
+    then events whose cursors jump past the loss (the node itself never waited for it)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect((host, int(port)))
+        sock.sendall(f"GET /stream HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        received, hold = b"", 3.0
+        for _ in range(4):  # bounded: at most 3 + 6 + 12 + 24 s idle
+            time.sleep(hold)
+            received += _read_for(sock, 2.0)
+            if b'"reason":"EVENTS_DROPPED"' in received:
+                break
+            hold *= 2
+        assert get(base + "/v2/health")[0] == 200  # the node kept serving
+    assert b'"reason":"EVENTS_DROPPED"' in received, "the stream never announced a loss"
+    frames = _dechunk(received.split(b"\r\n\r\n", 1)[1]).split(b"\n\n")
+    at = next(k for k, f in enumerate(frames) if b'"reason":"EVENTS_DROPPED"' in f)
+    resync = json.loads(frames[at].split(b"data: ", 1)[1])
+    validate(resync)
+    before = [int(f.split(b"\n", 1)[0][4:]) for f in frames[:at] if f.startswith(b"id: ")]
+    after = [int(f.split(b"\n", 1)[0][4:]) for f in frames[at + 1:] if f.startswith(b"id: ")]
+    assert before and after and after[0] > before[-1] + 1  # a gap: the dropped events
+    assert after == sorted(after)

@@ -9,8 +9,11 @@ import asyncio
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from spine.fanout import FanOut
 from spine.http.app import NodeApp
+from spine.http import streams
 from spine.http.streams import pump
 
 
@@ -143,3 +146,49 @@ def test_events_dropped_from_a_slow_v1_subscriber_are_announced_by_resync() -> N
     assert messages[0].startswith(b"event: resync\ndata: ") and b'"reason":"EVENTS_DROPPED"' in messages[0]
     ids = [int(m.split(b"\n")[0][4:]) for m in messages[1:] if m]
     assert ids == list(range(53, 2_101))
+
+
+class Probe:
+    """A connection whose unsent bytes the test sets."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def unsent(self) -> int:
+        return self.value
+
+
+def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams, "CHECK_BYTES", 1)  # look at the send queue after every send
+    monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+
+    async def scenario() -> tuple[list[bytes], list[bytes], int]:
+        node_app, hub = app()
+        probe, slow, fast = Probe(), Proto(), Proto()
+        subscription, backlog = node_app.journal.open(None, None)
+        tasks = [asyncio.create_task(pump(slow, subscription, backlog, node_app.journal, 60, probe)),  # type: ignore[arg-type]
+                 asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), b"", None, 60))]
+        await asyncio.sleep(0)
+        node_app.journal.record("trade", "A.SIM", ev(0))
+        await asyncio.sleep(0)
+        probe.value = streams.BEHIND_BYTES  # the client stopped reading
+        for k in range(1, 3_001):
+            node_app.journal.record("trade", "A.SIM", ev(k))
+            if k % 100 == 0:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0.03)
+        held = list(slow.transport.sent)
+        probe.value = 0  # it reads again
+        await asyncio.sleep(0.05)
+        for proto in (slow, fast):
+            proto.gone.set()
+        await asyncio.gather(*tasks)
+        return held, slow.transport.sent, sum(m.count(b"event: trade") for m in fast.transport.sent)
+
+    held, sent, fast_events = asyncio.run(scenario())
+    assert fast_events == 3_001  # the others never wait for it
+    assert len(held) == 1  # event 0, then nothing while behind
+    messages = b"".join(sent[1:]).split(b"\n\n")
+    assert messages[0].startswith(b"event: resync\ndata: ") and b'"reason":"EVENTS_DROPPED"' in messages[0]
+    ids = [int(m.split(b"\n")[0][4:]) for m in messages[1:] if m]
+    assert ids == list(range(3_002 - 2_048, 3_002))  # the newest 2,048 (cursors count from 1)

@@ -27,6 +27,7 @@ from spine.http.openapi import openapi_document
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
 from spine.http.search import SearchHandlers
+from spine.http.send_queue import SendQueue
 from spine.http.streams import pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
@@ -99,9 +100,9 @@ class NodeApp:
                                                     "private-operator allows it")
             query = self._query(op, scope.query_string)
             if op.id == "spine.v1.stream":
-                return await self._v1_stream(query, scope.headers, proto)
+                return await self._v1_stream(query, scope, proto)
             if op.effect == "STREAM":
-                return await self._stream(op, query, proto)
+                return await self._stream(op, query, scope, proto)
             if op.id == "spine.openapi.get":
                 proto.response_bytes(200, JSON, self.openapi)
                 return
@@ -149,18 +150,18 @@ class NodeApp:
 
     # --- streams --------------------------------------------------------------------------------
 
-    async def _stream(self, op: Operation, query: Query, proto: Any) -> None:
+    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         iid = query.instrument_id()
         kind = {"spine.stream.bars": "bar", "spine.stream.quotes": "quote", "spine.stream.trades": "trade"}[op.id]
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=[kind])
-        await pump(proto, subscription, b"", None, self.heartbeat_secs)
+        await pump(proto, subscription, b"", None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
 
-    async def _v1_stream(self, query: Query, headers: Any, proto: Any) -> None:
+    async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
         """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
         then live ones; ``event: resync`` whenever that promise cannot be kept."""
-        text = query.text("cursor") or headers.get("last-event-id")
+        text = query.text("cursor") or scope.headers.get("last-event-id")
         if text is not None and not text.isdigit():
             raise HttpError("INVALID_CURSOR", f"cursor={text!r}; a v1 stream cursor is an event sequence "
                                               "number (digits) from this run")
@@ -168,7 +169,8 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription, backlog = self.journal.open(None if text is None else int(text), iid)
-        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs)
+        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
+                   SendQueue(scope.server, scope.client))
 
 
 async def _read_body(proto: Any) -> bytes:

@@ -6,6 +6,12 @@ subscriber per event, and a burst published in one turn leaves in one write. The
 own task only waits for the client to leave, and sends a heartbeat after ``heartbeat_secs``
 without a write.
 
+A client that stops reading is held back, so that it loses its own oldest events (the hub's
+bounded queue) instead of growing the node's memory: Granian's transport would queue every
+send without bound, so every ``CHECK_BYTES`` handed to it the stream reads its connection's
+kernel send queue (``spine.http.send_queue``); at ``BEHIND_BYTES`` unsent it stops taking
+events and looks again every ``RETRY_SECS``.
+
 Writing inside the hub's flush relies on Granian's RSGI stream transport taking the bytes at
 once (since Granian 2.0 ``send_bytes`` queues them and returns an already-complete
 awaitable). A send that does not complete at once, or fails, ends the stream.
@@ -22,6 +28,7 @@ import msgspec
 
 from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
+from spine.http.send_queue import SendQueue
 from spine.http.v1 import V1_VERSION
 from spine.http.v1_stream import Journal
 
@@ -30,19 +37,45 @@ __all__ = ["SSE", "heartbeat", "pump"]
 log = logging.getLogger("spine.http")
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
 _encode = msgspec.json.Encoder().encode
+#: Bytes handed to the transport between two looks at the connection's send queue.
+CHECK_BYTES = 64 * 1024
+#: Unsent bytes at which a client counts as not keeping up (its window is full by then).
+BEHIND_BYTES = 256 * 1024
+#: How often a held stream looks again.
+RETRY_SECS = 0.05
 
 
 class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
     its queue dropped with a resync)."""
 
-    __slots__ = ("dropped", "ended", "journal", "last", "subscription", "transport")
+    __slots__ = ("dropped", "ended", "handed", "held", "journal", "last", "loop", "probe", "subscription",
+                 "transport")
 
-    def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None) -> None:
-        self.transport, self.subscription, self.journal = transport, subscription, journal
-        self.dropped = 0
+    def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None,
+                 probe: SendQueue | None) -> None:
+        self.transport, self.subscription, self.journal, self.probe = transport, subscription, journal, probe
+        self.dropped = self.handed = 0
         self.last = time.monotonic()
-        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.loop = asyncio.get_running_loop()
+        self.ended: asyncio.Future[None] = self.loop.create_future()
+        self.held: asyncio.TimerHandle | None = None
+
+    def ready(self) -> bool:
+        """May the hub hand this stream its events now? No while its client is behind."""
+        if self.held is not None:
+            return False
+        if self.probe is None or self.handed < CHECK_BYTES:
+            return True
+        if self.probe.unsent() < BEHIND_BYTES:
+            self.handed = 0
+            return True
+        self.held = self.loop.call_later(RETRY_SECS, self._look_again)
+        return False
+
+    def _look_again(self) -> None:
+        self.held = None
+        self.subscription.resume()
 
     def send(self, chunk: bytes) -> None:
         if self.ended.done():
@@ -54,6 +87,7 @@ class _Stream:
             next(self.transport.send_bytes(chunk).__await__())
         except StopIteration:  # taken
             self.last = time.monotonic()
+            self.handed += len(chunk)
             return
         except Exception:  # noqa: BLE001 - the client went away mid-send
             log.debug("stream send failed; the stream is ended", exc_info=True)
@@ -65,25 +99,30 @@ class _Stream:
     def end(self) -> None:
         if not self.ended.done():
             self.ended.set_result(None)
+        if self.held is not None:
+            self.held.cancel()
+            self.held = None
         self.subscription.close()
 
 
 async def pump(proto: Any, subscription: Subscription, first: bytes, journal: Journal | None,
-               heartbeat_secs: float) -> None:
+               heartbeat_secs: float, probe: SendQueue | None = None) -> None:
     """Serve one stream: ``first`` (a v1 backlog, or nothing), then whatever the hub pushes,
-    until the client leaves."""
-    stream = _Stream(proto.response_stream(200, SSE), subscription, journal)
+    until the client leaves; ``probe`` reads its connection's send queue."""
+    stream = _Stream(proto.response_stream(200, SSE), subscription, journal, probe)
     disconnected = asyncio.ensure_future(proto.client_disconnect())
     version = V1_VERSION if journal is not None else WIRE_VERSION
     try:
         if first:
             stream.send(first)
-        subscription.push(stream.send)
+        subscription.push(stream.send, stream.ready)
         while not (disconnected.done() or stream.ended.done()):
             quiet = time.monotonic() - stream.last
             if quiet >= heartbeat_secs:
-                stream.send(heartbeat(version))
-                continue
+                if stream.held is None:
+                    stream.send(heartbeat(version))
+                    continue
+                quiet = 0.0  # behind: no heartbeat into a full pipe; wait another period
             await asyncio.wait((disconnected, stream.ended), timeout=heartbeat_secs - quiet,
                                return_when=asyncio.FIRST_COMPLETED)
     finally:
