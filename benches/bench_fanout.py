@@ -6,7 +6,9 @@ baseline a user writes by hand), side by side, with the same semantics: bounded 
   queues fill, then every publish drops an oldest event), plus one subscriber that keeps a
   single instrument;
 - round trip: publish one event and await it in a waiting consumer, 1,000 times in one event
-  loop (publish-to-dequeue latency, wake-up included).
+  loop (publish-to-dequeue latency, wake-up included);
+- fan-out rounds: 50 events, each handed to 1,000 subscribers before the next (push mode,
+  one flush per loop turn, against one task per subscriber awaiting its queue).
 
 Both rivals deliver the same bytes (checked before timing). Smoke mode: --benchmark-disable.
 """
@@ -127,3 +129,55 @@ async def _round_trips_queue(n: int) -> None:
 def test_round_trip(benchmark: BenchmarkFixture, rival: str) -> None:
     body = _round_trips_spine if rival == "spine" else _round_trips_queue
     benchmark.pedantic(lambda: asyncio.run(body(1_000)), rounds=10, iterations=1)
+
+
+SUBSCRIBERS = 1_000
+ROUNDS = 50
+
+
+async def _fan_rounds_spine(n: int) -> int:
+    """Push mode, as the node's streams use it: each event reaches every subscriber's sink
+    (here a list's append, standing in for the transport's send) within one loop turn."""
+    fan = FanOut()
+    sent: list[bytes] = []
+    for sub in [fan.subscribe() for _ in range(SUBSCRIBERS)]:
+        sub.push(sent.append)
+    for instrument, payload in TRADES[:n]:
+        fan.publish("trade", instrument, payload)
+        await asyncio.sleep(0)  # the flush runs
+    return len(sent)
+
+
+async def _fan_rounds_queue(n: int) -> int:
+    """One task per subscriber awaiting its queue and 'sending' each event (the by-hand way)."""
+    fan = QueueFanOut()
+    sent: list[bytes] = []
+    done = asyncio.Event()
+
+    async def consume(queue: asyncio.Queue[bytes]) -> None:
+        while True:
+            sent.append(await queue.get())
+            if len(sent) % SUBSCRIBERS == 0:
+                done.set()
+
+    tasks = [asyncio.ensure_future(consume(fan.subscribe())) for _ in range(SUBSCRIBERS)]
+    await asyncio.sleep(0)
+    for instrument, payload in TRADES[:n]:
+        done.clear()
+        fan.publish("trade", instrument, payload)
+        await done.wait()
+    for task in tasks:
+        task.cancel()
+    return len(sent)
+
+
+def test_fan_rounds_deliver_every_event_to_every_subscriber() -> None:
+    assert asyncio.run(_fan_rounds_spine(5)) == asyncio.run(_fan_rounds_queue(5)) == 5 * SUBSCRIBERS
+
+
+@pytest.mark.benchmark(group="fan-out-1000-subscribers")
+@pytest.mark.parametrize("rival", ["spine", "asyncio.Queue"])
+def test_fan_out_rounds(benchmark: BenchmarkFixture, rival: str) -> None:
+    """``ROUNDS`` events, each delivered to 1,000 subscribers before the next is published."""
+    body = _fan_rounds_spine if rival == "spine" else _fan_rounds_queue
+    benchmark.pedantic(lambda: asyncio.run(body(ROUNDS)), rounds=5, iterations=1)
