@@ -83,7 +83,7 @@ class FanOut:
         self._mark((sid,))  # whatever the queue already holds goes out at the next flush
 
     def _mark(self, sids: Sequence[int]) -> None:
-        if not self._dirty and self._loop is not None:
+        if not self._dirty and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon(self._flush)
         self._dirty.update(sids)
 
