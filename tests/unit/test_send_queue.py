@@ -71,3 +71,16 @@ def test_endpoints_parse_both_address_families() -> None:
     for bad in ("localhost:80", "127.0.0.1:-1", "127.0.0.1:65536", "127.0.0.1"):
         with pytest.raises(ValueError):
             endpoint(bad)
+
+
+def test_with_a_default_socket_timeout_set_nothing_is_wrapped_or_found() -> None:
+    listener, client, accepted = _pair(socket.AF_INET, "127.0.0.1")
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(5.0)
+    try:
+        with listener, client, accepted:
+            accepted.setblocking(True)
+            assert locate(_text(accepted.getsockname()), _text(accepted.getpeername())) is None
+            assert accepted.getblocking()  # untouched
+    finally:
+        socket.setdefaulttimeout(previous)

@@ -101,6 +101,8 @@ def _inode(fd: int) -> int | None:
 
 def _ends(fd: int) -> tuple[Any, Any]:
     """(local, peer) endpoints of socket ``fd``; None for what is not an IP socket."""
+    if socket.getdefaulttimeout() is not None:
+        return None, None  # wrapping a descriptor would then make it non-blocking: leave it be
     try:
         sock = socket.socket(fileno=fd)
     except OSError:
