@@ -96,14 +96,14 @@ class FanOut:
             if entry is None:
                 continue
             sink, ready = entry
-            if ready is not None and not ready():
-                continue  # held: the events wait in the bounded queue until resume()
-            if pending := drain(sid):
-                try:
+            try:
+                if ready is not None and not ready():
+                    continue  # held: the events wait in the bounded queue until resume()
+                if pending := drain(sid):
                     sink(pending)
-                except Exception:  # noqa: BLE001 - one failing sink must not cost the others
-                    log.exception("fan-out sink of subscriber %d failed; it is detached", sid)
-                    sinks.pop(sid, None)
+            except Exception:  # noqa: BLE001 - one failing sink must not cost the others
+                log.exception("fan-out sink of subscriber %d failed; it is detached", sid)
+                sinks.pop(sid, None)
 
     def _wake(self, sid: int) -> None:
         waiter = self._waiting.get(sid)

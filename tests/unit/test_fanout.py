@@ -127,10 +127,15 @@ def test_push_hands_each_sink_what_is_pending_once_per_turn_and_detaches_a_faili
             calls.append("broken")
             raise RuntimeError("sink failed")
 
-        early, failing = fan.subscribe(kinds=["bar"]), fan.subscribe()
+        def not_sure() -> bool:
+            calls.append("ready")
+            raise RuntimeError("ready failed")
+
+        early, failing, unsure = fan.subscribe(kinds=["bar"]), fan.subscribe(), fan.subscribe()
         fan.publish("bar", "A.SIM", b"e0;")  # queued before the sink is attached
         early.push(got.append)
         failing.push(broken)
+        unsure.push(got.append, not_sure)
         fan.publish("bar", "A.SIM", b"e1;")
         await asyncio.sleep(0)
         fan.publish("quote", "A.SIM", b"q;")  # not kept by the bar subscriber
@@ -141,4 +146,4 @@ def test_push_hands_each_sink_what_is_pending_once_per_turn_and_detaches_a_faili
 
     got, calls = asyncio.run(scenario())
     assert got == [b"e0;e1;", b"e2;e3;"]
-    assert calls == ["broken"]  # detached after its first failure
+    assert sorted(calls) == ["broken", "ready"]  # each detached after its first failure
