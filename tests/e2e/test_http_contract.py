@@ -241,6 +241,23 @@ def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path
             assert document["instrument_id"] == path.split("instrument_id=")[1]
 
 
+def test_a_quiet_stream_sends_heartbeats_at_the_configured_interval(tmp_path: Path) -> None:
+    """A real-time venue without the 1-second tier: a one-instrument bar stream is quiet for
+    up to a minute, so what arrives first are heartbeats, every ``stream_heartbeat_secs``."""
+    settings = "stream_heartbeat_secs = 0.3\nseconds_prefix = 0\n"
+    with running_node(tmp_path, settings, SPINE_SIM_SPEED="1") as url:
+        started = time.monotonic()
+        events = sse(url + "/v2/stream/bars?instrument_id=BTCUSDT.SIM", 3)
+        elapsed = time.monotonic() - started
+    beats = [document for name, document in events if name == "heartbeat"]
+    assert len(beats) >= 2, events
+    for document in beats:
+        assert set(document) == {"version", "ts_event"} and document["version"] == "spine.v2"
+        assert document["ts_event"].isdigit()
+    assert int(beats[1]["ts_event"]) > int(beats[0]["ts_event"])
+    assert elapsed < 5  # three 0.3 s periods, not 15 s ones
+
+
 def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
     import hashlib
 

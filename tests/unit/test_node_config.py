@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spine.node.config import load_config
+from spine.node.config import ConfigError, load_config
 
 
 @pytest.mark.parametrize(("value", "mode"), [
@@ -25,3 +25,18 @@ def test_the_file_sets_the_mode_and_the_environment_overrides_it(tmp_path: Path)
     path.write_text('deployment_mode = "private-operator"\n')
     assert load_config(str(path), {}).mode == "private-operator"
     assert load_config(str(path), {"SPINE_DEPLOYMENT_MODE": "public-readonly"}).mode == "public-readonly"
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "3601"])
+def test_a_stream_heartbeat_outside_its_range_is_refused_naming_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text(f"stream_heartbeat_secs = {text}\n")
+    with pytest.raises(ConfigError, match=r"stream_heartbeat_secs .*allowed above 0, at most 3600"):
+        load_config(str(path), {})
+
+
+def test_the_stream_heartbeat_defaults_to_15_seconds(tmp_path: Path) -> None:
+    assert load_config(None, {}).stream_heartbeat_secs == 15.0
+    path = tmp_path / "node.toml"
+    path.write_text("stream_heartbeat_secs = 0.5\n")
+    assert load_config(str(path), {}).stream_heartbeat_secs == 0.5

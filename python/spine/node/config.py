@@ -68,6 +68,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: Pending connections the listener queues; Granian also bounds requests in flight by it,
     #: so it caps concurrent streams (1,000 SSE subscribers need more than the default 128).
     http_backlog: int = 4_096
+    #: A stream with nothing to send for this long sends ``event: heartbeat``.
+    stream_heartbeat_secs: float = 15.0
     log_level: str = "ERROR"
     #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
     #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
@@ -81,6 +83,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
         if not 0 < self.port < 65_536:
             raise ConfigError(f"port {self.port}: allowed 1..65535")
+        if not 0 < self.stream_heartbeat_secs <= 3_600:
+            raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
 
     @property
     def mode(self) -> DeploymentMode:

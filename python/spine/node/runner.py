@@ -178,8 +178,9 @@ class VenueNode:
 
         from spine.http.app import build_app
 
-        return Server(build_app(self), address=self.config.host, port=self.config.port,
-                      interface=Interfaces.RSGI, log_level=LogLevels.warning, backlog=self.config.http_backlog)
+        app = build_app(self, heartbeat_secs=self.config.stream_heartbeat_secs)
+        return Server(app, address=self.config.host, port=self.config.port, interface=Interfaces.RSGI,
+                      log_level=LogLevels.warning, backlog=self.config.http_backlog)
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
