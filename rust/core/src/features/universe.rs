@@ -8,7 +8,7 @@
 //! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
 //! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use super::error::FeatureError;
 use super::layout::Layout;
@@ -51,6 +51,10 @@ const PARALLEL_MIN: usize = 256;
 
 /// At most this many threads close one minute.
 const MAX_PARTS: usize = 8;
+
+/// Chunks per thread a split minute is cut into: small enough that a thread the machine
+/// slows down leaves its share to the others, large enough that taking one costs nothing.
+const CHUNKS_PER_THREAD: usize = 8;
 
 /// Threads this process may run at once.
 static THREADS: LazyLock<usize> =
@@ -240,10 +244,9 @@ impl Universe {
         result
     }
 
-    /// How many parts a minute splits into: a large minute given in instrument order (as a
-    /// screener closes its universe) is cut by position into one part per available thread,
-    /// each of at least `PARALLEL_MIN / 2` bars; each part owns its instruments, so the rows
-    /// come out exactly as one thread would give them. 1: one thread.
+    /// How many threads close a minute: a large minute given in instrument order (as a
+    /// screener closes its universe) takes one per available thread, with at least
+    /// `PARALLEL_MIN / 2` bars each (see [`Self::close_split`]). 1: this thread alone.
     fn parts(bars: &[(u32, Bar)]) -> usize {
         let ordered = bars.windows(2).all(|pair| pair[0].0 < pair[1].0);
         if bars.len() < PARALLEL_MIN || !ordered {
@@ -255,56 +258,69 @@ impl Universe {
             .max(1)
     }
 
+    /// Close a minute on `threads` threads. The bars are cut into chunks, each owning the
+    /// instruments from its first bar's index up to the next chunk's first; the threads take
+    /// chunks in turn until none is left, so a thread slowed down (a shared machine) takes
+    /// fewer. Outputs are put back in chunk order: the same rows and updated list as one thread.
     fn close_split(
         &mut self,
         bars: &[(u32, Bar)],
-        parts: usize,
+        threads: usize,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        // Part k takes bars [k*n/parts, (k+1)*n/parts) and the instruments from its first
-        // bar's index up to the next part's first.
-        let cut = |k: usize| k * bars.len() / parts;
+        let chunks = (threads * CHUNKS_PER_THREAD).min(bars.len()).max(1);
+        let cut = |k: usize| k * bars.len() / chunks;
         let mut rest: &mut [Instrument] = &mut self.instruments;
         let mut taken = 0u32;
-        let mut jobs = Vec::with_capacity(parts);
-        for k in 0..parts {
+        let mut jobs = Vec::with_capacity(chunks);
+        for k in 0..chunks {
             let part = &bars[cut(k)..cut(k + 1)];
             let end = bars.get(cut(k + 1)).map_or(u32::MAX, |next| next.0);
             let own = (end.min(taken + rest.len() as u32) - taken) as usize;
             let (mine, others) = std::mem::take(&mut rest).split_at_mut(own);
-            jobs.push((mine, taken, part));
+            jobs.push((k, mine, taken, part));
             rest = others;
             taken += own as u32;
         }
-        let mut closed = std::mem::take(&mut self.closed);
-        let results = std::thread::scope(|scope| {
-            let mut jobs = jobs.into_iter();
-            let first = jobs.next();
-            let workers: Vec<_> = jobs
-                .map(|(mine, base, part)| {
-                    scope.spawn(move || {
-                        let mut out = Vec::with_capacity(part.len() * 2);
-                        let result = close_run(mine, base, part, &mut Vec::new(), &mut out);
-                        (result, out)
-                    })
-                })
-                .collect();
-            let mut results = Vec::with_capacity(parts);
-            if let Some((mine, base, part)) = first {
-                results.push(close_run(mine, base, part, &mut closed, updated));
+        let queue = Mutex::new(jobs.into_iter());
+        let work = |closed: &mut Vec<Closed>| {
+            let mut done = Vec::new();
+            loop {
+                let job = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                let Some((k, mine, base, part)) = job else {
+                    return done;
+                };
+                let mut out = Vec::with_capacity(part.len() * 2);
+                let result = close_run(mine, base, part, closed, &mut out);
+                done.push((k, result, out));
             }
+        };
+        let mut closed = std::mem::take(&mut self.closed);
+        let mut done = std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads)
+                .map(|_| scope.spawn(|| work(&mut Vec::new())))
+                .collect();
+            let mut done = work(&mut closed);
             for worker in workers {
                 // A panic in a worker is a bug; resume it here rather than report a made-up error.
-                let (result, mut out) = worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                updated.append(&mut out);
-                results.push(result);
+                done.extend(
+                    worker
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
             }
-            results
+            done
         });
         self.closed = closed;
-        results.into_iter().collect()
+        done.sort_unstable_by_key(|(k, ..)| *k);
+        let mut first = Ok(());
+        for (_, result, mut out) in done {
+            updated.append(&mut out);
+            if first.is_ok() {
+                first = result;
+            }
+        }
+        first
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):

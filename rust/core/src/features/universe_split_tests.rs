@@ -47,3 +47,39 @@ fn every_split_equals_one_thread() {
         }
     }
 }
+
+/// A chunk's error comes back from the split close, as the one-thread close reports it.
+#[test]
+fn a_failing_chunk_fails_the_split_minute_with_its_error() {
+    let mut one = Universe::new(default_registry().features().to_vec());
+    for _ in 0..37 {
+        let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
+        let _ = one.add(config);
+    }
+    let (mut split, mut single) = (one.clone(), one.clone());
+    for minute in 1..20 {
+        // Instrument 20 trades a third of the largest volume a minute: its 5m sum overflows.
+        let bars: Vec<(u32, Bar)> = (0..37)
+            .map(|k| {
+                let mut b = bar(minute, k);
+                if k == 20 {
+                    b.volume = i64::MAX / 3;
+                }
+                (k, b)
+            })
+            .collect();
+        let a = split.close_split(&bars, 3, &mut Vec::new());
+        let b = close_run(
+            &mut single.instruments,
+            0,
+            &bars,
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert_eq!(a, b, "minute {minute}");
+        if a.is_err() {
+            return;
+        }
+    }
+    unreachable!("the 5m volume never overflowed");
+}
