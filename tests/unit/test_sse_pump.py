@@ -149,18 +149,21 @@ def test_events_dropped_from_a_slow_v1_subscriber_are_announced_by_resync() -> N
 
 
 class Probe:
-    """A connection whose unsent bytes the test sets."""
+    """A connection whose unsent bytes the test sets (and counts the looks)."""
 
     def __init__(self) -> None:
         self.value = 0
+        self.looks = 0
 
     def unsent(self) -> int:
+        self.looks += 1
         return self.value
 
 
 def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(streams, "CHECK_BYTES", 1)  # look at the send queue after every send
     monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+    monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.01)
 
     async def scenario() -> tuple[list[bytes], list[bytes], int]:
         node_app, hub = app()
@@ -192,3 +195,30 @@ def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeyp
     assert messages[0].startswith(b"event: resync\ndata: ") and b'"reason":"EVENTS_DROPPED"' in messages[0]
     ids = [int(m.split(b"\n")[0][4:]) for m in messages[1:] if m]
     assert ids == list(range(3_002 - 2_048, 3_002))  # the newest 2,048 (cursors count from 1)
+
+
+def test_a_held_stream_looks_again_less_and_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams, "CHECK_BYTES", 1)
+    monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+    monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.08)
+
+    async def scenario() -> tuple[int, int]:
+        _, hub = app()
+        probe, proto = Probe(), Proto()
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60, probe))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        hub.publish("bar", "A.SIM", ev(0))
+        await asyncio.sleep(0)
+        probe.value = streams.BEHIND_BYTES
+        hub.publish("bar", "A.SIM", ev(1))
+        await asyncio.sleep(0.3)  # every 10 ms this would be 30 looks; backing off, about 6
+        behind = probe.looks
+        probe.value = 0
+        await asyncio.sleep(0.2)  # the next look (at most 80 ms away) finds it caught up
+        proto.gone.set()
+        await asyncio.wait_for(stream, 1)
+        return behind, len(proto.transport.sent)
+
+    looks, sends = asyncio.run(scenario())
+    assert 2 <= looks <= 10
+    assert sends == 2  # event 0, then event 1 once caught up

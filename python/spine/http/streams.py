@@ -10,7 +10,7 @@ A client that stops reading is held back, so that it loses its own oldest events
 bounded queue) instead of growing the node's memory: Granian's transport would queue every
 send without bound, so every ``CHECK_BYTES`` handed to it the stream reads its connection's
 kernel send queue (``spine.http.send_queue``); at ``BEHIND_BYTES`` unsent it stops taking
-events and looks again every ``RETRY_SECS``.
+events and looks again after ``RETRY_SECS`` (backing off while it stays behind).
 
 Writing inside the hub's flush relies on Granian's RSGI stream transport taking the bytes at
 once (since Granian 2.0 ``send_bytes`` queues them and returns an already-complete
@@ -41,15 +41,17 @@ _encode = msgspec.json.Encoder().encode
 CHECK_BYTES = 64 * 1024
 #: Unsent bytes at which a client counts as not keeping up (its window is full by then).
 BEHIND_BYTES = 256 * 1024
-#: How often a held stream looks again.
+#: How soon a held stream looks again; each look that finds it still behind doubles the wait,
+#: up to ``RETRY_MAX_SECS`` (a thousand stalled clients must not keep the loop busy).
 RETRY_SECS = 0.05
+RETRY_MAX_SECS = 1.0
 
 
 class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
     its queue dropped with a resync)."""
 
-    __slots__ = ("dropped", "ended", "handed", "held", "journal", "last", "loop", "probe", "subscription",
+    __slots__ = ("dropped", "ended", "handed", "held", "journal", "last", "loop", "probe", "retry", "subscription",
                  "transport")
 
     def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None,
@@ -60,6 +62,7 @@ class _Stream:
         self.loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = self.loop.create_future()
         self.held: asyncio.TimerHandle | None = None
+        self.retry = RETRY_SECS
 
     def ready(self) -> bool:
         """May the hub hand this stream its events now? No while its client is behind."""
@@ -68,9 +71,10 @@ class _Stream:
         if self.probe is None or self.handed < CHECK_BYTES:
             return True
         if self.probe.unsent() < BEHIND_BYTES:
-            self.handed = 0
+            self.handed, self.retry = 0, RETRY_SECS
             return True
-        self.held = self.loop.call_later(RETRY_SECS, self._look_again)
+        self.held = self.loop.call_later(self.retry, self._look_again)
+        self.retry = min(2 * self.retry, RETRY_MAX_SECS)
         return False
 
     def _look_again(self) -> None:
