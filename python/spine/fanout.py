@@ -72,8 +72,11 @@ class FanOut:
             except Exception:  # noqa: BLE001 - a tap's failure must not cost subscribers the event
                 log.exception("fan-out tap %r failed on a %s event", tap, kind)
         kept = self._hub.publish(kind, instrument_id, payload)
+        waiting = self._waiting  # inlined _wake: this loop runs once per subscriber per event
         for sid in kept:
-            self._wake(sid)
+            waiter = waiting.get(sid)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
         if self._sinks and kept:
             self._mark(kept)
 
