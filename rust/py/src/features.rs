@@ -9,7 +9,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList};
-use spine_core::bars::BarsView;
+use spine_core::bars::{Bar, BarsView};
 use spine_core::features::{
     default_registry, AbsentReason, BarColumns, FeatureError, FeatureState, FeatureValue,
 };
@@ -281,13 +281,15 @@ impl PyFeatureState {
         close: &Bound<'_, PyInt>,
         volume: &Bound<'_, PyInt>,
     ) -> PyResult<()> {
-        let ts = scalar::<u64>(py, "ts_event", ts_event, "a uint64")?;
-        let o = scalar::<i64>(py, "open", open, "an int64")?;
-        let h = scalar::<i64>(py, "high", high, "an int64")?;
-        let l = scalar::<i64>(py, "low", low, "an int64")?;
-        let c = scalar::<i64>(py, "close", close, "an int64")?;
-        let v = scalar::<i64>(py, "volume", volume, "an int64")?;
-        to_py(py, self.inner.update_raw(ts, o, h, l, c, v))
+        let bar = Bar {
+            ts_event: scalar::<u64>(py, "ts_event", ts_event, "a uint64")?,
+            open: scalar::<i64>(py, "open", open, "an int64")?,
+            high: scalar::<i64>(py, "high", high, "an int64")?,
+            low: scalar::<i64>(py, "low", low, "an int64")?,
+            close: scalar::<i64>(py, "close", close, "an int64")?,
+            volume: scalar::<i64>(py, "volume", volume, "an int64")?,
+        };
+        to_py(py, self.inner.update_raw(&bar))
     }
 
     /// The input had a gap: restart every kernel (values read ABSENT GAP_IN_INPUT until warm).

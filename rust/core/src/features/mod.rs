@@ -34,6 +34,7 @@ pub mod volume_zscore;
 pub mod vwap;
 pub mod window;
 
+use crate::bars::Bar;
 use block::{BlockBuffer, BLOCK};
 
 pub use block::{BarBlock, Inputs};
@@ -78,25 +79,15 @@ impl BarInput {
     /// division (exact decimal-to-binary for mantissas below 2^53). Scales above 18 are
     /// clamped to 18; callers validate scales first ([`FeatureState::warm_columns`] does).
     #[must_use]
-    #[allow(clippy::too_many_arguments)]
-    pub fn from_raw(
-        ts_event: u64,
-        open: i64,
-        high: i64,
-        low: i64,
-        close: i64,
-        volume: i64,
-        price_scale: u8,
-        size_scale: u8,
-    ) -> Self {
+    pub fn from_raw(bar: &Bar, price_scale: u8, size_scale: u8) -> Self {
         let (p, s) = (pow10(price_scale), pow10(size_scale));
         Self {
-            ts_event,
-            open: open as f64 / p,
-            high: high as f64 / p,
-            low: low as f64 / p,
-            close: close as f64 / p,
-            volume: volume as f64 / s,
+            ts_event: bar.ts_event,
+            open: bar.open as f64 / p,
+            high: bar.high as f64 / p,
+            low: bar.low as f64 / p,
+            close: bar.close as f64 / p,
+            volume: bar.volume as f64 / s,
         }
     }
 }

@@ -267,32 +267,16 @@ impl FeatureState {
     ///
     /// # Errors
     /// As [`Self::validate`] for a one-bar batch.
-    #[allow(clippy::too_many_arguments)]
-    pub fn update_raw(
-        &mut self,
-        ts_event: u64,
-        open: i64,
-        high: i64,
-        low: i64,
-        close: i64,
-        volume: i64,
-    ) -> Result<(), FeatureError> {
+    pub fn update_raw(&mut self, bar: &Bar) -> Result<(), FeatureError> {
         self.validate(&BarColumns {
-            ts_event: &[ts_event],
-            open: &[open],
-            high: &[high],
-            low: &[low],
-            close: &[close],
-            volume: &[volume],
+            ts_event: &[bar.ts_event],
+            open: &[bar.open],
+            high: &[bar.high],
+            low: &[bar.low],
+            close: &[bar.close],
+            volume: &[bar.volume],
         })?;
-        self.take_validated(&Bar {
-            ts_event,
-            open,
-            high,
-            low,
-            close,
-            volume,
-        });
+        self.take_validated(bar);
         Ok(())
     }
 

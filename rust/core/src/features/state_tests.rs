@@ -8,6 +8,18 @@ use super::values::typed;
 use super::*;
 use crate::decimal::Fixed;
 
+/// A bar of mantissas, in column order.
+fn raw(ts_event: u64, open: i64, high: i64, low: i64, close: i64, volume: i64) -> Bar {
+    Bar {
+        ts_event,
+        open,
+        high,
+        low,
+        close,
+        volume,
+    }
+}
+
 fn state(ids: &[&str]) -> FeatureState {
     match FeatureState::from_registry(default_registry(), Some(ids), 2, 3) {
         Ok(s) => s,
@@ -16,7 +28,7 @@ fn state(ids: &[&str]) -> FeatureState {
 }
 
 fn push(state: &mut FeatureState, ts: u64, close: i64) -> Result<(), FeatureError> {
-    state.update_raw(ts, close, close + 10, close - 10, close, 1500)
+    state.update_raw(&raw(ts, close, close + 10, close - 10, close, 1500))
 }
 
 #[test]
@@ -69,7 +81,7 @@ fn refuses_bad_input_and_keeps_state() {
         Err(FeatureError::InconsistentBar { index: 1, .. })
     ));
     assert_eq!(s.last_ts_event(), Some(5));
-    assert!(s.update_raw(9, 1, 1, 1, 1, -1).is_err());
+    assert!(s.update_raw(&raw(9, 1, 1, 1, 1, -1)).is_err());
     assert!(FeatureState::from_registry::<&str>(default_registry(), None, 19, 0).is_err());
     assert!(FeatureState::from_registry::<&str>(default_registry(), None, 0, -1).is_err());
 }
@@ -130,7 +142,7 @@ fn batch_equals_incremental_over_every_default() {
     assert_eq!(batch.warm_columns(&cols).ok(), Some(n));
     for i in 0..n {
         assert!(incremental
-            .update_raw(ts[i], close[i], high[i], low[i], close[i], volume[i])
+            .update_raw(&raw(ts[i], close[i], high[i], low[i], close[i], volume[i]))
             .is_ok());
     }
     let row = batch.row();
@@ -255,7 +267,7 @@ fn batches_the_quick_check_cannot_vouch_for_are_still_taken() {
         assert_eq!(batch.warm_columns(&view(&ts, &c)).ok(), Some(n));
         for i in 0..n {
             assert!(single
-                .update_raw(ts[i], c[0][i], c[1][i], c[2][i], c[3][i], c[4][i])
+                .update_raw(&raw(ts[i], c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]))
                 .is_ok());
         }
         assert_eq!(batch.row(), single.row());
@@ -295,7 +307,7 @@ fn kernels_of_one_kind_beyond_the_first_take_blocks_alone() {
             .is_ok());
         for i in from..to {
             assert!(single
-                .update_raw(ts[i], c[0][i], c[1][i], c[2][i], c[3][i], c[4][i])
+                .update_raw(&raw(ts[i], c[0][i], c[1][i], c[2][i], c[3][i], c[4][i]))
                 .is_ok());
         }
         assert_eq!(batch.row(), single.row());
