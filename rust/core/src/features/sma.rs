@@ -70,17 +70,17 @@ impl Kernel for Sma {
 }
 
 impl Packed for Sma {
-    const WORDS: usize = 3;
+    const WORDS: usize = RollingSum::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
         self.sum.pack(words);
-        words[2] = word(self.seen);
+        words[RollingSum::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
         Self {
             sum: Packed::unpack(&template.sum, words),
-            seen: int(words[2]),
+            seen: int(words[RollingSum::WORDS]),
         }
     }
 }

@@ -3,11 +3,12 @@
 //! undefined (ABSENT `INPUT_UNAVAILABLE`), detected exactly by counting non-zero volumes
 //! rather than by testing a float sum against zero. Warm-up: `period` bars.
 //!
-//! The two rolling sums (as [`super::window::RollingSum`]: rebuilt from the window at each
-//! wrap) and the non-zero flags advance together, so one ring of `(tp * volume, volume,
+//! The two rolling sums (as [`super::window::RollingSum`]: reset at each wrap to a fresh sum
+//! of the turn's values, the bits of summing the window) and the non-zero flags advance together, so one ring of `(tp * volume, volume,
 //! flag)` triples holds all three: a bar's update touches one entry, not three windows.
 
 use super::packed::{int, pair, unpair, word, Packed};
+use super::window::FRESH;
 use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Vwap(period); its window is `3 * period` slots.
@@ -19,6 +20,8 @@ pub struct Vwap {
     nonzero: u32,
     price_volume: f64,
     volume: f64,
+    /// The sums of the values pushed since the last wrap (see [`super::window`]).
+    fresh: [f64; 2],
     seen: u64,
 }
 
@@ -33,15 +36,9 @@ impl Vwap {
             nonzero: 0,
             price_volume: 0.0,
             volume: 0.0,
+            fresh: [FRESH; 2],
             seen: 0,
         }
-    }
-
-    /// Both sums from the window, oldest first (the ring has just wrapped).
-    fn refresh(&mut self, slots: &[f64]) {
-        let entries = &slots[..3 * self.period as usize];
-        self.price_volume = entries.chunks_exact(3).map(|e| e[0]).sum();
-        self.volume = entries.chunks_exact(3).map(|e| e[1]).sum();
     }
 }
 
@@ -71,12 +68,16 @@ impl Kernel for Vwap {
         entry.copy_from_slice(&[price_volume, volume, f64::from(flag)]);
         self.nonzero = self.nonzero - u32::from(old_flag != 0.0) + flag;
         self.head += 1;
+        let [fresh_price_volume, fresh_volume] = self.fresh;
         if self.head == self.period {
             self.head = 0;
-            self.refresh(slots);
+            self.price_volume = fresh_price_volume + price_volume;
+            self.volume = fresh_volume + volume;
+            self.fresh = [FRESH; 2];
         } else {
             self.price_volume += price_volume - old_price_volume;
             self.volume += volume - old_volume;
+            self.fresh = [fresh_price_volume + price_volume, fresh_volume + volume];
         }
     }
 
@@ -112,7 +113,7 @@ impl Kernel for Vwap {
 }
 
 impl Packed for Vwap {
-    const WORDS: usize = 5;
+    const WORDS: usize = 7;
 
     fn pack(&self, words: &mut [f64]) {
         let words = &mut words[..Self::WORDS];
@@ -121,6 +122,7 @@ impl Packed for Vwap {
         words[2] = self.price_volume;
         words[3] = self.volume;
         words[4] = word(self.seen);
+        words[5..].copy_from_slice(&self.fresh);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
@@ -134,6 +136,7 @@ impl Packed for Vwap {
             price_volume: words[2],
             volume: words[3],
             seen: int(words[4]),
+            fresh: [words[5], words[6]],
         }
     }
 }

@@ -9,9 +9,13 @@
 //! after its last (and a reallocation when a copied state's window first grows); side by
 //! side they cost a few, and copying a state is one copy.
 //!
-//! Rolling sums drift (each add and subtract rounds). They are recomputed from the ring once
-//! per full turn (when the ring's head wraps), which costs O(period) every `period` updates:
-//! O(1) amortised, and the drift never accumulates past one window.
+//! Rolling sums drift (each add and subtract rounds). They are reset once per full turn (when
+//! the ring's head wraps) to the sum of the window, so the drift never accumulates past one
+//! window. At a wrap the window is exactly the values pushed during the turn, so a rolling
+//! sum also adds each pushed value to a second, fresh sum and takes that at the wrap: the
+//! same bits as summing the ring oldest first, in O(1) per push. Summing the ring instead
+//! would cost O(period) at once, and instruments warmed from the same history wrap at the
+//! same bar (the 200-bar trend window at midnight took a fifth of a minute close).
 //!
 //! The `push_slice` methods take a batch with the same result as `push` one value at a time,
 //! bit for bit, in O(period) rather than O(batch) once the ring is full. A refresh depends on
@@ -168,11 +172,18 @@ impl Packed for Ring {
     }
 }
 
+/// Where a fresh sum starts: `Sum` for `f64` folds from -0.0, and the fresh sum must have
+/// the bits of the ring's sum.
+pub(super) const FRESH: f64 = -0.0;
+
 /// The sum of the last `period` values.
 #[derive(Debug, Clone, Copy)]
 pub struct RollingSum {
     ring: Ring,
     sum: f64,
+    /// The values pushed since the last wrap (once full), in push order: the window's sum at
+    /// the next wrap.
+    fresh: f64,
 }
 
 impl RollingSum {
@@ -182,6 +193,7 @@ impl RollingSum {
         Self {
             ring: Ring::new(period),
             sum: 0.0,
+            fresh: FRESH,
         }
     }
 
@@ -196,8 +208,14 @@ impl RollingSum {
     pub fn push(&mut self, slots: &mut [f64], value: f64) {
         match self.ring.push(slots, value) {
             None => self.sum += value,
-            Some(_) if self.ring.wrapped() => self.refresh(slots),
-            Some(old) => self.sum += value - old,
+            Some(_) if self.ring.wrapped() => {
+                self.sum = self.fresh + value;
+                self.fresh = FRESH;
+            }
+            Some(old) => {
+                self.sum += value - old;
+                self.fresh += value;
+            }
         }
     }
 
@@ -215,16 +233,20 @@ impl RollingSum {
             self.refresh(slots);
             values = rest;
         }
-        let mut sum = self.sum;
+        let (mut sum, mut fresh) = (self.sum, self.fresh);
         for (slot, &value) in self.ring.run(slots, values.len()).iter_mut().zip(values) {
             sum += value - *slot;
+            fresh += value;
             *slot = value;
         }
-        self.sum = sum;
+        (self.sum, self.fresh) = (sum, fresh);
     }
 
+    /// At a wrap: the sum of the ring, oldest first (what the fresh sum holds after a turn
+    /// of pushes).
     fn refresh(&mut self, slots: &[f64]) {
         self.sum = self.ring.values(slots).iter().sum();
+        self.fresh = FRESH;
     }
 
     /// The current sum.
@@ -261,21 +283,24 @@ impl RollingSum {
     pub fn clear(&mut self) {
         self.ring.clear();
         self.sum = 0.0;
+        self.fresh = FRESH;
     }
 }
 
 impl Packed for RollingSum {
-    const WORDS: usize = 2;
+    const WORDS: usize = 3;
 
     fn pack(&self, words: &mut [f64]) {
         self.ring.pack(words);
         words[1] = self.sum;
+        words[2] = self.fresh;
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
         Self {
             ring: Packed::unpack(&template.ring, words),
             sum: words[1],
+            fresh: words[2],
         }
     }
 }

@@ -52,6 +52,25 @@ fn rolling_sum_slices_equal_pushes() {
 }
 
 #[test]
+fn a_wrap_takes_the_bits_of_summing_the_ring() {
+    let signed_zeros = [0.0, -0.0, 0.0, -0.0, -0.0, -0.0, -0.0, 0.0];
+    for data in [lumpy(300), signed_zeros.repeat(20), vec![-0.0; 50]] {
+        for period in [1, 2, 3, 7, 20] {
+            let mut sum = RollingSum::new(period);
+            let slots = &mut vec![0.0; period];
+            for &value in &data {
+                let evicts = sum.is_full();
+                sum.push(slots, value);
+                if evicts && sum.ring.wrapped() {
+                    let summed: f64 = sum.ring.values(slots).iter().sum();
+                    assert_eq!(sum.sum().to_bits(), summed.to_bits(), "{period}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn rolling_sum_refreshes_without_drift() {
     let mut sum = RollingSum::new(4);
     let slots = &mut [0.0; 4];
