@@ -170,6 +170,7 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=5001", 400, "LIMIT_OUT_OF_RANGE"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&start=-1", 400, "INVALID_PARAMETER"),
+    ("/v2/bars?instrument_id=BTCUSDT.SIM&start=10&end=9", 400, "INVALID_PARAMETER"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&colour=red", 400, "UNKNOWN_PARAMETER"),
     ("/v2/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
     ("/v2/instruments?cursor=forged", 400, "INVALID_CURSOR"),

@@ -108,7 +108,7 @@ class BarPages:
     def request(self, query: Query) -> BarRequest:
         """The checked bar query (its instrument ingested here)."""
         iid, resolution, channel, bar_type = self._target(query)
-        start, end, after = query.nanos("start"), query.nanos("end"), query.nanos("after_sequence")
+        (start, end), after = query.span(), query.nanos("after_sequence")
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
         if iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")

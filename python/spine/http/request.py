@@ -53,6 +53,14 @@ class Query:
                                                  "(digits, no sign, at most 2^64-1)")
         return int(value)
 
+    def span(self, start_key: str = "start", end_key: str = "end") -> tuple[int | None, int | None]:
+        """An inclusive time range; one whose end precedes its start is refused, not served empty."""
+        start, end = self.nanos(start_key), self.nanos(end_key)
+        if start is not None and end is not None and end < start:
+            raise HttpError("INVALID_PARAMETER", f"{end_key}={end} precedes {start_key}={start}; "
+                                                 f"give {start_key} <= {end_key} (both inclusive)")
+        return start, end
+
     def limit(self, default: int, maximum: int = MAX_LIMIT) -> int:
         value = self._values.get("limit")
         if value is None:
