@@ -127,6 +127,16 @@ def test_every_read_route_serves_a_schema_valid_document(base: str, path: str) -
     ok(base, path)
 
 
+def test_status_reports_the_observed_connection_and_rates_at_one_scale(base: str) -> None:
+    status, connection = ok(base, "/v2/status"), ok(base, "/v2/connection")
+    [venue] = status["connectivity"]
+    assert status["state"] == "RUNNING"
+    assert venue["connected"] is (connection["state"] == "CONNECTED") is True
+    # The time the watch saw the connection come up, not the process start.
+    assert venue["since"] == connection["since"] and venue["since"] != status["started_ts"]
+    assert all(len(rate.partition(".")[2]) == 3 for rate in status["rates"].values()), status["rates"]
+
+
 def test_paging_walks_every_instrument_once_with_opaque_cursors(base: str) -> None:
     seen, path = [], "/v2/instruments?limit=7"
     while True:
@@ -141,6 +151,7 @@ def test_paging_walks_every_instrument_once_with_opaque_cursors(base: str) -> No
 def test_bar_pages_follow_after_sequence_and_carry_coverage(base: str) -> None:
     page = ok(base, "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3")
     assert len(page["bars"]) == 3 and page["coverage"]["instrument_id"] == "BTCUSDT.SIM"
+    assert page["coverage"]["retention_state"] == "unmanaged"  # this node has no manifest
     after = page["bars"][-1]["sequence"]
     later = ok(base, f"/v2/bars?instrument_id=BTCUSDT.SIM&after_sequence={after}&limit=3")
     assert all(bar["sequence"] > after for bar in later["bars"])

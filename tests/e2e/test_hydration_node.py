@@ -118,6 +118,7 @@ def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> 
     assert coverage["retention_state"] == "retained" and not coverage["history_terminal"]
     unmanaged = VenueNode(msgspec.convert({"data_dir": str(tmp_path / "other")}, NodeConfig))
     assert unmanaged.retention_state("SOLUSDT.SIM") == "unmanaged"
+    assert unmanaged.actor.retention("SOLUSDT.SIM") == "unmanaged"  # what its bar pages carry
 
 
 def test_hydration_through_the_frameworks_request_bars(tmp_path: Path, monkeypatch: object) -> None:

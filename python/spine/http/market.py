@@ -4,6 +4,7 @@ node or the core did not produce; derived bars are folded on read by ``spine._co
 
 from __future__ import annotations
 
+import decimal
 import time
 from importlib.metadata import version
 from collections.abc import Callable
@@ -76,23 +77,23 @@ class MarketHandlers:
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         node, now = self.node, time.time_ns()
         counters = node.actor.counters
-        minutes = max((now - self.started_ns) / 60e9, 1e-9)
-        running = node.status.lifecycle in ("RUNNING", "CHECKPOINTED")
+        elapsed = max(now - self.started_ns, 1)
         bars = sum(counters.bars_accepted.values())
-        venue = node.config.venue.upper()
+        seen = node.connection.look(now)  # observed, as /v2/connection serves it
         return {
             **_head("svc.node_status"),
             "node_id": node.config.node_id,
-            "state": "RUNNING" if running else "STOPPED" if node.status.lifecycle == "COMPLETED" else "STARTING",
+            "state": _NODE_STATE[node.status.lifecycle],
             "started_ts": str(self.started_ns),
             "ts_event": str(now),
-            "connectivity": [{"venue": venue, "connected": running, "since": str(self.started_ns) if running else None,
-                              "last_error": node.status.last_error}],
+            "connectivity": [{"venue": node.config.venue.upper(), "connected": seen.state == "CONNECTED",
+                              "since": None if seen.since is None else str(seen.since),
+                              "last_error": seen.last_error}],
             "counters": {"instruments": len(node.actor.discovered), "quotes": counters.quotes,
                          "trades": counters.trades, "bars": bars},
-            "rates": {"quotes_per_second": _rate(counters.quotes / (minutes * 60)),
-                      "trades_per_second": _rate(counters.trades / (minutes * 60)),
-                      "bars_per_minute": _rate(bars / minutes)},
+            "rates": {"quotes_per_second": _rate(counters.quotes, 10**9, elapsed),
+                      "trades_per_second": _rate(counters.trades, 10**9, elapsed),
+                      "bars_per_minute": _rate(bars, 60 * 10**9, elapsed)},
             "hydration": node.hydration.counts(),
         }
 
@@ -223,8 +224,19 @@ class MarketHandlers:
         return self.bar_pages.get(query)
 
 
-def _rate(value: float) -> str:
-    return format(round(value, 3), "f").rstrip("0").rstrip(".") or "0"
+#: The node's running state from its engine's lifecycle: a run that ended, completed or failed,
+#: is STOPPED (a failure's error is the connectivity's last_error).
+_NODE_STATE = {"STARTING": "STARTING", "RUNNING": "RUNNING", "CHECKPOINTED": "RUNNING",
+               "COMPLETED": "STOPPED", "FAILED": "STOPPED"}
+
+_RATE = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN)
+
+
+def _rate(count: int, per_ns: int, elapsed_ns: int) -> str:
+    """``count`` per ``per_ns`` nanoseconds over ``elapsed_ns``, exact then rounded half-even at
+    scale 3 (every rate at the same scale, computed without floats)."""
+    exact = _RATE.divide(decimal.Decimal(count * per_ns), decimal.Decimal(elapsed_ns))
+    return str(exact.quantize(decimal.Decimal("0.001"), context=_RATE))
 
 
 def _instrument(value: str) -> str:

@@ -83,7 +83,8 @@ class IngestionCounters:
 
 class IngestionActor(Actor):
     """See the module docs. ``on_discovery(instrument_ids)`` is called once every instrument
-    is subscribed; ``retained(instrument_id)`` says whether an instrument gets any demand."""
+    is subscribed; ``retention(instrument_id)`` is the manifest's word on an instrument
+    (``retained``, ``unretained``: no demand at all, or ``unmanaged``: no manifest)."""
 
     def __init__(
         self,
@@ -91,7 +92,7 @@ class IngestionActor(Actor):
         hub: FanOut,
         book: SeriesBook,
         seconds_prefix: int = 25,
-        retained: Callable[[str], bool] = lambda _: True,
+        retention: Callable[[str], str] = lambda _: "unmanaged",
         on_discovery: Callable[[list[str]], None] | None = None,
         on_bar: Callable[[str, str, Any], None] | None = None,
         exhausted: Callable[[str], bool] = lambda _: False,
@@ -104,7 +105,7 @@ class IngestionActor(Actor):
         self.seconds_prefix = seconds_prefix
         self.counters = IngestionCounters()
         self.facts: dict[str, dict[str, dict[str, Any]]] = {}
-        self._retained = retained
+        self._retention = retention
         self._on_discovery = on_discovery
         self._on_bar = on_bar
         self._exhausted = exhausted
@@ -128,7 +129,7 @@ class IngestionActor(Actor):
     # --- start --------------------------------------------------------------------------------
 
     def on_start(self) -> None:
-        instruments = [i for i in self.cache.instruments() if self._retained(str(i.id))]
+        instruments = [i for i in self.cache.instruments() if self._retention(str(i.id)) != "unretained"]
         eligible = []
         for k, instrument in enumerate(instruments):
             iid = instrument.id
@@ -327,7 +328,7 @@ class IngestionActor(Actor):
         return cached[1]
 
     def retention(self, instrument_id: str) -> str:
-        return "retained" if self._retained(instrument_id) else "unretained"
+        return self._retention(instrument_id)
 
     # --- facts --------------------------------------------------------------------------------------
 
