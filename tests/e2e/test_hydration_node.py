@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -148,3 +149,38 @@ def test_hydration_through_the_frameworks_request_bars(tmp_path: Path, monkeypat
     assert [r[0] for r in node.hydrator.requests].count("SOLUSDT.SIM") == 3
     assert book.state("BNBUSDT.SIM") in ("RETRY_WAIT", "HYDRATING", "FAILED")
     assert node.actor._history == {}  # nothing left collecting
+
+
+def _gaps_in_input(node: VenueNode) -> list[tuple[str, str, int]]:
+    """Record the (channel, resolution, end) of each bucket the node withholds for a gap in its
+    input (startup buckets it saw only part of are UNOBSERVED, not gaps in input)."""
+    seen: list[tuple[str, str, int]] = []
+    publish = node.actor._publish_derived
+
+    def recording(instrument_id: str, channel: str, event: tuple[Any, ...]) -> None:
+        if event[1] == "GAP_IN_INPUT":
+            seen.append((channel, event[0], event[3]))
+        publish(instrument_id, channel, event)
+
+    node.actor._publish_derived = recording  # type: ignore[method-assign]
+    return seen
+
+
+def test_an_external_candle_sent_at_its_minutes_close_is_never_taken_for_a_gap(tmp_path: Path) -> None:
+    """The venue sends each candle at its minute's close, among that instant's other events: the
+    minute must not be counted missed (nor its buckets withheld) before the candle had its
+    grace. With no grace the same run withholds buckets: the check sees the problem it guards."""
+    def node(grace: float, where: str) -> VenueNode:
+        return VenueNode(msgspec.convert({
+            "data_dir": str(tmp_path / where), "flush_secs": 0.3, "hydrate_minutes": 0,
+            "external_grace_secs": grace,
+            "sim": {"start_ns": START, "speed": 600, "spot": 6, "perpetuals": 2, "option_expiries": 0,
+                    "candle_skip": 0.0},
+        }, NodeConfig))
+    graced, hasty = node(5.0, "graced"), node(0.0, "hasty")
+    graced_gaps, hasty_gaps = _gaps_in_input(graced), _gaps_in_input(hasty)
+    asyncio.run(run(graced, 3.0))
+    asyncio.run(run(hasty, 3.0))
+    assert sum(graced.actor.counters.bars_accepted.values()) > 100
+    assert graced_gaps == []
+    assert any(channel == "EXTERNAL" for channel, _, _ in hasty_gaps)

@@ -40,3 +40,15 @@ def test_the_stream_heartbeat_defaults_to_15_seconds(tmp_path: Path) -> None:
     path = tmp_path / "node.toml"
     path.write_text("stream_heartbeat_secs = 0.5\n")
     assert load_config(str(path), {}).stream_heartbeat_secs == 0.5
+
+
+@pytest.mark.parametrize("text", ["-1", "3601"])
+def test_external_grace_outside_its_range_is_refused(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text(f"external_grace_secs = {text}\n")
+    with pytest.raises(ConfigError, match=r"external_grace_secs .*allowed 0..3600"):
+        load_config(str(path), {})
+
+
+def test_external_grace_defaults_to_five_seconds() -> None:
+    assert load_config(None, {}).external_grace_secs == 5.0

@@ -9,7 +9,11 @@ bar (``skip_first_non_full_bar=True``). The aggregators run on event time (a ``T
 advanced by the venue's timestamps), so a venue clock running in real time or accelerated
 closes bars identically. The same event clock marks the time the node observed: each minute
 boundary it passes while connected extends both channels' coverage, so a quiet INTERNAL minute
-reads as quiet, and an EXTERNAL minute without a candle reads as a gap.
+reads as quiet, and an EXTERNAL minute without a candle reads as a gap. EXTERNAL coverage
+trails the clock by ``external_grace_ns``: a venue sends a minute's candle at or after its
+close, after other events of that instant, so a minute only counts as missed once the grace
+has passed without its candle (a candle that comes proves its own minute at once, and closes
+the buckets it completes).
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ class IngestionActor(Actor):
         hub: FanOut,
         book: SeriesBook,
         seconds_prefix: int = 25,
+        external_grace_ns: int = 5 * 10**9,
         retention: Callable[[str], str] = lambda _: "unmanaged",
         on_discovery: Callable[[list[str]], None] | None = None,
         on_bar: Callable[[str, str, Any], None] | None = None,
@@ -103,6 +108,7 @@ class IngestionActor(Actor):
         self.hub = hub
         self.book = book
         self.seconds_prefix = seconds_prefix
+        self.external_grace_ns = external_grace_ns
         self.counters = IngestionCounters()
         self.facts: dict[str, dict[str, dict[str, Any]]] = {}
         self._retention = retention
@@ -117,8 +123,8 @@ class IngestionActor(Actor):
         # schedules its first close from the clock's time when it is built).
         self._pending_aggregators: list[tuple[Any, bool]] = []
         self._last_trade_ts: dict[str, int] = {}
-        self._observed_from: int | None = None
-        self._observed_to: int | None = None
+        #: Per channel: the end of the time observed (None before the first event).
+        self._observed_to: dict[str, int] = {}
         self.discovered: list[str] = []
         #: Every ledger channel some discovered instrument is eligible for.
         self.kinds: frozenset[str] = frozenset()
@@ -184,27 +190,30 @@ class IngestionActor(Actor):
         whole minutes passed, and let time close quiet derived buckets."""
         if ts <= self._event_clock.timestamp_ns():
             return
-        if self._observed_from is None:
+        if not self._observed_to:
             self._event_clock.set_time(ts)
-            self._observed_from = self._observed_to = (ts // MINUTE_NS + 1) * MINUTE_NS
+            first = (ts // MINUTE_NS + 1) * MINUTE_NS
+            self._observed_to = {"INTERNAL": first, "EXTERNAL": first}
             for instrument, seconds in self._pending_aggregators:
                 self._aggregators[str(instrument.id)] = self._make_aggregators(instrument, seconds=seconds)
             self._pending_aggregators.clear()
             return
         for event in self._event_clock.advance_time(ts):
             event.handle()
-        boundary = ts // MINUTE_NS * MINUTE_NS
-        if self._observed_to is not None and boundary > self._observed_to:
-            self._observe(self._observed_to, boundary)
+        self._observe("INTERNAL", ts // MINUTE_NS * MINUTE_NS)
+        self._observe("EXTERNAL", (ts - self.external_grace_ns) // MINUTE_NS * MINUTE_NS)
 
-    def _observe(self, start: int, end: int) -> None:
-        self._observed_to = end
+    def _observe(self, channel: str, end: int) -> None:
+        """Extend ``channel``'s coverage to ``end`` (a minute boundary) on every series."""
+        start = self._observed_to[channel]
+        if end <= start:
+            return
+        self._observed_to[channel] = end
         for instrument_id in self.discovered:
-            for channel in ("EXTERNAL", "INTERNAL"):
-                series = self.book.series(instrument_id, channel)
-                series.observe(start, end)
-                for closed in series.advance(end):
-                    self._publish_derived(instrument_id, channel, closed)
+            series = self.book.series(instrument_id, channel)
+            series.observe(start, end)
+            for closed in series.advance(end):
+                self._publish_derived(instrument_id, channel, closed)
 
     # --- quotes and trades ----------------------------------------------------------------------
 
@@ -319,7 +328,7 @@ class IngestionActor(Actor):
         changed (a bar event per second must not rebuild it each time)."""
         series = self.book.series(instrument_id, channel)
         exhausted = self._exhausted(instrument_id) and channel == "EXTERNAL"
-        key = (series.last_sequence, self._observed_to, exhausted)
+        key = (series.last_sequence, self._observed_to.get(channel), exhausted)
         cached = self._coverage.get((instrument_id, channel))
         if cached is None or cached[0] != key:
             document = coverage_doc(series, instrument_id=instrument_id,

@@ -53,6 +53,9 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     live_channel: Literal["EXTERNAL", "INTERNAL"] = "EXTERNAL"
     #: The non-durable 1-second tier covers this many instruments from the universe's start.
     seconds_prefix: int = 25
+    #: An EXTERNAL minute without its candle counts as a gap once the venue clock is this far
+    #: past the minute's close (venues send candles at or just after the close).
+    external_grace_secs: float = 5.0
     capacity: int = 5_000
     flush_secs: float = 60.0
     consolidation_secs: float = 86_400.0
@@ -83,6 +86,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
         if not 0 < self.port < 65_536:
             raise ConfigError(f"port {self.port}: allowed 1..65535")
+        if not 0 <= self.external_grace_secs <= 3_600:
+            raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
         if not 0 < self.stream_heartbeat_secs <= 3_600:
             raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
 

@@ -61,6 +61,7 @@ class VenueNode:
         self.status = EngineStatusProducer(f"{config.node_id}-{time.time_ns()}", ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
         self.actor = IngestionActor(hub=self.hub, book=self.book, seconds_prefix=config.seconds_prefix,
+                                    external_grace_ns=round(config.external_grace_secs * 1e9),
                                     retention=self.retention_state, on_discovery=self._on_discovery, on_bar=self._on_bar,
                                     exhausted=self._exhausted, ledger=self.ledger, status=self.status)
         self.node: TradingNode | None = None
