@@ -182,6 +182,12 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=5001", 400, "LIMIT_OUT_OF_RANGE"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&start=-1", 400, "INVALID_PARAMETER"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&start=10&end=9", 400, "INVALID_PARAMETER"),
+    ("/v2/bars?instrument_id=BTCUSDT.SIM&after_sequence=abc", 400, "INVALID_PARAMETER"),
+    ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=010", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/v2/bars?bar_type=" + "A" * 5000 + ".SIM-1-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
+    ("/v2/schemas/" + "a" * 300 + ".json", 404, "NOT_FOUND"),
+    ("/v2", 404, "NOT_FOUND"),
+    ("/V2/health", 404, "NOT_FOUND"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&colour=red", 400, "UNKNOWN_PARAMETER"),
     ("/v2/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
     ("/v2/instruments?cursor=forged", 400, "INVALID_CURSOR"),
@@ -406,3 +412,37 @@ def test_a_body_past_the_cap_is_refused_unread(base: str) -> None:
     text = envelope(post(base + "/v2/instruments/search", huge), 400, "INVALID_BODY")
     assert "larger than 1048576 bytes" in text
     assert search(base, {"text": "btc"})["total"] > 0  # the node goes on serving
+
+
+def _request(url: str, method: str) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, dict(error.headers), error.read()
+
+
+@pytest.mark.parametrize(("path", "content_type"), [
+    ("/v2/health", "application/json"), ("/v2/bars?instrument_id=BTCUSDT.SIM", "application/json"),
+    ("/health", "application/json"), ("/v2/stream/bars", "text/event-stream"),
+])
+def test_head_answers_the_gets_status_and_headers_without_a_body(base: str, path: str, content_type: str) -> None:
+    status, headers, body = _request(base + path, "HEAD")
+    assert (status, headers["content-type"], body) == (200, content_type, b"")
+
+
+def test_head_of_a_bad_query_is_the_gets_refusal_without_a_body(base: str) -> None:
+    status, _, body = _request(base + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=0", "HEAD")
+    assert (status, body) == (400, b"")
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("PUT", "/v2/bars", "GET, HEAD"), ("DELETE", "/health", "GET, HEAD"),
+    ("GET", "/v2/instruments/search", "POST"),
+])
+def test_a_405_names_the_allowed_methods_in_allow(base: str, method: str, path: str, allow: str) -> None:
+    status, headers, body = _request(base + path, method)
+    assert status == 405 and headers["allow"] == allow
+    assert json.loads(body)["error"]["detail"].startswith("METHOD_NOT_ALLOWED: ")

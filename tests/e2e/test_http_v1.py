@@ -108,6 +108,13 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
     ("/signals?cursor=forged", 400, "INVALID_CURSOR"),
     ("/health?verbose=1", 400, "UNKNOWN_PARAMETER"),
     ("/stream?cursor=abc", 400, "INVALID_CURSOR"),
+    ("/stream?cursor=%C2%B2", 400, "INVALID_CURSOR"),  # "²": a digit to str.isdigit, not a cursor
+    ("/stream?cursor=%D9%A3", 400, "INVALID_CURSOR"),  # an Arabic-Indic three
+    ("/stream?cursor=", 400, "INVALID_CURSOR"),
+    ("/stream?cursor=00005", 400, "INVALID_CURSOR"),
+    ("/stream?cursor=18446744073709551616", 400, "INVALID_CURSOR"),  # 2^64
+    ("/stream?cursor=" + "9" * 5000, 400, "INVALID_CURSOR"),
+    ("/schemas?name=" + "a" * 300, 404, "NOT_FOUND"),
     ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
     ("/nothing", 404, "NOT_FOUND"),
 ])

@@ -24,11 +24,11 @@ from spine.http.bodies import MAX_BODY_BYTES, decode_body
 from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers, schema_file
 from spine.http.openapi import openapi_document
-from spine.http.request import Query
+from spine.http.request import NANOS, U64, Query
 from spine.http.routes import OPERATIONS, Operation
 from spine.http.search import SearchHandlers
 from spine.http.send_queue import SendQueue
-from spine.http.streams import pump
+from spine.http.streams import SSE, pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
@@ -65,20 +65,25 @@ class NodeApp:
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
-        if scope.path == "/v2/health" and scope.method == "GET" and not scope.query_string:
+        method = scope.method
+        if method == "HEAD":  # a GET's status and headers, without its body (RFC 9110 9.3.2)
+            method, proto = "GET", _HeadOnly(proto)
+        if scope.path == "/v2/health" and method == "GET" and not scope.query_string:
             # The probe path: one comparison and a cached document (see health_bytes).
             proto.response_bytes(200, JSON, self.handlers.health_bytes())
             return
-        op: Operation | None = self.static.get((scope.method, scope.path))
+        op: Operation | None = self.static.get((method, scope.path))
         if op is not None:
             return await self._serve(op, {}, scope, proto)
         try:
-            match = self.router(scope.path, scope.method)
+            match = self.router(scope.path, method)
         except InvalidMethodError:
             allowed = sorted({op.method for op in OPERATIONS if _same_shape(op.path, scope.path)})
+            if "GET" in allowed:
+                allowed.append("HEAD")
             return self._error(proto, HttpError("METHOD_NOT_ALLOWED",
                                                 f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
-                               _is_v1(scope.path))
+                               _is_v1(scope.path), [("allow", ", ".join(allowed))])
         except NotFoundError:
             return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"),
                                _is_v1(scope.path))
@@ -99,6 +104,9 @@ class NodeApp:
                                                     "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
                                                     "private-operator allows it")
             query = self._query(op, scope.query_string)
+            if op.effect == "STREAM" and isinstance(proto, _HeadOnly):
+                proto.response_empty(200, SSE)
+                return
             if op.id == "spine.v1.stream":
                 return await self._v1_stream(query, scope, proto)
             if op.effect == "STREAM":
@@ -142,11 +150,12 @@ class NodeApp:
             handler = self._handlers[op.id] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
         return handler
 
-    def _error(self, proto: Any, error: HttpError, v1: bool = False) -> None:
+    def _error(self, proto: Any, error: HttpError, v1: bool = False,
+               headers: list[tuple[str, str]] | None = None) -> None:
         status, body = error_response(error)
         if v1:  # the same envelope and code table under the v1 version string
             body["version"] = V1_VERSION
-        proto.response_bytes(status, JSON, _encode(body))
+        proto.response_bytes(status, JSON + (headers or []), _encode(body))
 
     # --- streams --------------------------------------------------------------------------------
 
@@ -161,16 +170,34 @@ class NodeApp:
     async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
         """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
         then live ones; ``event: resync`` whenever that promise cannot be kept."""
-        text = query.text("cursor") or scope.headers.get("last-event-id")
-        if text is not None and not text.isdigit():
-            raise HttpError("INVALID_CURSOR", f"cursor={text!r}; a v1 stream cursor is an event sequence "
-                                              "number (digits) from this run")
+        text = query.text("cursor")
+        if text is None:
+            text = scope.headers.get("last-event-id")
+        if text is not None and (not NANOS.match(text) or int(text) > U64):
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise HttpError("INVALID_CURSOR", f"cursor={shown!r}; a v1 stream cursor is an event sequence "
+                                              "number from this run (ASCII digits, no leading zero, at most "
+                                              "2^64-1)")
         iid = query.instrument_id()
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription, backlog = self.journal.open(None if text is None else int(text), iid)
         await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
                    SendQueue(scope.server, scope.client))
+
+
+class _HeadOnly:
+    """The protocol of a HEAD request: a GET's response goes out as its status and headers only
+    (a stream's too: its headers, no subscription)."""
+
+    def __init__(self, proto: Any) -> None:
+        self._proto = proto
+
+    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        self._proto.response_empty(status, headers)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._proto, name)
 
 
 async def _read_body(proto: Any) -> bytes:
@@ -185,7 +212,9 @@ async def _read_body(proto: Any) -> bytes:
 
 
 def _is_v1(path: str) -> bool:
-    return not path.startswith("/v2/")
+    """Whether an unrouted path gets the v1 envelope: anything outside the /v2 prefix (in any
+    case: /V2/health is a v2 path mistyped, not a v1 one)."""
+    return not (path.lower() == "/v2" or path.lower().startswith("/v2/"))
 
 
 def _same_shape(template: str, path: str) -> bool:

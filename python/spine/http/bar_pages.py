@@ -108,7 +108,7 @@ class BarPages:
     def request(self, query: Query) -> BarRequest:
         """The checked bar query (its instrument ingested here)."""
         iid, resolution, channel, bar_type = self._target(query)
-        (start, end), after = query.span(), query.nanos("after_sequence")
+        (start, end), after = query.span(), query.sequence("after_sequence")
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
         if iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")
@@ -126,10 +126,12 @@ class BarPages:
             return iid, "1m", channel, bar_type_of(iid, "1m", channel)
         match = BAR_TYPE.match(text)
         spec = f"{match['step']}-{match['unit']}" if match else None
-        if match is None or spec not in SPEC_TO_RESOLUTION:
+        if match is None or spec not in SPEC_TO_RESOLUTION or len(match["iid"]) > 128:
             allowed = ", ".join(SPEC_TO_RESOLUTION)
-            raise HttpError("INVALID_BAR_TYPE", f"bar_type={text!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
-                                                f"EXTERNAL|INTERNAL with step-unit one of {allowed}")
+            shown = text if len(text) <= 160 else text[:160] + "..."
+            raise HttpError("INVALID_BAR_TYPE", f"bar_type={shown!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
+                                                f"EXTERNAL|INTERNAL (SYMBOL.VENUE at most 128 characters) with "
+                                                f"step-unit one of {allowed}")
         if iid is not None and iid != match["iid"]:
             raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
         return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text

@@ -5,6 +5,7 @@ node or the core did not produce; derived bars are folded on read by ``spine._co
 from __future__ import annotations
 
 import decimal
+import functools
 import time
 from importlib.metadata import version
 from collections.abc import Callable
@@ -264,7 +265,15 @@ def schema_file(name: str) -> bytes:
     """A schema file's bytes as shipped (the digest covers exactly these bytes)."""
     from spine.schemas import SCHEMA_DIR
 
-    path = SCHEMA_DIR / name
-    if "/" in name or not name.endswith(".json") or not path.is_file():
-        raise HttpError("NOT_FOUND", f"no schema file {name!r}; see /v2/schemas")
-    return path.read_bytes()
+    if name not in _schema_files():
+        shown = name if len(name) <= 128 else name[:128] + "..."
+        raise HttpError("NOT_FOUND", f"no schema file {shown!r}; see /v2/schemas")
+    return (SCHEMA_DIR / name).read_bytes()
+
+
+@functools.cache
+def _schema_files() -> frozenset[str]:
+    """The shipped schema file names (a request names one of these, never a path)."""
+    from spine.schemas import SCHEMA_DIR
+
+    return frozenset(path.name for path in SCHEMA_DIR.glob("*.json"))

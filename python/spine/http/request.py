@@ -11,11 +11,13 @@ from urllib.parse import parse_qsl
 from spine.http.errors import HttpError
 from spine.node.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
-__all__ = ["Query", "INSTRUMENT_ID", "NANOS"]
+__all__ = ["Query", "INSTRUMENT_ID", "NANOS", "U64"]
 
 INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
 NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
-_U64 = 2**64 - 1
+#: ASCII digits only (``str.isdigit`` also takes "²" and other scripts' digits).
+_LIMIT = re.compile(r"^[1-9][0-9]{0,8}$")
+U64 = 2**64 - 1
 T = TypeVar("T")
 
 
@@ -45,12 +47,18 @@ class Query:
         return value
 
     def nanos(self, key: str) -> int | None:
+        return self._u64(key, "a nanosecond timestamp")
+
+    def sequence(self, key: str) -> int | None:
+        return self._u64(key, "a sequence number")
+
+    def _u64(self, key: str, what: str) -> int | None:
         value = self._values.get(key)
         if value is None:
             return None
-        if not NANOS.match(value) or int(value) > _U64:
-            raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not a nanosecond timestamp "
-                                                 "(digits, no sign, at most 2^64-1)")
+        if not NANOS.match(value) or int(value) > U64:
+            raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not {what} "
+                                                 "(ASCII digits, no sign, no leading zero, at most 2^64-1)")
         return int(value)
 
     def span(self, start_key: str = "start", end_key: str = "end") -> tuple[int | None, int | None]:
@@ -65,7 +73,7 @@ class Query:
         value = self._values.get("limit")
         if value is None:
             return default
-        if not re.fullmatch(r"[0-9]{1,9}", value) or not MIN_LIMIT <= int(value) <= maximum:
+        if not _LIMIT.match(value) or not MIN_LIMIT <= int(value) <= maximum:
             raise HttpError("LIMIT_OUT_OF_RANGE", f"limit={value!r}; allowed: an integer {MIN_LIMIT}..{maximum}")
         return int(value)
 
