@@ -19,6 +19,7 @@ from urllib.parse import parse_qs
 
 from spine.fanout import FanOut
 from spine.http.app import NodeApp
+from spine.node.actor import bar_kind
 from spine.node.heap import settle_heap
 
 from benches.http import embedded
@@ -50,7 +51,7 @@ class BenchApp:
             await self.app.__rsgi__(scope, proto)
 
     def _offer(self, payload: bytes) -> None:
-        self.node.hub.publish("bar", INSTRUMENT, payload)  # as the actor publishes a closed bar
+        self.node.hub.publish(bar_kind("1m", "EXTERNAL"), INSTRUMENT, payload)  # as the actor publishes a closed bar
 
 
 if __name__ == "__main__":

@@ -259,6 +259,25 @@ def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path
             assert document["instrument_id"] == path.split("instrument_id=")[1]
 
 
+@pytest.mark.parametrize(("query", "resolution", "channel"), [
+    ("resolution=1s", "1s", "INTERNAL"), ("resolution=1m&channel=INTERNAL", "1m", "INTERNAL"),
+    ("channel=EXTERNAL&resolution=1m", "1m", "EXTERNAL"),
+])
+def test_the_bar_stream_keeps_only_the_resolution_and_channel_asked_for(base: str, query: str, resolution: str,
+                                                                        channel: str) -> None:
+    events = [doc for name, doc in sse(base + "/v2/stream/bars?" + query, 4, timeout=30) if name == "bar"]
+    assert events, query
+    for document in events:
+        validate(document, "svc.bar_envelope")
+        assert (document["resolution"], document["channel"]) == (resolution, channel), query
+
+
+@pytest.mark.parametrize("query", ["resolution=garbage", "channel=nope", "resolution=1M", "resolution="])
+def test_a_bar_stream_filter_outside_its_values_is_refused(base: str, query: str) -> None:
+    text = envelope(get(base + "/v2/stream/bars?" + query), 400, "INVALID_PARAMETER")
+    assert "allowed: " in text
+
+
 def test_a_quiet_stream_sends_heartbeats_at_the_configured_interval(tmp_path: Path) -> None:
     """A real-time venue without the 1-second tier: a one-instrument bar stream is quiet for
     up to a minute, so what arrives first are heartbeats, every ``stream_heartbeat_secs``."""

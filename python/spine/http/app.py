@@ -32,6 +32,7 @@ from spine.http.streams import SSE, pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
+from spine.node.actor import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
 __all__ = ["NodeApp", "build_app"]
 
@@ -161,10 +162,16 @@ class NodeApp:
 
     async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         iid = query.instrument_id()
-        kind = {"spine.stream.bars": "bar", "spine.stream.quotes": "quote", "spine.stream.trades": "trade"}[op.id]
+        if op.id == "spine.stream.bars":
+            resolution = query.choice("resolution", BAR_RESOLUTIONS)
+            channel = query.choice("channel", BAR_CHANNELS)
+            kinds = [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
+                     for c in ([channel] if channel else BAR_CHANNELS)]
+        else:
+            kinds = [{"spine.stream.quotes": "quote", "spine.stream.trades": "trade"}[op.id]]
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
-        subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=[kind])
+        subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
         await pump(proto, subscription, b"", None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
 
     async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from spine.http.bodies import body_schemas
 from spine.http.routes import Operation
+from spine.node.actor import BAR_RESOLUTIONS
 
 __all__ = ["openapi_document"]
 
@@ -25,7 +26,7 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "limit": {"type": "integer", "minimum": 1, "maximum": 5000},
     "cursor": {"type": "string"},
     "kind": {"type": "string", "enum": ["mark_price", "index_price", "funding_rate", "liquidation"]},
-    "resolution": {"type": "string"},
+    "resolution": {"type": "string", "enum": list(BAR_RESOLUTIONS)},
     "channel": {"type": "string", "enum": ["EXTERNAL", "INTERNAL"]},
     "name": {"type": "string"},
 }

@@ -36,6 +36,7 @@ class Journal:
         self._run = _encode(run_id)
 
     def record(self, kind: str, instrument_id: str, payload: bytes) -> None:
+        kind = kind.partition(":")[0]  # bar kinds carry their resolution and channel: the event is "bar"
         self.latest += 1
         document = payload[payload.index(b"\ndata: ") + 7: -2]
         cursor = str(self.latest).encode()

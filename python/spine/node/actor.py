@@ -47,7 +47,7 @@ from spine.node.projection import (
 from spine.node.series_book import SeriesBook, bar_type_of, mantissas
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 
-__all__ = ["IngestionActor", "IngestionCounters"]
+__all__ = ["BAR_CHANNELS", "BAR_RESOLUTIONS", "IngestionActor", "IngestionCounters", "bar_kind"]
 
 log = logging.getLogger("spine.node.actor")
 
@@ -68,6 +68,15 @@ def _guarded(handler: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 MINUTE_NS = 60 * 10**9
+#: What the bar stream carries: the 1-second tier, the durable minute and the derived folds.
+BAR_RESOLUTIONS = ("1s", "1m", "5m", "15m", "30m", "1h", "4h", "1d")
+BAR_CHANNELS = ("EXTERNAL", "INTERNAL")
+
+
+def bar_kind(resolution: str, channel: str) -> str:
+    """The hub kind a bar event is published under (its SSE event is ``bar``): a stream keeps
+    the resolutions and channels it asked for at enqueue, like its instrument."""
+    return f"bar:{resolution}:{channel}"
 
 
 @dataclass
@@ -321,7 +330,7 @@ class IngestionActor(Actor):
             resolution=resolution, channel=channel, bars=rows, coverage=self.coverage(instrument_id, channel),
             withheld=withheld, next_cursor=None,
         )
-        self.hub.publish("bar", instrument_id, frame("bar", document))
+        self.hub.publish(bar_kind(resolution, channel), instrument_id, frame("bar", document))
 
     def coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         """The series' coverage document, rebuilt only when the series or the observed time
