@@ -465,3 +465,10 @@ def test_a_405_names_the_allowed_methods_in_allow(base: str, method: str, path: 
     status, headers, body = _request(base + path, method)
     assert status == 405 and headers["allow"] == allow
     assert json.loads(body)["error"]["detail"].startswith("METHOD_NOT_ALLOWED: ")
+
+
+def test_a_facts_cursor_is_bound_to_its_kind(base: str) -> None:
+    page = ok(base, "/v2/facts?kind=mark_price&limit=1")
+    assert page["next_cursor"] is not None, page
+    ok(base, f"/v2/facts?kind=mark_price&limit=1&cursor={page['next_cursor']}")
+    envelope(get(base + f"/v2/facts?kind=index_price&limit=1&cursor={page['next_cursor']}"), 400, "INVALID_CURSOR")

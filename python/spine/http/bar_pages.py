@@ -100,8 +100,9 @@ class BarPages:
             p = self.node.book.precision(r.instrument_id)
             rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window)
             if r.offset == 0:
+                step = STEP_NS[r.resolution]
                 withheld = [(s, e, why) for s, e, why in folded.withheld()
-                            if (r.start is None or e > r.start) and (r.end is None or s < r.end)]
+                            if _closes_within(s, e, step, r.start, r.end)]
         cursor = encode_cursor(_route(r.bar_type), r.offset + r.limit) if more else None
         return Rows(rows, withheld, cursor)
 
@@ -135,6 +136,20 @@ class BarPages:
         if iid is not None and iid != match["iid"]:
             raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
         return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text
+
+
+#: A derived resolution's bucket length.
+STEP_NS = {"5m": 5 * 60 * 10**9, "15m": 15 * 60 * 10**9, "30m": 30 * 60 * 10**9, "1h": 3_600 * 10**9,
+           "4h": 4 * 3_600 * 10**9, "1d": 86_400 * 10**9}
+
+
+def _closes_within(start: int, end: int, step: int, low: int | None, high: int | None) -> bool:
+    """Whether a withheld span ``[start, end)`` of ``step`` buckets holds a bucket whose close time
+    lies in ``[low, high]``: a page selects withheld buckets as it selects bars, by close time."""
+    first = start + step  # the span's first close
+    if low is not None and low > first:
+        first = start + -(-(low - start) // step) * step  # the first close at or above low
+    return first <= end and (high is None or first <= high)
 
 
 def _route(bar_type: str) -> str:

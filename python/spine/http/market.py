@@ -158,7 +158,7 @@ class MarketHandlers:
         kind = query.text("kind")
         if kind is None:
             raise HttpError("INVALID_PARAMETER", f"kind is required; allowed: {', '.join(FACT_KINDS)}")
-        return self._facts(kind, FACT_KINDS, "/v2/facts", query)
+        return self._facts(kind, FACT_KINDS, f"/v2/facts?kind={kind}", query)  # a cursor is bound to its kind
 
     def data_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return self._facts(params["kind"], DATA_KINDS, f"/v2/data/{params['kind']}", query)
