@@ -472,3 +472,38 @@ def test_a_facts_cursor_is_bound_to_its_kind(base: str) -> None:
     assert page["next_cursor"] is not None, page
     ok(base, f"/v2/facts?kind=mark_price&limit=1&cursor={page['next_cursor']}")
     envelope(get(base + f"/v2/facts?kind=index_price&limit=1&cursor={page['next_cursor']}"), 400, "INVALID_CURSOR")
+
+
+def _limited_routes(base: str) -> list[tuple[str, int]]:
+    """Each GET route whose OpenAPI entry takes ``limit``, as a callable path, with its maximum."""
+    fill = {"{kind}": "mark_price", "{id}": "BTCUSDT.SIM"}
+    out = []
+    for path, methods in get(base + "/v2/openapi.json")[1]["paths"].items():
+        get_op = methods.get("get")
+        limit = next((p for p in (get_op or {}).get("parameters", []) if p["name"] == "limit"), None)
+        if limit is None or "200" not in get_op["responses"]:
+            continue
+        for hole, value in fill.items():
+            path = path.replace(hole, value)
+        names = {p["name"] for p in get_op["parameters"]}
+        if "bar_type" in names:
+            path += "?instrument_id=BTCUSDT.SIM"
+        if any(p["required"] and p["in"] == "query" for p in get_op["parameters"]):
+            assert names >= {"kind"}, path
+            path += "?kind=mark_price"
+        out.append((path, limit["schema"]["maximum"]))
+    return out
+
+
+def test_the_openapi_limits_and_required_parameters_are_the_servers(base: str) -> None:
+    routes = _limited_routes(base)
+    assert len(routes) >= 8, routes
+    for path, maximum in routes:
+        join = "&" if "?" in path else "?"
+        status, body = get(f"{base}{path}{join}limit={maximum}")
+        assert status == 200, (path, maximum, body)
+        status, body = get(f"{base}{path}{join}limit={maximum + 1}")
+        assert status == 400 and body["error"]["detail"].startswith("LIMIT_OUT_OF_RANGE: "), (path, body)
+    facts = get(base + "/v2/openapi.json")[1]["paths"]["/v2/facts"]["get"]
+    assert [p["name"] for p in facts["parameters"] if p["required"]] == ["kind"]
+    assert "503" in facts["responses"]

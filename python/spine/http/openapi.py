@@ -9,7 +9,9 @@ import re
 from typing import Any
 
 from spine.http.bodies import body_schemas
+from spine.http.bar_pages import BAR_PAGE_MAX
 from spine.http.routes import Operation
+from spine.node.cursors import MAX_LIMIT, MIN_LIMIT
 from spine.node.actor import BAR_RESOLUTIONS
 
 __all__ = ["openapi_document"]
@@ -23,7 +25,7 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "start": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
     "end": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
     "after_sequence": {"type": "string", "pattern": "^(0|[1-9][0-9]*)$"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 5000},
+    "limit": {"type": "integer", "minimum": MIN_LIMIT, "maximum": MAX_LIMIT},
     "cursor": {"type": "string"},
     "kind": {"type": "string", "enum": ["mark_price", "index_price", "funding_rate", "liquidation"]},
     "resolution": {"type": "string", "enum": list(BAR_RESOLUTIONS)},
@@ -46,8 +48,17 @@ def _responses(op: Operation) -> dict[str, Any]:
             "schema": {"$ref": SCHEMA_BASE + op.document_file}}}}
     else:
         ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
-    statuses = ("400", "404", "403", "409") if op.effect == "COMMAND" else ("400", "404")
+    statuses = ["400", "404", "403", "409"] if op.effect == "COMMAND" else ["400", "404"]
+    if op.awaits_discovery:
+        statuses.append("503")
     return {"200": ok, **dict.fromkeys(statuses, error)}
+
+
+def _query_schema(op: Operation, name: str) -> dict[str, Any]:
+    """A query parameter's schema; a bar page's ``limit`` goes higher than a list's."""
+    if name == "limit" and "bar_type" in op.params:
+        return {**_QUERY_SCHEMAS["limit"], "maximum": BAR_PAGE_MAX}
+    return _QUERY_SCHEMAS[name]
 
 
 def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
@@ -55,8 +66,8 @@ def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
     for op in operations:
         parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                       for name in _PARAM.findall(op.path)]
-        parameters += [{"name": name, "in": "query", "required": False, "schema": _QUERY_SCHEMAS[name]}
-                       for name in op.params]
+        parameters += [{"name": name, "in": "query", "required": name in op.required,
+                        "schema": _query_schema(op, name)} for name in op.params]
         operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op)}
         if op.body is not None:
             operation["requestBody"] = {"required": True, "content": {"application/json": {

@@ -34,6 +34,10 @@ class Operation:
     effect: Effect = "QUERY"
     schema_ids: tuple[str, ...] = ()
     params: tuple[str, ...] = ()
+    #: The query parameters the route cannot do without (the rest are optional).
+    required: tuple[str, ...] = ()
+    #: Whether the route answers 503 NOT_READY until the node has discovered its instruments.
+    awaits_discovery: bool = False
     serving: Serving = "handler"
     wire_version: Literal["v1", "v2"] = "v2"
     tool: str | None = None
@@ -97,9 +101,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
               params=(*BARS, "cursor"), tool="bars_list"),
     Operation("spine.facts.list", "GET", "/v2/facts", schema_ids=("svc.facts_page", "svc.projection_frame"),
-              params=("kind", *PAGE)),
+              params=("kind", *PAGE), required=("kind",), awaits_discovery=True),
     Operation("spine.data.list", "GET", "/v2/data/{kind}", schema_ids=("svc.facts_page", "svc.projection_frame"),
-              params=PAGE),
+              params=PAGE, awaits_discovery=True),
     Operation("spine.hydration.list", "GET", "/v2/hydration", schema_ids=("svc.hydration_state",), params=PAGE),
     Operation("spine.hydration.get", "GET", "/v2/hydration/{id}", schema_ids=("svc.hydration_state",)),
     Operation("spine.coverage.list", "GET", "/v2/coverage", schema_ids=("svc.coverage_ledger",), params=PAGE),
