@@ -507,3 +507,10 @@ def test_the_openapi_limits_and_required_parameters_are_the_servers(base: str) -
     facts = get(base + "/v2/openapi.json")[1]["paths"]["/v2/facts"]["get"]
     assert [p["name"] for p in facts["parameters"] if p["required"]] == ["kind"]
     assert "503" in facts["responses"]
+
+
+def test_every_schema_the_registry_names_is_published(base: str) -> None:
+    published = {entry["schema_id"] for entry in ok(base, "/v2/schemas")["schemas"]}
+    named = {s for op in ok(base, "/v2/registry")["operations"] if op["wire_version"] == "v2"
+             for s in op["schema_ids"]}
+    assert named <= published, sorted(named - published)

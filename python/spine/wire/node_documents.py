@@ -27,6 +27,9 @@ from spine.wire.primitives import (
 
 __all__ = [
     "NODE_DOCUMENT_TYPES",
+    "ScreenerConnections",
+    "ScreenerEgress",
+    "ScreenerHealth",
     "AuthorityCounters",
     "CapabilityRegistry",
     "ChannelState",
@@ -253,6 +256,38 @@ class IntegrationCapability(Document, kw_only=True):
     execution: bool
 
 
+# --- screener health ------------------------------------------------------------------------
+
+
+class ScreenerConnections(WireObject, kw_only=True):
+    open: Count
+    accepted: Count
+    closed: Count
+    refused: Count
+
+
+class ScreenerEgress(WireObject, kw_only=True):
+    events_sent: Count
+    bytes_sent: Count
+    events_dropped: Count
+
+
+class ScreenerHealth(Document, kw_only=True):
+    """The screener's health; the gateway builds it with process_state STOPPED and a real
+    last_error when the screener cannot be reached (the schema requires the error then)."""
+
+    schema_id: Literal["svc.screener_health"] = "svc.screener_health"
+    process_state: Literal["STARTING", "RUNNING", "DEGRADED", "STOPPING", "STOPPED"]
+    input_lag_nanos: Nanos | None
+    processed: Count
+    dropped: Count
+    checkpoint_age_nanos: Nanos | None
+    connections: ScreenerConnections
+    egress: ScreenerEgress | None
+    last_error: str | None
+    ts_event: Nanos
+
+
 NODE_DOCUMENT_TYPES: Mapping[str, Any] = {
     "svc.engine_status": EngineStatus,
     "svc.health": Health,
@@ -262,4 +297,5 @@ NODE_DOCUMENT_TYPES: Mapping[str, Any] = {
     "svc.hydration_state": HydrationState,
     "svc.capability_registry": CapabilityRegistry,
     "svc.integration_capability": IntegrationCapability,
+    "svc.screener_health": ScreenerHealth,
 }
