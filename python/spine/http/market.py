@@ -8,6 +8,7 @@ import decimal
 import functools
 import time
 from importlib.metadata import version
+from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -263,17 +264,18 @@ def _cursor_errors(read: Callable[[], T]) -> T:
 
 def schema_file(name: str) -> bytes:
     """A schema file's bytes as shipped (the digest covers exactly these bytes)."""
-    from spine.schemas import SCHEMA_DIR
-
-    if name not in _schema_files():
+    path = _schema_files().get(name)
+    if path is None:
         shown = name if len(name) <= 128 else name[:128] + "..."
         raise HttpError("NOT_FOUND", f"no schema file {shown!r}; see /v2/schemas")
-    return (SCHEMA_DIR / name).read_bytes()
+    return path.read_bytes()
 
 
 @functools.cache
-def _schema_files() -> frozenset[str]:
-    """The shipped schema file names (a request names one of these, never a path)."""
+def _schema_files() -> dict[str, Path]:
+    """The shipped schema files by name (a request names one of these, never a path): the set
+    the digest covers, and the v1 documents (``v1.*.json``) beside it."""
     from spine.schemas import SCHEMA_DIR
 
-    return frozenset(path.name for path in SCHEMA_DIR.glob("*.json"))
+    files = [*SCHEMA_DIR.glob("*.json"), *(SCHEMA_DIR / "v1").glob("v1.*.json")]
+    return {path.name: path for path in files}
