@@ -172,9 +172,20 @@ def test_the_v1_stream_filters_by_instrument(base: str) -> None:  # noqa: F811
 
 
 def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:  # noqa: F811
-    (ident, name, body), = stream(base + "/stream?cursor=999999999999", 1, resync=True)
+    (ident, name, body), = stream(base + "/stream?cursor=18446744073709551615", 1, resync=True)
     assert (ident, name, body["reason"]) == (None, "resync", "CURSOR_AHEAD")
     validate(body)
+
+
+def test_a_cursor_from_an_earlier_run_gets_resync(base: str) -> None:  # noqa: F811
+    """This run numbers its events above its start time: any earlier run's cursor (the client
+    saw it before a restart) lies below, and is told so rather than served this run's events."""
+    (_, _, first), = stream(base + "/stream", 1)
+    assert int(first["cursor"]) > 1_700_000_000 * 10**9  # above the run's start, in nanoseconds
+    for earlier in ("0", "5", str(int(first["cursor"]) - 10**12)):
+        (ident, name, body), = stream(base + f"/stream?cursor={earlier}", 1, resync=True)
+        assert (ident, name, body["reason"], body["requested"]) == (None, "resync", "CURSOR_EXPIRED", earlier)
+        validate(body)
 
 
 def test_last_event_id_resumes_like_the_cursor(base: str) -> None:  # noqa: F811

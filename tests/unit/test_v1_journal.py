@@ -71,3 +71,14 @@ def test_cursors_outside_the_window_get_resync() -> None:
                                "reason": "CURSOR_EXPIRED"}
     (ahead,) = messages(journal.open(11, None)[1])
     assert ahead["data"]["reason"] == "CURSOR_AHEAD"
+
+
+def test_a_run_numbers_from_its_base_and_refuses_cursors_below_it_even_before_any_event() -> None:
+    journal = Journal("run-2", base=1_000)
+    (before,) = messages(journal.open(990, None)[1])  # an earlier run's cursor, nothing published yet
+    assert before["data"]["reason"] == "CURSOR_EXPIRED"
+    publish(journal, 2)
+    _, backlog = journal.open(1_000, None)  # the run's start: everything it kept
+    assert [m["id"] for m in messages(backlog)] == ["1001", "1002"]
+    (earlier,) = messages(journal.open(999, None)[1])
+    assert earlier["data"]["reason"] == "CURSOR_EXPIRED"

@@ -14,6 +14,7 @@ a ``heartbeat`` event after ``heartbeat_secs`` without a write.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,7 +52,7 @@ class NodeApp:
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
         self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
-        self.journal = Journal(node.status.run_id)
+        self.journal = Journal(node.status.run_id, base=time.time_ns())  # cursors above the run's start
         node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs
         self.router = Router(trim_last_slash=False)

@@ -7,6 +7,12 @@ document) becomes one v1 frame, built once: ``id: <cursor>``, the same event nam
 ``?cursor=<n>`` (or ``Last-Event-ID``) and gets every kept event above ``n``, then the live
 ones. When that cannot be honoured (the cursor fell out of the window, is ahead of this run,
 or the client's queue dropped events), it gets ``event: resync`` instead, never silence.
+
+A cursor is run-scoped: a run numbers its events from ``base`` up, and the node takes the run's
+start time in nanoseconds as ``base``. A run emits far fewer events than nanoseconds pass, so
+every cursor an earlier run handed out lies below the next run's ``base``, and a client resuming
+across a restart gets ``resync`` ``CURSOR_EXPIRED`` rather than this run's events under numbers
+it already saw.
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ _encode = msgspec.json.Encoder().encode
 class Journal:
     """Numbers and keeps the node's events; install with ``hub.taps.append(journal.record)``."""
 
-    def __init__(self, run_id: str | None, capacity: int = JOURNAL_EVENTS) -> None:
+    def __init__(self, run_id: str | None, capacity: int = JOURNAL_EVENTS, base: int = 0) -> None:
         self.run_id = run_id
-        self.latest = 0
+        self.base = base
+        self.latest = base
         self._kept: deque[tuple[int, str, bytes]] = deque(maxlen=capacity)
         self.live = FanOut()
         self._run = _encode(run_id)
@@ -60,7 +67,7 @@ class Journal:
         oldest = self.oldest
         if cursor > self.latest:
             return subscription, self.resync(cursor, "CURSOR_AHEAD")
-        if oldest is not None and cursor < oldest - 1:
+        if cursor < self.base or (oldest is not None and cursor < oldest - 1):
             return subscription, self.resync(cursor, "CURSOR_EXPIRED")
         backlog = [frame for sequence, iid, frame in self._kept
                    if sequence > cursor and (instrument_id is None or iid == instrument_id)]
