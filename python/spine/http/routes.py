@@ -96,7 +96,7 @@ OPERATIONS: tuple[Operation, ...] = (
               schema_ids=("svc.search_result", "svc.search_query", "svc.instrument_ref"), body=SearchBody,
               tool="instruments_search"),
     Operation("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}",
-              schema_ids=("svc.search_result",)),
+              schema_ids=("svc.search_result",), params=PAGE),
     Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",)),
     Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
               params=(*BARS, "cursor"), tool="bars_list"),

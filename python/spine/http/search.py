@@ -6,7 +6,9 @@ Matching is case-insensitive (``str.casefold``) over the symbol, the base, quote
 currencies and the underlying. Ranking: the symbol equals the text, then some field starts
 with it, then some field contains it; ties by instrument id. The search id is the identity
 ``search_id`` of the normalised query and the node's run id, so one query in one run always
-has the same id; the newest :data:`KEPT` results are kept in memory.
+has the same id; the newest :data:`KEPT` rankings are kept in memory, whole: the POST answers
+their first page (``limit`` items) and ``next_cursor``, and ``GET /v2/instruments/search/{id}``
+pages through them with ``cursor`` and ``limit`` like every list route.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from spine._core import WIRE_VERSION, identity
 from spine.http.bodies import SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
+from spine.node.cursors import InvalidCursor, paginate
 from spine.node.projection import instrument_doc
 from spine.wire.primitives import InstrumentClass
 
@@ -72,28 +75,35 @@ class SearchHandlers:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        self.kept: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        #: search id -> (the accepted query, every match best first, when it ran)
+        self.kept: OrderedDict[str, tuple[dict[str, Any], list[dict[str, Any]], int]] = OrderedDict()
 
     def instruments_search(self, query: Query, params: dict[str, str], body: SearchBody) -> dict[str, Any]:
         accepted = _query(body)
         search_id = identity("search_id", {"query": accepted, "run_id": self.node.status.run_id})
         docs = (instrument_doc(instrument) for instrument in self.node.actor.cache.instruments())
         matches = rank(docs, body.text, accepted["instrument_classes"])
-        result = {"version": WIRE_VERSION, "schema_id": "svc.search_result", "schema_version": 1,
-                  "search_id": search_id, "query": accepted, "items": matches[: body.limit],
-                  "total": len(matches), "ts_event": str(time.time_ns())}
-        self.kept[search_id] = result
+        self.kept[search_id] = (accepted, matches, time.time_ns())
         self.kept.move_to_end(search_id)
         while len(self.kept) > KEPT:
             self.kept.popitem(last=False)
-        return result
+        return self._page(search_id, None, body.limit)
+
+    def _page(self, search_id: str, cursor: str | None, limit: int) -> dict[str, Any]:
+        accepted, matches, ran = self.kept[search_id]
+        try:
+            items, next_cursor = paginate(f"/v2/instruments/search/{search_id}", cursor, limit, matches)
+        except InvalidCursor as error:
+            raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+        return {"version": WIRE_VERSION, "schema_id": "svc.search_result", "schema_version": 1,
+                "search_id": search_id, "query": accepted, "items": items, "total": len(matches),
+                "next_cursor": next_cursor, "ts_event": str(ran)}
 
     def instruments_search_result(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         search_id = params["id"]
         if not _SEARCH_ID.fullmatch(search_id):
             raise HttpError("INVALID_PARAMETER", f"id={search_id!r} is not a search id (64 lowercase hex digits)")
-        result = self.kept.get(search_id)
-        if result is None:
+        if search_id not in self.kept:
             raise HttpError("NOT_FOUND", f"no search {search_id} is kept on this node (the newest {KEPT} "
                                          "of this run are); POST /v2/instruments/search again")
-        return result
+        return self._page(search_id, query.text("cursor"), query.limit(self.kept[search_id][0]["limit"]))

@@ -58,6 +58,7 @@ class SearchResult(Document, kw_only=True):
     query: SearchQuery
     items: list[InstrumentRef]
     total: Count
+    next_cursor: Cursor
     ts_event: Nanos
 
 
