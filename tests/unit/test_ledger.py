@@ -96,6 +96,19 @@ def test_a_venue_reason_makes_an_instrument_inactive(ledger: CoverageLedger) -> 
     assert (totals["active"], totals["inactive"]) == (2, 1)
 
 
+def test_a_status_reported_after_discovery_moves_an_instrument_between_active_and_inactive(
+        ledger: CoverageLedger) -> None:
+    ledger.classify("ETHUSDT.SIM", "SIM_CIRCUIT_BREAKER")
+    assert checked(ledger.entry("ETHUSDT.SIM"))["items"][0]["status"] == "INACTIVE:SIM_CIRCUIT_BREAKER"
+    totals = ledger.page(None, 10, "all")["shards"][0]
+    assert (totals["discovered"], totals["active"], totals["inactive"]) == (3, 1, 2)
+    ledger.classify("ETHUSDT.SIM", None)
+    assert checked(ledger.entry("ETHUSDT.SIM"))["items"][0]["status"] == "ACTIVE"
+    ledger.classify("NOTHERE.SIM", "HALT")  # not discovered here: ignored
+    with pytest.raises(ValueError, match="inactive reason"):
+        ledger.classify("ETHUSDT.SIM", "two\nlines")
+
+
 @pytest.mark.parametrize("reason", ["", "two\nlines", "a\rb", "x\u2028y"])
 def test_a_reason_that_the_status_grammar_cannot_carry_is_refused(reason: str) -> None:
     book = CoverageLedger("s", classify=lambda _: reason)

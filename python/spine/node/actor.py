@@ -73,6 +73,21 @@ BAR_RESOLUTIONS = ("1s", "1m", "5m", "15m", "30m", "1h", "4h", "1d")
 BAR_CHANNELS = ("EXTERNAL", "INTERNAL")
 
 
+#: Market actions that stop trading when the venue does not say ``is_trading`` itself.
+_STOPPED_ACTIONS = frozenset({"HALT", "PAUSE", "SUSPEND", "CLOSE", "POST_CLOSE", "NOT_AVAILABLE_FOR_TRADING"})
+
+
+def inactive_reason(status: Any) -> str | None:
+    """Why an instrument status stops trading (the venue's reason, else its action), or None
+    when it trades: ``is_trading`` when the venue states it, else the action."""
+    action = status.action.name
+    trading = status.is_trading if status.is_trading is not None else action not in _STOPPED_ACTIONS
+    if trading:
+        return None
+    reason = (status.reason or "").strip()
+    return " ".join(reason.split()) if reason else action
+
+
 def bar_kind(resolution: str, channel: str) -> str:
     """The hub kind a bar event is published under (its SSE event is ``bar``): a stream keeps
     the resolutions and channels it asked for at enqueue, like its instrument."""
@@ -391,6 +406,10 @@ class IngestionActor(Actor):
     @_guarded
     def on_instrument_status(self, status: Any) -> None:
         self._fact("instrument_status", status)
+        # The venue's classification hook: a status that stops trading makes the instrument
+        # INACTIVE in the coverage ledger, with the venue's reason (or its action); trading
+        # again makes it ACTIVE.
+        self.ledger.classify(str(status.instrument_id), inactive_reason(status))
 
     @_guarded
     def on_data(self, data: Any) -> None:

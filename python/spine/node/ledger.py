@@ -136,6 +136,16 @@ class CoverageLedger:
             raise ValueError(f"{instrument_id}: an inactive reason is one non-empty line, got {reason!r}")
         return f"INACTIVE:{reason}"
 
+    def classify(self, instrument_id: str, reason: str | None) -> None:
+        """The venue reported ``instrument_id`` inactive for ``reason`` (None: trading again).
+        Instruments not discovered here are ignored."""
+        entry = self._instruments.get(instrument_id)
+        if entry is None:
+            return
+        if reason is not None and (not reason or _LINE_BREAKS.search(reason)):
+            raise ValueError(f"{instrument_id}: an inactive reason is one non-empty line, got {reason!r}")
+        entry.status = "ACTIVE" if reason is None else f"INACTIVE:{reason}"
+
     # --- lifecycle and flow ------------------------------------------------------------------
 
     def _channel(self, instrument_id: str, channel: str, to: str) -> _Channel:
