@@ -73,3 +73,17 @@ def test_history_answers_each_planned_outcome() -> None:
         HistoryPlan(market, instruments, {"NOPE.SIM": "failed"})
     with pytest.raises(ValueError, match="allowed: history"):
         HistoryPlan(market, instruments, {ids[0]: "sometimes"})
+
+
+def test_the_option_chain_lists_the_expiries_after_the_venues_start() -> None:
+    from spine.node.sim.universe import DAY_NS
+
+    base = SimUniverseConfig(spot=0, perpetuals=0, option_expiries=2, option_strikes=1)
+    period = base.expiry_days * DAY_NS
+    for start in (base.epoch_ns, base.epoch_ns + 1, base.epoch_ns + 10 * period + 5, base.epoch_ns + 11 * period):
+        config = SimUniverseConfig(spot=0, perpetuals=0, option_expiries=2, option_strikes=1, start_ns=start)
+        options = make_instruments(config)
+        expiries = sorted({o.expiration_ns for o in options})
+        assert len(expiries) == 2 and start < expiries[0] <= start + period and expiries[1] == expiries[0] + period
+        assert (expiries[0] - base.epoch_ns) % period == 0  # on the grid
+        assert sorted(str(o.id) for o in options) == sorted(str(o.id) for o in make_instruments(base))  # same ids

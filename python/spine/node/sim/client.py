@@ -69,9 +69,10 @@ class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[ca
     history: dict[str, str] | None = None
 
 
-def _universe(config: SimDataClientConfig) -> SimUniverseConfig:
+def _universe(config: SimDataClientConfig, start_ns: int) -> SimUniverseConfig:
     return SimUniverseConfig(spot=config.spot, perpetuals=config.perpetuals,
-                             option_expiries=config.option_expiries, option_strikes=config.option_strikes)
+                             option_expiries=config.option_expiries, option_strikes=config.option_strikes,
+                             start_ns=start_ns)
 
 
 def sim_market(config: SimDataClientConfig, instruments: list[Instrument]) -> SimMarket:
@@ -119,20 +120,21 @@ class SimDataClient(LiveMarketDataClient):
 
     def __init__(self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any,
                  config: SimDataClientConfig) -> None:
+        self._wall0 = time.time_ns()
+        start = config.start_ns if config.start_ns is not None else self._wall0 // MINUTE_NS * MINUTE_NS
+        universe = _universe(config, start)
         provider_config = config.instrument_provider or InstrumentProviderConfig(load_all=True)
         if not provider_config.load_all:
             provider_config = InstrumentProviderConfig(load_all=True)
         super().__init__(loop=loop, client_id=ClientId("SIM"), venue=Venue("SIM"), msgbus=msgbus, cache=cache,
-                         clock=clock, instrument_provider=SimInstrumentProvider(_universe(config), provider_config),
+                         clock=clock, instrument_provider=SimInstrumentProvider(universe, provider_config),
                          config=config)
         self._sim = config
-        self._instruments = make_instruments(_universe(config))
+        self._instruments = make_instruments(universe)
         self.market = sim_market(config, self._instruments)
         self.history = HistoryPlan(self.market, self._instruments, config.history or {})
         self._index = {instrument.id: k for k, instrument in enumerate(self._instruments)}
         self._subs = _Subscriptions(set(), set(), set(), set(), set(), set(), set(), set())
-        self._wall0 = time.time_ns()
-        start = config.start_ns if config.start_ns is not None else self._wall0 // MINUTE_NS * MINUTE_NS
         self._venue0 = start
         self._emitted_to = start
         self._task: asyncio.Task[None] | None = None

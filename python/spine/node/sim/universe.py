@@ -35,10 +35,13 @@ class SimUniverseConfig:
     perpetuals: int = 12
     option_expiries: int = 2
     option_strikes: int = 6
-    #: Expiries are this many days apart, counted from ``epoch_ns`` (a fixed instant keeps
-    #: instrument definitions independent of when the node starts).
+    #: Expiries are this many days apart on a grid counted from ``epoch_ns`` (a fixed instant:
+    #: the same expiries for every start within one period).
     expiry_days: int = 30
     epoch_ns: int = 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
+    #: When the venue starts (None: at the epoch). The chain lists the expiries after it, as a
+    #: venue lists only options still alive: E1 is the next grid expiry, E2 the one after.
+    start_ns: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("spot", "perpetuals"):
@@ -86,8 +89,10 @@ def _options(config: SimUniverseConfig) -> list[CryptoOption]:
     base, level, _ = BASES[0]
     step = Decimal(level) * Decimal("0.05")
     options = []
+    period = config.expiry_days * DAY_NS
+    passed = 0 if config.start_ns is None else max(0, (config.start_ns - config.epoch_ns) // period)
     for e in range(config.option_expiries):
-        expiry = config.epoch_ns + (e + 1) * config.expiry_days * DAY_NS
+        expiry = config.epoch_ns + (passed + e + 1) * period
         for s in range(config.option_strikes):
             strike = Decimal(level) + (s - config.option_strikes // 2) * step
             for kind, letter in ((OptionKind.CALL, "C"), (OptionKind.PUT, "P")):
