@@ -184,6 +184,7 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     ("/v2/bars?instrument_id=BTCUSDT.SIM&start=10&end=9", 400, "INVALID_PARAMETER"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&after_sequence=abc", 400, "INVALID_PARAMETER"),
     ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=010", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/v2/bars?instrument_id=BTCUSDT.SIM&start=%FF", 400, "INVALID_PARAMETER"),
     ("/v2/bars?bar_type=" + "A" * 5000 + ".SIM-1-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
     ("/v2/schemas/" + "a" * 300 + ".json", 404, "NOT_FOUND"),
     ("/v2", 404, "NOT_FOUND"),

@@ -28,7 +28,13 @@ class Query:
         allowed = frozenset(allowed)
         self.raw = raw
         self._values: dict[str, str] = {}
-        for key, value in parse_qsl(raw, keep_blank_values=True, strict_parsing=False):
+        try:
+            pairs = parse_qsl(raw, keep_blank_values=True, strict_parsing=False, errors="strict")
+        except UnicodeDecodeError:
+            # Never read a parameter as something the client did not send (U+FFFD for its bytes).
+            raise HttpError("INVALID_PARAMETER", "the query string's percent-encoding is not UTF-8; "
+                                                 "encode each parameter as UTF-8") from None
+        for key, value in pairs:
             if key not in allowed:
                 names = ", ".join(sorted(allowed)) or "none"
                 raise HttpError("UNKNOWN_PARAMETER", f"{key!r} is not a parameter of this route; allowed: {names}")
