@@ -30,6 +30,23 @@ def _refuse(text: str) -> BarsError:
     return BarsError(f"INVALID_BARS: {text}", "INVALID_BARS")
 
 
+_U64 = 2**64 - 1
+
+
+def _span(span: Any) -> tuple[int, int]:
+    """A coverage span as two integer nanosecond instants: never a float rounded or a string
+    parsed into one (a rounded end could turn a withheld bucket into a computed one)."""
+    try:
+        start, end = span
+    except (TypeError, ValueError):
+        raise _refuse(f"a coverage span is a (start, end) pair of ns integers, got {span!r}") from None
+    for instant in (start, end):
+        if isinstance(instant, bool) or not isinstance(instant, (int, np.integer)) or not 0 <= instant <= _U64:
+            raise _refuse(f"coverage instant {instant!r} ({type(instant).__name__}) is not a nanosecond "
+                          "timestamp; allowed: integers 0..2^64-1 (floats are refused, never rounded)")
+    return int(start), int(end)
+
+
 def _column(bars: Any, name: str) -> Any:
     try:
         return bars[name]
@@ -155,7 +172,7 @@ def fold_bars(
         exact[name], scales[name] = _mantissas(_column(bars, name), name, price_precision)
     exact["volume"], scales["volume"] = _mantissas(_column(bars, "volume"), "volume", size_precision)
     price_scale = _scale_of(scales, PRICE_COLUMNS)
-    spans = None if coverage is None else [(int(s), int(e)) for s, e in coverage]
+    spans = None if coverage is None else [_span(span) for span in coverage]
     if not names:
         raise _refuse("resolutions is empty; allowed: " + ", ".join(RESOLUTIONS))
     results = fold_columns_many(

@@ -218,6 +218,21 @@ def test_no_coverage_at_all_means_nothing_is_closed() -> None:
     assert (served, withheld) == ({}, [(D, D + 10 * M, "NOT_CLOSED")])
 
 
+@pytest.mark.parametrize("span", [
+    (D + 0.5, D + 10 * M), (np.float64(D), D + 10 * M), ("1", D + 10 * M), (True, D + 10 * M),
+    (-5, D + 10 * M), (D, 2**64), (D,), 7,
+])
+def test_a_coverage_span_of_anything_but_two_ns_integers_is_refused_not_rounded(span: Any) -> None:
+    with pytest.raises(spine.BarsError, match="INVALID_BARS: .*coverage"):
+        spine.fold_bars(bars(minutes(1, 10)), "5m", coverage=[span], price_precision=0, size_precision=0)
+
+
+def test_numpy_integer_coverage_is_taken() -> None:
+    data = bars(minutes(1, 10))
+    served, _ = fold(data, "5m", "INTERNAL", [(np.uint64(D), np.int64(D + 10 * M))])
+    assert served == {D + 5 * M: agg(1, 5), D + 10 * M: agg(6, 10)}
+
+
 def test_coverage_is_rounded_inward_to_whole_minutes() -> None:
     data = bars(minutes(1, 10))
     # Observed from 00:00:00.000000001: minute 00:00 was only seen in part.
