@@ -779,3 +779,24 @@ def test_load_batch_refuses_a_decimal_at_another_scale() -> None:
     with pytest.raises(BarsError, match="precision"):
         spine.load_batch(s, batch)
     assert len(s) == 0
+
+
+@pytest.mark.parametrize(("call", "allowed"), [
+    (lambda: spine.Series(channel="EXTERNAL", price_precision=2**70, size_precision=0), "a precision"),
+    (lambda: spine.Series(channel="EXTERNAL", price_precision=2, size_precision=0, capacity=-1), "a count"),
+    (lambda: series().push(D + M, 2**63, 2**63, 1, 1, 1), "a mantissa"),
+    (lambda: series().push(-M, 1, 1, 1, 1, 1), "a nanosecond timestamp"),
+    (lambda: series().observe(-1, D), "a nanosecond timestamp"),
+    (lambda: series().advance(2**64), "a nanosecond timestamp"),
+    (lambda: series().page(limit=-1), "a count"),
+    (lambda: series().page(start=10**400, limit=1), "a nanosecond timestamp"),
+])
+def test_an_int_out_of_its_range_is_a_bars_error_not_an_overflow(call: Any, allowed: str) -> None:
+    with pytest.raises(BarsError, match=f"INVALID_INTEGER: .* is out of range; allowed: {allowed}") as caught:
+        call()
+    assert isinstance(caught.value, ValueError) and caught.value.symbol == "INVALID_INTEGER"
+
+
+def test_a_non_int_argument_stays_a_type_error_naming_it() -> None:
+    with pytest.raises(TypeError, match="argument 'open'"):
+        series().push(D + M, 1.5, 1, 1, 1, 1)

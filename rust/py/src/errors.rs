@@ -82,6 +82,12 @@ pub fn bars_error(py: Python<'_>, err: &BarsError) -> PyErr {
     raise(py, "BarsError", message.clone(), symbol_of(&message), None)
 }
 
+/// A refusal of a bars argument before it reaches the core (`message` starts with its symbol).
+pub fn bars_refusal(py: Python<'_>, message: String) -> PyErr {
+    let symbol = symbol_of(&message).to_owned();
+    raise(py, "BarsError", message, &symbol, None)
+}
+
 /// A refused feature selection, spec parameter or bar input.
 pub fn feature_error(py: Python<'_>, err: &FeatureError) -> PyErr {
     let message = err.to_string();

@@ -11,6 +11,7 @@ mod decimal;
 mod errors;
 mod fanout;
 mod features;
+mod int_args;
 mod key_shapes;
 mod series;
 mod universe;

@@ -10,6 +10,7 @@ use spine_core::bars::{
 
 use crate::bars::{bytes_of, page_bytes, parse_resolutions, to_py, Columns, PyFoldResult};
 use crate::errors::bars_error;
+use crate::int_args;
 
 /// The durable 1-minute series of one instrument and channel, with its incremental folds.
 #[pyclass(module = "spine._core", name = "Series")]
@@ -68,9 +69,9 @@ impl PySeries {
     fn new(
         py: Python<'_>,
         channel: &str,
-        price_precision: i64,
-        size_precision: i64,
-        capacity: usize,
+        #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
+        #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
+        #[pyo3(from_py_with = int_args::count)] capacity: usize,
     ) -> PyResult<Self> {
         let channel = to_py(py, Channel::parse(channel))?;
         let mut config = to_py(
@@ -125,11 +126,11 @@ impl PySeries {
     fn page<'py>(
         &self,
         py: Python<'py>,
-        start: Option<u64>,
-        end: Option<u64>,
-        after_sequence: Option<u64>,
-        offset: usize,
-        limit: usize,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] start: Option<u64>,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] end: Option<u64>,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] after_sequence: Option<u64>,
+        #[pyo3(from_py_with = int_args::count)] offset: usize,
+        #[pyo3(from_py_with = int_args::count)] limit: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
         let config = self.series.config();
         let scales = (i64::from(config.price_scale), i64::from(config.size_scale));
@@ -150,12 +151,12 @@ impl PySeries {
     fn push<'py>(
         &mut self,
         py: Python<'py>,
-        ts_event: u64,
-        open: i64,
-        high: i64,
-        low: i64,
-        close: i64,
-        volume: i64,
+        #[pyo3(from_py_with = int_args::nanos)] ts_event: u64,
+        #[pyo3(from_py_with = int_args::mantissa)] open: i64,
+        #[pyo3(from_py_with = int_args::mantissa)] high: i64,
+        #[pyo3(from_py_with = int_args::mantissa)] low: i64,
+        #[pyo3(from_py_with = int_args::mantissa)] close: i64,
+        #[pyo3(from_py_with = int_args::mantissa)] volume: i64,
     ) -> PyResult<(String, Bound<'py, PyList>)> {
         let bar = Bar {
             ts_event,
@@ -183,7 +184,11 @@ impl PySeries {
     }
 
     /// The watermark reached `watermark` (quiet minutes): close the buckets ending by then.
-    fn advance<'py>(&mut self, py: Python<'py>, watermark: u64) -> PyResult<Bound<'py, PyList>> {
+    fn advance<'py>(
+        &mut self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = int_args::nanos)] watermark: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
         let mut closed = Vec::new();
         to_py(
             py,
@@ -226,7 +231,12 @@ impl PySeries {
     }
 
     /// Record that `[start, end)` was observed (rounded inward to whole minutes).
-    fn observe(&mut self, py: Python<'_>, start: u64, end: u64) -> PyResult<()> {
+    fn observe(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::nanos)] start: u64,
+        #[pyo3(from_py_with = int_args::nanos)] end: u64,
+    ) -> PyResult<()> {
         to_py(py, self.series.observe(start, end))
     }
 
