@@ -194,3 +194,15 @@ def test_vector_file_is_what_the_reference_produces_now() -> None:
     assert current == make_vectors.render(), (
         "tests/data/canonical_json.json is stale: run tests/reference/make_vectors.py"
     )
+
+
+@pytest.mark.parametrize(("text", "symbol"), [
+    (b'{"a":1}\xff', "INVALID_UTF8"),   # not UTF-8 after a whole document: an encoding error
+    (b'{"a":1} \x80', "INVALID_UTF8"),
+    (b'{"a":1}x\xff', "INVALID_JSON"),  # the first defect is the stray "x"
+    (b'{"a":1}}', "INVALID_JSON"),
+])
+def test_trailing_bytes_are_refused_by_their_first_defect(text: bytes, symbol: str) -> None:
+    with pytest.raises(spine.CanonicalJsonError) as caught:
+        spine.canonicalize(text)
+    assert str(caught.value).startswith(symbol + ":"), caught.value

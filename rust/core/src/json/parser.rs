@@ -28,6 +28,13 @@ pub fn parse(text: &[u8]) -> Result<Value<'_>, JsonError> {
     let value = parser.value(0)?;
     parser.skip_ws();
     if parser.pos != text.len() {
+        // Bytes that are not UTF-8 are an encoding error wherever they sit (as `unexpected`).
+        if std::str::from_utf8(&text[parser.pos..]).is_err_and(|e| e.valid_up_to() == 0) {
+            return Err(JsonError::new(
+                JsonErrorKind::InvalidUtf8,
+                format!("invalid UTF-8 at byte {}", parser.pos),
+            ));
+        }
         return Err(syntax(format!(
             "unexpected content after the document at byte {}",
             parser.pos
