@@ -144,3 +144,47 @@ def test_a_private_operator_node_lists_its_commands_ready(managed: tuple[str, Pa
     by_path = {(op["method"], op["path"]): op for op in registry["operations"]}
     assert by_path[("POST", "/v2/selection")]["availability"] == "READY"
     assert by_path[("POST", "/v2/selection/remove")]["availability"] == "READY"
+
+
+@pytest.mark.parametrize("query", ["instrument_id=SOLUSDT.SIM", "bar_type=SOLUSDT.SIM-1-MINUTE-LAST-INTERNAL",
+                                   "bar_type=SOLUSDT.SIM-1-HOUR-LAST-EXTERNAL"])
+def test_an_unretained_instruments_bar_page_is_empty_and_terminal(managed: tuple[str, Path], query: str) -> None:
+    base, _ = managed
+    status, document = get(f"{base}/v2/bars?{query}")
+    assert status == 200, document
+    validate(document)
+    assert (document["bars"], document["withheld"], document["next_cursor"]) == ([], [], None)
+    coverage = document["coverage"]
+    validate(coverage)
+    assert (coverage["retention_state"], coverage["history_terminal"], coverage["bar_count"], coverage["observed"]) \
+        == ("unretained", True, 0, [])
+    assert coverage["sparse_ok"] is (coverage["channel"] == "INTERNAL")
+    status, v1 = get(f"{base}/bars?{query}")
+    assert status == 200 and v1["bars"] == [] and v1["next_cursor"] is None, v1
+    retained = get(f"{base}/v2/bars?instrument_id=BTCUSDT.SIM")[1]["coverage"]
+    assert (retained["retention_state"], retained["history_terminal"]) == ("retained", False)
+
+
+def test_an_undiscovered_instrument_is_still_not_found(managed: tuple[str, Path]) -> None:
+    base, _ = managed
+    assert envelope(get(f"{base}/v2/bars?instrument_id=NOPE.SIM"), 404, "NOT_FOUND")
+
+
+def test_the_ledger_and_status_count_every_discovered_instrument(managed: tuple[str, Path]) -> None:
+    base, _ = managed
+    status, ledger = get(base + "/v2/coverage?limit=1000")
+    assert status == 200, ledger
+    validate(ledger)
+    (shard,) = ledger["shards"]
+    assert shard["discovered"] == len(ledger["items"]) == 48
+    assert shard["active"] + shard["inactive"] == 48
+    c = shard["channels"]
+    assert c["planned"] + c["subscribed"] + c["failed"] + c["unretained"] == c["eligible"]
+    assert c["eligible"] + c["upstream_unsupported"] == 48 * 11
+    status, sol = get(base + "/v2/coverage/SOLUSDT.SIM")
+    assert status == 200, sol
+    validate(sol)
+    eligible = [ch for ch in sol["items"][0]["channels"] if ch["eligibility"] == "eligible"]
+    assert eligible and all(ch["subscription"] == "unretained" and ch["flow"] is None for ch in eligible)
+    node_status = get(base + "/v2/status")[1]
+    assert node_status["counters"]["instruments"] == 48

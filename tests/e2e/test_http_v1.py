@@ -68,6 +68,17 @@ def test_bars_are_the_v2_rows(base: str) -> None:  # noqa: F811
     assert v1["bars"] == v2["bars"] and v1["withheld"] == v2["withheld"] and v1["bar_type"] == v2["bar_type"]
 
 
+def test_a_bars_cursor_pages_on_only_on_the_route_that_issued_it(base: str) -> None:  # noqa: F811
+    query = "instrument_id=BTCUSDT.SIM&limit=2"
+    v1, v2 = ok(base, f"/bars?{query}"), get(base + f"/v2/bars?{query}")[1]
+    assert v1["next_cursor"] and v2["next_cursor"]
+    ok(base, f"/bars?{query}&cursor={v1['next_cursor']}")
+    assert get(base + f"/v2/bars?{query}&cursor={v2['next_cursor']}")[0] == 200
+    for path in (f"/bars?{query}&cursor={v2['next_cursor']}", f"/v2/bars?{query}&cursor={v1['next_cursor']}"):
+        status, body = get(base + path)
+        assert status == 400 and body["error"]["detail"].startswith("INVALID_CURSOR: "), (path, body)
+
+
 def test_catalog_lists_the_held_series(base: str) -> None:  # noqa: F811
     items, path = [], "/catalog?limit=50"
     while True:

@@ -110,13 +110,29 @@ def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> 
         "sim": {"start_ns": START, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
     }, NodeConfig))
     asyncio.run(run(node, 1.5))
-    assert sorted(node.actor.discovered) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
+    assert sorted(node.actor.ingested) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
     assert sorted(r[0] for r in node.hydrator.requests) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
     assert sorted(node.book.instruments()) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
     assert node.retention_state("SOLUSDT.SIM") == "unretained"
     coverage = node.actor.coverage("BTCUSDT.SIM", "EXTERNAL")
     validate(coverage)
     assert coverage["retention_state"] == "retained" and not coverage["history_terminal"]
+    # Unretained instruments are still discovered and classified: the ledger reconciles with
+    # discovery, their eligible channels unretained (no subscribe call), never planned.
+    assert len(node.actor.discovered) == 6
+    page = node.ledger.page(None, 1000, "all")
+    validate(page)
+    (shard,) = page["shards"]
+    assert shard["discovered"] == 6 and shard["active"] == 6
+    c = shard["channels"]
+    assert c["planned"] + c["subscribed"] + c["failed"] + c["unretained"] == c["eligible"]
+    assert c["eligible"] + c["upstream_unsupported"] == 6 * 11
+    sol = {ch["channel"]: ch for ch in node.ledger.entry("SOLUSDT.SIM")["items"][0]["channels"]}
+    assert sol["trades"] == {"channel": "trades", "eligibility": "eligible", "subscription": "unretained",
+                             "flow": None, "last_event_ts": None, "last_error": None}
+    assert sol["mark_price"]["eligibility"] == "upstream_unsupported"
+    assert {ch["subscription"] for ch in node.ledger.entry("BTCUSDT.SIM")["items"][0]["channels"]} \
+        <= {"subscribed", None}
     unmanaged = VenueNode(msgspec.convert({"data_dir": str(tmp_path / "other")}, NodeConfig))
     assert unmanaged.retention_state("SOLUSDT.SIM") == "unmanaged"
     assert unmanaged.actor.retention("SOLUSDT.SIM") == "unmanaged"  # what its bar pages carry

@@ -43,7 +43,7 @@ def reconcile(document: dict[str, Any], discovered: int) -> None:
     assert totals["discovered"] == discovered
     assert totals["active"] + totals["inactive"] == discovered
     assert c["eligible"] + c["upstream_unsupported"] == discovered * len(LEDGER_CHANNELS)
-    assert c["planned"] + c["subscribed"] + c["failed"] == c["eligible"]
+    assert c["planned"] + c["subscribed"] + c["failed"] + c["unretained"] == c["eligible"]
     assert c["with_flow"] + c["quiet"] == c["subscribed"]
 
 
@@ -271,6 +271,28 @@ def test_a_failure_without_its_error_and_a_bad_time_are_refused(ledger: Coverage
     assert channel(ledger, "ETHUSDT.SIM", "quotes")["subscription"] == "planned"
 
 
+def test_an_unretained_instrument_is_discovered_and_classified_with_no_subscribe_call() -> None:
+    ledger = CoverageLedger("sim-node-1", classify=lambda iid: "HALTED" if iid == "SOLUSDT.SIM" else None)
+    ledger.register_discovery([("BTCUSDT.SIM", SPOT), ("SOLUSDT.SIM", SPOT)], unretained=frozenset({"SOLUSDT.SIM"}))
+    document = checked(ledger.page(None, 10))
+    reconcile(document, 2)
+    assert document["shards"][0]["channels"]["unretained"] == len(SPOT)
+    assert checked(ledger.entry("SOLUSDT.SIM"))["items"][0]["status"] == "INACTIVE:HALTED"
+    assert channel(ledger, "SOLUSDT.SIM", "trades") == {
+        "channel": "trades", "eligibility": "eligible", "subscription": "unretained", "flow": None,
+        "last_event_ts": None, "last_error": None}
+    assert channel(ledger, "SOLUSDT.SIM", "mark_price")["eligibility"] == "upstream_unsupported"
+    assert ledger.eligible("SOLUSDT.SIM") == [c for c in LEDGER_CHANNELS if c in SPOT]
+    for call in (lambda: ledger.planned("SOLUSDT.SIM", "trades"), lambda: ledger.subscribed("SOLUSDT.SIM", "trades"),
+                 lambda: ledger.failed("SOLUSDT.SIM", "trades", "boom"), lambda: ledger.saw("SOLUSDT.SIM", "trades")):
+        with pytest.raises(IllegalTransition, match="SOLUSDT.SIM trades: unretained -> "):
+            call()
+    # Joining the retained set at a later discovery starts its channels planned.
+    ledger.register_discovery([("BTCUSDT.SIM", SPOT), ("SOLUSDT.SIM", SPOT)])
+    assert channel(ledger, "SOLUSDT.SIM", "trades")["subscription"] == "planned"
+    reconcile(checked(ledger.page(None, 10)), 2)
+
+
 def test_out_of_order_counts_per_instrument_and_per_shard(ledger: CoverageLedger) -> None:
     ledger.out_of_order("BTCUSDT-PERP.SIM")
     ledger.out_of_order("BTCUSDT-PERP.SIM", 3)
@@ -296,7 +318,7 @@ def test_totals_reconcile_with_discovery_through_a_whole_lifecycle(ledger: Cover
     reconcile(doc, 3)
     assert doc["shards"][0]["channels"] == {
         "eligible": 19, "upstream_unsupported": 14, "planned": 16, "subscribed": 2, "failed": 1,
-        "with_flow": 1, "quiet": 1,
+        "unretained": 0, "with_flow": 1, "quiet": 1,
     }
 
 

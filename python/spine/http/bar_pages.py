@@ -17,7 +17,7 @@ import msgspec
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.node.cursors import InvalidCursor, decode_cursor, encode_cursor
-from spine.node.projection import envelope
+from spine.node.projection import envelope, unretained_coverage
 from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
 
 __all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages", "BarRequest", "Rows"]
@@ -43,6 +43,8 @@ class BarRequest(NamedTuple):
     after_sequence: int | None
     offset: int
     limit: int
+    #: The route the page's cursors are bound to (``/v2/bars`` or v1's ``/bars``).
+    route: str
 
 
 class Rows(NamedTuple):
@@ -69,6 +71,8 @@ class BarPages:
             if len(self._requests) >= CACHE_ENTRIES:
                 self._requests.clear()
             self._requests[query.raw] = request
+        if request.instrument_id not in self.node.book:
+            return self._unretained(request)
         series = self.node.book.series(request.instrument_id, request.channel)
         # The coverage document is itself cached by the actor: the same object while the
         # series and the observed watermark are unchanged.
@@ -86,9 +90,18 @@ class BarPages:
             self._cache.popitem(last=False)
         return body
 
+    def _unretained(self, r: BarRequest) -> bytes:
+        """The page of an instrument outside the retained-ingestion manifest: no bars, and the
+        coverage that tells a client its history is terminal."""
+        coverage = unretained_coverage(r.instrument_id, r.channel)
+        return _encode(envelope(instrument_id=r.instrument_id, bar_type=r.bar_type, resolution=r.resolution,
+                                channel=r.channel, bars=[], coverage=coverage, withheld=[], next_cursor=None))
+
     def rows(self, r: BarRequest) -> Rows:
         """The JSON bar rows ``r`` selects, the withheld buckets intersecting its range (first
         page only) and the next cursor."""
+        if r.instrument_id not in self.node.book:
+            return Rows(b"[]", [], None)  # unretained: nothing is ingested
         series = self.node.book.series(r.instrument_id, r.channel)
         window = {"start": r.start, "end": r.end, "after_sequence": r.after_sequence, "offset": r.offset,
                   "limit": r.limit}
@@ -103,18 +116,18 @@ class BarPages:
                 step = STEP_NS[r.resolution]
                 withheld = [(s, e, why) for s, e, why in folded.withheld()
                             if _closes_within(s, e, step, r.start, r.end)]
-        cursor = encode_cursor(_route(r.bar_type), r.offset + r.limit) if more else None
+        cursor = encode_cursor(_bound(r.route, r.bar_type), r.offset + r.limit) if more else None
         return Rows(rows, withheld, cursor)
 
-    def request(self, query: Query) -> BarRequest:
-        """The checked bar query (its instrument ingested here)."""
+    def request(self, query: Query, route: str = "/v2/bars") -> BarRequest:
+        """The checked bar query (its instrument discovered here) on ``route``."""
         iid, resolution, channel, bar_type = self._target(query)
         (start, end), after = query.span(), query.sequence("after_sequence")
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
-        if iid not in self.node.book:
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node (see /v2/instruments and /v2/coverage)")
+        if iid not in self.node.book and iid not in self.node.actor.unretained:
+            raise HttpError("NOT_FOUND", f"{iid} is not discovered on this node (see /v2/instruments)")
         return BarRequest(iid, channel, resolution, bar_type, start, end, after,
-                          _offset(_route(bar_type), query.text("cursor")), limit)
+                          _offset(_bound(route, bar_type), query.text("cursor")), limit, route)
 
     def _target(self, query: Query) -> tuple[str, str, str, str]:
         iid = query.instrument_id()
@@ -152,9 +165,9 @@ def _closes_within(start: int, end: int, step: int, low: int | None, high: int |
     return first <= end and (high is None or first <= high)
 
 
-def _route(bar_type: str) -> str:
+def _bound(route: str, bar_type: str) -> str:
     """What a bar cursor is bound to: the route and the bar type."""
-    return f"/v2/bars?{bar_type}"
+    return f"{route}?{bar_type}"
 
 
 def _offset(route: str, cursor: str | None) -> int:

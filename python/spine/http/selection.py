@@ -70,7 +70,7 @@ class SelectionHandlers:
 
     def _rows(self, ids: list[str]) -> list[dict[str, Any]]:
         on_disk = self._on_disk()
-        ingested = set(self.node.actor.discovered)
+        ingested = set(self.node.actor.ingested)
         rows = []
         for iid in ids:
             selected = iid in ingested

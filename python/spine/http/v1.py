@@ -62,7 +62,7 @@ class V1Handlers:
         return {**_head("catalog"), "items": items, "next_cursor": cursor}
 
     def v1_bars_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        request = self.bar_pages.request(query)
+        request = self.bar_pages.request(query, route="/bars")
         page = self.bar_pages.rows(request)
         return {**_head("bars"), "instrument_id": request.instrument_id, "bar_type": request.bar_type,
                 "bars": msgspec.Raw(page.rows),

@@ -149,7 +149,11 @@ class IngestionActor(Actor):
         self._last_trade_ts: dict[str, int] = {}
         #: Per channel: the end of the time observed (None before the first event).
         self._observed_to: dict[str, int] = {}
+        #: Every instrument the venue reported, and those of them ingested here (all but the
+        #: ones outside a retained-ingestion manifest).
         self.discovered: list[str] = []
+        self.ingested: list[str] = []
+        self.unretained: frozenset[str] = frozenset()
         #: Every ledger channel some discovered instrument is eligible for.
         self.kinds: frozenset[str] = frozenset()
         self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None, bool], dict[str, Any]]] = {}
@@ -159,7 +163,8 @@ class IngestionActor(Actor):
     # --- start --------------------------------------------------------------------------------
 
     def on_start(self) -> None:
-        instruments = [i for i in self.cache.instruments() if self._retention(str(i.id)) != "unretained"]
+        venue = list(self.cache.instruments())
+        instruments = [i for i in venue if self._retention(str(i.id)) != "unretained"]
         eligible = []
         for k, instrument in enumerate(instruments):
             iid = instrument.id
@@ -181,15 +186,21 @@ class IngestionActor(Actor):
             self.subscribe_data(DataType(Liquidation), client_id=ClientId(instruments[0].id.venue.value))
         # Discovery is registered once every subscribe call has been made (coverage routes
         # answer 404 before this).
-        self.ledger.register_discovery(eligible)
+        # Instruments outside the manifest are discovered and classified too (totals
+        # reconcile with discovery), with zero ingestion demand.
+        unretained = [i for i in venue if self._retention(str(i.id)) == "unretained"]
+        self.unretained = frozenset(str(i.id) for i in unretained)
+        self.ledger.register_discovery(eligible + [(str(i.id), _eligible(i, seconds=False)) for i in unretained],
+                                       unretained=self.unretained)
         for iid, channels in eligible:
             for channel in channels:
                 self.ledger.subscribed(iid, channel)
-        self.discovered = [iid for iid, _ in eligible]
+        self.ingested = [iid for iid, _ in eligible]
+        self.discovered = [str(i.id) for i in venue]
         self.kinds = frozenset().union(*(channels for _, channels in eligible))
         self.status.begin()
         if self._on_discovery is not None:
-            self._on_discovery(self.discovered)
+            self._on_discovery(self.ingested)
 
     def on_stop(self) -> None:
         if self.status.lifecycle in ("RUNNING", "CHECKPOINTED"):
@@ -233,7 +244,7 @@ class IngestionActor(Actor):
         if end <= start:
             return
         self._observed_to[channel] = end
-        for instrument_id in self.discovered:
+        for instrument_id in self.ingested:
             series = self.book.series(instrument_id, channel)
             series.observe(start, end)
             for closed in series.advance(end):

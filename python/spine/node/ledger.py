@@ -4,8 +4,11 @@ whether the channel is eligible, where its subscribe call stands and whether dat
 Every discovered instrument is classified, and every (instrument, channel) pair is in exactly
 one state, so the totals reconcile with discovery by construction: ``active + inactive =
 discovered``, ``eligible + upstream_unsupported = discovered * 11``, ``planned + subscribed +
-failed = eligible`` and ``with_flow + quiet = subscribed``. An eligible channel is ``planned``
-from discovery on (the schema gives an eligible channel a subscription state at all times).
+failed + unretained = eligible`` and ``with_flow + quiet = subscribed``. An eligible channel is
+``planned`` from discovery on (the schema gives an eligible channel a subscription state at all
+times), except on an instrument outside the retained-ingestion manifest: it is discovered and
+classified like any other, but has zero ingestion demand, so its eligible channels are
+``unretained`` and take no lifecycle call.
 
 Subscription lifecycle (a repeated call is a no-op; a repeated ``failed`` updates the error):
 
@@ -35,7 +38,7 @@ LEDGER_CHANNELS: Final = (
     "mark_price", "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation",
 )
 View = Literal["all", "failures", "quiet"]
-Subscription = Literal["planned", "subscribed", "failed"]
+Subscription = Literal["planned", "subscribed", "failed", "unretained"]
 ROUTES: Final[dict[str, str]] = {"all": "/v2/coverage", "failures": "/v2/coverage/failures",
                                  "quiet": "/v2/coverage/quiet"}
 _REFUSED: Final = {("failed", "subscribed")}
@@ -99,8 +102,10 @@ class CoverageLedger:
         """False until :meth:`register_discovery` (coverage routes answer 404 until then)."""
         return self._registered
 
-    def register_discovery(self, instruments: Sequence[tuple[str, frozenset[str]]]) -> None:
-        """Record a discovery: ``(instrument_id, eligible channels)`` for every instrument.
+    def register_discovery(self, instruments: Sequence[tuple[str, frozenset[str]]],
+                           unretained: frozenset[str] = frozenset()) -> None:
+        """Record a discovery: ``(instrument_id, eligible channels)`` for every instrument;
+        those in ``unretained`` get no ingestion (their eligible channels are ``unretained``).
 
         A later discovery replaces the set; a pair that stays eligible keeps its lifecycle.
         Raises ``ValueError`` for a bad id, a repeated id, an unknown channel or a bad reason.
@@ -121,7 +126,9 @@ class CoverageLedger:
                 kept = old.channels[channel] if old else None
                 if channel not in eligible:
                     entry.channels[channel] = _Channel(None)
-                elif kept is not None and kept.subscription is not None:
+                elif instrument_id in unretained:
+                    entry.channels[channel] = _Channel("unretained")
+                elif kept is not None and kept.subscription not in (None, "unretained"):
                     entry.channels[channel] = kept
                 else:
                     entry.channels[channel] = _Channel("planned")
@@ -154,6 +161,8 @@ class CoverageLedger:
         state = self._instruments[instrument_id].channels[channel]
         if state.subscription is None:
             raise IllegalTransition(f"{instrument_id} {channel}", "upstream_unsupported", to)
+        if state.subscription == "unretained":
+            raise IllegalTransition(f"{instrument_id} {channel}", "unretained", to)
         if (state.subscription, to) in _REFUSED:
             raise IllegalTransition(f"{instrument_id} {channel}", state.subscription, to)
         return state
@@ -232,7 +241,7 @@ class CoverageLedger:
     def totals(self) -> dict[str, Any]:
         """The shard's totals (``shard_totals``)."""
         channels = dict.fromkeys(("eligible", "upstream_unsupported", "planned", "subscribed", "failed",
-                                  "with_flow", "quiet"), 0)
+                                  "unretained", "with_flow", "quiet"), 0)
         active = out_of_order = 0
         for entry in self._instruments.values():
             active += entry.status == "ACTIVE"

@@ -141,6 +141,25 @@ def coverage_doc(
     }
 
 
+def unretained_coverage(instrument_id: str, channel: str) -> dict[str, Any]:
+    """``svc.series_coverage`` of an instrument outside the retained-ingestion manifest: zero
+    ingestion demand, so nothing observed, no bars, and history terminal."""
+    return {
+        **_head("svc.series_coverage"),
+        "instrument_id": instrument_id,
+        "channel": channel,
+        "retention_state": "unretained",
+        "exhausted": False,
+        "history_terminal": True,
+        "sparse_ok": channel == "INTERNAL",
+        "bar_count": 0,
+        "observed": [],
+        "gaps": [],
+        "newest_close": None,
+        "resume_from": None,
+    }
+
+
 def envelope(
     *,
     instrument_id: str,

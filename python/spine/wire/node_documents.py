@@ -166,6 +166,7 @@ class ChannelTotals(WireObject, kw_only=True):
     planned: Count
     subscribed: Count
     failed: Count
+    unretained: Count
     with_flow: Count
     quiet: Count
 
@@ -182,7 +183,7 @@ class ShardTotals(WireObject, kw_only=True):
 class ChannelState(WireObject, kw_only=True):
     channel: LedgerChannel
     eligibility: Literal["eligible", "upstream_unsupported"]
-    subscription: Literal["planned", "subscribed", "failed"] | None
+    subscription: Literal["planned", "subscribed", "failed", "unretained"] | None
     flow: Literal["with_flow", "quiet"] | None
     last_event_ts: Nanos | None
     last_error: str | None
