@@ -99,10 +99,22 @@ def test_refusals_name_what_was_wrong() -> None:
     for call in (lambda: hub.drain(sid), lambda: hub.stats(sid), lambda: hub.unsubscribe(sid)):
         with pytest.raises(HubError, match="UNKNOWN_SUBSCRIBER"):
             call()
-    for k in range(64):
-        hub.publish(f"kind{k}", "A.SIM", b"")
+    everything = hub.subscribe()
+    for k in range(100):  # kinds nobody named claim no bit: publishing never runs out
+        assert hub.publish(f"kind{k}", "A.SIM", b"") == [everything] * (k == 0)
     with pytest.raises(HubError, match="TOO_MANY_KINDS"):
-        hub.publish("kind64", "A.SIM", b"")
+        hub.subscribe(kinds=[f"kind{k}" for k in range(64)])
+    assert len(hub) == 1
+    named = hub.subscribe(kinds=[f"kind{k}" for k in range(63)])  # the refusal registered nothing
+    hub.publish("kind0", "A.SIM", b"x")
+    assert hub.stats(named)[0] == 1
+    with pytest.raises(HubError, match="TOO_MANY_KINDS"):
+        hub.subscribe(kinds=["one_more"])
+    for bad in (-1, 2**64, True):
+        with pytest.raises(HubError, match="INVALID_INTEGER"):
+            hub.subscribe(capacity=bad)
+        with pytest.raises(HubError, match="INVALID_INTEGER"):
+            hub.drain(named, bad)
 
 
 def test_a_failing_tap_costs_subscribers_nothing() -> None:

@@ -15,7 +15,11 @@ use std::sync::Arc;
 pub const DEFAULT_QUEUE: usize = 2_048;
 
 /// Most distinct event kinds a hub tells apart (one bit each in a subscriber's kind mask).
-pub const MAX_KINDS: usize = 64;
+pub const MAX_KINDS: usize = 63;
+
+/// The bit of every kind no subscriber named: only subscribers keeping every kind (whose
+/// mask is all ones) take it, so publishing a new kind claims no bit.
+const UNNAMED_KIND: u64 = 1 << MAX_KINDS;
 
 /// A subscriber handle: slot index in the low 32 bits, the slot's generation above, so a
 /// handle to an ended subscription never reaches a later one in the same slot.
@@ -106,18 +110,28 @@ impl Hub {
         self.len() == 0
     }
 
-    fn kind_bit(&mut self, kind: &str) -> Result<u64, HubError> {
-        if let Some(&bit) = self.kinds.get(kind) {
-            return Ok(bit);
-        }
-        if self.kinds.len() >= MAX_KINDS {
+    /// The mask of `kinds`, giving each kind not seen before the next bit; nothing is
+    /// registered when they would pass [`MAX_KINDS`].
+    fn kind_mask(&mut self, kinds: &[String]) -> Result<u64, HubError> {
+        let mut fresh: Vec<&str> = kinds
+            .iter()
+            .map(String::as_str)
+            .filter(|k| !self.kinds.contains_key(*k))
+            .collect();
+        fresh.sort_unstable();
+        fresh.dedup();
+        if let Some(over) = fresh.get(MAX_KINDS.saturating_sub(self.kinds.len())) {
             return Err(HubError::TooManyKinds {
-                kind: kind.to_owned(),
+                kind: (*over).to_owned(),
             });
         }
-        let bit = 1u64 << self.kinds.len();
-        self.kinds.insert(kind.into(), bit);
-        Ok(bit)
+        for kind in fresh {
+            let bit = 1u64 << self.kinds.len();
+            self.kinds.insert(kind.into(), bit);
+        }
+        Ok(kinds
+            .iter()
+            .fold(0, |mask, k| mask | self.kinds[k.as_str()]))
     }
 
     /// Subscribe with a keep-predicate and a queue bound.
@@ -130,10 +144,7 @@ impl Hub {
         }
         let kinds = match &filter.kinds {
             None => u64::MAX,
-            Some(kinds) => kinds
-                .iter()
-                .map(|k| self.kind_bit(k))
-                .try_fold(0, |mask, bit| bit.map(|b| mask | b))?,
+            Some(kinds) => self.kind_mask(kinds)?,
         };
         let slot = self.free.pop().unwrap_or_else(|| {
             self.slots.push(None);
@@ -217,7 +228,7 @@ impl Hub {
     /// pushed onto `woken`. Returns the number of queues the event entered.
     ///
     /// # Errors
-    /// [`HubError::TooManyKinds`] for a 65th distinct kind.
+    /// None today (a kind no subscriber named reaches the all-kind subscribers).
     pub fn publish(
         &mut self,
         kind: &str,
@@ -225,7 +236,7 @@ impl Hub {
         payload: &Arc<[u8]>,
         woken: &mut Vec<SubscriberId>,
     ) -> Result<usize, HubError> {
-        let bit = self.kind_bit(kind)?;
+        let bit = self.kinds.get(kind).copied().unwrap_or(UNNAMED_KIND);
         let listed = self
             .by_instrument
             .get(instrument)
@@ -377,21 +388,39 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::unwrap_used)] // a test: a refusal here is the failure
     fn refusals() {
         let mut hub = Hub::new();
         assert_eq!(
             hub.subscribe(Filter::default(), 0),
             Err(HubError::BadCapacity { capacity: 0 })
         );
-        let mut woken = Vec::new();
-        for k in 0..MAX_KINDS {
-            assert!(hub
-                .publish(&format!("k{k}"), "A.X", &event("x"), &mut woken)
-                .is_ok());
-        }
+        let named = |range: std::ops::Range<usize>| Filter {
+            instruments: None,
+            kinds: Some(range.map(|k| format!("k{k}")).collect()),
+        };
+        // A refused subscription registers none of its kinds.
         assert!(matches!(
-            hub.publish("one_more", "A.X", &event("x"), &mut woken),
+            hub.subscribe(named(0..MAX_KINDS + 1), 4),
             Err(HubError::TooManyKinds { .. })
         ));
+        assert!(hub.kinds.is_empty() && hub.is_empty());
+        let some = hub.subscribe(named(0..MAX_KINDS), 4).unwrap();
+        assert!(matches!(
+            hub.subscribe(named(MAX_KINDS..MAX_KINDS + 1), 4),
+            Err(HubError::TooManyKinds { .. })
+        ));
+        // Publishing kinds nobody named claims no bit and reaches only all-kind subscribers.
+        let all = hub.subscribe(Filter::default(), 4).unwrap();
+        let mut woken = Vec::new();
+        for k in 0..100 {
+            let entered = hub
+                .publish(&format!("new{k}"), "A.X", &event("x"), &mut woken)
+                .unwrap();
+            assert_eq!(entered, 1);
+        }
+        assert_eq!(hub.publish("k0", "A.X", &event("x"), &mut woken), Ok(2));
+        assert_eq!(hub.kinds.len(), MAX_KINDS);
+        assert!(hub.stats(some).is_ok() && hub.stats(all).is_ok());
     }
 }

@@ -12,6 +12,7 @@ use spine_core::decimal::checked_scale;
 
 use crate::columns::Column;
 use crate::errors::{bars_error, decimal_error};
+use crate::int_args;
 
 pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
@@ -134,13 +135,13 @@ impl PyFoldResult {
     fn page<'py>(
         &self,
         py: Python<'py>,
-        price_precision: i64,
-        size_precision: i64,
-        start: Option<u64>,
-        end: Option<u64>,
-        after_sequence: Option<u64>,
-        offset: usize,
-        limit: usize,
+        #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
+        #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] start: Option<u64>,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] end: Option<u64>,
+        #[pyo3(from_py_with = int_args::nanos_or_none)] after_sequence: Option<u64>,
+        #[pyo3(from_py_with = int_args::count)] offset: usize,
+        #[pyo3(from_py_with = int_args::count)] limit: usize,
     ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
         let query = PageQuery {
             start,
@@ -149,9 +150,11 @@ impl PyFoldResult {
             offset,
             limit,
         };
+        // A fold of bars given without sequences has none (its rows carry sequence 0).
+        let sequenced = self.out.bars.sequence.len() == self.out.bars.len();
         page_bytes(
             py,
-            &self.out.bars.view(true),
+            &self.out.bars.view(sequenced),
             (price_precision, size_precision),
             &query,
         )
@@ -183,7 +186,7 @@ pub fn fold_columns(
     volume: &Bound<'_, PyAny>,
     resolution: &str,
     channel: &str,
-    coverage: Option<Vec<(u64, u64)>>,
+    #[pyo3(from_py_with = int_args::spans_or_none)] coverage: Option<Vec<(u64, u64)>>,
     sequence: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyFoldResult> {
     let resolution = to_py(py, Resolution::parse(resolution))?;
@@ -213,7 +216,7 @@ pub fn fold_columns_many(
     volume: &Bound<'_, PyAny>,
     resolutions: Vec<String>,
     channel: &str,
-    coverage: Option<Vec<(u64, u64)>>,
+    #[pyo3(from_py_with = int_args::spans_or_none)] coverage: Option<Vec<(u64, u64)>>,
     sequence: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<PyFoldResult>> {
     let resolutions = to_py(py, parse_resolutions(&resolutions))?;

@@ -21,6 +21,19 @@ impl<T: Element + Copy> Column<T> {
                 "{name} must be a contiguous 1-D array of {type_name}"
             )));
         }
+        // PyBuffer accepts any byte order its format states; the slice is read natively.
+        let format = buffer.format().to_bytes();
+        let foreign = match format.first() {
+            Some(b'>' | b'!') => cfg!(target_endian = "little"),
+            Some(b'<') => cfg!(target_endian = "big"),
+            _ => false,
+        };
+        if foreign {
+            return Err(PyTypeError::new_err(format!(
+                "{name} must be a 1-D array of {type_name} in native byte order, got buffer format {:?} (convert with .astype(dtype.newbyteorder('=')))",
+                String::from_utf8_lossy(format)
+            )));
+        }
         Ok(Self { buffer })
     }
 

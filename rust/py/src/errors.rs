@@ -105,3 +105,15 @@ pub fn hub_error(py: Python<'_>, err: &spine_core::fanout::HubError) -> PyErr {
     let message = err.to_string();
     raise(py, "HubError", message.clone(), symbol_of(&message), None)
 }
+
+/// A refusal of a feature argument before it reaches the core (`message` starts with its symbol).
+pub fn feature_refusal(py: Python<'_>, message: String) -> PyErr {
+    let symbol = symbol_of(&message).to_owned();
+    raise(py, "FeatureError", message, &symbol, None)
+}
+
+/// A refusal of a hub argument before it reaches the core (`message` starts with its symbol).
+pub fn hub_refusal(py: Python<'_>, message: String) -> PyErr {
+    let symbol = symbol_of(&message).to_owned();
+    raise(py, "HubError", message, &symbol, None)
+}

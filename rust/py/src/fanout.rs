@@ -9,6 +9,7 @@ use pyo3::types::PyBytes;
 use spine_core::fanout::{Filter, Hub, SubscriberId, DEFAULT_QUEUE};
 
 use crate::errors::hub_error;
+use crate::int_args;
 
 /// Subscribers, each with one bounded queue (oldest dropped first) and a keep-predicate.
 #[pyclass(module = "spine._core", name = "Hub")]
@@ -38,7 +39,7 @@ impl PyHub {
         py: Python<'_>,
         instruments: Option<Vec<String>>,
         kinds: Option<Vec<String>>,
-        capacity: usize,
+        #[pyo3(from_py_with = int_args::hub_count)] capacity: usize,
     ) -> PyResult<SubscriberId> {
         let filter = Filter { instruments, kinds };
         self.inner
@@ -47,7 +48,11 @@ impl PyHub {
     }
 
     /// End a subscription.
-    fn unsubscribe(&mut self, py: Python<'_>, id: SubscriberId) -> PyResult<()> {
+    fn unsubscribe(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::hub_id)] id: SubscriberId,
+    ) -> PyResult<()> {
         self.inner.unsubscribe(id).map_err(|e| hub_error(py, &e))
     }
 
@@ -74,8 +79,8 @@ impl PyHub {
     fn drain<'py>(
         &mut self,
         py: Python<'py>,
-        id: SubscriberId,
-        max_events: usize,
+        #[pyo3(from_py_with = int_args::hub_id)] id: SubscriberId,
+        #[pyo3(from_py_with = int_args::hub_count)] max_events: usize,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let mut out = Vec::new();
         self.inner
@@ -85,7 +90,11 @@ impl PyHub {
     }
 
     /// A subscriber's counters: (pending, dropped, enqueued).
-    fn stats(&self, py: Python<'_>, id: SubscriberId) -> PyResult<(usize, u64, u64)> {
+    fn stats(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::hub_id)] id: SubscriberId,
+    ) -> PyResult<(usize, u64, u64)> {
         let s = self.inner.stats(id).map_err(|e| hub_error(py, &e))?;
         Ok((s.pending, s.dropped, s.enqueued))
     }

@@ -172,9 +172,9 @@ fn scalar<T: TryFrom<i128>>(
     value: &Bound<'_, PyInt>,
     expected: &'static str,
 ) -> PyResult<T> {
-    value
-        .extract::<i128>()
-        .ok()
+    (!value.is_instance_of::<pyo3::types::PyBool>())
+        .then(|| value.extract::<i128>().ok())
+        .flatten()
         .and_then(|v| T::try_from(v).ok())
         .ok_or_else(|| {
             feature_error(
@@ -204,9 +204,15 @@ impl PyFeatureState {
         size_scale: &Bound<'_, PyInt>,
         feature_ids: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        // Out-of-i64 scales become -1, which the core refuses naming the precision.
-        let price = price_scale.extract::<i64>().unwrap_or(-1);
-        let size = size_scale.extract::<i64>().unwrap_or(-1);
+        // Out-of-i64 scales (and bools) become -1, which the core refuses naming the precision.
+        let scale = |s: &Bound<'_, PyInt>| {
+            if s.is_instance_of::<pyo3::types::PyBool>() {
+                -1
+            } else {
+                s.extract::<i64>().unwrap_or(-1)
+            }
+        };
+        let (price, size) = (scale(price_scale), scale(size_scale));
         let inner = to_py(
             py,
             FeatureState::from_registry(default_registry(), feature_ids.as_deref(), price, size),

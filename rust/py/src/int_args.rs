@@ -1,14 +1,30 @@
-//! Integer arguments of the series binding. PyO3 refuses an int its Rust type cannot hold with a
-//! bare `OverflowError`; these extractors refuse it as the package does (a `BarsError` naming the
-//! value and the range allowed). A non-int stays PyO3's `TypeError`, named by its argument.
+//! Integer arguments of the bindings. PyO3 refuses an int its Rust type cannot hold with a bare
+//! `OverflowError`, and takes `True` for 1; these extractors refuse both as the package does (a
+//! `BarsError`, `FeatureError` or `HubError` naming the value and the range allowed). A non-int
+//! stays PyO3's `TypeError`, named by its argument.
 
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
+use pyo3::types::PyBool;
 
-use crate::errors::bars_refusal;
+use crate::errors::{bars_refusal, feature_refusal, hub_refusal};
 
-/// `value` as `T`, or the refusal naming `allowed`.
-fn narrow<T: TryFrom<i128>>(value: &Bound<'_, PyAny>, allowed: &str) -> PyResult<T> {
+/// Builds the package's exception for a refused argument.
+type Refuse = fn(Python<'_>, String) -> PyErr;
+
+/// `value` as `T`, or the refusal naming `allowed` (a bool is refused: it is no count, time or
+/// mantissa, whatever `int` says).
+fn narrow_with<T: TryFrom<i128>>(
+    value: &Bound<'_, PyAny>,
+    allowed: &str,
+    refuse: Refuse,
+) -> PyResult<T> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(refuse(
+            value.py(),
+            format!("INVALID_INTEGER: {value} is a bool; allowed: {allowed}"),
+        ));
+    }
     let wide = match value.extract::<i128>() {
         Ok(wide) => Some(wide),
         Err(error) if error.is_instance_of::<PyOverflowError>(value.py()) => None,
@@ -23,11 +39,15 @@ fn narrow<T: TryFrom<i128>>(value: &Bound<'_, PyAny>, allowed: &str) -> PyResult
         } else {
             shown
         };
-        bars_refusal(
+        refuse(
             value.py(),
             format!("INVALID_INTEGER: {shown} is out of range; allowed: {allowed}"),
         )
     })
+}
+
+fn narrow<T: TryFrom<i128>>(value: &Bound<'_, PyAny>, allowed: &str) -> PyResult<T> {
+    narrow_with(value, allowed, bars_refusal)
 }
 
 /// A nanosecond instant.
@@ -57,4 +77,45 @@ pub fn nanos_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     } else {
         nanos(value).map(Some)
     }
+}
+
+/// Coverage spans `[(start, end), ...]` of nanosecond instants.
+pub fn spans_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<(u64, u64)>>> {
+    if value.is_none() {
+        return Ok(None);
+    }
+    let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = value.extract()?;
+    pairs
+        .iter()
+        .map(|(start, end)| Ok((nanos(start)?, nanos(end)?)))
+        .collect::<PyResult<_>>()
+        .map(Some)
+}
+
+/// A feature argument: a nanosecond instant.
+pub fn feature_nanos(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    narrow_with(
+        value,
+        "a nanosecond timestamp, an integer 0..2^64-1",
+        feature_refusal,
+    )
+}
+
+/// A feature argument: an instrument index.
+pub fn instrument_index(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    narrow_with(
+        value,
+        "an instrument index, an integer 0..2^32-1",
+        feature_refusal,
+    )
+}
+
+/// A hub argument: a count (a queue bound, a number of events).
+pub fn hub_count(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    narrow_with(value, "a count, an integer 0..2^64-1", hub_refusal)
+}
+
+/// A hub argument: a subscriber id.
+pub fn hub_id(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    narrow_with(value, "a subscriber id, an integer 0..2^64-1", hub_refusal)
 }

@@ -9,6 +9,7 @@ use spine_core::features::{default_registry, FeatureError, Universe, Updated};
 
 use crate::errors::bars_error;
 use crate::features::{column, feature_value_to_py, to_py, Ohlcv};
+use crate::int_args;
 
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
 /// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
@@ -57,9 +58,9 @@ impl PyFeatureUniverse {
         &mut self,
         py: Python<'_>,
         channel: &str,
-        price_precision: i64,
-        size_precision: i64,
-        capacity: usize,
+        #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
+        #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
+        #[pyo3(from_py_with = int_args::count)] capacity: usize,
     ) -> PyResult<u32> {
         let channel = Channel::parse(channel).map_err(|e| bars_error(py, &e))?;
         let mut config = SeriesConfig::new(channel, price_precision, size_precision)
@@ -69,7 +70,13 @@ impl PyFeatureUniverse {
     }
 
     /// Record that an instrument observed `[start, end)`.
-    fn observe(&mut self, py: Python<'_>, instrument: u32, start: u64, end: u64) -> PyResult<()> {
+    fn observe(
+        &mut self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
+        #[pyo3(from_py_with = int_args::feature_nanos)] start: u64,
+        #[pyo3(from_py_with = int_args::feature_nanos)] end: u64,
+    ) -> PyResult<()> {
         to_py(py, self.inner.observe(instrument, start, end))
     }
 
@@ -80,7 +87,7 @@ impl PyFeatureUniverse {
     fn warm(
         &mut self,
         py: Python<'_>,
-        instrument: u32,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
         ts_event: &Bound<'_, PyAny>,
         open: &Bound<'_, PyAny>,
         high: &Bound<'_, PyAny>,
@@ -148,7 +155,11 @@ impl PyFeatureUniverse {
 
     /// Every instrument's watermark reached `watermark` (quiet minutes): close their open
     /// buckets. Returns the changed rows.
-    fn advance<'py>(&mut self, py: Python<'py>, watermark: u64) -> PyResult<Bound<'py, PyBytes>> {
+    fn advance<'py>(
+        &mut self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = int_args::feature_nanos)] watermark: u64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
         let mut updated = Vec::new();
         to_py(py, self.inner.advance(watermark, &mut updated))?;
         updated_bytes(py, &updated)
@@ -158,7 +169,7 @@ impl PyFeatureUniverse {
     fn row<'py>(
         &self,
         py: Python<'py>,
-        instrument: u32,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
         resolution: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;
@@ -174,7 +185,7 @@ impl PyFeatureUniverse {
     fn last_ts_event(
         &self,
         py: Python<'_>,
-        instrument: u32,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
         resolution: &str,
     ) -> PyResult<Option<u64>> {
         let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;

@@ -34,7 +34,7 @@ impl Coverage {
     /// # Errors
     /// [`BarsError::InvalidSpan`] when `end <= start`.
     pub fn observe(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
-        if end <= start {
+        if end <= start || end > super::MAX_TS {
             return Err(BarsError::InvalidSpan { start, end });
         }
         let start = start.div_ceil(MINUTE_NS) * MINUTE_NS;

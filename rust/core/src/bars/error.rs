@@ -35,6 +35,14 @@ pub enum BarsError {
         /// The previous ts_event.
         previous: u64,
     },
+    /// A close time past the last instant bars may carry.
+    #[error("INVALID_TIMESTAMP: bar {index} has ts_event {ts_event}; bar times are at most 9223372036854775807 (2^63-1 ns, the range of Arrow's timestamp[ns])")]
+    TimestampOutOfRange {
+        /// Offending index.
+        index: usize,
+        /// Its ts_event.
+        ts_event: u64,
+    },
     /// A close time that is not a whole minute.
     #[error("NOT_MINUTE_ALIGNED: bar {index} has ts_event {ts_event}; a 1-minute bar closes on a whole minute (a positive multiple of 60000000000 ns)")]
     NotMinuteAligned {
@@ -52,7 +60,7 @@ pub enum BarsError {
         ts_event: u64,
     },
     /// A coverage span with end <= start or off the minute grid.
-    #[error("INVALID_COVERAGE: span [{start}, {end}) must have start < end, both whole minutes")]
+    #[error("INVALID_COVERAGE: span [{start}, {end}) must have start < end <= 9223372036854775807 (2^63-1 ns)")]
     InvalidSpan {
         /// Span start.
         start: u64,
@@ -79,4 +87,19 @@ pub enum BarsError {
         /// The value given.
         capacity: usize,
     },
+}
+
+impl BarsError {
+    /// The same refusal naming bar `at` (a bar checked alone names index 0).
+    #[must_use]
+    pub(crate) fn at_index(mut self, at: usize) -> Self {
+        match &mut self {
+            Self::Unsorted { index, .. }
+            | Self::TimestampOutOfRange { index, .. }
+            | Self::NotMinuteAligned { index, .. }
+            | Self::InconsistentBar { index, .. } => *index = at,
+            _ => {}
+        }
+        self
+    }
 }

@@ -17,6 +17,10 @@ pub use fold::{fold, fold_many, Derived, FoldOutput, Withheld, WithheldReason};
 pub use incremental::{Closed, IncrementalFold};
 pub use page::{write_decimal, write_page, Page, PageQuery};
 pub use resolution::{Channel, Resolution, MINUTE_NS};
+
+/// The last instant a bar or a coverage span may carry: 2^63-1 ns (year 2262). Arrow's
+/// `timestamp[ns]` is signed, and below it every bucket end (up to a day past) fits a `u64`.
+pub const MAX_TS: u64 = i64::MAX as u64;
 pub use series::{Bar, Counters, PushOutcome, ResumeHint, Series, SeriesConfig, DEFAULT_CAPACITY};
 
 /// A borrowed column view of 1-minute bars, sorted strictly by `ts_event` (the close time).
@@ -74,6 +78,12 @@ impl<'a> BarsView<'a> {
         }
         for i in 0..n {
             let ts = self.ts_event[i];
+            if ts > MAX_TS {
+                return Err(BarsError::TimestampOutOfRange {
+                    index: i,
+                    ts_event: ts,
+                });
+            }
             if ts % MINUTE_NS != 0 || ts == 0 {
                 return Err(BarsError::NotMinuteAligned {
                     index: i,

@@ -70,7 +70,8 @@ pub struct Bar {
 }
 
 impl Bar {
-    fn check(&self) -> Result<(), BarsError> {
+    /// The checks of [`BarsView::validate`] on this one bar (errors name index 0).
+    pub(crate) fn check(&self) -> Result<(), BarsError> {
         let one = [self.ts_event];
         let (o, h, l, c, v) = (
             [self.open],

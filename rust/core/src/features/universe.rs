@@ -223,16 +223,17 @@ impl Universe {
     /// A large minute given in instrument order runs on several threads (see `parts`).
     ///
     /// # Errors
-    /// An unknown instrument (nothing is taken then); a malformed bar is counted as rejected
-    /// by its series and skipped, never an error for the whole minute. A volume overflow stops
-    /// its part of the minute (the other parts, on a split minute, complete).
+    /// An unknown instrument or a malformed bar (its refusal names its position in `bars`):
+    /// nothing is taken then. A volume overflow stops its part of the minute (the other
+    /// parts, on a split minute, complete).
     pub fn close_minute(
         &mut self,
         bars: &[(u32, Bar)],
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        for &(index, _) in bars {
-            self.instrument(index)?;
+        for (k, (index, bar)) in bars.iter().enumerate() {
+            self.instrument(*index)?;
+            bar.check().map_err(|error| error.at_index(k))?;
         }
         let parts = Self::parts(bars);
         if parts > 1 {
