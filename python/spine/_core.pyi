@@ -136,6 +136,10 @@ class Series:
     def extend(self, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int:
         """Bulk load columns through the arrival rule; returns the number accepted."""
 
+    def resequence(self, sequence: Any, last_sequence: int) -> None:
+        """Give the held bars their sequences from before a restart (uint64, oldest first) and
+        continue numbering above ``last_sequence``."""
+
     def observe(self, start: int, end: int) -> None: ...
     def fold(self, resolution: str) -> FoldResult: ...
     def fold_many(self, resolutions: list[str]) -> list[FoldResult]: ...

@@ -114,7 +114,14 @@ def _gaps(series: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         ends = np.frombuffer(series.columns()["ts_event"], dtype="<u8").astype(np.int64)
         jumps = np.nonzero(np.diff(ends) > MINUTE_NS)[0]
         gaps += [(int(ends[k]), int(ends[k + 1]) - MINUTE_NS) for k in jumps]
-    return sorted(gaps)
+    # Skipped candles at a span's edge are also a stretch between spans: list each once.
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(gaps):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def coverage_doc(

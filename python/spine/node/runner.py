@@ -32,6 +32,7 @@ from spine.node.ledger import CoverageLedger
 from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
+from spine.node import series_state
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
@@ -88,6 +89,7 @@ class VenueNode:
         """Load every stored series back into memory; returns the bars reloaded."""
         total = 0
         for channel, store in self.stores.items():
+            saved = series_state.load(Path(self.config.data_dir), channel)
             precisions = {str(i.id): (i.price_precision, i.size_precision) for i in store.instruments()}
             for bar_type in store.bar_types():
                 instrument_id = bar_type.split("-1-MINUTE-")[0]
@@ -101,7 +103,12 @@ class VenueNode:
                 rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
                 ts = np.ascontiguousarray(rows[:, 0].astype(np.uint64))
                 columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
-                total += self.book.series(instrument_id, channel).extend(ts, *columns)
+                series = self.book.series(instrument_id, channel)
+                total += series.extend(ts, *columns)
+                try:
+                    series_state.apply(series, saved.get(instrument_id))
+                except ValueError as error:  # a damaged state file: keep the fresh numbering
+                    log.warning("series state of %s %s not applied: %s", instrument_id, channel, error)
         return total
 
     def _exhausted(self, instrument_id: str) -> bool:
@@ -132,23 +139,40 @@ class VenueNode:
         self.stores[channel].append(bar)
 
     def flush(self) -> None:
-        """Write every pending closed bar (refusals are counted; the bars stay pending). A
-        flush that wrote everything is a checkpoint of the run."""
-        self._flushed(self._write_pending())
+        """Write every pending closed bar (refusals are counted; the bars stay pending) and
+        the series' state (sequences, coverage). A flush that wrote everything is a
+        checkpoint of the run."""
+        self._flushed(self._write_pending(self._states()))
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
         (which also makes late bars durable). Refusals are counted like flushes."""
-        self._flushed(self._write_pending(consolidate=True))
+        self._flushed(self._write_pending(self._states(), consolidate=True))
 
     async def flush_off_loop(self, *, consolidate: bool = False) -> None:
         """:meth:`flush` (or :meth:`consolidate`) with the file writing on a worker thread: a
         flush writes a file per bar type, tenths of a second the loop's streams and requests
-        must not wait for. Counters and status change back on the loop."""
-        self._flushed(await asyncio.to_thread(self._write_pending, consolidate=consolidate))
+        must not wait for. The series' state is copied here, on the loop; counters and status
+        change back on the loop."""
+        states = self._states()
+        self._flushed(await asyncio.to_thread(self._write_pending, states, consolidate=consolidate))
 
-    def _write_pending(self, *, consolidate: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
-        """Write every store; the refusals met, as (what, channel, refusal)."""
+    def _states(self) -> dict[str, dict[str, series_state.Saved]]:
+        return {channel: series_state.snapshot(self.book, channel) for channel in self.stores}
+
+    def _write_pending(self, states: dict[str, dict[str, series_state.Saved]], *,
+                       consolidate: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+        """Write every store, then the series' state; the refusals met, as (what, channel,
+        refusal)."""
+        refusals = self._write_stores(consolidate=consolidate)
+        for channel, state in states.items():
+            try:
+                series_state.write(Path(self.config.data_dir), channel, state)
+            except OSError as error:
+                refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
+        return refusals
+
+    def _write_stores(self, *, consolidate: bool) -> list[tuple[str, str, AdmissionRefused]]:
         refusals = []
         for channel, store in self.stores.items():
             series_bars = functools.partial(self._series_bars, channel=channel)

@@ -9,6 +9,7 @@ use spine_core::bars::{
 };
 
 use crate::bars::{bytes_of, page_bytes, parse_resolutions, to_py, Columns, PyFoldResult};
+use crate::columns::Column;
 use crate::errors::bars_error;
 use crate::int_args;
 
@@ -228,6 +229,18 @@ impl PySeries {
             .iter()
             .filter(|o| matches!(o, PushOutcome::Appended(_) | PushOutcome::Inserted(_)))
             .count())
+    }
+
+    /// Give the held bars the sequences they had before a restart (a contiguous uint64 array,
+    /// oldest bar first) and continue numbering above `last_sequence`.
+    fn resequence(
+        &mut self,
+        py: Python<'_>,
+        sequence: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = int_args::nanos)] last_sequence: u64,
+    ) -> PyResult<()> {
+        let column = Column::<u64>::new("sequence", sequence, "uint64")?;
+        to_py(py, self.series.resequence(column.slice(), last_sequence))
     }
 
     /// Record that `[start, end)` was observed (rounded inward to whole minutes).

@@ -43,6 +43,12 @@ pub enum BarsError {
         /// Its ts_event.
         ts_event: u64,
     },
+    /// Sequences that cannot be the held bars' (restoring a series).
+    #[error("INVALID_SEQUENCE: {detail}")]
+    InvalidSequence {
+        /// What was wrong.
+        detail: String,
+    },
     /// A close time that is not a whole minute.
     #[error("NOT_MINUTE_ALIGNED: bar {index} has ts_event {ts_event}; a 1-minute bar closes on a whole minute (a positive multiple of 60000000000 ns)")]
     NotMinuteAligned {

@@ -281,6 +281,46 @@ impl Series {
         self.coverage.observe(start, end)
     }
 
+    /// Give the held bars the sequences they had before a restart (oldest bar first), and
+    /// continue numbering above `last_sequence`: a reloaded series serves its bars as it
+    /// served them before, and a client paging by `after_sequence` misses nothing.
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSequence`] unless there is one sequence per held bar, each in
+    /// `1..=last_sequence`, no two equal, and `last_sequence` is at least the current one;
+    /// nothing changes then.
+    pub fn resequence(&mut self, sequence: &[u64], last_sequence: u64) -> Result<(), BarsError> {
+        let refuse = |detail: String| Err(BarsError::InvalidSequence { detail });
+        if sequence.len() != self.len() {
+            return refuse(format!(
+                "{} sequences for {} held bars; give one per bar, oldest first",
+                sequence.len(),
+                self.len()
+            ));
+        }
+        if last_sequence < self.last_sequence {
+            return refuse(format!(
+                "last sequence {last_sequence} is below the series' {}; sequences only increase",
+                self.last_sequence
+            ));
+        }
+        if let Some(bad) = sequence.iter().find(|&&s| s == 0 || s > last_sequence) {
+            return refuse(format!(
+                "sequence {bad} is outside 1..={last_sequence} (the last sequence)"
+            ));
+        }
+        let mut sorted = sequence.to_vec();
+        sorted.sort_unstable();
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
+            return refuse(format!("sequence {} is given twice", pair[0]));
+        }
+        self.revision += 1;
+        self.sequence.truncate(self.head);
+        self.sequence.extend_from_slice(sequence);
+        self.last_sequence = last_sequence;
+        Ok(())
+    }
+
     /// Take one closed bar by the series' arrival rule (see the module docs).
     pub fn push(&mut self, bar: Bar) -> PushOutcome {
         self.revision += 1;

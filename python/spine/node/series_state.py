@@ -1,0 +1,107 @@
+"""What a series knows beyond its bars, kept across restarts: each held bar's sequence, the
+highest sequence handed out, and the observed spans.
+
+The catalogs hold bars only. Without this, a reload numbered the bars afresh (a client paging
+by ``after_sequence`` missed every bar until the new numbers passed its own) and rebuilt
+coverage from the bars alone (a minute the venue's candle feed skipped, a gap inside observed
+time, became unobserved time). Each flush writes one file per channel, beside the catalogs:
+``<data_dir>/series/<channel>.npz``, written whole to a temporary name and then renamed, so a
+crash leaves the previous file. A reload gives every bar found in it its saved sequence;
+a bar the file does not know (written by a flush whose state file was lost) gets a new one
+above every saved number, so it surfaces as new rather than hiding below a client's cursor.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["Saved", "apply", "load", "snapshot", "write"]
+
+log = logging.getLogger("spine.node")
+
+
+class Saved(NamedTuple):
+    """One series' state: held closes and their sequences (oldest first), the last sequence
+    handed out, and the observed spans as an (n, 2) array."""
+
+    ts_event: np.ndarray
+    sequence: np.ndarray
+    last_sequence: int
+    observed: np.ndarray
+
+
+def snapshot(book: Any, channel: str) -> dict[str, Saved]:
+    """The state of every series of ``channel`` now, keyed by instrument id (copies: the
+    file may be written on another thread while the series moves on)."""
+    out = {}
+    for instrument_id, held_channel, series in book.held():
+        if held_channel != channel:
+            continue
+        columns = series.columns()
+        out[instrument_id] = Saved(
+            np.frombuffer(columns["ts_event"], "<u8").copy(), np.frombuffer(columns["sequence"], "<u8").copy(),
+            series.last_sequence, np.array(series.coverage(), dtype=np.uint64).reshape(-1, 2))
+    return out
+
+
+def path(data_dir: Path, channel: str) -> Path:
+    return data_dir / "series" / f"{channel.lower()}.npz"
+
+
+def write(data_dir: Path, channel: str, state: dict[str, Saved]) -> None:
+    """Replace the channel's file with ``state`` (atomically)."""
+    target = path(data_dir, channel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, Any] = {}
+    for k, (instrument_id, saved) in enumerate(sorted(state.items())):
+        arrays[f"id{k}"] = np.array(instrument_id)
+        arrays[f"ts{k}"], arrays[f"seq{k}"] = saved.ts_event, saved.sequence
+        arrays[f"last{k}"], arrays[f"observed{k}"] = np.array(saved.last_sequence, np.uint64), saved.observed
+    temporary = target.with_suffix(".npz.tmp")
+    with temporary.open("wb") as handle:
+        np.savez(handle, **arrays)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, target)
+
+
+def load(data_dir: Path, channel: str) -> dict[str, Saved]:
+    """The channel's saved state; empty when there is none or it cannot be read (logged)."""
+    source = path(data_dir, channel)
+    if not source.exists():
+        return {}
+    try:
+        with np.load(source, allow_pickle=False) as file:
+            count = sum(1 for name in file.files if name.startswith("id"))
+            return {str(file[f"id{k}"]): Saved(file[f"ts{k}"].astype(np.uint64), file[f"seq{k}"].astype(np.uint64),
+                                               int(file[f"last{k}"]), file[f"observed{k}"].astype(np.uint64))
+                    for k in range(count)}
+    except (OSError, ValueError, KeyError) as error:
+        log.warning("series state %s is unreadable (%s): sequences restart above none, coverage from bars",
+                    source, error)
+        return {}
+
+
+def apply(series: Any, saved: Saved | None) -> None:
+    """Give a freshly reloaded ``series`` its saved sequences and observed spans."""
+    if saved is None:
+        return
+    for start, end in saved.observed.tolist():
+        series.observe(start, end)
+    held = np.frombuffer(series.columns()["ts_event"], "<u8")
+    if len(held) == 0:
+        return
+    position = np.searchsorted(saved.ts_event, held)
+    found = position < len(saved.ts_event)
+    found[found] = saved.ts_event[position[found]] == held[found]
+    sequence = np.zeros(len(held), np.uint64)
+    sequence[found] = saved.sequence[position[found]]
+    last = max(saved.last_sequence, series.last_sequence)
+    unknown = int((~found).sum())
+    sequence[~found] = np.arange(last + 1, last + 1 + unknown, dtype=np.uint64)
+    series.resequence(np.ascontiguousarray(sequence), last + unknown)
