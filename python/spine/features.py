@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from spine._core import WIRE_VERSION, FeatureState, FeatureUniverse, feature_specs
+from spine.errors import TimestampError
 
 __all__ = [
     "FeatureState",
@@ -78,6 +79,9 @@ def row_delta(
     that left the row (its feature left the registry) is a RETIRE. Operations are in key
     order; unchanged keys are omitted.
     """
+    if type(ts_event) is not int or not 0 <= ts_event < 2**64:
+        raise TimestampError(f"INVALID_TIMESTAMP: ts_event {ts_event!r} is not a nanosecond instant; allowed: an int "
+                             "0..2^64-1")
     operations: list[dict[str, Any]] = []
     for key in sorted(previous.keys() | current.keys()):
         if key not in current:

@@ -185,3 +185,11 @@ def test_produced_documents_decode_into_the_wire_structs() -> None:
     assert json.loads(msgspec.json.encode(decoded)) == row
     for spec in feature_specs():
         assert json.loads(msgspec.json.encode(msgspec.json.decode(json.dumps(spec), type=FeatureSpec))) == spec
+
+
+@pytest.mark.parametrize("ts_event", [1.5, True, -5, 2**64, "1"])
+def test_a_delta_refuses_a_ts_event_that_is_no_nanosecond_instant(ts_event: object) -> None:
+    from spine.errors import TimestampError
+
+    with pytest.raises(TimestampError, match="INVALID_TIMESTAMP: ts_event .* allowed: an int 0..2\\^64-1"):
+        row_delta({}, {}, instrument_id="BTCUSDT.SIM", resolution="1h", ts_event=ts_event)  # type: ignore[arg-type]

@@ -166,6 +166,9 @@ class NodeApp:
         if op.id == "spine.stream.bars":
             resolution = query.choice("resolution", BAR_RESOLUTIONS)
             channel = query.choice("channel", BAR_CHANNELS)
+            if resolution == "1s" and channel == "EXTERNAL":
+                raise HttpError("INVALID_PARAMETER", "resolution=1s with channel=EXTERNAL never matches: the 1s "
+                                                     "tier is INTERNAL only (aggregated from trades)")
             kinds = [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
                      for c in ([channel] if channel else BAR_CHANNELS)]
         else:

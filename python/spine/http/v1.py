@@ -84,7 +84,7 @@ class V1Handlers:
         exact bytes (the ones the digest covers)."""
         name = query.text("name")
         if name is not None:
-            return schema_file(name if name.endswith(".json") else f"{name}.json")
+            return schema_file(name if name.endswith(".json") else f"{name}.json", v1=True)
         index = self.market.schemas_list(query, params)
         return {**_head("schemas"), "digest": index["digest"],
                 "schemas": [{**entry, "path": f"/schemas?name={entry['file']}"} for entry in index["schemas"]]}
