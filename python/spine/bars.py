@@ -63,8 +63,11 @@ def _timestamps(values: Any) -> npt.NDArray[np.uint64]:
             if values.type.unit != "ns":
                 raise _refuse(f"ts_event must be nanoseconds, got {values.type}")
             values = values.cast(pa.int64())
+        elif not pa.types.is_integer(values.type):
+            raise _refuse(f"ts_event is an Arrow {values.type} column; allowed: integer nanoseconds or "
+                          "timestamp[ns]")
         values = values.to_numpy()
-    array = np.asarray(values)
+    array = _one_dimensional(values, "ts_event")
     if array.dtype.kind not in "iu":
         raise _refuse(f"ts_event must hold integer nanoseconds, got dtype {array.dtype}")
     if array.dtype.kind == "i" and array.size and array.min() < 0:
@@ -80,9 +83,14 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
         if values.null_count:
             raise _refuse(f"{name} has nulls")
         if pa.types.is_decimal(values.type):
+            if precision is not None and precision != values.type.scale:
+                raise _refuse(f"{name} is {values.type} (scale {values.type.scale}) but precision {precision!r} "
+                              "was given; give no precision with decimal columns, or the columns' own scale")
             return _decimal_mantissas(values, name), _checked_scale(values.type.scale, name)
+        if not pa.types.is_integer(values.type):
+            raise _refuse(f"{name} is an Arrow {values.type} column; allowed: decimal128 or integer mantissas")
         values = values.to_numpy()
-    array = np.asarray(values)
+    array = _one_dimensional(values, name)
     if array.dtype.kind not in "iu":
         raise _refuse(f"{name} must be int64 mantissas or decimal128, got dtype {array.dtype} (floats are refused)")
     if precision is None:
@@ -92,7 +100,17 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
     return np.ascontiguousarray(array, dtype=np.int64), _checked_scale(precision, name)
 
 
+def _one_dimensional(values: Any, name: str) -> npt.NDArray[Any]:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise _refuse(f"{name} must be a 1-D column, got {array.ndim} dimensions")
+    return array
+
+
 def _checked_scale(scale: int, name: str) -> int:
+    if type(scale) is not int:
+        raise _refuse(f"{name} has precision {scale!r} ({type(scale).__name__}); allowed: an int 0 to "
+                      f"{MAX_DECIMAL_SCALE}")
     if not 0 <= scale <= MAX_DECIMAL_SCALE:
         raise _refuse(f"{name} has precision {scale}; allowed: 0 to {MAX_DECIMAL_SCALE}")
     return scale

@@ -800,3 +800,29 @@ def test_an_int_out_of_its_range_is_a_bars_error_not_an_overflow(call: Any, allo
 def test_a_non_int_argument_stays_a_type_error_naming_it() -> None:
     with pytest.raises(TypeError, match="argument 'open'"):
         series().push(D + M, 1.5, 1, 1, 1, 1)
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda d: d | {"open": pa.array([str(x) for x in d["open"]])}, "open is an Arrow string column; allowed: "),
+    (lambda d: d | {"open": pa.array(d["open"] > 0)}, "open is an Arrow bool column"),
+    (lambda d: d | {"ts_event": pa.array([str(x) for x in d["ts_event"]])}, "ts_event is an Arrow string column"),
+    (lambda d: d | {"open": d["open"].reshape(1, -1)}, "open must be a 1-D column, got 2 dimensions"),
+    (lambda d: {k: v[0] for k, v in d.items()}, "must be a 1-D column, got 0 dimensions"),
+])
+def test_columns_of_the_wrong_kind_are_refused_by_name(change: Callable[[Any], Any], words: str) -> None:
+    with pytest.raises(spine.BarsError, match=words):
+        spine.fold_bars(change(bars(minutes(1, 10))), "5m", price_precision=0, size_precision=0)
+
+
+@pytest.mark.parametrize("precision", [2.9, True, "2"])
+def test_a_precision_that_is_not_an_int_is_refused_not_truncated(precision: Any) -> None:
+    with pytest.raises(spine.BarsError, match="precision .*; allowed: an int 0 to 18"):
+        spine.fold_bars(bars(minutes(1, 10)), "5m", price_precision=precision, size_precision=0)
+
+
+def test_a_precision_given_with_decimal_columns_must_be_their_scale() -> None:
+    data = {k: (v if k == "ts_event" else pa.array([Decimal(int(x)) / 100 for x in v], pa.decimal128(38, 2)))
+            for k, v in bars(minutes(1, 10)).items()}
+    assert spine.fold_bars(data, "5m", price_precision=2, size_precision=2).num_rows == 2
+    with pytest.raises(spine.BarsError, match=r"open is decimal128\(38, 2\) \(scale 2\) but precision 9 was given"):
+        spine.fold_bars(data, "5m", price_precision=9)
