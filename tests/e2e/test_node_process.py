@@ -86,3 +86,38 @@ def test_a_tiny_floor_refuses_writes_and_leaves_no_bar_file(tmp_path: Path) -> N
     assert code == 0, err
     assert "catalog write refused (EXTERNAL): max_files" in err
     assert not list((tmp_path / "data").rglob("*.parquet"))
+
+
+def test_a_clean_stop_serves_completed_before_the_http_server_goes(tmp_path: Path) -> None:
+    """The spec's RUNNING -> COMPLETED is observable: HTTP stops only after the node stopped
+    and flushed, so a client polling through a SIGINT reads the terminal state."""
+    from test_http_contract import free_port, get
+
+    port = free_port()
+    env = node_env(tmp_path / "data", SPINE_PORT=str(port))
+    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/readiness"
+    seen: list[str | None] = []
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "RUNNING" not in seen:
+            try:
+                seen.append(get(url)[1]["lifecycle"])
+            except OSError:
+                time.sleep(0.1)
+        assert "RUNNING" in seen, seen
+        process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30  # bounded: the node stops within seconds
+        while time.monotonic() < deadline:
+            try:
+                seen.append(get(url)[1]["lifecycle"])
+            except OSError:
+                break  # the server is gone
+            time.sleep(0.02)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    assert process.returncode == 0
+    assert seen[-1] == "COMPLETED", seen[-5:]

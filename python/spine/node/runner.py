@@ -256,14 +256,16 @@ class VenueNode:
                 if task.done():
                     break
         finally:
-            if server is not None and http_task is not None:
-                server.stop()
-                await asyncio.wait({http_task}, timeout=5)
             for background in self._tasks:
                 background.cancel()
             await node.stop_async()
             await task
             self.flush()
+            # HTTP stops last: until then a client reads the run's terminal state (COMPLETED)
+            # and every bar the stop flushed.
+            if server is not None and http_task is not None:
+                server.stop()
+                await asyncio.wait({http_task}, timeout=5)
             node.kernel.dispose()
 
 
