@@ -292,7 +292,8 @@ def test_a_quiet_stream_sends_heartbeats_at_the_configured_interval(tmp_path: Pa
     beats = [document for name, document in events if name == "heartbeat"]
     assert len(beats) >= 2, events
     for document in beats:
-        assert set(document) == {"version", "ts_event"} and document["version"] == "spine.v2"
+        validate(document, "svc.stream_heartbeat")
+        assert document["version"] == "spine.v2"
         assert document["ts_event"].isdigit()
     assert int(beats[1]["ts_event"]) > int(beats[0]["ts_event"])
     assert elapsed < 5  # three 0.3 s periods, not 15 s ones

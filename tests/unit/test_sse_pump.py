@@ -10,6 +10,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from reference.wire_validator import validate
 
 from spine.fanout import FanOut
 from spine.http.app import NodeApp
@@ -108,6 +109,16 @@ def test_a_quiet_stream_sends_heartbeats() -> None:
     for chunk in sent:
         name, data = chunk.decode().split("\n")[:2]
         assert name == "event: heartbeat" and json.loads(data[6:])["version"] == "spine.v2"
+        validate(json.loads(data[6:]), "svc.stream_heartbeat")
+
+
+@pytest.mark.parametrize(("version", "schema_id"), [("spine.v2", "svc.stream_heartbeat"),
+                                                    ("spine.v1", "v1.heartbeat")])
+def test_a_heartbeat_is_a_tagged_schema_valid_document(version: str, schema_id: str) -> None:
+    name, data = streams.heartbeat(version).decode().split("\n")[:2]
+    document = json.loads(data.removeprefix("data: "))
+    assert name == "event: heartbeat" and document["schema_id"] == schema_id
+    validate(document)
 
 
 def test_a_failing_or_blocking_transport_ends_its_stream_only() -> None:

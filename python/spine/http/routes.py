@@ -116,11 +116,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.selection.set", "POST", "/v2/selection", "COMMAND", SELECTION, body=SelectionBody),
     Operation("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND", SELECTION, body=SelectionBody),
     # --- streams --------------------------------------------------------------------------------
-    Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope",),
+    Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope", "svc.stream_heartbeat"),
               params=("instrument_id", "resolution", "channel")),
-    Operation("spine.stream.quotes", "GET", "/v2/stream/quotes", "STREAM", ("svc.quote_tick",),
+    Operation("spine.stream.quotes", "GET", "/v2/stream/quotes", "STREAM", ("svc.quote_tick", "svc.stream_heartbeat"),
               params=("instrument_id",)),
-    Operation("spine.stream.trades", "GET", "/v2/stream/trades", "STREAM", ("svc.trade_tick",),
+    Operation("spine.stream.trades", "GET", "/v2/stream/trades", "STREAM", ("svc.trade_tick", "svc.stream_heartbeat"),
               params=("instrument_id",)),
     # --- execution reads and the sandbox: deferred on a market-data node ------------------------
     _deferred("spine.account.get", "GET", "/v2/account"),
@@ -147,7 +147,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _elsewhere("spine.screener.screen", "POST", "/v2/screener/screen"),
     _elsewhere("spine.screener.snapshot", "GET", "/v2/screener/snapshot", schemas=("svc.feature_row",)),
     _elsewhere("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
-               schemas=("svc.feature_row", "svc.feature_row_delta")),
+               schemas=("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat")),
     _elsewhere("spine.authoring.registry", "GET", "/v2/authoring/registry"),
     _elsewhere("spine.backtests.list", "GET", "/v2/backtests"),
     _elsewhere("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND"),

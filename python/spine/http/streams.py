@@ -135,5 +135,7 @@ async def pump(proto: Any, subscription: Subscription, first: bytes, journal: Jo
 
 
 def heartbeat(wire_version: str) -> bytes:
-    """``event: heartbeat`` stamped now."""
-    return b"event: heartbeat\ndata: " + _encode({"version": wire_version, "ts_event": str(time.time_ns())}) + b"\n\n"
+    """``event: heartbeat`` stamped now (``svc.stream_heartbeat``, or ``v1.heartbeat`` on v1)."""
+    schema_id = "v1.heartbeat" if wire_version == V1_VERSION else "svc.stream_heartbeat"
+    body = {"version": wire_version, "schema_id": schema_id, "schema_version": 1, "ts_event": str(time.time_ns())}
+    return b"event: heartbeat\ndata: " + _encode(body) + b"\n\n"

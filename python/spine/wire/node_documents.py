@@ -30,6 +30,7 @@ __all__ = [
     "ScreenerConnections",
     "ScreenerEgress",
     "ScreenerHealth",
+    "StreamHeartbeat",
     "AuthorityCounters",
     "CapabilityRegistry",
     "ChannelState",
@@ -289,6 +290,11 @@ class ScreenerHealth(Document, kw_only=True):
     ts_event: Nanos
 
 
+class StreamHeartbeat(Document, kw_only=True):
+    schema_id: Literal["svc.stream_heartbeat"] = "svc.stream_heartbeat"
+    ts_event: Nanos
+
+
 NODE_DOCUMENT_TYPES: Mapping[str, Any] = {
     "svc.engine_status": EngineStatus,
     "svc.health": Health,
@@ -299,4 +305,5 @@ NODE_DOCUMENT_TYPES: Mapping[str, Any] = {
     "svc.capability_registry": CapabilityRegistry,
     "svc.integration_capability": IntegrationCapability,
     "svc.screener_health": ScreenerHealth,
+    "svc.stream_heartbeat": StreamHeartbeat,
 }
