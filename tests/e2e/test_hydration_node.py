@@ -5,6 +5,7 @@ after a restart a READY series asks only for the gap above its own newest close.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,22 @@ def test_an_external_candle_sent_at_its_minutes_close_is_never_taken_for_a_gap(t
     assert sum(graced.actor.counters.bars_accepted.values()) > 100
     assert graced_gaps == []
     assert any(channel == "EXTERNAL" for channel, _, _ in hasty_gaps)
+
+
+def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_path: Path) -> None:
+    """A 600x venue runs hours ahead of the wall: restarted without a configured start, it
+    continues from the newest reloaded close rather than replaying held minutes as duplicates."""
+    settings = {"data_dir": str(tmp_path), "flush_secs": 0.3, "hydrate_minutes": 10,
+                "sim": {"speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
+    first = VenueNode(msgspec.convert(settings, NodeConfig))
+    assert first._venue_config() is first.config  # nothing reloaded: as configured
+    asyncio.run(run(first, 2.0))
+    newest = first.book.series("BTCUSDT.SIM", "EXTERNAL").resume_hint()["newest_ts_event"]
+    assert newest is not None and newest > time.time_ns()  # ahead of the wall
+    second = VenueNode(msgspec.convert(settings, NodeConfig))
+    assert second._venue_config().sim.start_ns == max(
+        s.resume_hint()["newest_ts_event"] or 0 for _, _, s in second.book.held())
+    asyncio.run(run(second, 1.5))
+    counters = second.actor.counters
+    assert sum(counters.bars_accepted.values()) > 0
+    assert sum(counters.duplicates.values()) == 0

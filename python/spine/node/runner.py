@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 from nautilus_trader.config import LiveDataEngineConfig, LiveExecEngineConfig, LoggingConfig, TradingNodeConfig
 from nautilus_trader.live.node import TradingNode
@@ -37,6 +38,8 @@ from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
 __all__ = ["VenueNode", "load_manifest"]
+
+MINUTE_NS = 60_000_000_000
 
 log = logging.getLogger("spine.node")
 
@@ -212,8 +215,22 @@ class VenueNode:
 
     # --- running ------------------------------------------------------------------------------------
 
+    def _venue_config(self) -> NodeConfig:
+        """The configuration the venue client is built from: an accelerated simulated venue
+        without a configured start carries on from the newest reloaded close (its clock runs
+        ahead of the wall, so starting from the wall again would replay minutes the series
+        already holds, every bar a duplicate); otherwise as configured."""
+        if self.config.venue != "sim" or self.config.sim.start_ns is not None:
+            return self.config
+        closes = [s.resume_hint()["newest_ts_event"] for _, _, s in self.book.held()]
+        newest = max((c for c in closes if c is not None), default=0)
+        wall = time.time_ns() // MINUTE_NS * MINUTE_NS
+        if newest <= wall:
+            return self.config
+        return msgspec.structs.replace(self.config, sim=msgspec.structs.replace(self.config.sim, start_ns=newest))
+
     def build(self, loop: asyncio.AbstractEventLoop) -> TradingNode:
-        name, client_config, factory = data_client(self.config)
+        name, client_config, factory = data_client(self._venue_config())
         node_config = TradingNodeConfig(
             trader_id=f"SPINE-{abs(hash(self.config.node_id)) % 1000:03d}",
             logging=LoggingConfig(log_level=self.config.log_level),

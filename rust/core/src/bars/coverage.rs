@@ -21,6 +21,10 @@ impl Coverage {
     /// # Errors
     /// [`BarsError::InvalidSpan`] for a span with `end <= start`.
     pub fn from_spans(spans: impl IntoIterator<Item = (u64, u64)>) -> Result<Self, BarsError> {
+        // Sorted first, each merge extends the newest span (O(1)); in any other order a
+        // merge may shift the spans after it (quadratic over many spans). The union is the same.
+        let mut spans: Vec<(u64, u64)> = spans.into_iter().collect();
+        spans.sort_unstable();
         let mut coverage = Self::new();
         for (start, end) in spans {
             coverage.observe(start, end)?;
