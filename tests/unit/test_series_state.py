@@ -91,3 +91,22 @@ def test_a_skipped_candle_between_two_spans_is_one_gap() -> None:
     assert len(series.coverage()) == 2
     document = coverage_doc(series, instrument_id="BTCUSDT.SIM", retention_state="unmanaged", exhausted=False)
     assert document["gaps"] == [{"start": str(BASE + 5 * M), "end": str(BASE + 6 * M), "resolved": False}]
+
+
+def test_time_before_the_oldest_reloaded_bar_is_not_observed(tmp_path: Path) -> None:
+    """The catalog may keep fewer bars than the series held: the saved spans are cut at the
+    oldest reloaded bar's open, so the lost minutes read unobserved, never as false gaps."""
+    book = SeriesBook(capacity=10)
+    book.register("BTCUSDT.SIM", 2, 0)
+    series = book.series("BTCUSDT.SIM", "EXTERNAL")
+    series.observe(BASE, BASE + 10 * M)
+    for minute in range(1, 11):
+        series.push(BASE + minute * M, 1, 1, 1, 1, 1)
+    saved = series_state.snapshot(book, "EXTERNAL")["BTCUSDT.SIM"]
+    fresh = Series(channel="EXTERNAL", price_precision=2, size_precision=0, capacity=10)
+    kept = np.arange(5, 11, dtype=np.uint64) * np.uint64(M) + np.uint64(BASE)  # the oldest four lost
+    fresh.extend(kept, *(np.ones(6, np.int64),) * 5)
+    series_state.apply(fresh, saved)
+    assert fresh.coverage() == [(BASE + 4 * M, BASE + 10 * M)]
+    assert fresh.fold("5m").withheld() == [(BASE, BASE + 5 * M, "UNOBSERVED")]
+    assert b'"sequence":5,' in fresh.page(limit=1)[0]  # the oldest kept bar keeps its number

@@ -22,6 +22,8 @@ import numpy as np
 
 __all__ = ["Saved", "apply", "load", "snapshot", "write"]
 
+MINUTE_NS = 60_000_000_000
+
 log = logging.getLogger("spine.node")
 
 
@@ -91,11 +93,16 @@ def apply(series: Any, saved: Saved | None) -> None:
     """Give a freshly reloaded ``series`` its saved sequences and observed spans."""
     if saved is None:
         return
-    for start, end in saved.observed.tolist():
-        series.observe(start, end)
     held = np.frombuffer(series.columns()["ts_event"], "<u8")
     if len(held) == 0:
         return
+    # Time before the oldest reloaded bar is no longer held (the catalog may keep fewer bars
+    # than the series did): not observed now, as after an eviction, rather than observed
+    # minutes without their bars (false gaps).
+    floor = int(held[0]) - MINUTE_NS
+    for start, end in saved.observed.tolist():
+        if end > floor:
+            series.observe(max(start, floor), end)
     position = np.searchsorted(saved.ts_event, held)
     found = position < len(saved.ts_event)
     found[found] = saved.ts_event[position[found]] == held[found]
