@@ -96,10 +96,12 @@ def apply(series: Any, saved: Saved | None) -> None:
     held = np.frombuffer(series.columns()["ts_event"], "<u8")
     if len(held) == 0:
         return
-    # Time before the oldest reloaded bar is no longer held (the catalog may keep fewer bars
-    # than the series did): not observed now, as after an eviction, rather than observed
-    # minutes without their bars (false gaps).
-    floor = int(held[0]) - MINUTE_NS
+    # When saved bars older than the oldest reloaded one are missing (the catalog may keep
+    # fewer bars than the series did), the time before it is no longer held: not observed
+    # now, as after an eviction, rather than observed minutes without their bars (false gaps
+    # on EXTERNAL, false no-trade minutes on INTERNAL).
+    lost = len(saved.ts_event) and int(saved.ts_event[0]) < int(held[0])
+    floor = int(held[0]) - MINUTE_NS if lost else 0
     for start, end in saved.observed.tolist():
         if end > floor:
             series.observe(max(start, floor), end)
