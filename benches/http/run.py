@@ -75,7 +75,7 @@ def sse_runs(work: Path, setup: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _progress(run: dict[str, Any]) -> None:
-    fields = {k: v for k, v in run.items() if k in ("rps", "p50_ms", "p99_ms", "deliveries_per_s", "errors",
+    fields = {k: v for k, v in run.items() if k in ("rps", "p50_ms", "p99_ms", "deliveries_per_s", "window_per_s", "errors",
                                                      "delivered", "expected")}
     print(f"  {run.get('case') or run.get('mode')} {run['server']} #{run['repeat'] + 1}: {fields}",
           file=sys.stderr, flush=True)
