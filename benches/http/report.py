@@ -67,8 +67,9 @@ def table(http: dict, sse: dict, goals: list[dict[str, Any]], setup: dict[str, A
                              f"{_fmt(m['p99_ms'], 2):>8} {ratio:>8}")
     lines += ["", f"SSE: {setup['subscribers']:,} subscribers over {setup['clients']} client processes, "
                   f"median of {setup['repeats']}; flat out, one event per loop turn and bursts of {setup['burst']} "
-                  f"(deliveries/s; delay of the first event per read), and paced at {setup['rate']:g} events/s",
-              f"{'server':<18} {'flat deliv/s':>12} {'spine x':>8} {'burst deliv/s':>13} {'spine x':>8} "
+                  f"(deliveries/s over the span of receipts; share of the expected deliveries that arrived; delay of "
+                  f"the first event per read), and paced at {setup['rate']:g} events/s",
+              f"{'server':<18} {'flat deliv/s':>12} {'spine x':>8} {'got':>5} {'burst deliv/s':>13} {'spine x':>8} "
               f"{'paced deliv/s':>13} {'paced p50':>9} {'paced p99':>9}"]
     for (mode, server), flat in sse.items():
         if mode == "flat":
@@ -76,7 +77,9 @@ def table(http: dict, sse: dict, goals: list[dict[str, Any]], setup: dict[str, A
             ratios = ["" if server == "spine" else _fmt(_ratio(_get(sse, m, "spine", "deliveries_per_s"),
                                                                    _get(sse, m, server, "deliveries_per_s")), 2)
                       for m in ("flat", "burst")]
+            got = _ratio(flat.get("delivered"), flat.get("expected"))
             lines.append(f"{server:<18} {_fmt(flat['deliveries_per_s'], 0):>12} {ratios[0]:>8} "
+                         f"{'-' if got is None else f'{got:.0%}':>5} "
                          f"{_fmt(burst.get('deliveries_per_s'), 0):>13} {ratios[1]:>8} "
                          f"{_fmt(paced.get('deliveries_per_s'), 0):>13} "
                          f"{_fmt(paced.get('p50_ms'), 1):>9} {_fmt(paced.get('p99_ms'), 1):>9}")
