@@ -75,6 +75,28 @@ def test_retention_holds_on_disk(tmp_path: Path) -> None:
     assert held == sorted(held) and store.counters.rewrites >= 2
 
 
+@pytest.mark.parametrize("through_symlink", [False, True])
+def test_a_relative_root_rewrites_like_an_absolute_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       through_symlink: bool) -> None:
+    """The node's default data_dir is relative (var/spine); the catalog resolves its paths
+    (symlinks too), so a rewrite must not compare its files with the root as given."""
+    (tmp_path / "real").mkdir()
+    cwd = tmp_path / "real"
+    if through_symlink:
+        (tmp_path / "link").symlink_to(cwd)
+        cwd = tmp_path / "link"
+    monkeypatch.chdir(cwd)
+    store = CatalogStore(Path("var/spine/catalog/external"), floors=OPEN)
+    for k in (1, 2, 4):
+        store.append(bar(k))
+    store.flush()
+    store.rewrite(BT, [bar(k) for k in (1, 2, 3, 4)])
+    root = tmp_path / "real" / "var/spine/catalog/external"
+    assert on_disk(root) == [T0 + k * M for k in (1, 2, 3, 4)]
+    assert len(files(root)) == 1
+    assert not any((root / ".trash").iterdir())
+
+
 @pytest.mark.parametrize(("floors", "reason"), [
     (Floors(min_free_inodes=2**62, max_files=10**9, min_free_bytes=0), "min_free_inodes"),
     (Floors(min_free_inodes=0, max_files=0, min_free_bytes=0), "max_files"),

@@ -217,12 +217,15 @@ class CatalogStore:
     def _rewrite(self, bar_type: str, bars: list[Bar]) -> None:
         keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity - self.slack):]
         self.admit()
+        # The catalog resolves its root (absolute, symlinks followed): its files are named
+        # under that path, not under the root as configured (the default is relative).
+        base = Path(self.catalog.path)
         directory = Path(self.catalog._make_path(Bar, bar_type))
         batch = self.root / ".trash" / uuid.uuid4().hex
         staging_written: list[Path] = []
         old = sorted(directory.glob("*.parquet")) if directory.exists() else []
         for path in old:
-            target = batch / path.relative_to(self.root)
+            target = batch / path.relative_to(base)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
         if keep:
