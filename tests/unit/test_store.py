@@ -115,6 +115,27 @@ def test_a_refused_write_is_counted_and_leaves_no_file_and_no_lost_bar(tmp_path:
     assert on_disk(tmp_path) == [T0 + M]
 
 
+def test_a_rewrite_whose_new_file_fails_puts_the_old_files_back_at_once(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in (1, 2, 4):
+        store.append(bar(k))
+    store.flush()
+    before = files(tmp_path)
+
+    def disk_full(data: list[Bar]) -> list[Path]:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store, "_staged", disk_full)
+    with pytest.raises(OSError):
+        store.rewrite(BT, [bar(k) for k in (1, 2, 3, 4)])
+    assert files(tmp_path) == before and on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 4)]
+    assert not any((tmp_path / ".trash").iterdir())
+    monkeypatch.undo()  # the disk clears: the next rewrite goes through
+    store.rewrite(BT, [bar(k) for k in (1, 2, 3, 4)])
+    assert on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3, 4)]
+
+
 def test_the_node_refuses_a_volume_that_is_not_writable_or_not_mounted(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

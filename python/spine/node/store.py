@@ -105,12 +105,17 @@ class CatalogStore:
         if not trash.exists():
             return
         for batch in trash.iterdir():
-            for old in batch.rglob("*.parquet"):
-                target = self.root / old.relative_to(batch)
-                if not any(target.parent.glob("*.parquet")):
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(old, target)
-            shutil.rmtree(batch, ignore_errors=True)
+            self._restore(batch)
+
+    def _restore(self, batch: Path) -> None:
+        """Put a trashed rewrite's old files back where no new file took their place, then
+        drop the batch."""
+        for old in batch.rglob("*.parquet"):
+            target = self.root / old.relative_to(batch)
+            if not any(target.parent.glob("*.parquet")):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(old, target)
+        shutil.rmtree(batch, ignore_errors=True)
 
     # --- admission ------------------------------------------------------------------------------
 
@@ -222,14 +227,18 @@ class CatalogStore:
         base = Path(self.catalog.path)
         directory = Path(self.catalog._make_path(Bar, bar_type))
         batch = self.root / ".trash" / uuid.uuid4().hex
-        staging_written: list[Path] = []
         old = sorted(directory.glob("*.parquet")) if directory.exists() else []
         for path in old:
             target = batch / path.relative_to(base)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(path, target)
-        if keep:
-            staging_written = self._staged(keep)
+        try:
+            staging_written = self._staged(keep) if keep else []
+        except BaseException:
+            # The new file never reached the catalog: the old files go back now, not at the
+            # next start, so the catalog never reads empty meanwhile.
+            self._restore(batch)
+            raise
         shutil.rmtree(batch, ignore_errors=True)
         self._last[bar_type] = keep[-1].ts_init if keep else -1
         self._count[bar_type] = len(keep)
