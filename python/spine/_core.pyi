@@ -12,6 +12,8 @@ __all__ = [
     "format_decimal",
     "quantize_decimal",
     "parse_timestamp",
+    "parse_decimal_column",
+    "parse_timestamp_column",
     "fold_columns",
     "fold_columns_many",
     "Series",
@@ -49,6 +51,13 @@ def quantize_decimal(text: str, scale: int) -> str:
 
 def parse_timestamp(text: str) -> int:
     """The value of a nanosecond-epoch string."""
+
+def parse_decimal_column(values: list[str], scale: int) -> bytes:
+    """Decimal strings as little-endian int64 mantissas at `scale` (exact; a row that does not
+    fit is refused, naming the row)."""
+
+def parse_timestamp_column(values: list[str]) -> bytes:
+    """Nanosecond-epoch strings as little-endian uint64 values (a bad row is refused, named)."""
 
 @final
 class FoldResult:

@@ -1,9 +1,10 @@
 """Offline folding: 1-minute bars in, derived bars and withheld buckets out, as Arrow.
 
 The work happens in ``spine._core`` (Rust); this module only converts columns. Prices and
-volumes are exact: give them as ``decimal128`` columns (the scale is read from the type) or
-as int64 mantissas with ``price_precision`` / ``size_precision``. Floats are refused, never
-rounded.
+volumes are exact: give them as ``decimal128`` columns (the scale is read from the type), as
+decimal strings (the wire's form, each exactly at ``price_precision`` / ``size_precision``) or
+as int64 mantissas with those precisions. ``ts_event`` may be integer nanoseconds,
+``timestamp[ns]`` or nanosecond strings. Floats are refused, never rounded.
 """
 
 from __future__ import annotations
@@ -15,8 +16,15 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from spine._core import MAX_DECIMAL_SCALE, FoldResult, Series, fold_columns_many
-from spine.errors import BarsError
+from spine._core import (
+    MAX_DECIMAL_SCALE,
+    FoldResult,
+    Series,
+    fold_columns_many,
+    parse_decimal_column,
+    parse_timestamp_column,
+)
+from spine.errors import BarsError, DecimalError, TimestampError
 
 __all__ = ["DERIVED_RESOLUTIONS", "RESOLUTIONS", "fold_bars", "load_batch", "series_batch"]
 
@@ -59,15 +67,19 @@ def _timestamps(values: Any) -> npt.NDArray[np.uint64]:
     if isinstance(values, pa.ChunkedArray | pa.Array):
         if values.null_count:
             raise _refuse("ts_event has nulls")
+        if _is_text(values.type):
+            return _parsed_timestamps(values.to_pylist())
         if pa.types.is_timestamp(values.type):
             if values.type.unit != "ns":
                 raise _refuse(f"ts_event must be nanoseconds, got {values.type}")
             values = values.cast(pa.int64())
         elif not pa.types.is_integer(values.type):
-            raise _refuse(f"ts_event is an Arrow {values.type} column; allowed: integer nanoseconds or "
-                          "timestamp[ns]")
+            raise _refuse(f"ts_event is an Arrow {values.type} column; allowed: integer nanoseconds, "
+                          "nanosecond strings or timestamp[ns]")
         values = values.to_numpy()
     array = _one_dimensional(values, "ts_event")
+    if array.dtype.kind in "UO":
+        return _parsed_timestamps(array.tolist())
     if array.dtype.kind not in "iu":
         raise _refuse(f"ts_event must hold integer nanoseconds, got dtype {array.dtype}")
     if array.dtype.kind == "i" and array.size and array.min() < 0:
@@ -87,10 +99,15 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
                 raise _refuse(f"{name} is {values.type} (scale {values.type.scale}) but precision {precision!r} "
                               "was given; give no precision with decimal columns, or the columns' own scale")
             return _decimal_mantissas(values, name), _checked_scale(values.type.scale, name)
+        if _is_text(values.type):
+            return _parsed_decimals(values.to_pylist(), name, precision)
         if not pa.types.is_integer(values.type):
-            raise _refuse(f"{name} is an Arrow {values.type} column; allowed: decimal128 or integer mantissas")
+            raise _refuse(f"{name} is an Arrow {values.type} column; allowed: decimal128, decimal strings or "
+                          "integer mantissas")
         values = values.to_numpy()
     array = _one_dimensional(values, name)
+    if array.dtype.kind in "UO":
+        return _parsed_decimals(array.tolist(), name, precision)
     if array.dtype.kind not in "iu":
         raise _refuse(f"{name} must be int64 mantissas or decimal128, got dtype {array.dtype} (floats are refused)")
     if precision is None:
@@ -98,6 +115,32 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
     if array.dtype == np.uint64 and array.size and array.max() > np.iinfo(np.int64).max:
         raise _refuse(f"{name} has a mantissa beyond int64")
     return np.ascontiguousarray(array, dtype=np.int64), _checked_scale(precision, name)
+
+
+def _is_text(arrow_type: Any) -> bool:
+    return bool(pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type))
+
+
+def _parsed_timestamps(values: list[Any]) -> npt.NDArray[np.uint64]:
+    """Nanosecond strings, each checked (digits only, no sign, within u64) in one Rust pass."""
+    try:
+        return np.frombuffer(parse_timestamp_column(values), dtype="<u8").astype(np.uint64)
+    except (TimestampError, TypeError) as error:
+        raise _refuse(f"ts_event: {error}") from error
+
+
+def _parsed_decimals(values: list[Any], name: str, precision: int | None) -> tuple[npt.NDArray[np.int64], int]:
+    """Decimal strings as mantissas at the precision given (each exact: more fractional digits
+    than the precision is refused, never rounded), in one Rust pass."""
+    if precision is None:
+        raise _refuse(f"{name} holds decimal strings: pass price_precision and size_precision (the "
+                      "instrument's precisions, which every string must fit exactly)")
+    scale = _checked_scale(precision, name)
+    try:
+        mantissas = np.frombuffer(parse_decimal_column(values, scale), dtype="<i8").astype(np.int64)
+    except (DecimalError, TypeError) as error:
+        raise _refuse(f"{name}: {error}") from error
+    return mantissas, scale
 
 
 def _one_dimensional(values: Any, name: str) -> npt.NDArray[Any]:

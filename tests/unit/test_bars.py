@@ -297,6 +297,78 @@ def test_decimal128_input_and_output_are_exact() -> None:
     assert again.equals(out)
 
 
+# The wire's form: decimal and nanosecond strings, as a /v2/bars page carries them.
+WIRE_BARS = {
+    "ts_event": [str(D + M), str(D + 2 * M), str(D + 3 * M)],
+    "open": ["1.00000001", "2", "-0.5"],
+    "high": ["92233720368.54775807", "3.1", "0"],
+    "low": ["0.00000001", "1", "-1.25"],
+    "close": ["5.5", "2.12345678", "-0.75"],
+    "volume": ["0.10", "0.2", "7"],
+}
+
+
+def _decimal_reference() -> pa.Table:
+    """WIRE_BARS as decimal128 columns built by the decimal module (independent parsing)."""
+    columns: dict[str, Any] = {"ts_event": pa.array([int(t) for t in WIRE_BARS["ts_event"]], pa.int64())}
+    for name in FIELDS:
+        kind = pa.decimal128(38, 2 if name == "volume" else 8)
+        columns[name] = pa.array([Decimal(v) for v in WIRE_BARS[name]], kind)
+    return pa.table(columns)
+
+
+@pytest.mark.parametrize("form", ["arrow string", "arrow large_string", "numpy str", "numpy object", "list"])
+def test_decimal_and_nanosecond_strings_fold_like_decimal128(form: str) -> None:
+    def column(values: list[str]) -> Any:
+        return {
+            "arrow string": lambda: pa.array(values, pa.string()),
+            "arrow large_string": lambda: pa.array(values, pa.large_string()),
+            "numpy str": lambda: np.array(values),
+            "numpy object": lambda: np.array(values, dtype=object),
+            "list": lambda: list(values),
+        }[form]()
+
+    wire = {name: column(values) for name, values in WIRE_BARS.items()}
+    coverage = [(D, D + 5 * M)]
+    out = spine.fold_bars(wire, "5m", channel="INTERNAL", coverage=coverage, price_precision=8, size_precision=2)
+    assert out.equals(spine.fold_bars(_decimal_reference(), "5m", channel="INTERNAL", coverage=coverage))
+    served, _ = split(out, scale=8)
+    assert tuple(str(v) for v in served[D + 5 * M]) == (
+        "1.00000001", "92233720368.54775807", "-1.25000000", "-0.75000000", "7.30")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("column", "bad", "says"),
+    [
+        ("open", "1.000000001", ["open", "row 1", "1.000000001"]),  # more digits than the precision
+        ("close", "1e3", ["close", "row 1", "1e3"]),
+        ("high", "-0", ["high", "row 1"]),
+        ("volume", "0.123", ["volume", "row 1", "0.123"]),
+        ("low", "92233720368.54775808", ["low", "row 1"]),  # mantissa past int64
+        ("ts_event", "-60000000000", ["ts_event", "row 1"]),
+        ("ts_event", "1.5", ["ts_event", "row 1"]),
+        ("ts_event", "", ["ts_event", "row 1"]),
+    ],
+)
+def test_a_bad_string_is_refused_naming_its_column_row_and_value(column: str, bad: str, says: list[str]) -> None:
+    wire: dict[str, Any] = {name: list(values) for name, values in WIRE_BARS.items()}
+    wire[column][1] = bad
+    with pytest.raises(BarsError) as refused:
+        spine.fold_bars(wire, "5m", price_precision=8, size_precision=2)
+    assert all(part in str(refused.value) for part in says), str(refused.value)
+
+
+def test_decimal_strings_need_the_precisions_and_every_row_a_string() -> None:
+    with pytest.raises(BarsError, match="open holds decimal strings: pass price_precision"):
+        spine.fold_bars(WIRE_BARS, "5m")
+    mixed = dict(WIRE_BARS, close=np.array(["5.5", 2, "1"], dtype=object))
+    with pytest.raises(BarsError, match="close: row 1: a int is not a decimal"):
+        spine.fold_bars(mixed, "5m", price_precision=8, size_precision=2)
+    nulls = dict(WIRE_BARS, open=pa.array(["1", None, "2"]))
+    with pytest.raises(BarsError, match="open has nulls"):
+        spine.fold_bars(nulls, "5m", price_precision=8, size_precision=2)
+
+
 def test_volume_sums_are_exact_up_to_int64_and_refused_past_it() -> None:
     data = bars(minutes(1, 2))
     data["volume"] = np.array([2**62 - 1, 2**62], dtype=np.int64)
@@ -803,9 +875,10 @@ def test_a_non_int_argument_stays_a_type_error_naming_it() -> None:
 
 
 @pytest.mark.parametrize(("change", "words"), [
-    (lambda d: d | {"open": pa.array([str(x) for x in d["open"]])}, "open is an Arrow string column; allowed: "),
+    (lambda d: d | {"open": pa.array([str(x).encode() for x in d["open"]])},
+     "open is an Arrow binary column; allowed: decimal128, decimal strings or integer mantissas"),
     (lambda d: d | {"open": pa.array(d["open"] > 0)}, "open is an Arrow bool column"),
-    (lambda d: d | {"ts_event": pa.array([str(x) for x in d["ts_event"]])}, "ts_event is an Arrow string column"),
+    (lambda d: d | {"ts_event": pa.array([float(x) for x in d["ts_event"]])}, "ts_event is an Arrow double column"),
     (lambda d: d | {"open": d["open"].reshape(1, -1)}, "open must be a 1-D column, got 2 dimensions"),
     (lambda d: {k: v[0] for k, v in d.items()}, "must be a 1-D column, got 0 dimensions"),
 ])

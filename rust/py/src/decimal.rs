@@ -3,12 +3,13 @@
 //! Scales and mantissas arrive as Python ints of any size; out-of-range ones are
 //! `DecimalError`s naming the value, not `OverflowError`s from argument conversion.
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyString};
+use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use spine_core::decimal::checked_scale;
 use spine_core::{parse_timestamp as core_parse_timestamp, DecimalError, Fixed};
 
-use crate::errors::{decimal_error, timestamp_error};
+use crate::errors::{decimal_error, decimal_error_at, timestamp_error, timestamp_error_at};
 
 /// A scale argument, checked against `0..=MAX_SCALE` whatever its size.
 fn scale_arg(py: Python<'_>, scale: &Bound<'_, PyInt>) -> PyResult<u32> {
@@ -81,4 +82,59 @@ pub fn quantize_decimal(
 #[pyfunction]
 pub fn parse_timestamp(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<u64> {
     core_parse_timestamp(&text_arg(text)).map_err(|e| timestamp_error(py, &e))
+}
+
+/// The strings of a column, each handed to `parse` with its row; the first refusal, named
+/// by its row, ends the column.
+fn parse_column<T>(
+    values: &Bound<'_, PyList>,
+    mut parse: impl FnMut(usize, &str) -> PyResult<T>,
+) -> PyResult<Vec<T>> {
+    let mut out = Vec::with_capacity(values.len());
+    for (row, item) in values.iter().enumerate() {
+        let Ok(text) = item.cast::<PyString>() else {
+            let type_name = item.get_type().name()?;
+            return Err(PyTypeError::new_err(format!(
+                "row {row}: a {type_name} is not a decimal or timestamp string; allowed: str"
+            )));
+        };
+        out.push(parse(row, &text_arg(text))?);
+    }
+    Ok(out)
+}
+
+/// A column of decimal strings as little-endian `i64` mantissas at `scale` (each exact, never
+/// rounded; a mantissa beyond `i64` is refused).
+#[pyfunction]
+pub fn parse_decimal_column<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyList>,
+    scale: &Bound<'py, PyInt>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let scale = scale_arg(py, scale)?;
+    let mantissas = parse_column(values, |row, text| {
+        let error = |e: DecimalError| decimal_error_at(py, &e, row);
+        let raw = Fixed::parse(text, scale).map_err(error)?.raw;
+        i64::try_from(raw).map_err(|_| {
+            error(DecimalError::OutOfRange {
+                value: text.to_owned(),
+                scale: scale as u8,
+            })
+        })
+    })?;
+    let bytes: Vec<u8> = mantissas.iter().flat_map(|m| m.to_le_bytes()).collect();
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// A column of nanosecond-timestamp strings as little-endian `u64`s.
+#[pyfunction]
+pub fn parse_timestamp_column<'py>(
+    py: Python<'py>,
+    values: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let stamps = parse_column(values, |row, text| {
+        core_parse_timestamp(text).map_err(|e| timestamp_error_at(py, &e, row))
+    })?;
+    let bytes: Vec<u8> = stamps.iter().flat_map(|t| t.to_le_bytes()).collect();
+    Ok(PyBytes::new(py, &bytes))
 }

@@ -64,6 +64,38 @@ pub fn timestamp_error(py: Python<'_>, err: &TimestampError) -> PyErr {
     )
 }
 
+/// `SYMBOL: text` with the row of a column named after the symbol.
+fn at_row(message: &str, row: usize) -> String {
+    match message.split_once(": ") {
+        Some((symbol, text)) => format!("{symbol}: row {row}: {text}"),
+        None => format!("{message} (row {row})"),
+    }
+}
+
+/// A decimal refusal in a column, naming its row.
+pub fn decimal_error_at(py: Python<'_>, err: &DecimalError, row: usize) -> PyErr {
+    let message = err.to_string();
+    raise(
+        py,
+        "DecimalError",
+        at_row(&message, row),
+        symbol_of(&message),
+        None,
+    )
+}
+
+/// A timestamp refusal in a column, naming its row.
+pub fn timestamp_error_at(py: Python<'_>, err: &TimestampError, row: usize) -> PyErr {
+    let message = err.to_string();
+    raise(
+        py,
+        "TimestampError",
+        at_row(&message, row),
+        symbol_of(&message),
+        None,
+    )
+}
+
 /// A bad identity name.
 pub fn identity_error(py: Python<'_>, err: &IdentityError) -> PyErr {
     let message = err.to_string();

@@ -29,6 +29,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decimal::format_decimal, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::quantize_decimal, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::parse_timestamp, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::parse_decimal_column, m)?)?;
+    m.add_function(wrap_pyfunction!(decimal::parse_timestamp_column, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns_many, m)?)?;
     m.add_class::<series::PySeries>()?;
