@@ -266,3 +266,15 @@ def test_one_feature_id_given_as_a_string_is_refused_not_split_into_characters(f
     error = raises("INVALID_FEATURE_INPUT", lambda: compute_features(*(cols[k] for k in COLUMNS), price_scale=2,
                                                                      size_scale=3, feature_ids=feature_ids))
     assert "feature_ids" in str(error) and "['rsi_14']" in str(error)
+
+
+def test_the_package_root_exports_every_error_and_the_feature_surface() -> None:
+    import spine
+    import spine.errors
+    import spine.features
+
+    for name in ("SpineError", "BarsError", "FeatureError", "HubError", "CanonicalJsonError", "DecimalError",
+                 "TimestampError", "IdentityNameError"):
+        assert getattr(spine, name) is getattr(spine.errors, name) and name in spine.__all__
+    for name in ("feature_specs", "FeatureState", "FeatureUniverse", "compute_features", "feature_row", "row_delta"):
+        assert getattr(spine, name) is getattr(spine.features, name) and name in spine.__all__
