@@ -25,9 +25,19 @@ from spine.errors import (
     BarsError,
     CanonicalJsonError,
     DecimalError,
+    FeatureError,
+    HubError,
     IdentityNameError,
     SpineError,
     TimestampError,
+)
+from spine.features import (
+    FeatureState,
+    FeatureUniverse,
+    compute_features,
+    feature_row,
+    feature_specs,
+    row_delta,
 )
 
 __all__ = [
@@ -40,11 +50,18 @@ __all__ = [
     "FoldResult",
     "Series",
     "DecimalError",
+    "FeatureError",
+    "FeatureState",
+    "FeatureUniverse",
+    "HubError",
     "IdentityNameError",
     "SpineError",
     "TimestampError",
     "canonical_json",
     "canonicalize",
+    "compute_features",
+    "feature_row",
+    "feature_specs",
     "fold_bars",
     "load_batch",
     "series_batch",
@@ -53,4 +70,5 @@ __all__ = [
     "parse_decimal",
     "parse_timestamp",
     "quantize_decimal",
+    "row_delta",
 ]

@@ -55,6 +55,33 @@ def _span(span: Any) -> tuple[int, int]:
     return int(start), int(end)
 
 
+def _resolutions(resolutions: Any) -> list[str]:
+    """One resolution name or an iterable of them; anything else names the argument."""
+    if isinstance(resolutions, str):
+        return [resolutions]
+    names = None
+    if not isinstance(resolutions, (bytes, bytearray, Mapping)):
+        try:
+            names = list(resolutions)
+        except TypeError:
+            pass
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise _refuse(f"resolutions {resolutions!r} is not a resolution name or a list of them; allowed: "
+                      + ", ".join(RESOLUTIONS))
+    return names
+
+
+def _spans(coverage: Any) -> list[Any]:
+    """Coverage as a list of spans; a value that is no iterable of spans names the argument."""
+    if not isinstance(coverage, (str, bytes, bytearray, Mapping)):
+        try:
+            return list(coverage)
+        except TypeError:
+            pass
+    raise _refuse(f"coverage {coverage!r} is not a list of spans; allowed: (start, end) pairs of ns integers, "
+                  "or None (one span from the first open to the last close)")
+
+
 def _column(bars: Any, name: str) -> Any:
     try:
         return bars[name]
@@ -225,7 +252,9 @@ def fold_bars(
     Returns one table, sorted by resolution (as given) then time: a row per derived bar
     (``withheld`` null) and a row per withheld span (prices null, ``withheld`` = reason).
     """
-    names = [resolutions] if isinstance(resolutions, str) else list(resolutions)
+    names = _resolutions(resolutions)
+    if not isinstance(channel, str):
+        raise _refuse(f"channel {channel!r} is not a channel name; allowed: 'EXTERNAL', 'INTERNAL'")
     ts_event = _timestamps(_column(bars, "ts_event"))
     exact: dict[str, npt.NDArray[np.int64]] = {}
     scales: dict[str, int] = {}
@@ -233,7 +262,7 @@ def fold_bars(
         exact[name], scales[name] = _mantissas(_column(bars, name), name, price_precision)
     exact["volume"], scales["volume"] = _mantissas(_column(bars, "volume"), "volume", size_precision)
     price_scale = _scale_of(scales, PRICE_COLUMNS)
-    spans = None if coverage is None else [_span(span) for span in coverage]
+    spans = None if coverage is None else [_span(span) for span in _spans(coverage)]
     if not names:
         raise _refuse("resolutions is empty; allowed: " + ", ".join(RESOLUTIONS))
     results = fold_columns_many(

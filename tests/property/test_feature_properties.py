@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from reference import indicators as ref
@@ -111,3 +111,63 @@ def test_sma_rsi_bollinger_agree_with_the_reference(series: dict[str, Any]) -> N
         assert row[key]["kind"] == "DECIMAL", (key, row[key], want)
         units = abs(Decimal(row[key]["value"]) - Decimal(ref.quantize(float(want), scale))).scaleb(scale)
         assert units <= 1 + noise * 10**scale, (key, row[key], want)
+
+
+# --- row_delta refuses exactly what the schema refuses (and what the spec's scale rule refuses) ---
+
+_TEXTS = st.one_of(st.from_regex(r"\A-?(0|[1-9][0-9]{0,21})(\.[0-9]{0,4})?\Z"), st.text(max_size=6),
+                   st.sampled_from(["-0", "-0.00", "1e3", "01", " 1", "1\n"]))
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(), _TEXTS)
+
+
+@st.composite
+def feature_values(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["DECIMAL", "INTEGER", "UNIX_NANOS", "ABSENT", "ZERO", None]))
+    value: dict[str, Any] = {} if kind is None else {"kind": kind}
+    for field, strategy in (("value", _TEXTS), ("scale", st.one_of(st.integers(-1, 19), _ANY)),
+                            ("reason", st.sampled_from(["WARMING_UP", "INPUT_UNAVAILABLE", "GAP_IN_INPUT", "NOPE"])),
+                            ("bars_seen", st.one_of(st.integers(-1, 2**63), _ANY)), ("bars_needed", st.integers(0, 30))):
+        if draw(st.booleans()):
+            value[field] = draw(strategy)
+    return draw(st.one_of(st.just(value), _ANY))
+
+
+def _digits_fit(value: Any) -> bool:
+    """The rules beyond the schema's patterns that row_delta also keeps: no float anywhere (the
+    wire has none; a stock validator takes 1.0 for an integer), a DECIMAL has exactly `scale`
+    fractional digits, an INTEGER fits in 64 bits, a UNIX_NANOS in u64."""
+    if any(isinstance(v, float) for v in value.values()):
+        return False
+    if value["kind"] == "DECIMAL":
+        return len(value["value"].partition(".")[2]) == value["scale"]
+    if value["kind"] == "INTEGER":
+        return -(2**63) <= int(value["value"]) < 2**63
+    if value["kind"] == "UNIX_NANOS":
+        return int(value["value"]) < 2**64
+    return True
+
+
+@given(feature_values())
+@example({"kind": "DECIMAL", "value": "1", "scale": 0.0})
+@example({"kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": 1.0, "bars_needed": 2})
+@example({"kind": "DECIMAL", "value": "1.50", "scale": 1})
+@example({"kind": "INTEGER", "value": "9223372036854775808"})
+def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: Any) -> None:
+    from jsonschema import Draft202012Validator
+
+    from spine.features import row_delta
+    from spine.schemas import all_schemas
+
+    schema = all_schemas()[("svc.feature_row_delta", 1)]
+    document = {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
+                "instrument_id": "BTCUSDT.SIM", "resolution": "1m", "ts_event": "60",
+                "operations": [{"op": "UPSERT", "key": "rsi_14.value", "value": value}]}
+    valid = Draft202012Validator(schema).is_valid(document) and _digits_fit(value)
+    try:
+        produced = row_delta({}, {"rsi_14.value": value}, instrument_id="BTCUSDT.SIM", resolution="1m", ts_event=60)
+    except FeatureError as error:
+        assert not valid, (value, str(error))
+        assert str(error).startswith("INVALID_FEATURE_INPUT: current['rsi_14.value']: ")
+    else:
+        assert valid, value
+        assert produced == document

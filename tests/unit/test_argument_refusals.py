@@ -134,3 +134,38 @@ def test_a_feature_state_takes_no_bool_for_a_bar_field(field: int) -> None:
         FeatureState(price_scale=2, size_scale=0).update(*bar)
     with pytest.raises(FeatureError):
         FeatureState(price_scale=True, size_scale=0)
+
+
+# --- fold_bars: arguments of the wrong shape are BarsErrors naming the argument ----------------
+
+
+def _bars() -> dict[str, Any]:
+    return {"ts_event": TS.astype(np.int64), "open": PX, "high": PX, "low": PX, "close": PX, "volume": PX}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"resolutions": None}, "resolutions None"),
+        ({"resolutions": 5}, "resolutions 5"),
+        ({"resolutions": b"5m"}, "resolutions b'5m'"),
+        ({"resolutions": [None]}, "resolutions [None]"),
+        ({"resolutions": ["5m", 5]}, "resolutions ['5m', 5]"),
+        ({"channel": None}, "channel None"),
+        ({"channel": 1}, "channel 1"),
+        ({"coverage": 5}, "coverage 5"),
+        ({"coverage": "ab"}, "coverage 'ab'"),
+    ],
+)
+def test_fold_bars_names_an_argument_of_the_wrong_shape(kwargs: dict[str, Any], says: str) -> None:
+    from spine import fold_bars
+
+    with pytest.raises(BarsError) as caught:
+        fold_bars(_bars(), **{"price_precision": 2, "size_precision": 0, **kwargs})
+    assert isinstance(caught.value, ValueError) and str(caught.value).startswith("INVALID_BARS: ")
+    assert says in str(caught.value) and "allowed" in str(caught.value), str(caught.value)
+
+
+def test_a_sequence_column_of_the_wrong_length_is_named() -> None:
+    with pytest.raises(BarsError, match="LENGTH_MISMATCH: .*sequence has 2"):
+        fold(TS[:1], *(ONE,) * 5, sequence=np.array([1, 2], np.uint64))

@@ -158,3 +158,64 @@ def test_error_body_failures(body: Any, expected: type[ContractViolation]) -> No
     with pytest.raises(ContractViolation) as caught:
         decode_error_body(body)
     assert type(caught.value) is expected
+
+
+# --- feature documents: a delta operation outside UPSERT/RETIRE is surfaced, and a closed union's
+# refusal names the variant's own defect (not another variant's discriminator) ------------------
+
+
+def delta(*operations: object) -> dict[str, Any]:
+    return {**example("svc.feature_row_delta"), "operations": list(operations)}
+
+
+def row(value: object) -> dict[str, Any]:
+    return {**example("svc.feature_row"), "values": {"rsi_14.value": value}}
+
+
+@pytest.mark.parametrize("form", ["dict", "str", "bytes"])
+def test_a_correct_operation_is_a_contract_violation_naming_the_op(form: str) -> None:
+    document: Any = delta({"op": "CORRECT", "key": "rsi_14.value", "value": {"kind": "INTEGER", "value": "1"}})
+    if form != "dict":
+        document = json.dumps(document)
+        document = document.encode() if form == "bytes" else document
+    with pytest.raises(StructuralViolation) as caught:
+        decode(document, "svc.feature_row_delta")
+    message = str(caught.value)
+    assert "$.operations[0].op" in message and "'CORRECT'" in message
+    assert "'UPSERT'" in message and "'RETIRE'" in message
+
+
+@pytest.mark.parametrize(
+    ("document", "schema_id", "path", "says"),
+    [
+        (delta({"op": "UPSERT", "key": "rsi_14.value"}), "svc.feature_row_delta", "$.operations[0]",
+         "'value' is a required property"),
+        (delta({"op": "RETIRE", "key": "rsi_14.value", "value": {"kind": "INTEGER", "value": "1"}}),
+         "svc.feature_row_delta", "$.operations[0]", "'value' was unexpected"),
+        (delta({"key": "rsi_14.value"}), "svc.feature_row_delta", "$.operations[0]", "'op' is missing"),
+        (row({"kind": "DECIMAL", "value": "1.5"}), "svc.feature_row", "$.values['rsi_14.value']",
+         "'scale' is a required property"),
+        (row({"kind": "ABSENT", "reason": "WARMING_UP"}), "svc.feature_row", "$.values['rsi_14.value']",
+         "'bars_seen' is a required property"),
+        (row({"kind": "ZERO"}), "svc.feature_row", "$.values['rsi_14.value'].kind",
+         "'ZERO' is not one of 'DECIMAL', 'INTEGER', 'UNIX_NANOS', 'ABSENT'"),
+        (row(None), "svc.feature_row", "$.values['rsi_14.value']", "None is not an object"),
+        (row(0), "svc.feature_row", "$.values['rsi_14.value']", "0 is not an object"),
+    ],
+)
+def test_a_closed_union_refusal_names_the_chosen_variants_defect(
+    document: dict[str, Any], schema_id: str, path: str, says: str
+) -> None:
+    with pytest.raises(StructuralViolation) as caught:
+        decode(document, schema_id)
+    message = str(caught.value)
+    assert f"at {path}: " in message and says in message, message
+    assert "'RETIRE' was expected" not in message and "'UPSERT' was expected" not in message
+
+
+@pytest.mark.parametrize("wrap", [bytearray, memoryview])
+def test_bytes_like_json_text_is_decoded_like_bytes(wrap: Any) -> None:
+    text = json.dumps(tick()).encode("utf-8")
+    assert decode(wrap(text), "svc.quote_tick") == tick()
+    with pytest.raises(NotAnObject, match="not an object"):
+        decode(wrap(b"[1]"), "svc.quote_tick")

@@ -193,3 +193,88 @@ def test_a_delta_refuses_a_ts_event_that_is_no_nanosecond_instant(ts_event: obje
 
     with pytest.raises(TimestampError, match="INVALID_TIMESTAMP: ts_event .* allowed: an int 0..2\\^64-1"):
         row_delta({}, {}, instrument_id="BTCUSDT.SIM", resolution="1h", ts_event=ts_event)  # type: ignore[arg-type]
+
+
+# --- documents are produced valid or not at all: bad arguments are refused naming them ----------
+
+
+@pytest.mark.parametrize(
+    ("instrument_id", "resolution", "named"),
+    [
+        ("BTCUSDT", "1m", "instrument_id"),
+        ("btc.sim", "1m", "instrument_id"),
+        ("BTC USDT.SIM", "1m", "instrument_id"),
+        ("X" * 130 + ".SIM", "1m", "instrument_id"),
+        (1, "1m", "instrument_id"),
+        ("BTCUSDT.SIM", "7x", "resolution"),
+        ("BTCUSDT.SIM", "01m", "resolution"),
+        ("BTCUSDT.SIM", "1m\n", "resolution"),
+        ("BTCUSDT.SIM", None, "resolution"),
+    ],
+)
+def test_rows_and_deltas_refuse_an_id_or_resolution_the_schema_refuses(
+    instrument_id: Any, resolution: Any, named: str
+) -> None:
+    state = FeatureState(price_scale=2, size_scale=0, feature_ids=["rsi_14"])
+    for call in (lambda: feature_row(state, instrument_id=instrument_id, resolution=resolution),
+                 lambda: row_delta({}, state.row(), instrument_id=instrument_id, resolution=resolution, ts_event=1)):
+        error = raises("INVALID_FEATURE_INPUT", call)
+        assert f"{named} {(instrument_id if named == 'instrument_id' else resolution)!r}" in str(error)
+        assert "allowed" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("previous", "current", "says"),
+    [
+        ({}, {"rsi_14.value": {"kind": "ZERO"}}, "current['rsi_14.value']"),
+        ({}, {"rsi_14.value": 0}, "current['rsi_14.value']"),
+        ({}, {"rsi_14.value": None}, "current['rsi_14.value']"),
+        ({}, {"rsi_14.value": {"kind": "ABSENT", "reason": "WARMING_UP"}}, "current['rsi_14.value']"),
+        ({}, {"rsi_14.value": {"kind": "DECIMAL", "value": 1.5, "scale": 1}}, "current['rsi_14.value']"),
+        ({}, {"rsi_14": {"kind": "INTEGER", "value": "1"}}, "'rsi_14' is not a row key"),
+        ({"RSI.value": {"kind": "INTEGER", "value": "1"}}, {}, "'RSI.value' is not a row key"),
+        ({1: {"kind": "INTEGER", "value": "1"}}, {}, "1 is not a row key"),
+        (None, {}, "previous"),
+        ({}, [], "current"),
+        ({}, 0, "current"),
+    ],
+)
+def test_a_delta_refuses_values_and_keys_outside_the_contract(previous: Any, current: Any, says: str) -> None:
+    error = raises("INVALID_FEATURE_INPUT", lambda: row_delta(previous, current, instrument_id="BTCUSDT.SIM",
+                                                              resolution="1m", ts_event=1))
+    assert says in str(error), str(error)
+
+
+def test_a_row_of_something_else_is_refused_naming_the_argument() -> None:
+    with pytest.raises(TypeError, match="state must be a FeatureState"):
+        feature_row(object(), instrument_id="BTCUSDT.SIM", resolution="1m")  # type: ignore[arg-type]
+
+
+def test_a_registry_leave_and_a_value_turning_absent_are_distinct_operations() -> None:
+    warm = {"rsi_14.value": {"kind": "DECIMAL", "value": "55.0000", "scale": 4},
+            "sma_20.value": {"kind": "DECIMAL", "value": "1.00000000", "scale": 8}}
+    gap = {"kind": "ABSENT", "reason": "GAP_IN_INPUT"}
+    delta = row_delta(warm, {"rsi_14.value": gap}, instrument_id="BTCUSDT.SIM", resolution="5m", ts_event=60)
+    assert delta["operations"] == [{"op": "UPSERT", "key": "rsi_14.value", "value": gap},
+                                   {"op": "RETIRE", "key": "sma_20.value"}]
+    assert errors("svc.feature_row_delta", delta) == []
+
+
+@pytest.mark.parametrize("feature_ids", ["rsi_14", b"rsi_14"])
+def test_one_feature_id_given_as_a_string_is_refused_not_split_into_characters(feature_ids: Any) -> None:
+    cols = make_bars(4, 20)
+    error = raises("INVALID_FEATURE_INPUT", lambda: compute_features(*(cols[k] for k in COLUMNS), price_scale=2,
+                                                                     size_scale=3, feature_ids=feature_ids))
+    assert "feature_ids" in str(error) and "['rsi_14']" in str(error)
+
+
+def test_the_package_root_exports_every_error_and_the_feature_surface() -> None:
+    import spine
+    import spine.errors
+    import spine.features
+
+    for name in ("SpineError", "BarsError", "FeatureError", "HubError", "CanonicalJsonError", "DecimalError",
+                 "TimestampError", "IdentityNameError"):
+        assert getattr(spine, name) is getattr(spine.errors, name) and name in spine.__all__
+    for name in ("feature_specs", "FeatureState", "FeatureUniverse", "compute_features", "feature_row", "row_delta"):
+        assert getattr(spine, name) is getattr(spine.features, name) and name in spine.__all__

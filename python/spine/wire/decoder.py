@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+from jsonschema.exceptions import best_match, relevance  # type: ignore[import-untyped]
 
 from spine._core import WIRE_VERSION, canonical_json, canonicalize
 from spine.errors import CanonicalJsonError, SpineError
@@ -69,7 +69,7 @@ class StructuralViolation(ContractViolation):
     step, step_name = 6, "structural validation"
 
 
-def _object(document: bytes | str | dict[str, Any]) -> dict[str, Any]:
+def _object(document: bytes | bytearray | memoryview | str | dict[str, Any]) -> dict[str, Any]:
     # Step 1. The strict parser in spine._core refuses what a wire document may never hold:
     # floats (the wire has none, and a float would pass an "integer" schema as 1.0), duplicate
     # keys, lone surrogates, invalid UTF-8 and integers outside 64 bit. A dict gets the same
@@ -78,10 +78,12 @@ def _object(document: bytes | str | dict[str, Any]) -> dict[str, Any]:
         if isinstance(document, dict):
             canonical_json(document)
             return document
+        if isinstance(document, (bytearray, memoryview)):
+            document = bytes(document)  # JSON text read into a buffer is still JSON text
         if isinstance(document, (bytes, str)):
             value = json.loads(canonicalize(document))
         else:
-            raise NotAnObject(f"expected JSON text or a dict, got {type(document).__name__}")
+            raise NotAnObject(f"expected JSON text (str, bytes) or a dict, got {type(document).__name__}")
     except CanonicalJsonError as error:
         raise NotAnObject(f"not a wire JSON value: {error}") from error
     if not isinstance(value, dict):
@@ -106,14 +108,63 @@ def _check_version(document: dict[str, Any]) -> None:
         raise UnsupportedWireVersion(f"version is {document.get('version')!r}, expected {WIRE_VERSION!r}")
 
 
+def _discriminator(branches: Any) -> str | None:
+    """The property every branch of a closed union pins with a ``const`` (``kind`` of a
+    feature value, ``op`` of a delta operation), if there is one."""
+    if not isinstance(branches, list) or not branches:
+        return None
+    shared: set[str] | None = None
+    for branch in branches:
+        properties = branch.get("properties", {}) if isinstance(branch, dict) else {}
+        pinned = {name for name, rule in properties.items() if isinstance(rule, dict) and "const" in rule}
+        shared = pinned if shared is None else shared & pinned
+    return min(shared) if shared else None
+
+
+def _cause(errors: list[Any]) -> tuple[str, str]:
+    """The path and message of the real defect among ``errors`` (not empty).
+
+    jsonschema reports a failed ``oneOf`` as "not valid under any of the given schemas" or,
+    through best_match, as another variant's discriminator ("'RETIRE' was expected" for an
+    UPSERT missing its value). For a closed union tagged by a ``const`` property (a feature
+    value's ``kind``, a delta operation's ``op``) the variant the document names is the one
+    whose defect is reported, and a tag outside the union is reported as such, naming the
+    allowed tags. Other errors are chosen as best_match chooses them.
+    """
+    error = max(errors, key=relevance)
+    while error.validator in ("oneOf", "anyOf") and error.context:
+        tag = _discriminator(error.validator_value)
+        if tag is None:
+            error = best_match([error])
+            break
+        allowed = [branch["properties"][tag]["const"] for branch in error.validator_value]
+        shown = ", ".join(repr(a) for a in allowed)
+        instance = error.instance
+        if not isinstance(instance, dict):
+            return error.json_path, f"{instance!r} is not an object; expected an object with {tag!r} one of {shown}"
+        if tag not in instance:
+            return error.json_path, f"{tag!r} is missing; allowed: {shown}"
+        if instance[tag] not in allowed:
+            return f"{error.json_path}.{tag}", f"{instance[tag]!r} is not one of {shown}"
+        chosen = allowed.index(instance[tag])
+        branch = [e for e in error.context if e.relative_schema_path[0] == chosen]
+        if not branch:
+            break
+        error = min(branch, key=relevance)
+    return error.json_path, error.message
+
+
 def _validate(document: dict[str, Any], schema_id: str, schema_version: int) -> None:
-    # Step 6. best_match picks the most relevant error, so the message names one real cause.
-    error = best_match(validator_for(schema_id, schema_version).iter_errors(document))
-    if error is not None:
-        raise StructuralViolation(f"{schema_id} v{schema_version} at {error.json_path}: {error.message}")
+    # Step 6. The message names one real cause (see _cause).
+    errors = list(validator_for(schema_id, schema_version).iter_errors(document))
+    if errors:
+        path, message = _cause(errors)
+        raise StructuralViolation(f"{schema_id} v{schema_version} at {path}: {message}")
 
 
-def decode(document: bytes | str | dict[str, Any], expected_schema_id: str) -> dict[str, Any]:
+def decode(
+    document: bytes | bytearray | memoryview | str | dict[str, Any], expected_schema_id: str
+) -> dict[str, Any]:
     """Check a received document against the contract and return it unchanged.
 
     # Errors
@@ -136,7 +187,7 @@ def decode(document: bytes | str | dict[str, Any], expected_schema_id: str) -> d
     return value
 
 
-def decode_error_body(document: bytes | str | dict[str, Any]) -> dict[str, Any]:
+def decode_error_body(document: bytes | bytearray | memoryview | str | dict[str, Any]) -> dict[str, Any]:
     """Check a v2 error body and return it unchanged.
 
     The pinned error body carries no schema tags, so steps 2 to 4 do not apply: it is checked

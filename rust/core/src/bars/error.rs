@@ -18,12 +18,14 @@ pub enum BarsError {
         name: String,
     },
     /// Columns of different lengths.
-    #[error("LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {expected}, open/high/low/close/volume have {lengths:?}")]
+    #[error("LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {expected}, open/high/low/close/volume have {lengths:?}{}", sequence_note(*.sequence))]
     LengthMismatch {
         /// Length of ts_event.
         expected: usize,
         /// Lengths of the other columns.
         lengths: Vec<usize>,
+        /// Length of the optional sequence column, when one was given.
+        sequence: Option<usize>,
     },
     /// Bars not strictly increasing by ts_event.
     #[error("UNSORTED_BARS: bar {index} has ts_event {ts_event}, not after the previous {previous}; bars must be strictly increasing (no duplicates)")]
@@ -108,4 +110,9 @@ impl BarsError {
         }
         self
     }
+}
+
+/// The sequence column's length in a length-mismatch message, when one was given.
+fn sequence_note(sequence: Option<usize>) -> String {
+    sequence.map_or_else(String::new, |n| format!(", sequence has {n}"))
 }

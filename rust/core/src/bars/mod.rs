@@ -74,6 +74,7 @@ impl<'a> BarsView<'a> {
             return Err(BarsError::LengthMismatch {
                 expected: n,
                 lengths: lengths.to_vec(),
+                sequence: self.sequence.map(<[u64]>::len),
             });
         }
         for i in 0..n {
