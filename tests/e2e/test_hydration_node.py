@@ -69,7 +69,7 @@ def test_each_outcome_and_a_restart_that_asks_only_for_the_gap(tmp_path: Path) -
     assert resume is not None and resume >= newest
     asyncio.run(run(second, 1.5))
     asked = [r for r in second.hydrator.requests if r[0] == "BTCUSDT.SIM"]
-    assert asked and asked[0][1] == resume  # the gap above its close, not a fresh window of 60 minutes
+    assert asked and asked[0][1] == newest  # the gap above its close, not a fresh window of 60 minutes
     assert asked[0][2] - asked[0][1] != 60 * MINUTE
 
 

@@ -14,6 +14,8 @@ from reference.wire_validator import validate
 
 from spine.node.cursors import InvalidCursor, LimitOutOfRange
 from spine.node.hydration import WIRE_STATE, HydrationBook, IllegalTransition, Outcome
+from spine.node.hydrator import Hydrator
+from spine.node.series_book import SeriesBook
 from spine.wire.node_documents import HydrationState as HydrationStateStruct
 
 S = 1_000_000_000
@@ -379,3 +381,23 @@ def test_random_event_sequences_never_reach_an_invalid_state(data: st.DataObject
                 delay = int(entry["next_retry_ts"]) - int(entry["updated_ts"])
                 assert delay == book.delay_ns(entry["attempts"])
         assert book.counts() == counts
+
+
+def test_a_restarted_series_asks_from_its_newest_close_so_skipped_candles_above_it_are_asked_again() -> None:
+    """The spec's resume hint: a READY series requests the gap above its own newest close. On
+    EXTERNAL the observed minutes above that close hold no candle (the venue skipped them):
+    gaps the request must cover, not observed time to start after."""
+    minute = 60 * S
+    close = 29_000_000 * minute
+    series = SeriesBook()
+    series.register(A, 2, 3)
+    external = series.series(A, "EXTERNAL")
+    external.push(close, 100, 110, 90, 105, 1)
+    external.observe(close - minute, close + 5 * minute)  # five candles skipped after the close
+    assert external.resume_hint()["resume_from"] == close + 5 * minute
+    hydrator = Hydrator(book=HydrationBook(), series=series, store=None, source=None,  # type: ignore[arg-type]
+                        now=lambda: close + 60 * minute + 7 * S, window_minutes=30)
+    assert hydrator.window(A) == (close, close + 60 * minute)
+    # An empty series asks for the configured window back from the last whole minute.
+    series.register(B, 2, 3)
+    assert hydrator.window(B) == (close + 30 * minute, close + 60 * minute)

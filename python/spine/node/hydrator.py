@@ -123,8 +123,11 @@ class Hydrator:
         fixed = self._windows.get(instrument_id)
         if fixed is None:
             end = self.now() // MINUTE_NS * MINUTE_NS
-            resume_from = self.series.series(instrument_id, "EXTERNAL").resume_hint()["resume_from"]
-            start = end - self.window_minutes * MINUTE_NS if resume_from is None else resume_from
+            # From the newest close, not from the end of its observed span: on EXTERNAL the
+            # observed minutes above the newest close hold no candle, so they are gaps, and
+            # only a request that covers them can resolve them.
+            newest = self.series.series(instrument_id, "EXTERNAL").resume_hint()["newest_ts_event"]
+            start = end - self.window_minutes * MINUTE_NS if newest is None else newest
             fixed = self._windows[instrument_id] = (start, end)
         return fixed
 
