@@ -64,36 +64,23 @@ pub fn timestamp_error(py: Python<'_>, err: &TimestampError) -> PyErr {
     )
 }
 
-/// `SYMBOL: text` with the row of a column named after the symbol.
-fn at_row(message: &str, row: usize) -> String {
-    match message.split_once(": ") {
+/// A refusal of one row of a column (`class_name` from `spine.errors`): `SYMBOL: row N: text`.
+fn at_row(py: Python<'_>, class_name: &str, message: &str, row: usize) -> PyErr {
+    let located = match message.split_once(": ") {
         Some((symbol, text)) => format!("{symbol}: row {row}: {text}"),
         None => format!("{message} (row {row})"),
-    }
+    };
+    raise(py, class_name, located, symbol_of(message), None)
 }
 
 /// A decimal refusal in a column, naming its row.
 pub fn decimal_error_at(py: Python<'_>, err: &DecimalError, row: usize) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "DecimalError",
-        at_row(&message, row),
-        symbol_of(&message),
-        None,
-    )
+    at_row(py, "DecimalError", &err.to_string(), row)
 }
 
 /// A timestamp refusal in a column, naming its row.
 pub fn timestamp_error_at(py: Python<'_>, err: &TimestampError, row: usize) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "TimestampError",
-        at_row(&message, row),
-        symbol_of(&message),
-        None,
-    )
+    at_row(py, "TimestampError", &err.to_string(), row)
 }
 
 /// A bad identity name.
