@@ -57,7 +57,7 @@ class NodeApp:
         self.heartbeat_secs = heartbeat_secs
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
-            self.router.route(op.path, methods=[op.method])(op)
+            self.router.route(_router_path(op.path), methods=[op.method])(op)
         # Paths without parameters resolve by one dictionary lookup before the router.
         self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
         self._handlers: dict[str, Callable[..., Any]] = {}
@@ -228,8 +228,20 @@ def _is_v1(path: str) -> bool:
     return not (path.lower() == "/v2" or path.lower().startswith("/v2/"))
 
 
+#: The path parameter that names a file: it may hold slashes (``src/signals/main.py``).
+FILE_PATH = "{path}"
+
+
+def _router_path(template: str) -> str:
+    """The router's pattern of a route: a trailing file path takes the rest of the URL path
+    (the registry and OpenAPI keep the spec's plain ``{path}``)."""
+    return template.removesuffix(FILE_PATH) + "{path:path}" if template.endswith(FILE_PATH) else template
+
+
 def _same_shape(template: str, path: str) -> bool:
     a, b = template.strip("/").split("/"), path.strip("/").split("/")
+    if a[-1] == FILE_PATH and len(b) > len(a):  # the file path takes the remaining segments
+        b = [*b[:len(a) - 1], "/".join(b[len(a) - 1:])]
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
 
 

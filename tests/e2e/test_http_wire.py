@@ -1,0 +1,57 @@
+"""Wire conventions of the v2 surface as a client reading the spec meets them, over a real
+``spine node`` process: every body (an upgrade attempt's too) carries the envelope, every list
+route pages with ``cursor``/``limit`` in and ``next_cursor`` out, and every route of the spec's
+table answers as the capability registry says."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from reference.wire_validator import validate
+from test_http_contract import base, envelope, get  # noqa: F401 - the running node fixture
+
+
+def _raw_get(base: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    """A GET with exactly ``headers`` (urllib would replace ``Connection``)."""
+    url = urlsplit(base)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    try:
+        connection.request("GET", path, headers=headers)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+           "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+
+
+@pytest.mark.parametrize(("path", "status", "schema"), [
+    ("/v2/health", 200, "svc.health"),
+    ("/v2/no/such/route", 404, "svc.error_envelope"),
+])
+def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, status: int,  # noqa: F811
+                                                       schema: str) -> None:
+    """The spec has no WebSocket protocol: an upgrade request is an ordinary GET, answered with a
+    body that carries the wire version, never a bodiless refusal from the transport."""
+    got, headers, body = _raw_get(base, path, UPGRADE)
+    assert got == status and headers["content-type"] == "application/json", (got, headers, body)
+    document = json.loads(body)
+    assert document["version"] == "spine.v2"
+    validate(document, schema)
+
+
+@pytest.mark.parametrize("path", [
+    "/v2/strategies/s1/files/main.py", "/v2/strategies/s1/files/src/signals/main.py",
+    "/v2/strategies/s1/revisions/r1/files/src/main.py",
+])
+def test_a_strategy_file_path_may_hold_slashes(base: str, path: str) -> None:  # noqa: F811
+    """``{path}`` is a file path: a nested one reaches the route (not served by a venue node),
+    never 'no route'."""
+    envelope(get(base + path), 404, "NOT_SUPPORTED_ON_THIS_NODE")
