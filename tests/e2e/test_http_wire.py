@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from reference.wire_validator import validate
-from test_http_contract import base, envelope, get  # noqa: F401 - the running node fixture
+from test_http_contract import base, envelope, get, ok  # noqa: F401 - the running node fixture
 
 
 def _raw_get(base: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -55,3 +55,33 @@ def test_a_strategy_file_path_may_hold_slashes(base: str, path: str) -> None:  #
     """``{path}`` is a file path: a nested one reaches the route (not served by a venue node),
     never 'no route'."""
     envelope(get(base + path), 404, "NOT_SUPPORTED_ON_THIS_NODE")
+
+
+def _walk(base: str, path: str, key: str, limit: int) -> tuple[list[Any], list[str]]:
+    """Every item of a list route, page by page at ``limit``; and the cursors it was given."""
+    items: list[Any] = []
+    cursors: list[str] = []
+    join = "&" if "?" in path else "?"
+    page = ok(base, f"{path}{join}limit={limit}")
+    while True:
+        assert len(page[key]) <= limit, (path, page)
+        items += page[key]
+        if page["next_cursor"] is None:
+            return items, cursors
+        cursors.append(page["next_cursor"])
+        page = ok(base, f"{path}{join}limit={limit}&cursor={page['next_cursor']}")
+
+
+@pytest.mark.parametrize(("path", "key"), [("/v2/resolutions", "resolutions"), ("/v2/schemas", "schemas")])
+def test_every_list_route_takes_cursor_and_limit(base: str, path: str, key: str) -> None:  # noqa: F811
+    """The spec: one pagination envelope on every list route, these two included."""
+    whole = ok(base, path)
+    assert whole["next_cursor"] is None
+    for limit in (1, 3):
+        items, cursors = _walk(base, path, key, limit)
+        assert items == whole[key], (path, limit)  # nothing lost, nothing repeated
+        assert len(cursors) == -(-len(items) // limit) - 1
+    _, [first, *_] = _walk(base, path, key, 1)
+    envelope(get(f"{base}{path}?cursor={first[:-2]}AA"), 400, "INVALID_CURSOR")  # tampered
+    envelope(get(f"{base}/v2/instruments?cursor={first}"), 400, "INVALID_CURSOR")  # foreign
+    envelope(get(f"{base}{path}?limit=0"), 400, "LIMIT_OUT_OF_RANGE")
