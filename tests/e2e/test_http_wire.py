@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import urllib.error
+import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -85,3 +87,25 @@ def test_every_list_route_takes_cursor_and_limit(base: str, path: str, key: str)
     envelope(get(f"{base}{path}?cursor={first[:-2]}AA"), 400, "INVALID_CURSOR")  # tampered
     envelope(get(f"{base}/v2/instruments?cursor={first}"), 400, "INVALID_CURSOR")  # foreign
     envelope(get(f"{base}{path}?limit=0"), 400, "LIMIT_OUT_OF_RANGE")
+
+
+@pytest.mark.parametrize("path", ["/", "/nothing", "/favicon.ico", "/health/x", "/v1/bars", "/V2/health"])
+def test_a_path_of_neither_generation_answers_the_v2_envelope(base: str, path: str) -> None:  # noqa: F811
+    """Every response body carries ``version: spine.v2`` (the governed surface); only the v1
+    routes themselves answer the v1 envelope. A path that is no route at all is not a v1 route."""
+    envelope(get(base + path), 404, "NOT_FOUND")  # validates svc.error_envelope: version spine.v2
+
+
+@pytest.mark.parametrize(("method", "path", "version"), [
+    ("DELETE", "/health", "spine.v1"), ("POST", "/v2/health", "spine.v2"),
+    ("DELETE", "/v2/strategies/s1/files/src/main.py", "spine.v2"),
+])
+def test_a_405_answers_its_generations_envelope(base: str, method: str, path: str,  # noqa: F811
+                                                version: str) -> None:
+    request = urllib.request.Request(base + path, method=method)
+    with pytest.raises(urllib.error.HTTPError) as error:
+        urllib.request.urlopen(request, timeout=10)
+    with error.value:
+        assert error.value.code == 405 and error.value.headers["allow"] == "GET, HEAD"
+        body = json.loads(error.value.read())
+    assert body["version"] == version and body["error"]["detail"].startswith("METHOD_NOT_ALLOWED: "), body

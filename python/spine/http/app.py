@@ -87,8 +87,9 @@ class NodeApp:
                                                 f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
                                _is_v1(scope.path), [("allow", ", ".join(allowed))])
         except NotFoundError:
-            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"),
-                               _is_v1(scope.path))
+            # No route of either generation: the governed (v2) envelope, whatever the prefix;
+            # only the v1 routes themselves answer v1's.
+            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"))
         await self._serve(match.target, dict(match.params or {}), scope, proto)
 
     async def _serve(self, op: Operation, params: dict[str, str], scope: Any, proto: Any) -> None:
@@ -223,8 +224,7 @@ async def _read_body(proto: Any) -> bytes:
 
 
 def _is_v1(path: str) -> bool:
-    """Whether an unrouted path gets the v1 envelope: anything outside the /v2 prefix (in any
-    case: /V2/health is a v2 path mistyped, not a v1 one)."""
+    """Whether a routed path (a 405) is a v1 route's: anything outside the /v2 prefix."""
     return not (path.lower() == "/v2" or path.lower().startswith("/v2/"))
 
 
