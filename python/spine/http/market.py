@@ -165,6 +165,9 @@ class MarketHandlers:
         return self._facts(params["kind"], DATA_KINDS, f"/v2/data/{params['kind']}", query)
 
     def _facts(self, kind: str, served: tuple[str, ...], route: str, query: Query) -> dict[str, Any]:
+        if kind not in served:  # never served by this route: 404 now, not a 503 "retry shortly"
+            raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this route; its kinds: "
+                                            f"{', '.join(served)}")
         offered = [k for k in served if self._serves(k)]
         if kind not in offered:
             raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: "
