@@ -131,7 +131,6 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
     ("/stream?cursor=" + "9" * 5000, 400, "INVALID_CURSOR"),
     ("/schemas?name=" + "a" * 300, 404, "NOT_FOUND"),
     ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
-    ("/nothing", 404, "NOT_FOUND"),
 ])
 def test_v1_errors_answer_the_v1_envelope(base: str, path: str, status: int, symbol: str) -> None:  # noqa: F811
     refused(base, path, status, symbol)

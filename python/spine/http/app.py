@@ -57,7 +57,7 @@ class NodeApp:
         self.heartbeat_secs = heartbeat_secs
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
-            self.router.route(op.path, methods=[op.method])(op)
+            self.router.route(_router_path(op.path), methods=[op.method])(op)
         # Paths without parameters resolve by one dictionary lookup before the router.
         self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
         self._handlers: dict[str, Callable[..., Any]] = {}
@@ -87,8 +87,9 @@ class NodeApp:
                                                 f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
                                _is_v1(scope.path), [("allow", ", ".join(allowed))])
         except NotFoundError:
-            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"),
-                               _is_v1(scope.path))
+            # No route of either generation: the governed (v2) envelope, whatever the prefix;
+            # only the v1 routes themselves answer v1's.
+            return self._error(proto, HttpError("NOT_FOUND", f"no route {scope.path}; see /v2/registry"))
         await self._serve(match.target, dict(match.params or {}), scope, proto)
 
     async def _serve(self, op: Operation, params: dict[str, str], scope: Any, proto: Any) -> None:
@@ -223,13 +224,24 @@ async def _read_body(proto: Any) -> bytes:
 
 
 def _is_v1(path: str) -> bool:
-    """Whether an unrouted path gets the v1 envelope: anything outside the /v2 prefix (in any
-    case: /V2/health is a v2 path mistyped, not a v1 one)."""
+    """Whether a routed path (a 405) is a v1 route's: anything outside the /v2 prefix."""
     return not (path.lower() == "/v2" or path.lower().startswith("/v2/"))
+
+
+#: The path parameter that names a file: it may hold slashes (``src/signals/main.py``).
+FILE_PATH = "{path}"
+
+
+def _router_path(template: str) -> str:
+    """The router's pattern of a route: a trailing file path takes the rest of the URL path
+    (the registry and OpenAPI keep the spec's plain ``{path}``)."""
+    return template.removesuffix(FILE_PATH) + "{path:path}" if template.endswith(FILE_PATH) else template
 
 
 def _same_shape(template: str, path: str) -> bool:
     a, b = template.strip("/").split("/"), path.strip("/").split("/")
+    if a[-1] == FILE_PATH and len(b) > len(a):  # the file path takes the remaining segments
+        b = [*b[:len(a) - 1], "/".join(b[len(a) - 1:])]
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
 
 

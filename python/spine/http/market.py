@@ -136,10 +136,9 @@ class MarketHandlers:
     def schemas_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         from spine.schemas import schema_set
 
-        entries = sorted(schema_set().schemas.items())
-        return {**_head("svc.schema_index"), "digest": "sha256:" + schema_set().digest,
-                "schemas": [{"schema_id": sid, "schema_version": ver, "file": f"{sid}.json",
-                             "path": f"/v2/schemas/{sid}.json"} for (sid, ver), _ in entries]}
+        entries, cursor = _page("/v2/schemas", query, schema_entries())  # a list route: paged like every other
+        return {**_head("svc.schema_index"), "digest": "sha256:" + schema_set().digest, "schemas": entries,
+                "next_cursor": cursor}
 
     # --- market data ----------------------------------------------------------------------------
 
@@ -151,9 +150,10 @@ class MarketHandlers:
     def resolutions_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         roster = [("1s", 1, False, False), ("1m", 60, True, False)]
         roster += [(name, STEP_NS[name], False, True) for name in ("5m", "15m", "30m", "1h", "4h", "1d")]
+        page, cursor = _page("/v2/resolutions", query, roster)  # a list route: paged like every other
         return {**_head("svc.resolutions"), "calendar_aligned": True,
                 "resolutions": [{"name": n, "step_nanos": str(s * 10**9), "durable": d, "derived": v}
-                                for n, s, d, v in roster]}
+                                for n, s, d, v in page], "next_cursor": cursor}
 
     def facts_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         kind = query.text("kind")
@@ -165,6 +165,9 @@ class MarketHandlers:
         return self._facts(params["kind"], DATA_KINDS, f"/v2/data/{params['kind']}", query)
 
     def _facts(self, kind: str, served: tuple[str, ...], route: str, query: Query) -> dict[str, Any]:
+        if kind not in served:  # never served by this route: 404 now, not a 503 "retry shortly"
+            raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this route; its kinds: "
+                                            f"{', '.join(served)}")
         offered = [k for k in served if self._serves(k)]
         if kind not in offered:
             raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: "
@@ -260,6 +263,14 @@ def _cursor_errors(read: Callable[[], T]) -> T:
         raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
     except LimitOutOfRange as error:
         raise HttpError("LIMIT_OUT_OF_RANGE", str(error).split(": ", 1)[-1]) from None
+
+
+def schema_entries() -> list[dict[str, Any]]:
+    """The schema set by name, in file-name order: each schema's constants, file and v2 path."""
+    from spine.schemas import schema_set
+
+    return [{"schema_id": sid, "schema_version": ver, "file": f"{sid}.json", "path": f"/v2/schemas/{sid}.json"}
+            for (sid, ver), _ in sorted(schema_set().schemas.items())]
 
 
 def schema_file(name: str, *, v1: bool = False) -> bytes:

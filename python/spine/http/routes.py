@@ -87,7 +87,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
     Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.connection_state",)),
     Operation("spine.openapi.get", "GET", "/v2/openapi.json"),
-    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",)),
+    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",), params=PAGE),
     Operation("spine.schemas.get", "GET", "/v2/schemas/{file}"),
     # --- market data ------------------------------------------------------------------------------
     Operation("spine.instruments.list", "GET", "/v2/instruments",
@@ -97,7 +97,7 @@ OPERATIONS: tuple[Operation, ...] = (
               tool="instruments_search"),
     Operation("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}",
               schema_ids=("svc.search_result",), params=PAGE),
-    Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",)),
+    Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",), params=PAGE),
     Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
               params=(*BARS, "cursor"), tool="bars_list"),
     Operation("spine.facts.list", "GET", "/v2/facts", schema_ids=("svc.facts_page", "svc.projection_frame"),

@@ -16,7 +16,7 @@ import msgspec
 
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
-from spine.http.market import schema_file
+from spine.http.market import schema_entries, schema_file
 from spine.http.request import Query
 from spine.node.cursors import InvalidCursor, LimitOutOfRange, paginate
 from spine.node.series_book import bar_type_of
@@ -82,12 +82,13 @@ class V1Handlers:
     def v1_schemas_get(self, query: Query, params: dict[str, str]) -> dict[str, Any] | bytes:
         """The schema set by name with its digest; ``?name=<schema_id>[.json]`` serves one file's
         exact bytes (the ones the digest covers)."""
+        from spine.schemas import schema_set
+
         name = query.text("name")
         if name is not None:
             return schema_file(name if name.endswith(".json") else f"{name}.json", v1=True)
-        index = self.market.schemas_list(query, params)
-        return {**_head("schemas"), "digest": index["digest"],
-                "schemas": [{**entry, "path": f"/schemas?name={entry['file']}"} for entry in index["schemas"]]}
+        return {**_head("schemas"), "digest": "sha256:" + schema_set().digest,  # v1 is not paged: the whole set
+                "schemas": [{**entry, "path": f"/schemas?name={entry['file']}"} for entry in schema_entries()]}
 
     def v1_signals_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return _records("signals", query)

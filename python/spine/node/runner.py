@@ -207,8 +207,11 @@ class VenueNode:
         from spine.http.app import build_app
 
         app = build_app(self, heartbeat_secs=self.config.stream_heartbeat_secs)
+        # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
+        # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
+        # ordinary GET that the app answers with a wire document or the error envelope.
         return Server(app, address=self.config.host, port=self.config.port, interface=Interfaces.RSGI,
-                      log_level=LogLevels.warning, backlog=self.config.http_backlog)
+                      log_level=LogLevels.warning, backlog=self.config.http_backlog, websockets=False)
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)

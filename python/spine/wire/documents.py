@@ -278,6 +278,7 @@ class SchemaIndex(Document, kw_only=True):
     schema_id: Literal["svc.schema_index"] = "svc.schema_index"
     digest: Annotated[str, msgspec.Meta(pattern=r"^sha256:[0-9a-f]{64}$")]
     schemas: list[SchemaEntry]
+    next_cursor: Cursor
 
 
 class InstrumentPage(Document, kw_only=True):

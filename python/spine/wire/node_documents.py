@@ -156,6 +156,7 @@ class Resolutions(Document, kw_only=True):
     schema_id: Literal["svc.resolutions"] = "svc.resolutions"
     calendar_aligned: Literal[True] = True
     resolutions: list[ResolutionEntry]
+    next_cursor: Cursor
 
 
 # --- coverage ledger and hydration --------------------------------------------------------
