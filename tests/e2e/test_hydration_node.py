@@ -51,6 +51,12 @@ def test_each_outcome_and_a_restart_that_asks_only_for_the_gap(tmp_path: Path) -
     eth = first.actor.coverage("ETHUSDT.SIM", "EXTERNAL")
     assert eth["exhausted"] and eth["history_terminal"]
     validate(eth)
+    # A READY series may have older history the window did not ask for; INTERNAL has no
+    # backfill at all, so its history is terminal from the start.
+    assert not first.actor.coverage("BTCUSDT.SIM", "EXTERNAL")["history_terminal"]
+    internal = first.actor.coverage("BTCUSDT.SIM", "INTERNAL")
+    assert internal["exhausted"] and internal["history_terminal"] and internal["sparse_ok"]
+    validate(internal)
     btc = first.book.series("BTCUSDT.SIM", "EXTERNAL")
     newest = btc.resume_hint()["newest_ts_event"]
     assert newest is not None

@@ -362,7 +362,9 @@ class IngestionActor(Actor):
         """The series' coverage document, rebuilt only when the series or the observed time
         changed (a bar event per second must not rebuild it each time)."""
         series = self.book.series(instrument_id, channel)
-        exhausted = self._exhausted(instrument_id) and channel == "EXTERNAL"
+        # INTERNAL bars come from live trades only: no backfill can ever add older ones, so
+        # its history is exhausted from the start (a client paging back stops on it).
+        exhausted = channel == "INTERNAL" or self._exhausted(instrument_id)
         key = (series.last_sequence, self._observed_to.get(channel), exhausted)
         cached = self._coverage.get((instrument_id, channel))
         if cached is None or cached[0] != key:
