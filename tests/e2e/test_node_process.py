@@ -116,8 +116,12 @@ def test_a_clean_stop_serves_completed_before_the_http_server_goes(tmp_path: Pat
                 break  # the server is gone
             time.sleep(0.02)
     finally:
-        if process.poll() is None:
+        try:
+            # The server goes a moment before the process exits: wait for it (bounded;
+            # communicate drains the pipes, which a bare wait could block on).
+            process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
+            process.communicate(timeout=60)
     assert process.returncode == 0
     assert seen[-1] == "COMPLETED", seen[-5:]
