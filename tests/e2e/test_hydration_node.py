@@ -227,3 +227,26 @@ def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_pat
     counters = second.actor.counters
     assert sum(counters.bars_accepted.values()) > 0
     assert sum(counters.duplicates.values()) == 0
+
+
+def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
+    """Retention trims a bar type's files to ``capacity - slack`` while its series keeps up to
+    ``capacity`` bars: a clean stop makes the files hold the whole series, so a restart serves
+    every bar the stopped node served (same sequences, same coverage), not only those the last
+    retention rewrite left on disk."""
+    settings = {"data_dir": str(tmp_path), "flush_secs": 0.2, "capacity": 40, "hydrate_minutes": 60,
+                "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
+    first = VenueNode(msgspec.convert(settings, NodeConfig))
+    asyncio.run(run(first, 3.0))
+    assert first.stores["EXTERNAL"].counters.rewrites > 0  # retention trimmed the files
+    before = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
+              for iid, ch, s in first.book.held() if len(s)}
+    assert len(first.book.series("BTCUSDT.SIM", "EXTERNAL")) == 40
+    later = {**settings, "sim": {**settings["sim"], "start_ns": START + 120 * MINUTE}}
+    second = VenueNode(msgspec.convert(later, NodeConfig))
+    after = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
+             for iid, ch, s in second.book.held() if len(s)}
+    assert after == before
+    for channel in ("external", "internal"):  # retention still holds on disk
+        for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
+            assert len(second.stores[channel.upper()].load(directory.name)) <= 40

@@ -141,11 +141,12 @@ class VenueNode:
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)
 
-    def flush(self) -> None:
+    def flush(self, *, final: bool = False) -> None:
         """Write every pending closed bar (refusals are counted; the bars stay pending) and
         the series' state (sequences, coverage). A flush that wrote everything is a
-        checkpoint of the run."""
-        self._flushed(self._write_pending(self._states()))
+        checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
+        whole series, which retention rewrites trim (see ``CatalogStore.complete``)."""
+        self._flushed(self._write_pending(self._states(), complete=final))
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
@@ -164,10 +165,10 @@ class VenueNode:
         return {channel: series_state.snapshot(self.book, channel) for channel in self.stores}
 
     def _write_pending(self, states: dict[str, dict[str, series_state.Saved]], *,
-                       consolidate: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+                       consolidate: bool = False, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
         """Write every store, then the series' state; the refusals met, as (what, channel,
         refusal)."""
-        refusals = self._write_stores(consolidate=consolidate)
+        refusals = self._write_stores(consolidate=consolidate, complete=complete)
         for channel, state in states.items():
             try:
                 series_state.write(Path(self.config.data_dir), channel, state)
@@ -175,7 +176,7 @@ class VenueNode:
                 refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
         return refusals
 
-    def _write_stores(self, *, consolidate: bool) -> list[tuple[str, str, AdmissionRefused]]:
+    def _write_stores(self, *, consolidate: bool, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
         refusals = []
         for channel, store in self.stores.items():
             series_bars = functools.partial(self._series_bars, channel=channel)
@@ -189,6 +190,11 @@ class VenueNode:
                     store.consolidate(series_bars)
                 except AdmissionRefused as refused:
                     refusals.append(("consolidation", channel, refused))
+            if complete:
+                try:
+                    store.complete(series_bars)
+                except AdmissionRefused as refused:
+                    refusals.append(("completion", channel, refused))
         return refusals
 
     def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> None:
@@ -277,7 +283,7 @@ class VenueNode:
                 background.cancel()
             await node.stop_async()
             await task
-            self.flush()
+            self.flush(final=True)
             # HTTP stops last: until then a client reads the run's terminal state (COMPLETED)
             # and every bar the stop flushed.
             if server is not None and http_task is not None:
