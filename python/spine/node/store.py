@@ -259,18 +259,17 @@ class CatalogStore:
                     rewritten += 1
         return rewritten
 
-    def complete(self, series_bars: Callable[[str], list[Bar]]) -> int:
+    def complete(self, series_bars: Callable[[str], list[Bar]], series_len: Callable[[str], int]) -> int:
         """At a stop, after the last flush: rewrite each bar type whose files hold fewer bars
-        than its series (a retention rewrite keeps ``capacity - slack``; late bars wait for a
-        rewrite) from the whole series, at most ``capacity`` bars; returns the bar types
-        rewritten. A restart then reloads exactly what the series held."""
+        than its series (``series_len``; a retention rewrite keeps ``capacity - slack``, late
+        bars wait for a rewrite) from the whole series, at most ``capacity`` bars; returns the
+        bar types rewritten. A restart then reloads exactly what the series held."""
         rewritten = 0
         with self._writing:
             for bar_type in self.bar_types():
                 self.last_close(bar_type)  # loads the durable count once
-                bars = series_bars(bar_type)
-                if self._count[bar_type] < len(bars):
-                    self._rewrite(bar_type, bars, keep_all=True)
+                if self._count[bar_type] < series_len(bar_type):
+                    self._rewrite(bar_type, series_bars(bar_type), keep_all=True)
                     rewritten += 1
         return rewritten
 
