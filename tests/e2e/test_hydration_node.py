@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
+from spine.node.runner import NodeFailed, VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9
@@ -233,3 +234,76 @@ def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_pat
     counters = second.actor.counters
     assert sum(counters.bars_accepted.values()) > 0
     assert sum(counters.duplicates.values()) == 0
+
+
+def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
+    """Retention trims a bar type's files to ``capacity - slack`` while its series keeps up to
+    ``capacity`` bars: a clean stop makes the files hold the whole series, so a restart serves
+    every bar the stopped node served (same sequences, same coverage), not only those the last
+    retention rewrite left on disk."""
+    settings = {"data_dir": str(tmp_path), "flush_secs": 0.2, "capacity": 40, "hydrate_minutes": 60,
+                "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
+    first = VenueNode(msgspec.convert(settings, NodeConfig))
+    asyncio.run(run(first, 3.0))
+    assert first.stores["EXTERNAL"].counters.rewrites > 0  # retention trimmed the files
+    before = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
+              for iid, ch, s in first.book.held() if len(s)}
+    assert len(first.book.series("BTCUSDT.SIM", "EXTERNAL")) == 40
+    later = {**settings, "sim": {**settings["sim"], "start_ns": START + 120 * MINUTE}}
+    second = VenueNode(msgspec.convert(later, NodeConfig))
+    after = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
+             for iid, ch, s in second.book.held() if len(s)}
+    assert after == before
+    for channel in ("external", "internal"):  # retention still holds on disk
+        for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
+            assert len(second.stores[channel.upper()].load(directory.name)) <= 40
+
+
+def test_a_run_that_fails_is_failed_flushed_and_raised(tmp_path: Path) -> None:
+    """The spec's RUNNING -> FAILED: when the framework's run ends with an error, the engine
+    status is FAILED with that error (never COMPLETED), the closed bars are still flushed, and
+    ``run`` raises at once (the process exits non-zero) rather than at the next flush."""
+    node = VenueNode(config(tmp_path, START))
+
+    async def main() -> None:
+        trading = node.build(asyncio.get_running_loop())
+        run_async = trading.run_async
+
+        async def failing() -> None:
+            asyncio.ensure_future(run_async())
+            await asyncio.sleep(1.5)
+            raise RuntimeError("the venue feed broke")
+
+        trading.run_async = failing  # type: ignore[method-assign]
+        stop = asyncio.Event()
+        await node.run(stop)
+
+    began = time.monotonic()
+    with pytest.raises(NodeFailed, match="the venue feed broke"):
+        asyncio.run(main())
+    assert time.monotonic() - began < 20
+    document = node.status.document(START)
+    validate(document)
+    assert document["lifecycle"] == "FAILED" and "the venue feed broke" in document["last_error"]
+    btc = "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"
+    assert len(node.stores["EXTERNAL"].load(btc)) == len(node.book.series("BTCUSDT.SIM", "EXTERNAL")) > 0
+
+
+def test_an_http_server_that_cannot_listen_ends_the_run(tmp_path: Path) -> None:
+    """The node's HTTP server failing (its port taken) ends the run with an error, at once,
+    instead of leaving a node that ingests with no HTTP surface."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        settings = msgspec.to_builtins(config(tmp_path, START))
+        node = VenueNode(msgspec.convert({**settings, "port": taken.getsockname()[1]}, NodeConfig))
+
+        async def main() -> None:
+            await node.run(asyncio.Event(), serve_http=True)
+
+        began = time.monotonic()
+        with pytest.raises(NodeFailed, match="in use"):
+            asyncio.run(main())
+    assert time.monotonic() - began < 20

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -118,10 +119,26 @@ def test_a_clean_stop_serves_completed_before_the_http_server_goes(tmp_path: Pat
     finally:
         try:
             # The server goes a moment before the process exits: wait for it (bounded;
-            # communicate drains the pipes, which a bare wait could block on).
-            process.communicate(timeout=30)
+            # communicate drains the pipes, which a bare wait could block on). A SIGTERM
+            # now would kill a process that is finishing on its own.
+            err = process.communicate(timeout=30)[1]
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGTERM)
-            process.communicate(timeout=60)
-    assert process.returncode == 0
+            err = process.communicate(timeout=60)[1]
+    assert process.returncode == 0, (seen[-5:], err[-3000:])
     assert seen[-1] == "COMPLETED", seen[-5:]
+
+
+def test_a_port_already_in_use_refuses_to_start(tmp_path: Path) -> None:
+    """Another process listens on the node's port: the node refuses to start (exit 3, naming
+    the address) before it writes anything, instead of ingesting on with no HTTP surface."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "spine.cli", "node"],
+                                env=node_env(tmp_path / "data", SPINE_PORT=str(port)),
+                                capture_output=True, text=True, timeout=30)
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert "refusing to start" in result.stderr and f"127.0.0.1:{port}" in result.stderr
+    assert not (tmp_path / "data").exists()

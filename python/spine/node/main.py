@@ -1,11 +1,14 @@
 """``spine node``: the process entry point. The node is built in the main thread (nautilus
 installs signal handlers there); SIGINT and SIGTERM then set one stop event, so a stop always
-takes the clean path: stop the node, flush the catalogs, exit 0."""
+takes the clean path: stop the node, flush the catalogs, exit 0. A run that fails (FAILED)
+still stops and flushes, then exits 1. A node that cannot listen on its address refuses to
+start (exit 3), like one whose catalog volume is not writable, before it writes anything."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import sys
 
 from spine.node.config import ConfigError, load_config
@@ -20,8 +23,14 @@ def run_node(config_path: str | None) -> int:
     except ConfigError as error:
         print(f"spine node: {error}", file=sys.stderr)
         return 2
-    from spine.node.runner import VenueNode  # nautilus imports take a second: only when running
+    from spine.node.runner import NodeFailed, VenueNode  # nautilus imports take a second: only when running
 
+    try:
+        _check_listen(config.host, config.port)
+    except OSError as error:
+        print(f"spine node: refusing to start: cannot listen on {config.host}:{config.port}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return 3
     try:
         venue = VenueNode(config)
     except VolumeNotReady as error:
@@ -37,7 +46,20 @@ def run_node(config_path: str | None) -> int:
           f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health", flush=True)
     try:
         loop.run_until_complete(venue.run(stop, serve_http=True))
+    except NodeFailed as error:
+        print(f"spine node {config.node_id}: the run failed: {error}; catalogs flushed", file=sys.stderr, flush=True)
+        return 1
     finally:
         loop.close()
     print(f"spine node {config.node_id}: stopped; catalogs flushed", flush=True)
     return 0
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Raise OSError unless ``host:port`` can be bound now (as Granian binds it, with
+    SO_REUSEADDR: a socket in TIME_WAIT from a previous run does not count, a listener does)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)

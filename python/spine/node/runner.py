@@ -37,7 +37,7 @@ from spine.node import series_state
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
-__all__ = ["VenueNode", "load_manifest"]
+__all__ = ["NodeFailed", "VenueNode", "load_manifest"]
 
 MINUTE_NS = 60_000_000_000
 
@@ -141,11 +141,12 @@ class VenueNode:
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)
 
-    def flush(self) -> None:
+    def flush(self, *, final: bool = False) -> None:
         """Write every pending closed bar (refusals are counted; the bars stay pending) and
         the series' state (sequences, coverage). A flush that wrote everything is a
-        checkpoint of the run."""
-        self._flushed(self._write_pending(self._states()))
+        checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
+        whole series, which retention rewrites trim (see ``CatalogStore.complete``)."""
+        self._flushed(self._write_pending(self._states(), complete=final))
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
@@ -164,10 +165,10 @@ class VenueNode:
         return {channel: series_state.snapshot(self.book, channel) for channel in self.stores}
 
     def _write_pending(self, states: dict[str, dict[str, series_state.Saved]], *,
-                       consolidate: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+                       consolidate: bool = False, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
         """Write every store, then the series' state; the refusals met, as (what, channel,
         refusal)."""
-        refusals = self._write_stores(consolidate=consolidate)
+        refusals = self._write_stores(consolidate=consolidate, complete=complete)
         for channel, state in states.items():
             try:
                 series_state.write(Path(self.config.data_dir), channel, state)
@@ -175,7 +176,7 @@ class VenueNode:
                 refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
         return refusals
 
-    def _write_stores(self, *, consolidate: bool) -> list[tuple[str, str, AdmissionRefused]]:
+    def _write_stores(self, *, consolidate: bool, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
         refusals = []
         for channel, store in self.stores.items():
             series_bars = functools.partial(self._series_bars, channel=channel)
@@ -189,6 +190,11 @@ class VenueNode:
                     store.consolidate(series_bars)
                 except AdmissionRefused as refused:
                     refusals.append(("consolidation", channel, refused))
+            if complete:
+                try:
+                    store.complete(series_bars, functools.partial(self._series_len, channel=channel))
+                except AdmissionRefused as refused:
+                    refusals.append(("completion", channel, refused))
         return refusals
 
     def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> None:
@@ -215,6 +221,10 @@ class VenueNode:
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
+
+    def _series_len(self, bar_type: str, *, channel: str) -> int:
+        instrument_id = bar_type.split("-1-MINUTE-")[0]
+        return len(self.book.series(instrument_id, channel)) if instrument_id in self.book else 0
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -255,39 +265,86 @@ class VenueNode:
 
     async def run(self, stop: asyncio.Event, *, serve_http: bool = False) -> None:
         """Run until ``stop`` is set, flushing periodically; always stops and persists. With
-        ``serve_http`` the node's HTTP app runs on Granian in this same loop."""
+        ``serve_http`` the node's HTTP app runs on Granian in this same loop.
+
+        The framework's run ending with an error, or the HTTP server ending, fails the run at
+        once: the engine status goes FAILED with the error (the spec's RUNNING -> FAILED), the
+        node stops and flushes as on a clean stop, then :class:`NodeFailed` is raised.
+        """
         node = self.node or self.build(asyncio.get_running_loop())
         settle_heap()
         task = asyncio.create_task(node.run_async())
         self._tasks.append(asyncio.create_task(self.connection.watch()))
         server = self._http_server() if serve_http else None
         http_task = asyncio.create_task(server.serve()) if server is not None else None
+        stopping = asyncio.ensure_future(stop.wait())
+        watched = {stopping, task} | ({http_task} if http_task is not None else set())
         loop = asyncio.get_running_loop()
         next_consolidation = loop.time() + self.config.consolidation_secs
+        failure: str | None = None
         try:
             while not stop.is_set():
-                try:
-                    await asyncio.wait_for(stop.wait(), self.config.flush_secs)
-                except TimeoutError:
-                    due = loop.time() >= next_consolidation
-                    await self.flush_off_loop(consolidate=due)
-                    if due:
-                        next_consolidation = loop.time() + self.config.consolidation_secs
-                if task.done():
+                done, _ = await asyncio.wait(watched, timeout=self.config.flush_secs,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if stopping in done:
                     break
+                if done:
+                    failure = _failure(task, http_task)
+                    break
+                due = loop.time() >= next_consolidation
+                await self.flush_off_loop(consolidate=due)
+                if due:
+                    next_consolidation = loop.time() + self.config.consolidation_secs
         finally:
+            stopping.cancel()
             for background in self._tasks:
                 background.cancel()
+            if failure is not None:
+                self._fail(failure)
             await node.stop_async()
-            await task
-            self.flush()
-            # HTTP stops last: until then a client reads the run's terminal state (COMPLETED)
-            # and every bar the stop flushed.
+            await asyncio.wait({task})
+            if failure is None and not task.cancelled() and task.exception() is not None:
+                failure = _failure(task, None)
+                self._fail(failure)
+            self.flush(final=True)
+            # HTTP stops last: until then a client reads the run's terminal state (COMPLETED
+            # or FAILED) and every bar the stop flushed.
             if server is not None and http_task is not None:
                 server.stop()
                 await asyncio.wait({http_task}, timeout=5)
             node.kernel.dispose()
+        if failure is not None:
+            raise NodeFailed(failure)
 
+    def _fail(self, error: str) -> None:
+        """The run failed: FAILED with ``error`` (a CHECKPOINTED run resumes first, as the
+        table has no CHECKPOINTED -> FAILED row). Before the run began (STARTING) the table
+        has no row at all: the error is recorded and the lifecycle left as it is."""
+        log.error("the run failed: %s", error)
+        if self.status.lifecycle == "CHECKPOINTED":
+            self.status.resume()
+        if self.status.lifecycle == "RUNNING":
+            self.status.fail(error)
+        elif self.status.lifecycle not in ("COMPLETED", "FAILED"):
+            self.status.record_error(error)
+
+
+class NodeFailed(RuntimeError):
+    """The run failed (the framework's run raised, or the HTTP server ended); the message is
+    the engine status' ``last_error``."""
+
+
+def _failure(task: asyncio.Task[Any], http_task: asyncio.Task[Any] | None) -> str:
+    """Why the run ended on its own: the first line of the error (Granian's carry a Rust
+    backtrace below it)."""
+    for what, ended in (("the node's run", task), ("the HTTP server", http_task)):
+        if ended is None or not ended.done():
+            continue
+        error = None if ended.cancelled() else ended.exception()
+        if error is None:
+            return f"{what} ended on its own"
+        return f"{what} failed: {(str(error).strip().splitlines() or [type(error).__name__])[0]}"
+    return "the run ended on its own"
 
 
 def _capturing(factory: type, sink: list[Any]) -> type:

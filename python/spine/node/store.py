@@ -11,7 +11,9 @@ What the 1.221 catalog does not guard, this writer does:
   and renamed into place; a rewrite moves the old files to ``.trash`` first and restores them
   if the process died in between (see ``_recover``).
 - Retention holds on disk: when a bar type would pass ``capacity`` bars it is rewritten from
-  the in-memory series, keeping the newest ``capacity - slack`` (so rewrites are rare).
+  the in-memory series, keeping the newest ``capacity - slack`` (so rewrites are rare). The
+  series keeps up to ``capacity``, so at a stop :meth:`CatalogStore.complete` rewrites each bar
+  type its files hold less of than its series: a restart reloads every bar the series held.
 - Writes are admission-gated on free inodes, a file-count ceiling and free bytes; a refused
   write is counted under its reason and its bars stay pending in memory, retried next flush.
 """
@@ -219,8 +221,8 @@ class CatalogStore:
         with self._writing:
             self._rewrite(bar_type, bars)
 
-    def _rewrite(self, bar_type: str, bars: list[Bar]) -> None:
-        keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity - self.slack):]
+    def _rewrite(self, bar_type: str, bars: list[Bar], *, keep_all: bool = False) -> None:
+        keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity if keep_all else self.capacity - self.slack):]
         self.admit()
         # The catalog resolves its root (absolute, symlinks followed): its files are named
         # under that path, not under the root as configured (the default is relative).
@@ -254,6 +256,20 @@ class CatalogStore:
                 directory = self.root / "data" / "bar" / bar_type
                 if len(list(directory.glob("*.parquet"))) > 1:
                     self._rewrite(bar_type, series_bars(bar_type))
+                    rewritten += 1
+        return rewritten
+
+    def complete(self, series_bars: Callable[[str], list[Bar]], series_len: Callable[[str], int]) -> int:
+        """At a stop, after the last flush: rewrite each bar type whose files hold fewer bars
+        than its series (``series_len``; a retention rewrite keeps ``capacity - slack``, late
+        bars wait for a rewrite) from the whole series, at most ``capacity`` bars; returns the
+        bar types rewritten. A restart then reloads exactly what the series held."""
+        rewritten = 0
+        with self._writing:
+            for bar_type in self.bar_types():
+                self.last_close(bar_type)  # loads the durable count once
+                if self._count[bar_type] < series_len(bar_type):
+                    self._rewrite(bar_type, series_bars(bar_type), keep_all=True)
                     rewritten += 1
         return rewritten
 
