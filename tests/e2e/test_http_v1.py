@@ -106,6 +106,10 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
     with urllib.request.urlopen(base + "/schemas?name=svc.bar_envelope", timeout=10) as response:
         assert response.read() == (SCHEMAS / "svc.bar_envelope.json").read_bytes()
     refused(base, "/schemas?name=svc.nothing", 404, "NOT_FOUND")
+    with pytest.raises(urllib.error.HTTPError) as caught:  # the refusal points at v1's own index
+        urllib.request.urlopen(base + "/schemas?name=svc.nothing", timeout=10)
+    with caught.value:
+        assert json.loads(caught.value.read())["error"]["detail"].endswith("see /schemas")
     # The v1 documents are served by name too (outside the digest, which covers the v2 set).
     with urllib.request.urlopen(base + "/schemas?name=v1.health", timeout=10) as response:
         assert response.read() == (SCHEMAS / "v1" / "v1.health.json").read_bytes()

@@ -281,7 +281,8 @@ def schema_file(name: str, *, v1: bool = False) -> bytes:
         path = None
     if path is None:
         shown = name if len(name) <= 128 else name[:128] + "..."
-        raise HttpError("NOT_FOUND", f"no schema file {shown!r}; see /v2/schemas")
+        index = "/schemas" if v1 else "/v2/schemas"  # the index of the route that was asked
+        raise HttpError("NOT_FOUND", f"no schema file {shown!r}; see {index}")
     return path.read_bytes()
 
 
