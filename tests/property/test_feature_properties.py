@@ -152,8 +152,11 @@ def _digits_fit(value: Any) -> bool:
 @example({"kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": 1.0, "bars_needed": 2})
 @example({"kind": "DECIMAL", "value": "1.50", "scale": 1})
 @example({"kind": "INTEGER", "value": "9223372036854775808"})
+@example({"kind": "INTEGER", "value": "0\n"})
 def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: Any) -> None:
-    from jsonschema import Draft202012Validator
+    # jsonschema-rs, not Python's jsonschema: schema patterns are ECMA-262, where `$` does not
+    # match before a trailing newline, and Python's `re` does ("0\n" would pass as an integer).
+    import jsonschema_rs
 
     from spine.features import row_delta
     from spine.schemas import all_schemas
@@ -162,7 +165,7 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
     document = {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
                 "instrument_id": "BTCUSDT.SIM", "resolution": "1m", "ts_event": "60",
                 "operations": [{"op": "UPSERT", "key": "rsi_14.value", "value": value}]}
-    valid = Draft202012Validator(schema).is_valid(document) and _digits_fit(value)
+    valid = jsonschema_rs.validator_for(schema).is_valid(document) and _digits_fit(value)
     try:
         produced = row_delta({}, {"rsi_14.value": value}, instrument_id="BTCUSDT.SIM", resolution="1m", ts_event=60)
     except FeatureError as error:
