@@ -200,13 +200,12 @@ class NodeApp:
 
 class _HeadOnly:
     """The protocol of a HEAD request: a GET's response goes out as its status and headers only
-    (a stream's too: its headers, no subscription)."""
+    (a stream's too: its headers, no subscription). A document goes to the transport whole:
+    Granian (hyper) answers a HEAD with the GET's headers, ``content-length`` included (RFC 9110
+    9.3.2), and sends no body; ``response_empty`` would announce no length at all."""
 
     def __init__(self, proto: Any) -> None:
         self._proto = proto
-
-    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        self._proto.response_empty(status, headers)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._proto, name)
