@@ -179,7 +179,7 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
-        await pump(proto, subscription, b"", None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
+        await pump(proto, subscription, None, None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
 
     async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
         """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
