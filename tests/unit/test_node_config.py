@@ -42,6 +42,15 @@ def test_the_stream_heartbeat_defaults_to_15_seconds(tmp_path: Path) -> None:
     assert load_config(str(path), {}).stream_heartbeat_secs == 0.5
 
 
+@pytest.mark.parametrize("text", ["0", "-1", "3601"])
+def test_a_body_deadline_outside_its_range_is_refused_naming_it(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text(f"http_body_secs = {text}\n")
+    with pytest.raises(ConfigError, match=r"http_body_secs .*allowed above 0, at most 3600"):
+        load_config(str(path), {})
+    assert load_config(None, {}).http_body_secs == 10.0
+
+
 @pytest.mark.parametrize("text", ["-1", "3601"])
 def test_external_grace_outside_its_range_is_refused(tmp_path: Path, text: str) -> None:
     path = tmp_path / "node.toml"

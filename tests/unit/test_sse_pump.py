@@ -62,7 +62,7 @@ def test_one_turn_of_events_is_one_send_and_later_events_go_out_at_once() -> Non
     async def scenario() -> list[bytes]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60))
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60))
         await asyncio.sleep(0)
         for k in range(3):  # three turns, one event each
             hub.publish("bar", "A.SIM", ev(k))
@@ -82,7 +82,7 @@ def test_a_departed_client_ends_the_stream_and_its_subscription_at_once() -> Non
     async def scenario() -> tuple[int, int]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60))
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60))
         await asyncio.sleep(0)
         before = len(hub)
         proto.gone.set()
@@ -98,7 +98,7 @@ def test_a_quiet_stream_sends_heartbeats() -> None:
     async def scenario() -> list[bytes]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 0.02))
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 0.02))
         await asyncio.sleep(0.07)
         proto.gone.set()
         await asyncio.wait_for(stream, 1)
@@ -125,7 +125,7 @@ def test_a_failing_or_blocking_transport_ends_its_stream_only() -> None:
     async def scenario(broken: Transport) -> tuple[list[bytes], int]:
         _, hub = app()
         good, bad = Proto(), Proto(broken)
-        streams = [asyncio.create_task(pump(p, hub.subscribe(), b"", None, 60)) for p in (good, bad)]
+        streams = [asyncio.create_task(pump(p, hub.subscribe(), None, None, 60)) for p in (good, bad)]
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.wait_for(streams[1], 1)  # ended without the client leaving
@@ -182,7 +182,7 @@ def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeyp
         probe, slow, fast = Probe(), Proto(), Proto()
         subscription, backlog = node_app.journal.open(None, None)
         tasks = [asyncio.create_task(pump(slow, subscription, backlog, node_app.journal, 60, probe)),  # type: ignore[arg-type]
-                 asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), b"", None, 60))]
+                 asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), None, None, 60))]
         await asyncio.sleep(0)
         node_app.journal.record("trade", "A.SIM", ev(0))
         await asyncio.sleep(0)
@@ -218,7 +218,7 @@ def test_a_held_stream_looks_again_less_and_less_often(monkeypatch: pytest.Monke
     async def scenario() -> tuple[int, int]:
         _, hub = app()
         probe, proto = Probe(), Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), b"", None, 60, probe))  # type: ignore[arg-type]
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60, probe))  # type: ignore[arg-type]
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.sleep(0)
@@ -235,3 +235,38 @@ def test_a_held_stream_looks_again_less_and_less_often(monkeypatch: pytest.Monke
     looks, sends = asyncio.run(scenario())
     assert 2 <= looks <= 10
     assert sends == 2  # event 0, then event 1 once caught up
+
+
+def test_a_resumed_backlog_goes_out_only_as_fast_as_the_client_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A v1 client resuming far back has up to the whole journal to replay: it is handed to
+    the transport in pieces of about ``CHECK_BYTES``, each only while the client keeps up, so
+    one that does not read costs the node a piece, not the journal (Granian queues every send
+    without bound). Once it reads, it gets the rest in order, then the live events."""
+    monkeypatch.setattr(streams, "CHECK_BYTES", 1_024)
+    monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+    monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.01)
+
+    async def scenario() -> tuple[int, list[bytes]]:
+        node_app, _ = app()
+        for k in range(1_000):
+            node_app.journal.record("trade", "A.SIM", ev(k))
+        probe, proto = Probe(), Proto()
+        probe.value = streams.BEHIND_BYTES  # a client that does not read
+        subscription, backlog = node_app.journal.open(node_app.journal.base, None)
+        stream = asyncio.create_task(pump(proto, subscription, backlog, node_app.journal, 60, probe))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        handed = sum(map(len, proto.transport.sent))
+        probe.value = 0  # it reads again
+        await asyncio.sleep(0.05)
+        node_app.journal.record("trade", "A.SIM", ev(1_000))
+        await asyncio.sleep(0.02)
+        proto.gone.set()
+        await asyncio.wait_for(stream, 5)
+        return handed, proto.transport.sent
+
+    handed, sent = asyncio.run(scenario())
+    assert 0 < handed < 2 * 1_024  # one piece (whole frames), not ~60 kB of backlog
+    messages = [m for m in b"".join(sent).split(b"\n\n") if m]
+    assert all(m.startswith(b"id: ") for m in messages)  # every frame whole, no resync
+    ids = [int(m.split(b"\n")[0][4:]) for m in messages]
+    assert ids == list(range(ids[0], ids[0] + 1_001))  # the backlog in order, then the live event

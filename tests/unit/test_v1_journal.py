@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from spine.http.v1_stream import Journal
+from spine.http.v1_stream import Backlog, Journal
 from spine.node.projection import frame
 
 
@@ -18,7 +18,9 @@ def publish(journal: Journal, count: int, instrument: str = "BTCUSDT.SIM") -> No
         journal.record("trade", instrument, frame("trade", document))
 
 
-def messages(raw: bytes) -> list[dict[str, Any]]:
+def messages(raw: bytes | Backlog) -> list[dict[str, Any]]:
+    if isinstance(raw, Backlog):
+        raw = b"".join(iter(lambda: raw.take(1 << 20), b""))  # type: ignore[union-attr]
     out = []
     for message in raw.decode().split("\n\n"):
         if not message:
@@ -82,3 +84,16 @@ def test_a_run_numbers_from_its_base_and_refuses_cursors_below_it_even_before_an
     assert [m["id"] for m in messages(backlog)] == ["1001", "1002"]
     (earlier,) = messages(journal.open(999, None)[1])
     assert earlier["data"]["reason"] == "CURSOR_EXPIRED"
+
+
+def test_a_backlog_is_read_piece_by_piece_and_resyncs_when_its_frames_leave_the_journal() -> None:
+    journal = Journal("run-1", capacity=8)
+    publish(journal, 8)
+    _, backlog = journal.open(0, None)
+    piece = messages(backlog.take(1))  # one whole frame at least
+    assert [m["id"] for m in piece] == ["1"]
+    publish(journal, 4)  # 2..4 leave the journal before the client takes them
+    (expired,) = messages(backlog.take(1 << 20))
+    assert expired["event"] == "resync" and expired["data"]["reason"] == "CURSOR_EXPIRED"
+    assert expired["data"]["requested"] == "1"
+    assert backlog.take(1 << 20) == b""  # then live events (9.. are in the subscription)

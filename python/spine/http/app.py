@@ -1,8 +1,8 @@
 """The node's RSGI application (served by Granian): routing by the route table through
 ``http_router``, msgspec encoding, one error envelope, and SSE streams fed by the fan-out hub.
 
-Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``), decodes
-it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
+Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``, whole
+within ``body_secs``), decodes it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
 MUTATION_REFUSED) before its body is read unless the node's deployment mode, read from its
 configuration only, is private-operator.
 
@@ -13,6 +13,7 @@ a ``heartbeat`` event after ``heartbeat_secs`` without a write.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -47,7 +48,7 @@ QUERY_MEMO = 1_024
 class NodeApp:
     """``__rsgi__`` entry point over one venue node."""
 
-    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0) -> None:
+    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
         self.node = node
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
@@ -55,6 +56,7 @@ class NodeApp:
         self.journal = Journal(node.status.run_id, base=time.time_ns())  # cursors above the run's start
         node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs
+        self.body_secs = body_secs
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
             self.router.route(_router_path(op.path), methods=[op.method])(op)
@@ -122,7 +124,7 @@ class NodeApp:
                 return
             handler = self._handler(op)
             if op.body is not None:
-                request = decode_body(f"{op.method} {op.path}", await _read_body(proto), op.body)
+                request = decode_body(f"{op.method} {op.path}", await _read_body(proto, self.body_secs), op.body)
                 document = handler(query, params, request)
             else:
                 document = handler(query, params)
@@ -177,7 +179,7 @@ class NodeApp:
         if iid is not None and iid not in self.node.book:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
-        await pump(proto, subscription, b"", None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
+        await pump(proto, subscription, None, None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
 
     async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
         """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
@@ -200,26 +202,31 @@ class NodeApp:
 
 class _HeadOnly:
     """The protocol of a HEAD request: a GET's response goes out as its status and headers only
-    (a stream's too: its headers, no subscription)."""
+    (a stream's too: its headers, no subscription). A document goes to the transport whole:
+    Granian (hyper) answers a HEAD with the GET's headers, ``content-length`` included (RFC 9110
+    9.3.2), and sends no body; ``response_empty`` would announce no length at all."""
 
     def __init__(self, proto: Any) -> None:
         self._proto = proto
-
-    def response_bytes(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        self._proto.response_empty(status, headers)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._proto, name)
 
 
-async def _read_body(proto: Any) -> bytes:
-    """The request body, refused once it passes ``MAX_BODY_BYTES`` (the rest is never read)."""
+async def _read_body(proto: Any, seconds: float) -> bytes:
+    """The request body, refused once it passes ``MAX_BODY_BYTES`` or has not arrived whole
+    within ``seconds`` (the rest is never read)."""
     chunks, size = [], 0
-    async for chunk in proto:
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in proto:
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise HttpError("INVALID_BODY", f"the body did not arrive within {seconds} s of the request "
+                                        f"({size} bytes came)") from None
     return b"".join(chunks)
 
 

@@ -10,7 +10,8 @@ A client that stops reading is held back, so that it loses its own oldest events
 bounded queue) instead of growing the node's memory: Granian's transport would queue every
 send without bound, so every ``CHECK_BYTES`` handed to it the stream reads its connection's
 kernel send queue (``spine.http.send_queue``); at ``BEHIND_BYTES`` unsent it stops taking
-events and looks again after ``RETRY_SECS`` (backing off while it stays behind).
+events and looks again after ``RETRY_SECS`` (backing off while it stays behind). A v1 backlog
+(a resumed client's replay) goes out the same way, a piece of about ``CHECK_BYTES`` at a time.
 
 Writing inside the hub's flush relies on Granian's RSGI stream transport taking the bytes at
 once (since Granian 2.0 ``send_bytes`` queues them and returns an already-complete
@@ -30,7 +31,7 @@ from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
 from spine.http.send_queue import SendQueue
 from spine.http.v1 import V1_VERSION
-from spine.http.v1_stream import Journal
+from spine.http.v1_stream import Backlog, Journal
 
 __all__ = ["SSE", "heartbeat", "pump"]
 
@@ -77,6 +78,10 @@ class _Stream:
         self.retry = min(2 * self.retry, RETRY_MAX_SECS)
         return False
 
+    def held_for(self) -> float:
+        """Seconds until a held stream looks at its client again (0 when not held)."""
+        return 0.0 if self.held is None else max(0.0, self.held.when() - self.loop.time())
+
     def _look_again(self) -> None:
         self.held = None
         self.subscription.resume()
@@ -109,7 +114,7 @@ class _Stream:
         self.subscription.close()
 
 
-async def pump(proto: Any, subscription: Subscription, first: bytes, journal: Journal | None,
+async def pump(proto: Any, subscription: Subscription, first: Backlog | None, journal: Journal | None,
                heartbeat_secs: float, probe: SendQueue | None = None) -> None:
     """Serve one stream: ``first`` (a v1 backlog, or nothing), then whatever the hub pushes,
     until the client leaves; ``probe`` reads its connection's send queue."""
@@ -117,8 +122,8 @@ async def pump(proto: Any, subscription: Subscription, first: bytes, journal: Jo
     disconnected = asyncio.ensure_future(proto.client_disconnect())
     version = V1_VERSION if journal is not None else WIRE_VERSION
     try:
-        if first:
-            stream.send(first)
+        if first is not None:
+            await _replay(stream, first, disconnected)
         subscription.push(stream.send, stream.ready)
         while not (disconnected.done() or stream.ended.done()):
             quiet = time.monotonic() - stream.last
@@ -132,6 +137,20 @@ async def pump(proto: Any, subscription: Subscription, first: bytes, journal: Jo
     finally:
         disconnected.cancel()
         stream.end()
+
+
+async def _replay(stream: _Stream, backlog: Backlog, disconnected: asyncio.Future[None]) -> None:
+    """The backlog in pieces of about ``CHECK_BYTES``, each handed over only while the client
+    keeps up (as the hub's pushes are); live events wait in the subscription's bounded queue."""
+    while not (disconnected.done() or stream.ended.done()):
+        if not stream.ready():
+            await asyncio.wait((disconnected, stream.ended), timeout=stream.held_for(),
+                               return_when=asyncio.FIRST_COMPLETED)
+            continue
+        if not (piece := backlog.take(CHECK_BYTES)):
+            return
+        stream.send(piece)
+        await asyncio.sleep(0)  # one piece per loop turn: the other streams and requests go on
 
 
 def heartbeat(wire_version: str) -> bytes:

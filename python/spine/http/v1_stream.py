@@ -18,13 +18,14 @@ it already saw.
 from __future__ import annotations
 
 from collections import deque
+from itertools import islice
 from typing import Any
 
 import msgspec
 
 from spine.fanout import FanOut, Subscription
 
-__all__ = ["JOURNAL_EVENTS", "Journal"]
+__all__ = ["JOURNAL_EVENTS", "Backlog", "Journal"]
 
 #: Events kept for resuming clients (a few minutes of the simulated venue's traffic).
 JOURNAL_EVENTS = 16_384
@@ -57,21 +58,37 @@ class Journal:
     def oldest(self) -> int | None:
         return self._kept[0][0] if self._kept else None
 
-    def open(self, cursor: int | None, instrument_id: str | None) -> tuple[Subscription, bytes]:
+    def open(self, cursor: int | None, instrument_id: str | None) -> tuple[Subscription, Backlog]:
         """A live subscription and what precedes it: the kept events above ``cursor`` (or a
-        resync when they cannot all be given). Subscribing and reading the backlog happen with
-        no await between them, so nothing falls between the two or comes twice."""
+        resync when they cannot all be given). Subscribing and fixing the backlog's end happen
+        with no await between them, so nothing falls between the two or comes twice."""
         subscription = self.live.subscribe(instruments=None if instrument_id is None else [instrument_id])
         if cursor is None:
-            return subscription, b""
+            return subscription, Backlog(self, self.latest, self.latest, instrument_id)
         oldest = self.oldest
         if cursor > self.latest:
-            return subscription, self.resync(cursor, "CURSOR_AHEAD")
+            return subscription, Backlog(self, self.latest, self.latest, None, self.resync(cursor, "CURSOR_AHEAD"))
         if cursor < self.base or (oldest is not None and cursor < oldest - 1):
-            return subscription, self.resync(cursor, "CURSOR_EXPIRED")
-        backlog = [frame for sequence, iid, frame in self._kept
-                   if sequence > cursor and (instrument_id is None or iid == instrument_id)]
-        return subscription, b"".join(backlog)
+            return subscription, Backlog(self, self.latest, self.latest, None, self.resync(cursor, "CURSOR_EXPIRED"))
+        return subscription, Backlog(self, cursor, self.latest, instrument_id)
+
+    def kept_above(self, after: int, upto: int, instrument_id: str | None,
+                   size: int) -> tuple[list[bytes], int] | None:
+        """Kept frames above ``after`` up to ``upto`` (of ``instrument_id`` when given), about
+        ``size`` bytes of them, and the sequence read up to; None when the frame after
+        ``after`` is no longer kept."""
+        oldest = self.oldest
+        if oldest is None or after + 1 < oldest:
+            return None
+        frames, total, last = [], 0, after
+        for sequence, iid, frame in islice(self._kept, after + 1 - oldest, None):
+            if sequence > upto or total >= size:
+                break
+            last = sequence
+            if instrument_id is None or iid == instrument_id:
+                frames.append(frame)
+                total += len(frame)
+        return frames, last
 
     def resync(self, requested: int | None, reason: str) -> bytes:
         """``event: resync``: the client must re-read state; the stream goes on from ``latest``."""
@@ -82,3 +99,32 @@ class Journal:
             "reason": reason,
         }
         return b"event: resync\ndata: " + _encode(body) + b"\n\n"
+
+
+class Backlog:
+    """What a resumed stream sends before its live events: the kept frames above its cursor up
+    to the newest when it subscribed, read from the journal a piece at a time as the client
+    takes them (it holds no frames itself, so a client that does not read costs the node
+    nothing but its place), or a resync. Frames that leave the journal before the client
+    takes them end it with a resync ``CURSOR_EXPIRED``; the stream then goes on live."""
+
+    __slots__ = ("after", "first", "instrument_id", "journal", "upto")
+
+    def __init__(self, journal: Journal, after: int, upto: int, instrument_id: str | None,
+                 first: bytes = b"") -> None:
+        self.journal, self.after, self.upto, self.instrument_id, self.first = journal, after, upto, instrument_id, first
+
+    def take(self, size: int) -> bytes:
+        """The next whole frames, about ``size`` bytes of them; ``b""`` when all are taken."""
+        if self.first:
+            first, self.first = self.first, b""
+            return first
+        while self.after < self.upto:
+            kept = self.journal.kept_above(self.after, self.upto, self.instrument_id, size)
+            if kept is None:
+                requested, self.after = self.after, self.upto
+                return self.journal.resync(requested, "CURSOR_EXPIRED")
+            frames, self.after = kept
+            if frames:
+                return b"".join(frames)
+        return b""

@@ -73,6 +73,9 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     http_backlog: int = 4_096
     #: A stream with nothing to send for this long sends ``event: heartbeat``.
     stream_heartbeat_secs: float = 15.0
+    #: A POST body must arrive whole within this long of its request, else 400 INVALID_BODY: a
+    #: client that stops sending midway holds no request open.
+    http_body_secs: float = 10.0
     log_level: str = "ERROR"
     #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
     #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
@@ -90,6 +93,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
         if not 0 < self.stream_heartbeat_secs <= 3_600:
             raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
+        if not 0 < self.http_body_secs <= 3_600:
+            raise ConfigError(f"http_body_secs {self.http_body_secs}: allowed above 0, at most 3600")
 
     @property
     def mode(self) -> DeploymentMode:

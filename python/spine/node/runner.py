@@ -212,7 +212,8 @@ class VenueNode:
 
         from spine.http.app import build_app
 
-        app = build_app(self, heartbeat_secs=self.config.stream_heartbeat_secs)
+        app = build_app(self, heartbeat_secs=self.config.stream_heartbeat_secs,
+                        body_secs=self.config.http_body_secs)
         # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
         # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
         # ordinary GET that the app answers with a wire document or the error envelope.
