@@ -77,3 +77,19 @@ def test_a_cursor_of_another_bar_type_is_refused(node: SimpleNamespace) -> None:
     with pytest.raises(HttpError) as caught:
         page(pages, f"bar_type={IID}-5-MINUTE-LAST-EXTERNAL&cursor={cursor}")
     assert caught.value.symbol == "INVALID_CURSOR"
+
+
+def test_a_query_longer_than_the_memo_bound_is_served_but_never_kept(
+    node: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memos hold a bounded count of entries and MEMO_RAW_MAX bounds each: a client padding
+    valid queries cannot pin memory. A longer query is parsed on every request instead."""
+    from spine.http import request
+
+    short = f"instrument_id={IID}&limit=5"
+    wide = f"instrument_id={IID}&limit=5&start=60000000000&end=1000000000000000000"
+    pages = BarPages(node)
+    monkeypatch.setattr(request, "MEMO_RAW_MAX", len(wide) - 1)
+    assert json.loads(page(pages, short))["bars"] and short in pages._requests
+    assert page(pages, wide) == page(pages, wide)
+    assert json.loads(page(pages, wide))["bars"] and wide not in pages._requests

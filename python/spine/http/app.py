@@ -26,7 +26,7 @@ from spine.http.bodies import MAX_BODY_BYTES, decode_body
 from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers, schema_file
 from spine.http.openapi import openapi_document
-from spine.http.request import NANOS, U64, Query
+from spine.http.request import NANOS, U64, Query, memoizable
 from spine.http.routes import OPERATIONS, Operation
 from spine.http.search import SearchHandlers
 from spine.http.send_queue import SendQueue
@@ -143,6 +143,8 @@ class NodeApp:
         query = self._queries.get(key)
         if query is None:
             query = Query(raw, op.params)
+            if not memoizable(raw):
+                return query
             if len(self._queries) >= QUERY_MEMO:
                 self._queries.clear()
             self._queries[key] = query

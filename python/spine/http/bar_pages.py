@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from spine.http.errors import HttpError
-from spine.http.request import Query
+from spine.http.request import Query, memoizable
 from spine.node.cursors import InvalidCursor, decode_cursor, encode_cursor
 from spine.node.projection import envelope, unretained_coverage
 from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
@@ -68,9 +68,10 @@ class BarPages:
         request = self._requests.get(query.raw)
         if request is None:
             request = self.request(query)
-            if len(self._requests) >= CACHE_ENTRIES:
-                self._requests.clear()
-            self._requests[query.raw] = request
+            if memoizable(query.raw):
+                if len(self._requests) >= CACHE_ENTRIES:
+                    self._requests.clear()
+                self._requests[query.raw] = request
         if request.instrument_id not in self.node.book:
             return self._unretained(request)
         series = self.node.book.series(request.instrument_id, request.channel)

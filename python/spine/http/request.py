@@ -11,10 +11,14 @@ from urllib.parse import parse_qsl
 from spine.http.errors import HttpError
 from spine.node.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
-__all__ = ["Query", "INSTRUMENT_ID", "NANOS", "U64"]
+__all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable"]
 
 INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
 NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
+#: Raw query strings longer than this are parsed on every request and never memoized: the
+#: memos hold a bounded count of entries, and this bounds each (a client padding valid
+#: queries to tens of kilobytes could otherwise pin tens of megabytes).
+MEMO_RAW_MAX = 1_024
 #: ASCII digits only (``str.isdigit`` also takes "²" and other scripts' digits).
 _LIMIT = re.compile(r"^[1-9][0-9]{0,8}$")
 U64 = 2**64 - 1
@@ -99,3 +103,8 @@ class Query:
         if value is not None and value not in options:
             raise HttpError("INVALID_PARAMETER", f"{key}={value!r}; allowed: {', '.join(options)}")
         return value
+
+
+def memoizable(raw: str) -> bool:
+    """Whether a raw query string is short enough to be kept by a memo (see MEMO_RAW_MAX)."""
+    return len(raw) <= MEMO_RAW_MAX
