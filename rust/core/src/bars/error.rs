@@ -18,14 +18,14 @@ pub enum BarsError {
         name: String,
     },
     /// Columns of different lengths.
-    #[error("LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {expected}, open/high/low/close/volume have {lengths:?}{}", sequence_note(*.sequence))]
+    #[error("LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {expected}, open/high/low/close/volume have {:?}{}", &lengths[..lengths.len().min(5)], sequence_note(lengths))]
     LengthMismatch {
         /// Length of ts_event.
         expected: usize,
-        /// Lengths of the other columns.
+        /// Lengths of open, high, low, close and volume, then of the sequence column when one
+        /// was given (one vector, not a field more: the error rides in every `Result` of the
+        /// bar paths, and a larger one costs each of them).
         lengths: Vec<usize>,
-        /// Length of the optional sequence column, when one was given.
-        sequence: Option<usize>,
     },
     /// Bars not strictly increasing by ts_event.
     #[error("UNSORTED_BARS: bar {index} has ts_event {ts_event}, not after the previous {previous}; bars must be strictly increasing (no duplicates)")]
@@ -113,6 +113,8 @@ impl BarsError {
 }
 
 /// The sequence column's length in a length-mismatch message, when one was given.
-fn sequence_note(sequence: Option<usize>) -> String {
-    sequence.map_or_else(String::new, |n| format!(", sequence has {n}"))
+fn sequence_note(lengths: &[usize]) -> String {
+    lengths
+        .get(5)
+        .map_or_else(String::new, |n| format!(", sequence has {n}"))
 }

@@ -73,8 +73,11 @@ impl<'a> BarsView<'a> {
         if lengths.iter().any(|&l| l != n) || self.sequence.is_some_and(|s| s.len() != n) {
             return Err(BarsError::LengthMismatch {
                 expected: n,
-                lengths: lengths.to_vec(),
-                sequence: self.sequence.map(<[u64]>::len),
+                lengths: lengths
+                    .iter()
+                    .copied()
+                    .chain(self.sequence.map(<[u64]>::len))
+                    .collect(),
             });
         }
         for i in 0..n {
