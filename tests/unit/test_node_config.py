@@ -27,37 +27,28 @@ def test_the_file_sets_the_mode_and_the_environment_overrides_it(tmp_path: Path)
     assert load_config(str(path), {"SPINE_DEPLOYMENT_MODE": "public-readonly"}).mode == "public-readonly"
 
 
-@pytest.mark.parametrize("text", ["0", "-1", "3601"])
-def test_a_stream_heartbeat_outside_its_range_is_refused_naming_it(tmp_path: Path, text: str) -> None:
+# Each bounded setting: a value outside its range is refused naming the key and what is allowed.
+RANGES = {
+    "stream_heartbeat_secs": (["0", "-1", "3601"], "allowed above 0, at most 3600"),
+    "http_body_secs": (["0", "-1", "3601"], "allowed above 0, at most 3600"),
+    "external_grace_secs": (["-1", "3601"], "allowed 0..3600"),
+    "port": (["0", "65536"], "allowed 1..65535"),
+    "http_backlog": (["0", "65536"], "allowed 1..65535"),
+}
+
+
+@pytest.mark.parametrize(("key", "text"), [(key, text) for key, (bad, _) in RANGES.items() for text in bad])
+def test_a_setting_outside_its_range_is_refused_naming_it(tmp_path: Path, key: str, text: str) -> None:
     path = tmp_path / "node.toml"
-    path.write_text(f"stream_heartbeat_secs = {text}\n")
-    with pytest.raises(ConfigError, match=r"stream_heartbeat_secs .*allowed above 0, at most 3600"):
+    path.write_text(f"{key} = {text}\n")
+    with pytest.raises(ConfigError, match=rf"{key} .*{RANGES[key][1]}"):
         load_config(str(path), {})
 
 
-def test_the_stream_heartbeat_defaults_to_15_seconds(tmp_path: Path) -> None:
-    assert load_config(None, {}).stream_heartbeat_secs == 15.0
+def test_bounded_settings_default_and_take_a_value_inside_their_range(tmp_path: Path) -> None:
+    defaults = load_config(None, {})
+    assert (defaults.stream_heartbeat_secs, defaults.http_body_secs, defaults.external_grace_secs) == (15.0, 10.0, 5.0)
     path = tmp_path / "node.toml"
-    path.write_text("stream_heartbeat_secs = 0.5\n")
-    assert load_config(str(path), {}).stream_heartbeat_secs == 0.5
-
-
-@pytest.mark.parametrize("text", ["0", "-1", "3601"])
-def test_a_body_deadline_outside_its_range_is_refused_naming_it(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "node.toml"
-    path.write_text(f"http_body_secs = {text}\n")
-    with pytest.raises(ConfigError, match=r"http_body_secs .*allowed above 0, at most 3600"):
-        load_config(str(path), {})
-    assert load_config(None, {}).http_body_secs == 10.0
-
-
-@pytest.mark.parametrize("text", ["-1", "3601"])
-def test_external_grace_outside_its_range_is_refused(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "node.toml"
-    path.write_text(f"external_grace_secs = {text}\n")
-    with pytest.raises(ConfigError, match=r"external_grace_secs .*allowed 0..3600"):
-        load_config(str(path), {})
-
-
-def test_external_grace_defaults_to_five_seconds() -> None:
-    assert load_config(None, {}).external_grace_secs == 5.0
+    path.write_text("stream_heartbeat_secs = 0.5\nhttp_body_secs = 3600\nexternal_grace_secs = 0\n")
+    taken = load_config(str(path), {})
+    assert (taken.stream_heartbeat_secs, taken.http_body_secs, taken.external_grace_secs) == (0.5, 3600, 0)
