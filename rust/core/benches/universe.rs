@@ -8,11 +8,14 @@
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig, MINUTE_NS};
+use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig};
 use spine_core::features::{default_registry, Universe};
 
+#[path = "common/walk.rs"]
+mod walk;
+use walk::bar;
+
 const BARS: u64 = 5_000;
-const DAY: u64 = 1_440 * MINUTE_NS;
 
 fn config() -> SeriesConfig {
     SeriesConfig {
@@ -20,19 +23,6 @@ fn config() -> SeriesConfig {
         price_scale: 2,
         size_scale: 3,
         capacity: BARS as usize,
-    }
-}
-
-/// A deterministic walk per instrument (no RNG dependency for a throughput bench).
-fn bar(instrument: u64, minute: u64) -> Bar {
-    let price = 1_000_000 + ((minute * 7_919 + instrument * 104_729) % 2_003) as i64;
-    Bar {
-        ts_event: 19_000 * DAY + minute * MINUTE_NS,
-        open: price,
-        high: price + 40,
-        low: price - 40,
-        close: price + ((minute % 7) as i64 - 3) * 5,
-        volume: 1_000 + ((minute * 31) % 977) as i64,
     }
 }
 

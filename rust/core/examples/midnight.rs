@@ -15,25 +15,15 @@
 
 use std::time::{Duration, Instant};
 
-use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig, MINUTE_NS};
+use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig};
 use spine_core::features::{default_registry, Universe, Updated};
+
+#[path = "../benches/common/walk.rs"]
+mod walk;
+use walk::bar;
 
 const BARS: u64 = 5_000;
 const LIVE: u64 = 1_439;
-const DAY: u64 = 1_440 * MINUTE_NS;
-
-/// The bench's deterministic walk (see `benches/universe.rs`).
-fn bar(instrument: u64, minute: u64) -> Bar {
-    let price = 1_000_000 + ((minute * 7_919 + instrument * 104_729) % 2_003) as i64;
-    Bar {
-        ts_event: 19_000 * DAY + minute * MINUTE_NS,
-        open: price,
-        high: price + 40,
-        low: price - 40,
-        close: price + ((minute % 7) as i64 - 3) * 5,
-        volume: 1_000 + ((minute * 31) % 977) as i64,
-    }
-}
 
 struct Args {
     instruments: u64,
