@@ -1,4 +1,6 @@
-//! A minute closed in parts on several threads equals the one-thread close.
+//! A minute closed in parts on several threads equals the one-thread close, and the
+//! one-thread close (all series and folds, then the states resolution by resolution) equals
+//! closing the bars one at a time.
 
 use super::*;
 use crate::features::default_registry;
@@ -35,8 +37,8 @@ fn every_split_equals_one_thread() {
                 .collect();
             let (mut a, mut b) = (Vec::new(), Vec::new());
             assert!(split.close_split(&bars, parts, &mut a).is_ok());
-            let mut closed = Vec::new();
-            assert!(close_run(&mut single.instruments, 0, &bars, &mut closed, &mut b).is_ok());
+            let mut scratch = Scratch::default();
+            assert!(close_run(&mut single.instruments, 0, &bars, &mut scratch, &mut b).is_ok());
             assert_eq!(a, b, "{parts} parts, minute {minute}");
         }
         for k in 0..37 {
@@ -73,7 +75,7 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
             &mut single.instruments,
             0,
             &bars,
-            &mut Vec::new(),
+            &mut Scratch::default(),
             &mut Vec::new(),
         );
         assert_eq!(a, b, "minute {minute}");
@@ -82,4 +84,84 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
         }
     }
     unreachable!("the 5m volume never overflowed");
+}
+
+fn universe(instruments: u32) -> Universe {
+    let mut u = Universe::new(default_registry().features().to_vec());
+    for _ in 0..instruments {
+        let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
+        let _ = u.add(config);
+    }
+    u
+}
+
+/// Each bar closed alone: the instrument-by-instrument order the two passes replace.
+fn bar_by_bar(u: &mut Universe, bars: &[(u32, Bar)], updated: &mut Vec<Updated>) {
+    for one in bars {
+        let mut scratch = Scratch::default();
+        let slice = std::slice::from_ref(one);
+        assert!(close_run(&mut u.instruments, 0, slice, &mut scratch, updated).is_ok());
+    }
+}
+
+fn assert_same_rows(a: &Universe, b: &Universe, instruments: u32, context: &str) {
+    for k in 0..instruments {
+        for resolution in Resolution::ALL {
+            let (x, y) = (a.state(k, resolution), b.state(k, resolution));
+            let same = x.map(FeatureState::row).ok() == y.map(FeatureState::row).ok();
+            assert!(same, "{context}: instrument {k} at {resolution:?}");
+        }
+    }
+}
+
+/// Minutes with skipped bars (gaps, withheld buckets), late bars (rewarms) and every
+/// resolution closing: the two passes give the rows and updated list of bar-by-bar closing.
+#[test]
+fn two_passes_equal_bar_by_bar() {
+    let (mut two, mut one) = (universe(23), universe(23));
+    for minute in 1..1_500u64 {
+        let bars: Vec<(u32, Bar)> = (0..23u32)
+            .filter(|&k| (u64::from(k) * 31 + minute) % 97 != 0)
+            .map(|k| {
+                // Now and then an instrument sends the minute before last, late.
+                let late = (u64::from(k) + minute) % 89 == 0 && minute > 2;
+                (k, bar(if late { minute - 2 } else { minute }, k))
+            })
+            .collect();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(two.close_minute(&bars, &mut a).is_ok());
+        bar_by_bar(&mut one, &bars, &mut b);
+        assert_eq!(a, b, "minute {minute}");
+    }
+    assert_same_rows(&two, &one, 23, "after 1,499 minutes");
+}
+
+/// A minute that names an instrument twice (out of order) closes its bars in the order given.
+#[test]
+fn repeated_instruments_close_in_the_order_given() {
+    let (mut two, mut one) = (universe(5), universe(5));
+    for minute in 1..400u64 {
+        let bars: Vec<(u32, Bar)> = [3u32, 1, 3, 0, 4, 1]
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (k, bar(minute * 2 + u64::from(i >= 2 && k != 0), k)))
+            .collect();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(two.close_minute(&bars, &mut a).is_ok());
+        bar_by_bar(&mut one, &bars, &mut b);
+        assert_eq!(a, b, "minute {minute}");
+    }
+    assert_same_rows(&two, &one, 5, "after 399 minutes");
+}
+
+#[test]
+fn distinct_runs_cut_before_each_repeat() {
+    let bars: Vec<(u32, Bar)> = [2u32, 0, 2, 1, 0, 0]
+        .iter()
+        .map(|&k| (k, bar(1, k)))
+        .collect();
+    let runs: Vec<Vec<u32>> = distinct_runs(&bars, 3)
+        .map(|run| run.iter().map(|b| b.0).collect())
+        .collect();
+    assert_eq!(runs, [vec![2, 0], vec![2, 1, 0], vec![0]]);
 }
