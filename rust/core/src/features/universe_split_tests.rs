@@ -104,6 +104,14 @@ fn bar_by_bar(u: &mut Universe, bars: &[(u32, Bar)], updated: &mut Vec<Updated>)
     }
 }
 
+/// The minute through `close_minute` on `two` and bar by bar on `one`: the same updated list.
+fn close_both(two: &mut Universe, one: &mut Universe, bars: &[(u32, Bar)], minute: u64) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    assert!(two.close_minute(bars, &mut a).is_ok());
+    bar_by_bar(one, bars, &mut b);
+    assert_eq!(a, b, "minute {minute}");
+}
+
 fn assert_same_rows(a: &Universe, b: &Universe, instruments: u32, context: &str) {
     for k in 0..instruments {
         for resolution in Resolution::ALL {
@@ -128,10 +136,7 @@ fn two_passes_equal_bar_by_bar() {
                 (k, bar(if late { minute - 2 } else { minute }, k))
             })
             .collect();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        assert!(two.close_minute(&bars, &mut a).is_ok());
-        bar_by_bar(&mut one, &bars, &mut b);
-        assert_eq!(a, b, "minute {minute}");
+        close_both(&mut two, &mut one, &bars, minute);
     }
     assert_same_rows(&two, &one, 23, "after 1,499 minutes");
 }
@@ -146,10 +151,7 @@ fn repeated_instruments_close_in_the_order_given() {
             .enumerate()
             .map(|(i, &k)| (k, bar(minute * 2 + u64::from(i >= 2 && k != 0), k)))
             .collect();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        assert!(two.close_minute(&bars, &mut a).is_ok());
-        bar_by_bar(&mut one, &bars, &mut b);
-        assert_eq!(a, b, "minute {minute}");
+        close_both(&mut two, &mut one, &bars, minute);
     }
     assert_same_rows(&two, &one, 5, "after 399 minutes");
 }
