@@ -104,12 +104,20 @@ fn close_run(
             owed[slot_of(resolution)].push(Owed { instrument, input });
         })
     });
+    folded.and(take_all_owed(instruments, owed))
+}
+
+/// Every resolution takes its owed updates, whatever an earlier one returned; the first
+/// error is returned.
+fn take_all_owed(
+    instruments: &mut [Instrument],
+    owed: &[Vec<Owed>; Resolution::ALL.len()],
+) -> Result<(), FeatureError> {
     let mut taken = Ok(());
-    for (&resolution, owed) in Resolution::ALL.iter().zip(owed.iter()) {
-        // Every resolution takes its updates, whatever an earlier one returned.
+    for (&resolution, owed) in Resolution::ALL.iter().zip(owed) {
         taken = taken.and(take_owed(instruments, resolution, owed));
     }
-    folded.and(taken)
+    taken
 }
 
 /// `bars` cut, in order, into the longest runs in which no instrument comes twice (indexes
@@ -392,24 +400,36 @@ impl Universe {
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
-    /// close their open buckets by then.
+    /// close their open buckets by then. In two passes, as [`close_run`]: every fold, then
+    /// the states resolution by resolution.
     ///
     /// # Errors
-    /// [`FeatureError::Bars`] on a volume overflow.
+    /// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
+    /// advanced; the buckets the ones before it closed are taken.
     pub fn advance(
         &mut self,
         watermark: u64,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let mut closed = std::mem::take(&mut self.scratch.closed);
-        for (index, entry) in self.instruments.iter_mut().enumerate() {
-            closed.clear();
-            entry.fold.advance(&entry.series, watermark, &mut closed)?;
-            let index = u32::try_from(index).unwrap_or(u32::MAX);
-            entry.take_closed(index, &closed, updated)?;
-        }
-        self.scratch.closed = closed;
-        Ok(())
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let Scratch { closed, owed } = &mut scratch;
+        owed.iter_mut().for_each(Vec::clear);
+        let folded = self
+            .instruments
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|(instrument, entry)| {
+                closed.clear();
+                entry.fold.advance(&entry.series, watermark, closed)?;
+                let index = u32::try_from(instrument).unwrap_or(u32::MAX);
+                owe_closed(index, closed, updated, |resolution, input| {
+                    owed[slot_of(resolution)].push(Owed { instrument, input });
+                });
+                Ok(())
+            });
+        let taken = take_all_owed(&mut self.instruments, owed);
+        self.scratch = scratch;
+        folded.and(taken)
     }
 }
 
@@ -447,32 +467,7 @@ impl Instrument {
             instrument: index,
             resolution: Resolution::M1,
         });
-        for event in closed.iter() {
-            let (resolution, input) = input_of(event);
-            owe(resolution, input);
-            updated.push(Updated {
-                instrument: index,
-                resolution,
-            });
-        }
-        Ok(())
-    }
-
-    /// Feed closed derived buckets to their states.
-    fn take_closed(
-        &mut self,
-        index: u32,
-        closed: &[Closed],
-        updated: &mut Vec<Updated>,
-    ) -> Result<(), FeatureError> {
-        for event in closed {
-            let (resolution, input) = input_of(event);
-            self.take_input(resolution, input)?;
-            updated.push(Updated {
-                instrument: index,
-                resolution,
-            });
-        }
+        owe_closed(index, closed, updated, owe);
         Ok(())
     }
 
@@ -517,6 +512,23 @@ impl Instrument {
         // and the order was checked above: nothing is left to validate.
         state.take_validated(&bar);
         Ok(())
+    }
+}
+
+/// The state updates `closed` brings an instrument go to `owe`, their rows onto `updated`.
+fn owe_closed(
+    index: u32,
+    closed: &[Closed],
+    updated: &mut Vec<Updated>,
+    mut owe: impl FnMut(Resolution, Option<Bar>),
+) {
+    for event in closed {
+        let (resolution, input) = input_of(event);
+        owe(resolution, input);
+        updated.push(Updated {
+            instrument: index,
+            resolution,
+        });
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::features::default_registry;
+use crate::features::value::FeatureValue;
 
 fn bar(minute: u64, k: u32) -> Bar {
     let price = 10_000 + ((minute * 7_919 + u64::from(k) * 13) % 97) as i64 - 48;
@@ -166,4 +167,61 @@ fn distinct_runs_cut_before_each_repeat() {
         .map(|run| run.iter().map(|b| b.0).collect())
         .collect();
     assert_eq!(runs, [vec![2, 0], vec![2, 1, 0], vec![0]]);
+}
+
+/// Whether instrument `k` trades in `minute`: quiet runs of ten minutes in forty, so that
+/// whole 5m buckets are quiet.
+fn trades(k: u32, minute: u64) -> bool {
+    (minute + 13 * u64::from(k)) / 10 % 4 != 0
+}
+
+/// INTERNAL instruments that trade now and then, every minute observed and the watermark
+/// advanced past it: every row equals a state warmed afresh from the series.
+#[test]
+fn advanced_quiet_minutes_equal_a_warm_from_the_series() {
+    const N: u32 = 6;
+    let config = SeriesConfig::new(Channel::Internal, 2, 3).unwrap_or_else(|_| unreachable!());
+    let mut live = Universe::new(default_registry().features().to_vec());
+    for _ in 0..N {
+        let _ = live.add(config);
+    }
+    let start = 19_000 * 1_440 * MINUTE;
+    let minutes = 3_000u64;
+    for minute in 1..=minutes {
+        let bars: Vec<(u32, Bar)> = (0..N)
+            .filter(|&k| trades(k, minute))
+            .map(|k| (k, bar(minute, k)))
+            .collect();
+        assert!(live.close_minute(&bars, &mut Vec::new()).is_ok());
+        let end = start + minute * MINUTE;
+        for k in 0..N {
+            assert!(live.observe(k, end - MINUTE, end).is_ok());
+        }
+        assert!(live.advance(end, &mut Vec::new()).is_ok());
+    }
+    for k in 0..N {
+        let mut fresh = Universe::new(default_registry().features().to_vec());
+        let Ok(i) = fresh.add(config) else {
+            unreachable!("valid config")
+        };
+        let Ok(series) = live.series(k) else {
+            unreachable!("instrument {k} was added")
+        };
+        assert!(
+            series.len() > 2_000,
+            "instrument {k} holds {} bars",
+            series.len()
+        );
+        assert!(fresh.observe(i, start, start + minutes * MINUTE).is_ok());
+        assert!(fresh.warm(i, &series.view()).is_ok());
+        for resolution in Resolution::ALL {
+            let (x, y) = (live.state(k, resolution), fresh.state(i, resolution));
+            let (x, y) = (x.map(FeatureState::row).ok(), y.map(FeatureState::row).ok());
+            assert_eq!(x, y, "instrument {k} at {resolution:?}");
+        }
+        // The hourly state is warm: the comparison is of values, not of ABSENT rows.
+        let hourly = live.state(k, Resolution::H1).map(FeatureState::row);
+        let sma = hourly.ok().and_then(|row| row.get("sma_20.value").copied());
+        assert!(matches!(sma, Some(FeatureValue::Decimal(_))), "{sma:?}");
+    }
 }
