@@ -1,6 +1,5 @@
-//! Fixed-size windows shared by the kernels: a ring buffer, a rolling sum, rolling moments
-//! ([`super::moments`]) and a monotonic deque. Every update is O(1) amortised and allocates
-//! nothing.
+//! Fixed-size windows shared by the kernels: a ring buffer, a rolling sum and rolling moments
+//! ([`super::moments`]). Every update is O(1) amortised and allocates nothing.
 //!
 //! A window is a small `Copy` descriptor (capacity, length, head) over slots it is handed on
 //! each call: every window of a [`super::FeatureState`] lives in the one `Vec<f64>` arena the
@@ -25,7 +24,7 @@
 //! the sums as `push` would.
 
 pub use super::moments::RollingMoments;
-use super::packed::{int, pair, unpair, word, Packed};
+use super::packed::{pair, unpair, Packed};
 
 /// `n` as a window size (periods are bounded far below `u32::MAX` by the registry).
 fn size(n: usize) -> u32 {
@@ -301,107 +300,6 @@ impl Packed for RollingSum {
             ring: Packed::unpack(&template.ring, words),
             sum: words[1],
             fresh: words[2],
-        }
-    }
-}
-
-/// The maximum (`MAX`) or minimum of the last `period` values: a monotonic deque of
-/// `(index, value)`, each value pushed and popped at most once (O(1) amortised). Its entries
-/// sit in a circle of `period + 1` slot pairs (the value, then the index's bits), the most a
-/// push holds before the expired front leaves.
-#[derive(Debug, Clone, Copy)]
-pub struct MonotonicDeque<const MAX: bool> {
-    period: u32,
-    head: u32,
-    len: u32,
-    next: u64,
-}
-
-impl<const MAX: bool> MonotonicDeque<MAX> {
-    /// A rolling extreme over `period` values.
-    #[must_use]
-    pub fn new(period: usize) -> Self {
-        Self {
-            period: size(period).min(u32::MAX - 1),
-            head: 0,
-            len: 0,
-            next: 0,
-        }
-    }
-
-    /// Slots the deque needs.
-    #[must_use]
-    pub fn slots(&self) -> usize {
-        2 * (self.period as usize + 1)
-    }
-
-    /// Add `value`, expiring the one that left the window.
-    #[inline(always)]
-    pub fn push(&mut self, slots: &mut [f64], value: f64) {
-        let entries = self.period + 1;
-        let mut len = self.len;
-        // The entry after the back.
-        let mut back = self.head + len;
-        if back >= entries {
-            back -= entries;
-        }
-        while len > 0 {
-            let last = if back == 0 { entries - 1 } else { back - 1 };
-            let held = slots[2 * last as usize];
-            let dominated = if MAX { held <= value } else { held >= value };
-            if !dominated {
-                break;
-            }
-            back = last;
-            len -= 1;
-        }
-        let at = 2 * back as usize;
-        slots[at] = value;
-        slots[at + 1] = f64::from_bits(self.next);
-        len += 1;
-        self.next += 1;
-        while len > 0
-            && slots[2 * self.head as usize + 1].to_bits() + u64::from(self.period) < self.next
-        {
-            self.head = if self.head + 1 == entries {
-                0
-            } else {
-                self.head + 1
-            };
-            len -= 1;
-        }
-        self.len = len;
-    }
-
-    /// The extreme of the window (None before the first value).
-    #[must_use]
-    pub fn extreme(&self, slots: &[f64]) -> Option<f64> {
-        (self.len > 0).then(|| slots[2 * self.head as usize])
-    }
-
-    /// Forget every value.
-    pub fn clear(&mut self) {
-        self.head = 0;
-        self.len = 0;
-        self.next = 0;
-    }
-}
-
-impl<const MAX: bool> Packed for MonotonicDeque<MAX> {
-    const WORDS: usize = 2;
-
-    fn pack(&self, words: &mut [f64]) {
-        words[0] = pair(self.head, self.len);
-        words[1] = word(self.next);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        let (head, len) = unpair(words[0]);
-        Self {
-            period: template.period,
-            head,
-            len,
-            next: int(words[1]),
         }
     }
 }
