@@ -150,3 +150,40 @@ def test_refusals_name_what_was_wrong() -> None:
         u.row(0, "2m")
     with pytest.raises(FeatureError, match="UNKNOWN_INSTRUMENT"):
         u.row(5, "1m")
+
+
+# --- a large minute on the pool, and a forked child --------------------------------------------
+
+SPLIT_N = 300  # at least the size that closes on several threads
+_FORKED: FeatureUniverse | None = None
+
+
+def _flat_minute(m: int) -> list[np.ndarray]:
+    ts = np.full(SPLIT_N, 19_000 * 1_440 * MINUTE + m * MINUTE, dtype=np.uint64)
+    price = np.full(SPLIT_N, 10_000, dtype=np.int64)
+    volume = np.full(SPLIT_N, 1_000, dtype=np.int64)
+    return [np.arange(SPLIT_N, dtype=np.uint32), ts, price, price + 5, price - 5, price, volume]
+
+
+def _rows_changed(updated: bytes) -> int:
+    return len(np.frombuffer(updated, dtype="<u4")) // 2  # (instrument, resolution) pairs
+
+
+def _close_in_child(m: int) -> int:
+    assert _FORKED is not None
+    return _rows_changed(_FORKED.close_minute(*_flat_minute(m)))
+
+
+def test_a_child_forked_after_a_large_minute_closes_large_minutes() -> None:
+    # A large minute closes on a pool of threads; a fork copies the pool but not its threads.
+    # The child must build its own rather than wait forever on the parent's.
+    import multiprocessing
+
+    global _FORKED
+    _FORKED = FeatureUniverse(feature_ids=IDS)
+    for _ in range(SPLIT_N):
+        _FORKED.add(channel="EXTERNAL", price_precision=2, size_precision=3)
+    assert _rows_changed(_FORKED.close_minute(*_flat_minute(1))) == SPLIT_N  # each one's 1m row
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        closed = pool.apply_async(_close_in_child, (2,)).get(timeout=60)
+    assert closed == SPLIT_N

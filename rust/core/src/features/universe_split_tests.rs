@@ -20,6 +20,11 @@ fn bar(minute: u64, k: u32) -> Bar {
 
 const MINUTE: u64 = crate::bars::MINUTE_NS;
 
+/// The process's pool (a machine that can start no thread fails the test).
+fn test_pool() -> Arc<rayon::ThreadPool> {
+    pool().unwrap_or_else(|| unreachable!("no thread could be started"))
+}
+
 /// Any number of parts gives what one thread gives: rows and the updated list.
 #[test]
 fn every_split_equals_one_thread() {
@@ -37,7 +42,9 @@ fn every_split_equals_one_thread() {
                 .map(|k| (k as u32, bar(minute, k as u32)))
                 .collect();
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            assert!(split.close_split(&bars, parts, &mut a).is_ok());
+            assert!(split
+                .close_split(&test_pool(), &bars, parts, &mut a)
+                .is_ok());
             let mut scratch = Scratch::default();
             assert!(close_run(&mut single.instruments, 0, &bars, &mut scratch, &mut b).is_ok());
             assert_eq!(a, b, "{parts} parts, minute {minute}");
@@ -71,7 +78,7 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
                 (k, b)
             })
             .collect();
-        let a = split.close_split(&bars, 3, &mut Vec::new());
+        let a = split.close_split(&test_pool(), &bars, 3, &mut Vec::new());
         let b = close_run(
             &mut single.instruments,
             0,
