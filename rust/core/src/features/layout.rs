@@ -23,8 +23,10 @@ use super::{BarInput, Kernel};
 pub(crate) struct Placed {
     /// A fresh kernel of the spec: the parameters every state shares.
     pub(crate) template: AnyKernel,
-    words: Range<usize>,
-    slots: Range<usize>,
+    /// Its words in an arena.
+    pub(crate) words: Range<usize>,
+    /// Its slots, from the start of an arena's slots.
+    pub(crate) slots: Range<usize>,
 }
 
 /// The shared part of every state computing one list of features (see the module docs).
@@ -71,6 +73,16 @@ impl Layout {
         })
     }
 
+    /// Words of packed state in an arena (its slots start there).
+    pub(crate) fn words_len(&self) -> usize {
+        self.words
+    }
+
+    /// Arena length.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     /// An arena of fresh kernels.
     pub(crate) fn arena(&self) -> Vec<f64> {
         let mut arena = vec![0.0; self.len];
@@ -92,16 +104,6 @@ impl Layout {
                 bar,
             );
         }
-    }
-
-    /// Load a word of each cache line of the packed words, ahead of an update: independent
-    /// loads, so their misses overlap one another and whatever runs meanwhile, where the
-    /// update's own loads would miss one kernel after another. (Loading each window's next
-    /// slot ahead too, found from the heads in these words, measured no faster.)
-    #[inline]
-    pub(crate) fn touch(&self, arena: &[f64]) -> f64 {
-        let words = &arena[..self.words];
-        words.iter().step_by(8).chain(words.last()).sum()
     }
 
     /// Each kernel unpacked, with its spec and slots (to read values).

@@ -16,6 +16,7 @@ pub mod donchian;
 pub mod ema;
 pub mod error;
 pub(crate) mod fused;
+pub(crate) mod lanes;
 pub(crate) mod layout;
 pub mod macd;
 pub mod moments;

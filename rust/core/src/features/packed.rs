@@ -137,6 +137,31 @@ macro_rules! kinds {
                 $(AnyKernel::$kind(template) => step(template, words, slots, bar),)*
             }
         }
+
+        /// Each `(lane, bar)` of `batch` updates that lane of a kernel column of `template`'s
+        /// kind: `words` and `slots` hold every lane's, lane after lane. One dispatch for
+        /// the batch, then a loop the kind's update is inlined into.
+        #[inline]
+        pub(crate) fn update_lanes(
+            template: &AnyKernel,
+            words: &mut [f64],
+            slots: &mut [f64],
+            batch: &[(usize, BarInput)],
+        ) {
+            match template {
+                $(AnyKernel::$kind(template) => {
+                    let (w, s) = ($kind::WORDS, template.slots());
+                    for &(l, ref bar) in batch {
+                        step(
+                            template,
+                            &mut words[l * w..(l + 1) * w],
+                            &mut slots[l * s..(l + 1) * s],
+                            bar,
+                        );
+                    }
+                })*
+            }
+        }
     };
 }
 

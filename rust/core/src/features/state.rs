@@ -280,38 +280,45 @@ impl FeatureState {
         Ok(())
     }
 
-    /// `bar` as the kernels read it: only the fields some kernel reads are converted.
-    fn convert(&self, bar: &Bar) -> BarInput {
-        let (p, s) = (pow10(self.price_scale), pow10(self.size_scale));
-        let convert = |wanted: bool, raw: i64, divisor: f64| {
-            if wanted {
-                raw as f64 / divisor
-            } else {
-                0.0
-            }
-        };
-        let inputs = self.layout.inputs;
-        BarInput {
-            ts_event: bar.ts_event,
-            open: convert(inputs.open, bar.open, p),
-            high: convert(inputs.high, bar.high, p),
-            low: convert(inputs.low, bar.low, p),
-            close: convert(inputs.close, bar.close, p),
-            volume: convert(inputs.volume, bar.volume, s),
-        }
-    }
-
-    /// [`Self::update_raw`] for a bar the caller has checked as [`Self::validate`] would
-    /// (the universe's series and fold vouch for theirs).
+    /// [`Self::update_raw`] for a bar the caller has checked as [`Self::validate`] would.
     pub(crate) fn take_validated(&mut self, bar: &Bar) {
-        let bar = self.convert(bar);
+        let bar = convert_bar(self.layout.inputs, self.price_scale, self.size_scale, bar);
         self.take_one(&bar);
     }
 
-    /// Load the packed words the next bar's update reads, ahead of it (see
-    /// [`Layout::touch`]). The value means nothing.
-    pub(crate) fn touch(&self) -> f64 {
-        self.layout.touch(&self.arena)
+    /// A state of `layout` from its parts (a universe keeps its states in lanes; see
+    /// [`super::lanes`]).
+    pub(crate) fn from_parts(
+        layout: Arc<Layout>,
+        arena: Vec<f64>,
+        after_gap: bool,
+        price_scale: u8,
+        size_scale: u8,
+        last_ts: Option<u64>,
+    ) -> Self {
+        Self {
+            layout,
+            arena,
+            after_gap,
+            price_scale,
+            size_scale,
+            last_ts,
+        }
+    }
+
+    /// The layout of the state's features.
+    pub(crate) fn layout(&self) -> &Arc<Layout> {
+        &self.layout
+    }
+
+    /// The kernels' packed words and slots.
+    pub(crate) fn arena(&self) -> &[f64] {
+        &self.arena
+    }
+
+    /// Whether a gap restarted the kernels (rather than nothing having been taken yet).
+    pub(crate) fn after_gap(&self) -> bool {
+        self.after_gap
     }
 
     /// Every kernel takes one bar.
@@ -363,6 +370,27 @@ impl FeatureState {
         self.layout.each_kernel(&mut self.arena, Kernel::reset);
         self.after_gap = false;
         self.last_ts = None;
+    }
+}
+
+/// `bar` as kernels reading `inputs` see it: only the fields some kernel reads are
+/// converted, each `raw / 10^scale` (see [`BarInput::from_raw`]).
+pub(crate) fn convert_bar(inputs: Inputs, price_scale: u8, size_scale: u8, bar: &Bar) -> BarInput {
+    let (p, s) = (pow10(price_scale), pow10(size_scale));
+    let convert = |wanted: bool, raw: i64, divisor: f64| {
+        if wanted {
+            raw as f64 / divisor
+        } else {
+            0.0
+        }
+    };
+    BarInput {
+        ts_event: bar.ts_event,
+        open: convert(inputs.open, bar.open, p),
+        high: convert(inputs.high, bar.high, p),
+        low: convert(inputs.low, bar.low, p),
+        close: convert(inputs.close, bar.close, p),
+        volume: convert(inputs.volume, bar.volume, s),
     }
 }
 

@@ -13,9 +13,11 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use rayon::prelude::*;
 
 use super::error::FeatureError;
+use super::lanes::{Lanes, Store};
 use super::layout::Layout;
 use super::registry::Compiled;
 use super::state::FeatureState;
+use super::BarInput;
 use crate::bars::{
     Bar, BarsView, Channel, Closed, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
     SeriesConfig,
@@ -34,8 +36,6 @@ pub struct Updated {
 struct Instrument {
     series: Series,
     fold: IncrementalFold,
-    /// Indexed like [`Resolution::ALL`].
-    states: Vec<FeatureState>,
 }
 
 /// The universe (see the module docs).
@@ -44,6 +44,9 @@ pub struct Universe {
     /// Shared by every state: the templates a bar's update reads stay hot.
     layout: Arc<Layout>,
     instruments: Vec<Instrument>,
+    /// The feature states, one store per resolution (indexed like [`Resolution::ALL`]), an
+    /// instrument's state at its index in each (see [`super::lanes`]).
+    stores: Vec<Store>,
     scratch: Scratch,
 }
 
@@ -53,6 +56,8 @@ struct Scratch {
     closed: Vec<Closed>,
     /// The state updates a run owes, by resolution (see [`close_run`]).
     owed: [Vec<Owed>; Resolution::ALL.len()],
+    /// One resolution's bars to take, by lane.
+    batch: Vec<(usize, BarInput)>,
 }
 
 /// A state update the first pass of [`close_run`] owes: the instrument's place in its run,
@@ -111,42 +116,59 @@ fn pool() -> Option<Arc<rayon::ThreadPool>> {
 }
 
 /// Close `bars` (instrument indexes from `base`, each instrument at most once) over
-/// `instruments` in two passes: every instrument's series and fold first, in bar order, then
-/// the feature states resolution by resolution. One resolution's updates in a row take the
-/// same branches the same way (a ring still filling, a window wrapping) where one
-/// instrument's seven alternate between them, and each loads the state two updates ahead.
-/// At midnight, when every resolution closes, that measured 2.06 against 2.78 µs per
-/// instrument on one thread, against closing instrument by instrument (`docs/performance.md`).
+/// `instruments` (and their states, `lanes`, one per resolution) in two passes: every
+/// instrument's series and fold first, in bar order, then the feature states resolution by
+/// resolution, each resolution's bars in one batch taken kernel by kernel
+/// ([`Lanes::take`]). One resolution's updates in a row take the same branches the same way
+/// (a ring still filling, a window wrapping) where one instrument's seven alternate between
+/// them, and each kernel's words are read as one stream (`docs/performance.md`).
 ///
 /// The first pass stops at the first refused bar; the updates owed by the bars before it
 /// are still taken. The first error is returned.
 fn close_run(
     instruments: &mut [Instrument],
+    lanes: &mut [Lanes<'_>],
     base: u32,
     bars: &[(u32, Bar)],
     scratch: &mut Scratch,
     updated: &mut Vec<Updated>,
 ) -> Result<(), FeatureError> {
-    let Scratch { closed, owed } = scratch;
+    let Scratch {
+        closed,
+        owed,
+        batch,
+    } = scratch;
     owed.iter_mut().for_each(Vec::clear);
     let folded = bars.iter().try_for_each(|&(index, bar)| {
         let instrument = (index - base) as usize;
-        instruments[instrument].fold_minute(index, bar, closed, updated, |resolution, input| {
-            owed[slot_of(resolution)].push(Owed { instrument, input });
-        })
+        instruments[instrument].fold_minute(
+            (index, instrument),
+            lanes,
+            bar,
+            closed,
+            updated,
+            |resolution, input| {
+                owed[slot_of(resolution)].push(Owed { instrument, input });
+            },
+        )
     });
-    folded.and(take_all_owed(instruments, owed))
+    folded.and(take_all_owed(instruments, lanes, owed, batch))
 }
 
 /// Every resolution takes its owed updates, whatever an earlier one returned; the first
 /// error is returned.
 fn take_all_owed(
-    instruments: &mut [Instrument],
+    instruments: &[Instrument],
+    lanes: &mut [Lanes<'_>],
     owed: &[Vec<Owed>; Resolution::ALL.len()],
+    batch: &mut Vec<(usize, BarInput)>,
 ) -> Result<(), FeatureError> {
     let mut taken = Ok(());
-    for (&resolution, owed) in Resolution::ALL.iter().zip(owed) {
-        taken = taken.and(take_owed(instruments, resolution, owed));
+    for ((&resolution, owed), lanes) in Resolution::ALL.iter().zip(owed).zip(lanes) {
+        let result = take_owed(instruments, lanes, resolution, owed, batch);
+        if taken.is_ok() {
+            taken = result;
+        }
     }
     taken
 }
@@ -172,28 +194,48 @@ fn distinct_runs(bars: &[(u32, Bar)], instruments: usize) -> impl Iterator<Item 
     })
 }
 
-/// Take one resolution's owed updates, in order; the first error is returned after the rest.
+/// Take one resolution's owed updates (each instrument at most once): first what each
+/// needs alone (a gap restarts it, a repair rewarms it from the series), then every bar
+/// in one batch, kernel by kernel ([`Lanes::take`]). The first error is returned after the
+/// rest.
 fn take_owed(
-    instruments: &mut [Instrument],
+    instruments: &[Instrument],
+    lanes: &mut Lanes<'_>,
     resolution: Resolution,
     owed: &[Owed],
+    batch: &mut Vec<(usize, BarInput)>,
 ) -> Result<(), FeatureError> {
+    batch.clear();
     let mut first = Ok(());
-    for (k, update) in owed.iter().enumerate() {
-        if let Some(next) = owed.get(k + 2) {
-            touch(&instruments[next.instrument], resolution);
+    for &Owed { instrument, input } in owed {
+        let entry = &instruments[instrument];
+        let last = lanes.last_ts_event(instrument);
+        let Some(bar) = input else {
+            // Before its first bar a state is warming up, not interrupted.
+            if last.is_some() {
+                lanes.mark_gap(instrument);
+            }
+            continue;
+        };
+        match last {
+            Some(last) if bar.ts_event <= last => {
+                let rewarmed = entry.rewarm_lane(lanes, instrument, resolution);
+                if first.is_ok() {
+                    first = rewarmed;
+                }
+                continue;
+            }
+            Some(last) if entry.is_gap(resolution, last, bar.ts_event) => {
+                lanes.mark_gap(instrument);
+            }
+            _ => {}
         }
-        let taken = instruments[update.instrument].take_input(resolution, update.input);
-        first = first.and(taken);
+        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
+        // and the order was checked above: nothing is left to validate.
+        batch.push((instrument, lanes.convert(instrument, &bar)));
     }
+    lanes.take(batch);
     first
-}
-
-/// Load the packed state an update will read, two updates ahead: the update would wait on
-/// its cache misses kernel after kernel, while these loads, independent of the work in
-/// between, overlap. Performance only: nothing changes.
-fn touch(entry: &Instrument, resolution: Resolution) {
-    std::hint::black_box(entry.states[slot_of(resolution)].touch());
 }
 
 /// The index of `resolution` in [`Resolution::ALL`] (its declaration order).
@@ -208,6 +250,7 @@ impl Universe {
         Self {
             layout: Layout::new(features),
             instruments: Vec::new(),
+            stores: vec![Store::default(); Resolution::ALL.len()],
             scratch: Scratch::default(),
         }
     }
@@ -230,14 +273,14 @@ impl Universe {
     /// [`FeatureError::Bars`] for a zero capacity.
     pub fn add(&mut self, config: SeriesConfig) -> Result<u32, FeatureError> {
         let (price, size) = (i64::from(config.price_scale), i64::from(config.size_scale));
-        let states = Resolution::ALL
-            .iter()
-            .map(|_| FeatureState::with_layout(Arc::clone(&self.layout), price, size))
-            .collect::<Result<Vec<_>, _>>()?;
+        let state = FeatureState::with_layout(Arc::clone(&self.layout), price, size)?;
+        let series = Series::new(config)?;
+        for store in &mut self.stores {
+            store.push(&state);
+        }
         self.instruments.push(Instrument {
-            series: Series::new(config)?,
+            series,
             fold: IncrementalFold::new(),
-            states,
         });
         Ok(u32::try_from(self.instruments.len() - 1).unwrap_or(u32::MAX))
     }
@@ -269,7 +312,8 @@ impl Universe {
         Ok(&self.instrument(instrument)?.series)
     }
 
-    /// The feature state of an instrument at a resolution.
+    /// The feature state of an instrument at a resolution (a copy: the universe keeps its
+    /// states in lanes, see [`super::lanes`]).
     ///
     /// # Errors
     /// [`FeatureError::UnknownInstrument`].
@@ -277,8 +321,16 @@ impl Universe {
         &self,
         instrument: u32,
         resolution: Resolution,
-    ) -> Result<&FeatureState, FeatureError> {
-        Ok(&self.instrument(instrument)?.states[slot_of(resolution)])
+    ) -> Result<FeatureState, FeatureError> {
+        self.instrument(instrument)?;
+        Ok(self.stores[slot_of(resolution)].gather(&self.layout, instrument as usize))
+    }
+
+    /// Every resolution's lanes, to read and update.
+    fn all_lanes(&mut self) -> (&mut [Instrument], Vec<Lanes<'_>>) {
+        let layout = &self.layout;
+        let lanes = self.stores.iter_mut().map(|s| s.lanes(layout)).collect();
+        (&mut self.instruments, lanes)
     }
 
     /// Record that an instrument observed `[start, end)`.
@@ -307,8 +359,10 @@ impl Universe {
                 .fold
                 .on_bulk(&entry.series, newest, &mut streamed_by_pages)?;
         }
-        for resolution in Resolution::ALL {
-            entry.rewarm(resolution)?;
+        let (instruments, mut lanes) = self.all_lanes();
+        let (entry, lane) = (&instruments[instrument as usize], instrument as usize);
+        for (resolution, lanes) in Resolution::ALL.into_iter().zip(&mut lanes) {
+            entry.rewarm_lane(lanes, lane, resolution)?;
         }
         Ok(outcomes
             .iter()
@@ -343,13 +397,17 @@ impl Universe {
             }
         }
         let mut scratch = std::mem::take(&mut self.scratch);
+        let len = self.instruments.len();
+        let (instruments, mut lanes) = self.all_lanes();
         let result = if ordered {
-            close_run(&mut self.instruments, 0, bars, &mut scratch, updated)
+            close_run(instruments, &mut lanes, 0, bars, &mut scratch, updated)
         } else {
             // An instrument may come more than once: runs in which none does, in turn.
-            distinct_runs(bars, self.instruments.len())
-                .try_for_each(|run| close_run(&mut self.instruments, 0, run, &mut scratch, updated))
+            distinct_runs(bars, len).try_for_each(|run| {
+                close_run(instruments, &mut lanes, 0, run, &mut scratch, updated)
+            })
         };
+        drop(lanes);
         self.scratch = scratch;
         result
     }
@@ -383,26 +441,38 @@ impl Universe {
     ) -> Result<(), FeatureError> {
         let chunks = (threads * CHUNKS_PER_THREAD).min(bars.len()).max(1);
         let cut = |k: usize| k * bars.len() / chunks;
+        let len = self.instruments.len();
+        // Each chunk owns the instruments from its first bar's index to the next chunk's.
+        let ends: Vec<usize> = (1..=chunks)
+            .map(|k| bars.get(cut(k)).map_or(len, |next| next.0 as usize))
+            .collect();
+        let layout = &self.layout;
+        let mut lanes_of: Vec<Vec<Lanes<'_>>> = (0..chunks).map(|_| Vec::new()).collect();
+        for store in &mut self.stores {
+            for (k, part) in store.split(layout, &ends).into_iter().enumerate() {
+                lanes_of[k].push(part);
+            }
+        }
         let mut rest: &mut [Instrument] = &mut self.instruments;
-        let mut taken = 0u32;
         let mut jobs = Vec::with_capacity(chunks);
-        for k in 0..chunks {
+        for ((k, lanes), &end) in lanes_of.into_iter().enumerate().zip(&ends) {
             let part = &bars[cut(k)..cut(k + 1)];
-            let end = bars.get(cut(k + 1)).map_or(u32::MAX, |next| next.0);
-            let own = (end.min(taken + rest.len() as u32) - taken) as usize;
-            let (mine, others) = std::mem::take(&mut rest).split_at_mut(own);
-            jobs.push((mine, taken, part));
+            let base = len - rest.len();
+            let (mine, others) = std::mem::take(&mut rest).split_at_mut(end - base);
+            jobs.push((mine, lanes, base as u32, part));
             rest = others;
-            taken += own as u32;
         }
         // `collect` keeps chunk order.
         let done: Vec<_> = pool.install(|| {
             jobs.into_par_iter()
-                .map_init(Scratch::default, |scratch, (mine, base, part)| {
-                    let mut out = Vec::with_capacity(part.len() * 2);
-                    let result = close_run(mine, base, part, scratch, &mut out);
-                    (result, out)
-                })
+                .map_init(
+                    Scratch::default,
+                    |scratch, (mine, mut lanes, base, part)| {
+                        let mut out = Vec::with_capacity(part.len() * 2);
+                        let result = close_run(mine, &mut lanes, base, part, scratch, &mut out);
+                        (result, out)
+                    },
+                )
                 .collect()
         });
         let mut first = Ok(());
@@ -428,10 +498,14 @@ impl Universe {
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
         let mut scratch = std::mem::take(&mut self.scratch);
-        let Scratch { closed, owed } = &mut scratch;
+        let Scratch {
+            closed,
+            owed,
+            batch,
+        } = &mut scratch;
         owed.iter_mut().for_each(Vec::clear);
-        let folded = self
-            .instruments
+        let (instruments, mut lanes) = self.all_lanes();
+        let folded = instruments
             .iter_mut()
             .enumerate()
             .try_for_each(|(instrument, entry)| {
@@ -443,7 +517,8 @@ impl Universe {
                 });
                 Ok(())
             });
-        let taken = take_all_owed(&mut self.instruments, owed);
+        let taken = take_all_owed(instruments, &mut lanes, owed, batch);
+        drop(lanes);
         self.scratch = scratch;
         folded.and(taken)
     }
@@ -459,7 +534,8 @@ impl Instrument {
     /// rewarms what it touched at once.
     fn fold_minute(
         &mut self,
-        index: u32,
+        (index, lane): (u32, usize),
+        lanes: &mut [Lanes<'_>],
         bar: Bar,
         closed: &mut Vec<Closed>,
         updated: &mut Vec<Updated>,
@@ -476,7 +552,7 @@ impl Instrument {
         };
         if late {
             // A late bar changes closed history: rewarm what it touched.
-            return self.rewarm_touched(index, closed, updated);
+            return self.rewarm_touched((index, lane), lanes, closed, updated);
         }
         owe(Resolution::M1, Some(bar));
         updated.push(Updated {
@@ -487,47 +563,16 @@ impl Instrument {
         Ok(())
     }
 
-    /// A closed bucket's bar into its state, or a withheld bucket's gap.
-    fn take_input(
-        &mut self,
-        resolution: Resolution,
-        input: Option<Bar>,
-    ) -> Result<(), FeatureError> {
-        if let Some(bar) = input {
-            return self.take(resolution, bar);
-        }
-        // Before its first bar a state is warming up, not interrupted.
-        let state = &mut self.states[slot_of(resolution)];
-        if state.last_ts_event().is_some() {
-            state.mark_gap();
-        }
-        Ok(())
-    }
-
-    /// Feed one closed bar of `resolution`: in order it updates the state (after a gap
-    /// check); a repair of an earlier bar rewarms the resolution from the series.
-    fn take(&mut self, resolution: Resolution, bar: Bar) -> Result<(), FeatureError> {
-        let channel = self.channel();
-        let state = &mut self.states[slot_of(resolution)];
-        match state.last_ts_event() {
-            Some(last) if bar.ts_event <= last => return self.rewarm(resolution),
-            Some(last)
-                if is_gap(
-                    self.series.coverage(),
-                    channel,
-                    resolution,
-                    last,
-                    bar.ts_event,
-                ) =>
-            {
-                state.mark_gap();
-            }
-            _ => {}
-        }
-        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
-        // and the order was checked above: nothing is left to validate.
-        state.take_validated(&bar);
-        Ok(())
+    /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
+    /// `next`, straddle a gap.
+    fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
+        is_gap(
+            self.series.coverage(),
+            self.channel(),
+            resolution,
+            prev,
+            next,
+        )
     }
 }
 
@@ -572,6 +617,20 @@ fn is_gap(
 
 #[path = "universe_rewarm.rs"]
 mod rewarm;
+
+#[cfg(test)]
+impl Universe {
+    /// [`close_run`] over every instrument on this thread (the tests' reference).
+    fn close_run_here(
+        &mut self,
+        bars: &[(u32, Bar)],
+        scratch: &mut Scratch,
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let (instruments, mut lanes) = self.all_lanes();
+        close_run(instruments, &mut lanes, 0, bars, scratch, updated)
+    }
+}
 
 #[cfg(test)]
 #[path = "universe_split_tests.rs"]

@@ -3,6 +3,7 @@
 //! it and warmed in one pass per run between gaps.
 
 use super::super::error::FeatureError;
+use super::super::lanes::Lanes;
 use super::super::state::{BarColumns, FeatureState};
 use super::{is_gap, slot_of, Instrument, Updated};
 use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
@@ -10,8 +11,9 @@ use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
 impl Instrument {
     /// Rewarm 1m and every resolution with a closed bucket in `closed` from the series.
     pub(super) fn rewarm_touched(
-        &mut self,
-        index: u32,
+        &self,
+        (index, lane): (u32, usize),
+        lanes: &mut [Lanes<'_>],
         closed: &[Closed],
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
@@ -23,7 +25,7 @@ impl Instrument {
             }
         }
         for resolution in touched {
-            self.rewarm(resolution)?;
+            self.rewarm_lane(&mut lanes[slot_of(resolution)], lane, resolution)?;
             updated.push(Updated {
                 instrument: index,
                 resolution,
@@ -32,12 +34,25 @@ impl Instrument {
         Ok(())
     }
 
-    /// Warm `resolution`'s state afresh from the series: its bars split at gaps.
-    pub(super) fn rewarm(&mut self, resolution: Resolution) -> Result<(), FeatureError> {
+    /// Warm lane `lane` of `resolution`'s lanes afresh from the series (see
+    /// [`Self::rewarm`]); on error the lane is left as it was.
+    pub(super) fn rewarm_lane(
+        &self,
+        lanes: &mut Lanes<'_>,
+        lane: usize,
+        resolution: Resolution,
+    ) -> Result<(), FeatureError> {
+        let mut state = lanes.gather(lane);
+        self.rewarm(&mut state, resolution)?;
+        lanes.scatter(lane, &state);
+        Ok(())
+    }
+
+    /// Warm `state`, of `resolution`, afresh from the series: its bars split at gaps.
+    fn rewarm(&self, state: &mut FeatureState, resolution: Resolution) -> Result<(), FeatureError> {
         let view = self.series.view();
         let channel = self.channel();
         let coverage = self.series.coverage();
-        let state = &mut self.states[slot_of(resolution)];
         state.reset();
         if resolution == Resolution::M1 {
             return warm_split(state, &columns_of_view(&view), |prev, next| {

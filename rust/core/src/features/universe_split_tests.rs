@@ -46,13 +46,13 @@ fn every_split_equals_one_thread() {
                 .close_split(&test_pool(), &bars, parts, &mut a)
                 .is_ok());
             let mut scratch = Scratch::default();
-            assert!(close_run(&mut single.instruments, 0, &bars, &mut scratch, &mut b).is_ok());
+            assert!(single.close_run_here(&bars, &mut scratch, &mut b).is_ok());
             assert_eq!(a, b, "{parts} parts, minute {minute}");
         }
         for k in 0..37 {
             for resolution in Resolution::ALL {
                 let (x, y) = (split.state(k, resolution), single.state(k, resolution));
-                assert_eq!(x.map(FeatureState::row).ok(), y.map(FeatureState::row).ok());
+                assert_eq!(x.map(|s| s.row()).ok(), y.map(|s| s.row()).ok());
             }
         }
     }
@@ -79,13 +79,7 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
             })
             .collect();
         let a = split.close_split(&test_pool(), &bars, 3, &mut Vec::new());
-        let b = close_run(
-            &mut single.instruments,
-            0,
-            &bars,
-            &mut Scratch::default(),
-            &mut Vec::new(),
-        );
+        let b = single.close_run_here(&bars, &mut Scratch::default(), &mut Vec::new());
         assert_eq!(a, b, "minute {minute}");
         if a.is_err() {
             return;
@@ -108,7 +102,7 @@ fn bar_by_bar(u: &mut Universe, bars: &[(u32, Bar)], updated: &mut Vec<Updated>)
     for one in bars {
         let mut scratch = Scratch::default();
         let slice = std::slice::from_ref(one);
-        assert!(close_run(&mut u.instruments, 0, slice, &mut scratch, updated).is_ok());
+        assert!(u.close_run_here(slice, &mut scratch, updated).is_ok());
     }
 }
 
@@ -124,7 +118,7 @@ fn assert_same_rows(a: &Universe, b: &Universe, instruments: u32, context: &str)
     for k in 0..instruments {
         for resolution in Resolution::ALL {
             let (x, y) = (a.state(k, resolution), b.state(k, resolution));
-            let same = x.map(FeatureState::row).ok() == y.map(FeatureState::row).ok();
+            let same = x.map(|s| s.row()).ok() == y.map(|s| s.row()).ok();
             assert!(same, "{context}: instrument {k} at {resolution:?}");
         }
     }
@@ -223,12 +217,58 @@ fn advanced_quiet_minutes_equal_a_warm_from_the_series() {
         assert!(fresh.warm(i, &series.view()).is_ok());
         for resolution in Resolution::ALL {
             let (x, y) = (live.state(k, resolution), fresh.state(i, resolution));
-            let (x, y) = (x.map(FeatureState::row).ok(), y.map(FeatureState::row).ok());
+            let (x, y) = (x.map(|s| s.row()).ok(), y.map(|s| s.row()).ok());
             assert_eq!(x, y, "instrument {k} at {resolution:?}");
         }
         // The hourly state is warm: the comparison is of values, not of ABSENT rows.
-        let hourly = live.state(k, Resolution::H1).map(FeatureState::row);
+        let hourly = live.state(k, Resolution::H1).map(|s| s.row());
         let sma = hourly.ok().and_then(|row| row.get("sma_20.value").copied());
         assert!(matches!(sma, Some(FeatureValue::Decimal(_))), "{sma:?}");
+    }
+}
+
+/// A universe keeps its states in lanes, updated kernel by kernel over a minute's
+/// instruments: each lane's words and slots equal, bit for bit, a state of its own fed the
+/// same 1-minute bars one at a time (its gaps marked where the universe finds them), and
+/// instruments sitting minutes out leave their lanes untouched.
+#[test]
+fn lanes_equal_states_of_their_own() {
+    const N: u32 = 9;
+    let mut u = universe(N);
+    let mut own: Vec<FeatureState> = (0..N)
+        .map(|_| {
+            FeatureState::from_registry::<&str>(default_registry(), None, 2, 3)
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    let mut last: Vec<Option<u64>> = vec![None; N as usize];
+    for minute in 1..400u64 {
+        let bars: Vec<(u32, Bar)> = (0..N)
+            .filter(|k| (u64::from(*k) * 3 + minute) % 17 != 0)
+            .map(|k| (k, bar(minute, k)))
+            .collect();
+        for &(k, b) in &bars {
+            let state = &mut own[k as usize];
+            if last[k as usize].is_some_and(|t| b.ts_event - t > MINUTE) {
+                state.mark_gap();
+            }
+            assert!(state.update_raw(&b).is_ok());
+            last[k as usize] = Some(b.ts_event);
+        }
+        assert!(u.close_minute(&bars, &mut Vec::new()).is_ok());
+        for k in 0..N {
+            let lane = u
+                .state(k, Resolution::M1)
+                .unwrap_or_else(|_| unreachable!());
+            let state = &own[k as usize];
+            let same_bits = lane
+                .arena()
+                .iter()
+                .map(|x| x.to_bits())
+                .eq(state.arena().iter().map(|x| x.to_bits()));
+            assert!(same_bits, "instrument {k}, minute {minute}");
+            assert_eq!(lane.last_ts_event(), state.last_ts_event());
+            assert_eq!(lane.row(), state.row(), "instrument {k}, minute {minute}");
+        }
     }
 }
