@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use super::layout::Layout;
 use super::packed::{self, Packed};
-use super::state::{convert_bar, FeatureState};
+use super::state::{convert_bar, FeatureState, Meta};
 use super::{BarInput, Kernel};
 use crate::bars::Bar;
 
@@ -29,15 +29,6 @@ use crate::bars::Bar;
 struct Column {
     words: Vec<f64>,
     slots: Vec<f64>,
-}
-
-/// What a lane's state keeps beside its kernels.
-#[derive(Debug, Clone, Copy)]
-struct Meta {
-    after_gap: bool,
-    price_scale: u8,
-    size_scale: u8,
-    last_ts: Option<u64>,
 }
 
 /// One resolution's states of every instrument (see the module docs).
@@ -59,12 +50,7 @@ impl Store {
             column.words.extend_from_slice(&words[placed.words.clone()]);
             column.slots.extend_from_slice(&slots[placed.slots.clone()]);
         }
-        self.meta.push(Meta {
-            after_gap: state.after_gap(),
-            price_scale: state.price_scale(),
-            size_scale: state.size_scale(),
-            last_ts: state.last_ts_event(),
-        });
+        self.meta.push(state.meta());
     }
 
     /// Lane `l` as a state of its own.
@@ -134,14 +120,7 @@ fn gather<'c>(
         to_words[placed.words.clone()].copy_from_slice(&w[l * wn..(l + 1) * wn]);
         to_slots[placed.slots.clone()].copy_from_slice(&s[l * sn..(l + 1) * sn]);
     }
-    FeatureState::from_parts(
-        Arc::clone(layout),
-        arena,
-        meta.after_gap,
-        meta.price_scale,
-        meta.size_scale,
-        meta.last_ts,
-    )
+    FeatureState::from_parts(Arc::clone(layout), arena, meta)
 }
 
 /// Lane `l` of a kernel column of `width` values per lane.
@@ -205,8 +184,7 @@ impl<'a> Lanes<'a> {
             lane(w, placed.words.len(), l).copy_from_slice(&words[placed.words.clone()]);
             lane(s, placed.slots.len(), l).copy_from_slice(&slots[placed.slots.clone()]);
         }
-        self.meta[l].after_gap = state.after_gap();
-        self.meta[l].last_ts = state.last_ts_event();
+        self.meta[l] = state.meta();
     }
 
     /// Restart every kernel of lane `l` (as [`FeatureState::mark_gap`]).

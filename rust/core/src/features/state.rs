@@ -55,11 +55,19 @@ pub struct FeatureState {
     layout: Arc<Layout>,
     /// The kernels' packed state and window slots (see [`super::layout`]).
     arena: Vec<f64>,
+    meta: Meta,
+}
+
+/// What a state keeps beside its kernels' arena (a universe keeps it per lane; see
+/// [`super::lanes`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Meta {
     /// Restarted by a gap (every kernel is, together) rather than new.
-    after_gap: bool,
-    price_scale: u8,
-    size_scale: u8,
-    last_ts: Option<u64>,
+    pub(crate) after_gap: bool,
+    pub(crate) price_scale: u8,
+    pub(crate) size_scale: u8,
+    /// The close time of the newest bar taken.
+    pub(crate) last_ts: Option<u64>,
 }
 
 fn scale_of(what: &'static str, precision: i64) -> Result<u8, FeatureError> {
@@ -93,10 +101,12 @@ impl FeatureState {
         Ok(Self {
             arena: layout.arena(),
             layout,
-            after_gap: false,
-            price_scale,
-            size_scale,
-            last_ts: None,
+            meta: Meta {
+                after_gap: false,
+                price_scale,
+                size_scale,
+                last_ts: None,
+            },
         })
     }
 
@@ -116,19 +126,19 @@ impl FeatureState {
     /// The price scale bars are read at.
     #[must_use]
     pub fn price_scale(&self) -> u8 {
-        self.price_scale
+        self.meta.price_scale
     }
 
     /// The size scale volumes are read at.
     #[must_use]
     pub fn size_scale(&self) -> u8 {
-        self.size_scale
+        self.meta.size_scale
     }
 
     /// The close time of the newest bar taken, if any.
     #[must_use]
     pub fn last_ts_event(&self) -> Option<u64> {
-        self.last_ts
+        self.meta.last_ts
     }
 
     /// The selected features, in selection order.
@@ -175,11 +185,11 @@ impl FeatureState {
         // The usual batch is vouched for without a branch per bar; the scan below names the
         // first offending bar of any other.
         let mut check = QuickCheck::default();
-        check.columns(columns, 0..n, self.last_ts);
+        check.columns(columns, 0..n, self.meta.last_ts);
         if check.vouches() {
             return Ok(());
         }
-        let mut previous = self.last_ts;
+        let mut previous = self.meta.last_ts;
         for i in 0..n {
             let ts = columns.ts_event[i];
             self.check_order(i, ts, previous)?;
@@ -246,9 +256,9 @@ impl FeatureState {
         {
             return false;
         }
-        let (inputs, ps, ss) = (self.inputs(), self.price_scale, self.size_scale);
+        let (inputs, ps, ss) = (self.inputs(), self.meta.price_scale, self.meta.size_scale);
         let mut buffer = BlockBuffer::new();
-        let mut last_ts = self.last_ts;
+        let mut last_ts = self.meta.last_ts;
         let mut kernels = self.layout.unpacked(&mut self.arena);
         for from in (0..n).step_by(BLOCK) {
             let (block, vouched) = buffer.convert(columns, from..n, last_ts, inputs, ps, ss);
@@ -259,7 +269,7 @@ impl FeatureState {
             last_ts = block.ts_event.last().copied().or(last_ts);
         }
         drop(kernels);
-        self.last_ts = last_ts;
+        self.meta.last_ts = last_ts;
         true
     }
 
@@ -282,27 +292,22 @@ impl FeatureState {
 
     /// [`Self::update_raw`] for a bar the caller has checked as [`Self::validate`] would.
     pub(crate) fn take_validated(&mut self, bar: &Bar) {
-        let bar = convert_bar(self.layout.inputs, self.price_scale, self.size_scale, bar);
+        let bar = convert_bar(
+            self.layout.inputs,
+            self.meta.price_scale,
+            self.meta.size_scale,
+            bar,
+        );
         self.take_one(&bar);
     }
 
     /// A state of `layout` from its parts (a universe keeps its states in lanes; see
     /// [`super::lanes`]).
-    pub(crate) fn from_parts(
-        layout: Arc<Layout>,
-        arena: Vec<f64>,
-        after_gap: bool,
-        price_scale: u8,
-        size_scale: u8,
-        last_ts: Option<u64>,
-    ) -> Self {
+    pub(crate) fn from_parts(layout: Arc<Layout>, arena: Vec<f64>, meta: Meta) -> Self {
         Self {
             layout,
             arena,
-            after_gap,
-            price_scale,
-            size_scale,
-            last_ts,
+            meta,
         }
     }
 
@@ -316,15 +321,15 @@ impl FeatureState {
         &self.arena
     }
 
-    /// Whether a gap restarted the kernels (rather than nothing having been taken yet).
-    pub(crate) fn after_gap(&self) -> bool {
-        self.after_gap
+    /// What the state keeps beside its arena.
+    pub(crate) fn meta(&self) -> Meta {
+        self.meta
     }
 
     /// Every kernel takes one bar.
     fn take_one(&mut self, bar: &BarInput) {
         self.layout.update(&mut self.arena, bar);
-        self.last_ts = Some(bar.ts_event);
+        self.meta.last_ts = Some(bar.ts_event);
     }
 
     /// Warm from bars already converted to `f64`, oldest first. Returns the number taken.
@@ -333,7 +338,7 @@ impl FeatureState {
     /// [`FeatureError::Unsorted`] when `ts_event` does not increase strictly; nothing is
     /// taken on error.
     pub fn warm(&mut self, bars: &[BarInput]) -> Result<usize, FeatureError> {
-        let mut previous = self.last_ts;
+        let mut previous = self.meta.last_ts;
         for (i, bar) in bars.iter().enumerate() {
             self.check_order(i, bar.ts_event, previous)?;
             previous = Some(bar.ts_event);
@@ -354,7 +359,7 @@ impl FeatureState {
         }
         drop(kernels);
         if let Some(bar) = bars.last() {
-            self.last_ts = Some(bar.ts_event);
+            self.meta.last_ts = Some(bar.ts_event);
         }
     }
 
@@ -362,14 +367,14 @@ impl FeatureState {
     /// each kernel has seen its `warmupBars` again. Bars must still come after the last one.
     pub fn mark_gap(&mut self) {
         self.layout.each_kernel(&mut self.arena, Kernel::reset);
-        self.after_gap = true;
+        self.meta.after_gap = true;
     }
 
     /// Forget every bar, as if new (the ordering check restarts too).
     pub fn reset(&mut self) {
         self.layout.each_kernel(&mut self.arena, Kernel::reset);
-        self.after_gap = false;
-        self.last_ts = None;
+        self.meta.after_gap = false;
+        self.meta.last_ts = None;
     }
 }
 

@@ -37,7 +37,7 @@ impl FeatureState {
             let needed = kernel.warmup_bars();
             let outputs = &compiled.spec.outputs;
             if seen < needed {
-                let reason = if self.after_gap {
+                let reason = if self.meta.after_gap {
                     AbsentReason::GapInInput
                 } else {
                     AbsentReason::WarmingUp {
