@@ -55,72 +55,29 @@ impl Store {
 
     /// Lane `l` as a state of its own.
     pub(crate) fn gather(&self, layout: &Arc<Layout>, l: usize) -> FeatureState {
-        let words = self.columns.iter().map(|c| c.words.as_slice());
-        let slots = self.columns.iter().map(|c| c.slots.as_slice());
-        gather(layout, words, slots, self.meta[l], l)
+        let mut arena = vec![0.0; layout.len()];
+        let (words, slots) = arena.split_at_mut(layout.words_len());
+        for (column, placed) in self.columns.iter().zip(&layout.kernels) {
+            let (w, s) = (placed.words.len(), placed.slots.len());
+            words[placed.words.clone()].copy_from_slice(&column.words[l * w..(l + 1) * w]);
+            slots[placed.slots.clone()].copy_from_slice(&column.slots[l * s..(l + 1) * s]);
+        }
+        FeatureState::from_parts(Arc::clone(layout), arena, self.meta[l])
     }
 
     /// Every lane, to read and update.
     pub(crate) fn lanes<'a>(&'a mut self, layout: &'a Arc<Layout>) -> Lanes<'a> {
-        let (words, slots) = self
-            .columns
-            .iter_mut()
-            .map(|c| (c.words.as_mut_slice(), c.slots.as_mut_slice()))
-            .unzip();
         Lanes {
             layout,
-            words,
-            slots,
-            meta: &mut self.meta,
+            store: self,
         }
-    }
-
-    /// The lanes cut at `ends` (each the end of a part, increasing, the last `len`): one
-    /// [`Lanes`] per part, disjoint, to update on several threads.
-    pub(crate) fn split<'a>(
-        &'a mut self,
-        layout: &'a Arc<Layout>,
-        ends: &[usize],
-    ) -> Vec<Lanes<'a>> {
-        let mut parts: Vec<Lanes<'a>> = Vec::with_capacity(ends.len());
-        let mut rest = self.lanes(layout);
-        let mut taken = 0;
-        for &end in ends {
-            let (part, tail) = rest.split_at(end - taken);
-            parts.push(part);
-            rest = tail;
-            taken = end;
-        }
-        parts
     }
 }
 
-/// Lanes of a [`Store`] borrowed to read and update (all of them, or one part of a split).
+/// A [`Store`]'s lanes, borrowed with their layout to read and update.
 pub(crate) struct Lanes<'a> {
     layout: &'a Arc<Layout>,
-    /// Per kernel, the words of these lanes.
-    words: Vec<&'a mut [f64]>,
-    /// Per kernel, the slots of these lanes.
-    slots: Vec<&'a mut [f64]>,
-    meta: &'a mut [Meta],
-}
-
-/// Lane `l` of kernel columns (`words` and `slots` of each kernel) as a state of its own.
-fn gather<'c>(
-    layout: &Arc<Layout>,
-    words: impl Iterator<Item = &'c [f64]>,
-    slots: impl Iterator<Item = &'c [f64]>,
-    meta: Meta,
-    l: usize,
-) -> FeatureState {
-    let mut arena = vec![0.0; layout.len()];
-    let (to_words, to_slots) = arena.split_at_mut(layout.words_len());
-    for ((w, s), placed) in words.zip(slots).zip(&layout.kernels) {
-        let (wn, sn) = (placed.words.len(), placed.slots.len());
-        to_words[placed.words.clone()].copy_from_slice(&w[l * wn..(l + 1) * wn]);
-        to_slots[placed.slots.clone()].copy_from_slice(&s[l * sn..(l + 1) * sn]);
-    }
-    FeatureState::from_parts(Arc::clone(layout), arena, meta)
+    store: &'a mut Store,
 }
 
 /// Lane `l` of a kernel column of `width` values per lane.
@@ -128,80 +85,45 @@ fn lane(column: &mut [f64], width: usize, l: usize) -> &mut [f64] {
     &mut column[l * width..(l + 1) * width]
 }
 
-impl<'a> Lanes<'a> {
-    /// The first `n` lanes and the rest.
-    fn split_at(self, n: usize) -> (Self, Self) {
-        let layout = self.layout;
-        let (mut words, mut slots) = (Vec::new(), Vec::new());
-        let (mut words_rest, mut slots_rest) = (Vec::new(), Vec::new());
-        for ((w, s), placed) in self.words.into_iter().zip(self.slots).zip(&layout.kernels) {
-            let (a, b) = w.split_at_mut(n * placed.words.len());
-            words.push(a);
-            words_rest.push(b);
-            let (a, b) = s.split_at_mut(n * placed.slots.len());
-            slots.push(a);
-            slots_rest.push(b);
-        }
-        let (meta, meta_rest) = self.meta.split_at_mut(n);
-        (
-            Self {
-                layout,
-                words,
-                slots,
-                meta,
-            },
-            Self {
-                layout,
-                words: words_rest,
-                slots: slots_rest,
-                meta: meta_rest,
-            },
-        )
-    }
-
+impl Lanes<'_> {
     /// The close time of lane `l`'s newest bar.
     pub(crate) fn last_ts_event(&self, l: usize) -> Option<u64> {
-        self.meta[l].last_ts
+        self.store.meta[l].last_ts
     }
 
     /// Lane `l` as a state of its own.
     pub(crate) fn gather(&self, l: usize) -> FeatureState {
-        let words = self.words.iter().map(|w| &**w);
-        let slots = self.slots.iter().map(|s| &**s);
-        gather(self.layout, words, slots, self.meta[l], l)
+        self.store.gather(self.layout, l)
     }
 
     /// Write `state` (of this layout) back as lane `l`.
     pub(crate) fn scatter(&mut self, l: usize, state: &FeatureState) {
         let layout = self.layout;
         let (words, slots) = state.arena().split_at(layout.words_len());
-        for ((w, s), placed) in self
-            .words
-            .iter_mut()
-            .zip(&mut self.slots)
-            .zip(&layout.kernels)
-        {
-            lane(w, placed.words.len(), l).copy_from_slice(&words[placed.words.clone()]);
-            lane(s, placed.slots.len(), l).copy_from_slice(&slots[placed.slots.clone()]);
+        for (column, placed) in self.store.columns.iter_mut().zip(&layout.kernels) {
+            lane(&mut column.words, placed.words.len(), l)
+                .copy_from_slice(&words[placed.words.clone()]);
+            lane(&mut column.slots, placed.slots.len(), l)
+                .copy_from_slice(&slots[placed.slots.clone()]);
         }
-        self.meta[l] = state.meta();
+        self.store.meta[l] = state.meta();
     }
 
     /// Restart every kernel of lane `l` (as [`FeatureState::mark_gap`]).
     pub(crate) fn mark_gap(&mut self, l: usize) {
         let layout = self.layout;
-        for (w, placed) in self.words.iter_mut().zip(&layout.kernels) {
-            let words = lane(w, placed.words.len(), l);
+        for (column, placed) in self.store.columns.iter_mut().zip(&layout.kernels) {
+            let words = lane(&mut column.words, placed.words.len(), l);
             let mut kernel = Packed::unpack(&placed.template, words);
             kernel.reset();
             kernel.pack(words);
         }
-        self.meta[l].after_gap = true;
+        self.store.meta[l].after_gap = true;
     }
 
     /// `bar` as lane `l`'s kernels read it (as [`FeatureState`] converts it).
     pub(crate) fn convert(&self, l: usize, bar: &Bar) -> BarInput {
-        let meta = self.meta[l];
+        let meta = self.store.meta[l];
         convert_bar(self.layout.inputs, meta.price_scale, meta.size_scale, bar)
     }
 
@@ -209,16 +131,16 @@ impl<'a> Lanes<'a> {
     /// their lane's newest, checked by the caller): kernel by kernel over the batch.
     pub(crate) fn take(&mut self, batch: &[(usize, BarInput)]) {
         let layout = self.layout;
-        for ((w, s), placed) in self
-            .words
-            .iter_mut()
-            .zip(&mut self.slots)
-            .zip(&layout.kernels)
-        {
-            packed::update_lanes(&placed.template, w, s, batch);
+        for (column, placed) in self.store.columns.iter_mut().zip(&layout.kernels) {
+            packed::update_lanes(
+                &placed.template,
+                &mut column.words,
+                &mut column.slots,
+                batch,
+            );
         }
         for &(l, bar) in batch {
-            self.meta[l].last_ts = Some(bar.ts_event);
+            self.store.meta[l].last_ts = Some(bar.ts_event);
         }
     }
 }

@@ -8,20 +8,19 @@
 //! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
 //! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
 
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
-
-use rayon::prelude::*;
+use std::sync::{Arc, Mutex};
 
 use super::error::FeatureError;
 use super::lanes::{Lanes, Store};
 use super::layout::Layout;
 use super::registry::Compiled;
 use super::state::FeatureState;
-use super::BarInput;
 use crate::bars::{
-    Bar, BarsView, Channel, Closed, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
+    Bar, BarsView, Channel, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
     SeriesConfig,
 };
+use close::{advance_run, close_run, distinct_runs, Scratch};
+use threads::{pool, run_all, THREADS};
 
 /// One (instrument, resolution) row that changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,228 +42,114 @@ struct Instrument {
 pub struct Universe {
     /// Shared by every state: the templates a bar's update reads stay hot.
     layout: Arc<Layout>,
-    instruments: Vec<Instrument>,
-    /// The feature states, one store per resolution (indexed like [`Resolution::ALL`]), an
-    /// instrument's state at its index in each (see [`super::lanes`]).
-    stores: Vec<Store>,
-    scratch: Scratch,
+    /// The instruments, `block_len` to a block (the last may hold fewer): instrument `i` is
+    /// lane `i % block_len` of block `i / block_len`.
+    blocks: Vec<Block>,
+    block_len: usize,
+    len: usize,
 }
 
-/// Buffers a minute's close reuses (one set per thread).
+/// Consecutive instruments with their feature states, closed as one: a split minute hands
+/// whole blocks to threads, so nothing is cut or allocated per minute.
 #[derive(Debug, Clone, Default)]
-struct Scratch {
-    closed: Vec<Closed>,
-    /// The state updates a run owes, by resolution (see [`close_run`]).
-    owed: [Vec<Owed>; Resolution::ALL.len()],
-    /// One resolution's bars to take, by lane.
-    batch: Vec<(usize, BarInput)>,
+struct Block {
+    instruments: Vec<Instrument>,
+    /// One store per resolution (indexed like [`Resolution::ALL`]), an instrument's state at
+    /// its lane in each (see [`super::lanes`]).
+    stores: [Store; Resolution::ALL.len()],
+    scratch: Scratch,
+    /// On a split minute, the rows this block changed and how its close ended.
+    out: Vec<Updated>,
+    result: Option<Result<(), FeatureError>>,
 }
 
-/// A state update the first pass of [`close_run`] owes: the instrument's place in its run,
-/// and the bar its state takes (`None`: the bucket was withheld).
-#[derive(Debug, Clone, Copy)]
-struct Owed {
-    instrument: usize,
-    input: Option<Bar>,
+/// A block's part of a split minute: its bars, its instruments' indexes from `base`.
+struct Job<'a> {
+    base: u32,
+    block: &'a mut Block,
+    bars: &'a [(u32, Bar)],
 }
 
-/// A minute with at least this many bars splits over the pool's threads. Handing chunks to
-/// the pool costs a few microseconds: a day minute of 256 bars measured 42 µs split against
-/// 60 µs on one thread, and 128 bars came out even.
+/// Instruments per block. Enough that a resolution's batch streams each kernel's words
+/// over many lanes; few enough that the 1,000 instruments of a worst minute make 16 blocks,
+/// and a thread the machine slows down leaves blocks to the others.
+const BLOCK_LEN: usize = 64;
+
+/// A minute with at least this many bars splits over threads. Handing blocks to a helper
+/// costs a few microseconds: a day minute of 256 bars measured 42 µs split against 60 µs on
+/// one thread, and 128 bars came out even.
 const PARALLEL_MIN: usize = 256;
 
 /// At most this many threads close one minute.
-const MAX_PARTS: usize = 8;
-
-/// Chunks per thread a split minute is cut into: more than one, so that a thread the
-/// machine slows down leaves part of its share to the others; few, because each chunk closes
-/// in two passes (see [`close_run`]) and a longer run keeps one resolution's updates in a row
-/// longer (1,000 instruments at midnight: 2 per thread measured 1.10-1.28 ms, 8 per thread
-/// 1.16-1.68 ms).
-const CHUNKS_PER_THREAD: usize = 2;
-
-/// Threads this process may run at once.
-static THREADS: LazyLock<usize> =
-    LazyLock::new(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
-
-/// The pool that closes split minutes, and the process that built it.
-static POOL: Mutex<Option<(u32, Arc<rayon::ThreadPool>)>> = Mutex::new(None);
-
-/// This process's pool (its threads stay up between minutes), built on first use, and built
-/// again in a child forked after it: a fork copies the pool but not its threads, and the
-/// child would wait forever on work no thread takes. `None` when no thread can be started.
-fn pool() -> Option<Arc<rayon::ThreadPool>> {
-    let pid = std::process::id();
-    let mut held = POOL.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((owner, pool)) = held.as_ref() {
-        if *owner == pid {
-            return Some(Arc::clone(pool));
-        }
-    }
-    let pool = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(*THREADS)
-            .thread_name(|i| format!("spine-close-{i}"))
-            .build()
-            .ok()?,
-    );
-    // A parent's pool in a forked child has no threads to stop: leave it, never drop it.
-    if let Some(parents) = held.replace((pid, Arc::clone(&pool))) {
-        std::mem::forget(parents);
-    }
-    Some(pool)
-}
-
-/// Close `bars` (instrument indexes from `base`, each instrument at most once) over
-/// `instruments` (and their states, `lanes`, one per resolution) in two passes: every
-/// instrument's series and fold first, in bar order, then the feature states resolution by
-/// resolution, each resolution's bars in one batch taken kernel by kernel
-/// ([`Lanes::take`]). One resolution's updates in a row take the same branches the same way
-/// (a ring still filling, a window wrapping) where one instrument's seven alternate between
-/// them, and each kernel's words are read as one stream (`docs/performance.md`).
-///
-/// The first pass stops at the first refused bar; the updates owed by the bars before it
-/// are still taken. The first error is returned.
-fn close_run(
-    instruments: &mut [Instrument],
-    lanes: &mut [Lanes<'_>],
-    base: u32,
-    bars: &[(u32, Bar)],
-    scratch: &mut Scratch,
-    updated: &mut Vec<Updated>,
-) -> Result<(), FeatureError> {
-    let Scratch {
-        closed,
-        owed,
-        batch,
-    } = scratch;
-    owed.iter_mut().for_each(Vec::clear);
-    let folded = bars.iter().try_for_each(|&(index, bar)| {
-        let instrument = (index - base) as usize;
-        instruments[instrument].fold_minute(
-            (index, instrument),
-            lanes,
-            bar,
-            closed,
-            updated,
-            |resolution, input| {
-                owed[slot_of(resolution)].push(Owed { instrument, input });
-            },
-        )
-    });
-    folded.and(take_all_owed(instruments, lanes, owed, batch))
-}
-
-/// Every resolution takes its owed updates, whatever an earlier one returned; the first
-/// error is returned.
-fn take_all_owed(
-    instruments: &[Instrument],
-    lanes: &mut [Lanes<'_>],
-    owed: &[Vec<Owed>; Resolution::ALL.len()],
-    batch: &mut Vec<(usize, BarInput)>,
-) -> Result<(), FeatureError> {
-    let mut taken = Ok(());
-    for ((&resolution, owed), lanes) in Resolution::ALL.iter().zip(owed).zip(lanes) {
-        let result = take_owed(instruments, lanes, resolution, owed, batch);
-        if taken.is_ok() {
-            taken = result;
-        }
-    }
-    taken
-}
-
-/// `bars` cut, in order, into the longest runs in which no instrument comes twice (indexes
-/// below `instruments`).
-fn distinct_runs(bars: &[(u32, Bar)], instruments: usize) -> impl Iterator<Item = &[(u32, Bar)]> {
-    let mut seen = vec![false; instruments];
-    let mut rest = bars;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let len = rest
-            .iter()
-            .position(|&(index, _)| std::mem::replace(&mut seen[index as usize], true))
-            .unwrap_or(rest.len());
-        let (run, tail) = rest.split_at(len);
-        run.iter()
-            .for_each(|&(index, _)| seen[index as usize] = false);
-        rest = tail;
-        Some(run)
-    })
-}
-
-/// Take one resolution's owed updates (each instrument at most once): first what each
-/// needs alone (a gap restarts it, a repair rewarms it from the series), then every bar
-/// in one batch, kernel by kernel ([`Lanes::take`]). The first error is returned after the
-/// rest.
-fn take_owed(
-    instruments: &[Instrument],
-    lanes: &mut Lanes<'_>,
-    resolution: Resolution,
-    owed: &[Owed],
-    batch: &mut Vec<(usize, BarInput)>,
-) -> Result<(), FeatureError> {
-    batch.clear();
-    let mut first = Ok(());
-    for &Owed { instrument, input } in owed {
-        let entry = &instruments[instrument];
-        let last = lanes.last_ts_event(instrument);
-        let Some(bar) = input else {
-            // Before its first bar a state is warming up, not interrupted.
-            if last.is_some() {
-                lanes.mark_gap(instrument);
-            }
-            continue;
-        };
-        match last {
-            Some(last) if bar.ts_event <= last => {
-                let rewarmed = entry.rewarm_lane(lanes, instrument, resolution);
-                if first.is_ok() {
-                    first = rewarmed;
-                }
-                continue;
-            }
-            Some(last) if entry.is_gap(resolution, last, bar.ts_event) => {
-                lanes.mark_gap(instrument);
-            }
-            _ => {}
-        }
-        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
-        // and the order was checked above: nothing is left to validate.
-        batch.push((instrument, lanes.convert(instrument, &bar)));
-    }
-    lanes.take(batch);
-    first
-}
+const MAX_THREADS: usize = 8;
 
 /// The index of `resolution` in [`Resolution::ALL`] (its declaration order).
 fn slot_of(resolution: Resolution) -> usize {
     resolution as usize
 }
 
+impl Block {
+    /// Its instruments, their states as lanes (one per resolution), and its scratch.
+    fn parts<'a>(
+        &'a mut self,
+        layout: &'a Arc<Layout>,
+    ) -> (
+        &'a mut [Instrument],
+        [Lanes<'a>; Resolution::ALL.len()],
+        &'a mut Scratch,
+    ) {
+        let lanes = self.stores.each_mut().map(|store| store.lanes(layout));
+        (&mut self.instruments, lanes, &mut self.scratch)
+    }
+
+    /// Close `bars` (instruments of this block, from index `base`; see [`close_run`]).
+    fn close(
+        &mut self,
+        layout: &Arc<Layout>,
+        base: u32,
+        bars: &[(u32, Bar)],
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let (instruments, mut lanes, scratch) = self.parts(layout);
+        close_run(instruments, &mut lanes, base, bars, scratch, updated)
+    }
+
+    /// [`Self::close`] on a thread of a split minute: its rows and result wait for the caller.
+    fn close_apart(&mut self, layout: &Arc<Layout>, base: u32, bars: &[(u32, Bar)]) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        self.result = Some(self.close(layout, base, bars, &mut out));
+        self.out = out;
+    }
+}
+
 impl Universe {
     /// An empty universe computing `features` at every resolution.
     #[must_use]
     pub fn new(features: Vec<Arc<Compiled>>) -> Self {
+        Self::with_block_len(features, BLOCK_LEN)
+    }
+
+    /// An empty universe of blocks of `block_len` instruments.
+    fn with_block_len(features: Vec<Arc<Compiled>>, block_len: usize) -> Self {
         Self {
             layout: Layout::new(features),
-            instruments: Vec::new(),
-            stores: vec![Store::default(); Resolution::ALL.len()],
-            scratch: Scratch::default(),
+            blocks: Vec::new(),
+            block_len,
+            len: 0,
         }
     }
 
     /// Instruments held.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.instruments.len()
+        self.len
     }
 
     /// Whether no instrument is held.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.instruments.is_empty()
+        self.len == 0
     }
 
     /// Add an instrument; returns its index.
@@ -275,33 +160,38 @@ impl Universe {
         let (price, size) = (i64::from(config.price_scale), i64::from(config.size_scale));
         let state = FeatureState::with_layout(Arc::clone(&self.layout), price, size)?;
         let series = Series::new(config)?;
-        for store in &mut self.stores {
+        if self.len % self.block_len == 0 {
+            self.blocks.push(Block::default());
+        }
+        let Some(block) = self.blocks.last_mut() else {
+            unreachable!("a block was pushed above")
+        };
+        for store in &mut block.stores {
             store.push(&state);
         }
-        self.instruments.push(Instrument {
+        block.instruments.push(Instrument {
             series,
             fold: IncrementalFold::new(),
         });
-        Ok(u32::try_from(self.instruments.len() - 1).unwrap_or(u32::MAX))
+        self.len += 1;
+        Ok(u32::try_from(self.len - 1).unwrap_or(u32::MAX))
+    }
+
+    /// The block and lane of instrument `index`.
+    fn locate(&self, index: u32) -> Result<(usize, usize), FeatureError> {
+        let index = index as usize;
+        if index >= self.len {
+            return Err(FeatureError::UnknownInstrument {
+                index,
+                len: self.len,
+            });
+        }
+        Ok((index / self.block_len, index % self.block_len))
     }
 
     fn instrument(&self, index: u32) -> Result<&Instrument, FeatureError> {
-        self.instruments
-            .get(index as usize)
-            .ok_or(FeatureError::UnknownInstrument {
-                index: index as usize,
-                len: self.instruments.len(),
-            })
-    }
-
-    fn instrument_mut(&mut self, index: u32) -> Result<&mut Instrument, FeatureError> {
-        let len = self.instruments.len();
-        self.instruments
-            .get_mut(index as usize)
-            .ok_or(FeatureError::UnknownInstrument {
-                index: index as usize,
-                len,
-            })
+        let (block, lane) = self.locate(index)?;
+        Ok(&self.blocks[block].instruments[lane])
     }
 
     /// The 1-minute series of an instrument.
@@ -322,15 +212,8 @@ impl Universe {
         instrument: u32,
         resolution: Resolution,
     ) -> Result<FeatureState, FeatureError> {
-        self.instrument(instrument)?;
-        Ok(self.stores[slot_of(resolution)].gather(&self.layout, instrument as usize))
-    }
-
-    /// Every resolution's lanes, to read and update.
-    fn all_lanes(&mut self) -> (&mut [Instrument], Vec<Lanes<'_>>) {
-        let layout = &self.layout;
-        let lanes = self.stores.iter_mut().map(|s| s.lanes(layout)).collect();
-        (&mut self.instruments, lanes)
+        let (block, lane) = self.locate(instrument)?;
+        Ok(self.blocks[block].stores[slot_of(resolution)].gather(&self.layout, lane))
     }
 
     /// Record that an instrument observed `[start, end)`.
@@ -338,10 +221,9 @@ impl Universe {
     /// # Errors
     /// [`FeatureError::UnknownInstrument`], or an invalid span.
     pub fn observe(&mut self, instrument: u32, start: u64, end: u64) -> Result<(), FeatureError> {
-        Ok(self
-            .instrument_mut(instrument)?
-            .series
-            .observe(start, end)?)
+        let (block, lane) = self.locate(instrument)?;
+        let series = &mut self.blocks[block].instruments[lane].series;
+        Ok(series.observe(start, end)?)
     }
 
     /// Bulk load an instrument's 1-minute history (through the series' arrival rule), then
@@ -351,7 +233,9 @@ impl Universe {
     /// # Errors
     /// The view's validation error (nothing is loaded), or an unknown instrument.
     pub fn warm(&mut self, instrument: u32, view: &BarsView<'_>) -> Result<usize, FeatureError> {
-        let entry = self.instrument_mut(instrument)?;
+        let (block, lane) = self.locate(instrument)?;
+        let (instruments, mut lanes, _) = self.blocks[block].parts(&self.layout);
+        let entry = &mut instruments[lane];
         let outcomes = entry.series.extend(view)?;
         if let Some(&newest) = entry.series.view().ts_event.last() {
             let mut streamed_by_pages = Vec::new();
@@ -359,8 +243,6 @@ impl Universe {
                 .fold
                 .on_bulk(&entry.series, newest, &mut streamed_by_pages)?;
         }
-        let (instruments, mut lanes) = self.all_lanes();
-        let (entry, lane) = (&instruments[instrument as usize], instrument as usize);
         for (resolution, lanes) in Resolution::ALL.into_iter().zip(&mut lanes) {
             entry.rewarm_lane(lanes, lane, resolution)?;
         }
@@ -374,64 +256,77 @@ impl Universe {
     /// series, the derived buckets it closes update their resolutions' states, and every
     /// changed row is pushed onto `updated` (per instrument: 1m first, then coarser).
     ///
-    /// A large minute given in instrument order runs on several threads (see `parts`).
+    /// A large minute given in instrument order runs on several threads (see
+    /// [`Self::close_split`]).
     ///
     /// # Errors
     /// An unknown instrument or a malformed bar (its refusal names its position in `bars`):
-    /// nothing is taken then. A volume overflow stops its part of the minute (the other
-    /// parts, on a split minute, complete).
+    /// nothing is taken then. A volume overflow stops its block's part of the minute; on a
+    /// split minute the other blocks complete, on one thread the bars after it are not taken.
     pub fn close_minute(
         &mut self,
         bars: &[(u32, Bar)],
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
         for (k, (index, bar)) in bars.iter().enumerate() {
-            self.instrument(*index)?;
+            self.locate(*index)?;
             bar.check().map_err(|error| error.at_index(k))?;
         }
         let ordered = bars.windows(2).all(|pair| pair[0].0 < pair[1].0);
-        let parts = if ordered { Self::parts(bars) } else { 1 };
-        if parts > 1 {
+        if !ordered {
+            // An instrument may come more than once: runs in which none does, in turn.
+            let len = self.len;
+            return distinct_runs(bars, len).try_for_each(|run| self.close_here(run, updated));
+        }
+        let threads = self.threads_for(bars);
+        if threads > 1 {
             if let Some(pool) = pool() {
-                return self.close_split(&pool, bars, parts, updated);
+                return self.close_split(&pool, bars, threads, updated);
             }
         }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let len = self.instruments.len();
-        let (instruments, mut lanes) = self.all_lanes();
-        let result = if ordered {
-            close_run(instruments, &mut lanes, 0, bars, &mut scratch, updated)
-        } else {
-            // An instrument may come more than once: runs in which none does, in turn.
-            distinct_runs(bars, len).try_for_each(|run| {
-                close_run(instruments, &mut lanes, 0, run, &mut scratch, updated)
-            })
-        };
-        drop(lanes);
-        self.scratch = scratch;
-        result
+        self.close_here(bars, updated)
     }
 
-    /// How many threads close a minute: a large minute given in instrument order (as a
-    /// screener closes its universe) takes one per available thread, with at least
-    /// `PARALLEL_MIN / 2` bars each (see [`Self::close_split`]). 1: this thread alone.
-    fn parts(bars: &[(u32, Bar)]) -> usize {
-        if bars.len() < PARALLEL_MIN {
+    /// Close `bars` (each instrument at most once) on this thread: each stretch of bars in
+    /// one block in turn, stopping at the first error.
+    fn close_here(
+        &mut self,
+        bars: &[(u32, Bar)],
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let block_len = self.block_len;
+        let block_of = |&(index, _): &(u32, Bar)| index as usize / block_len;
+        let mut rest = bars;
+        while let Some(first) = rest.first() {
+            let block = block_of(first);
+            let len = rest
+                .iter()
+                .position(|b| block_of(b) != block)
+                .unwrap_or(rest.len());
+            let (stretch, tail) = rest.split_at(len);
+            let base = u32::try_from(block * block_len).unwrap_or(u32::MAX);
+            self.blocks[block].close(&self.layout, base, stretch, updated)?;
+            rest = tail;
+        }
+        Ok(())
+    }
+
+    /// How many threads close `bars`: a large minute given in instrument order (as a
+    /// screener closes its universe) takes one per available thread, and at least
+    /// `PARALLEL_MIN / 2` bars each. 1: this thread alone.
+    fn threads_for(&self, bars: &[(u32, Bar)]) -> usize {
+        if bars.len() < PARALLEL_MIN || self.blocks.len() < 2 {
             return 1;
         }
         (*THREADS)
-            .min(MAX_PARTS)
+            .min(MAX_THREADS)
             .min(bars.len() / (PARALLEL_MIN / 2))
             .max(1)
     }
 
-    /// Close a minute on `threads` threads of `pool`. The bars are cut into chunks, each
-    /// owning the instruments from its first bar's index up to the next chunk's first; the
-    /// pool's threads take (and steal) chunks until none is left, so a thread slowed down (a
-    /// shared machine) takes fewer. The pool's threads stay up between minutes: a thread
-    /// started per minute cost 40-50 µs, and the midnight close of 1,000 instruments measured
-    /// 0.94-1.00 ms on the pool against 1.07-1.12 ms on threads of its own. Outputs come back
-    /// in chunk order: the same rows and updated list as one thread.
+    /// Close `bars` (in instrument order) on this thread and `threads - 1` helpers of `pool`,
+    /// a block at a time (see [`threads`]). Rows come back in block order (as one thread
+    /// pushes them) with the first error; a block's error leaves the others to complete.
     fn close_split(
         &mut self,
         pool: &rayon::ThreadPool,
@@ -439,45 +334,37 @@ impl Universe {
         threads: usize,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let chunks = (threads * CHUNKS_PER_THREAD).min(bars.len()).max(1);
-        let cut = |k: usize| k * bars.len() / chunks;
-        let len = self.instruments.len();
-        // Each chunk owns the instruments from its first bar's index to the next chunk's.
-        let ends: Vec<usize> = (1..=chunks)
-            .map(|k| bars.get(cut(k)).map_or(len, |next| next.0 as usize))
+        let (layout, block_len) = (&self.layout, self.block_len);
+        let mut rest = bars;
+        let jobs: Vec<Mutex<Job<'_>>> = self
+            .blocks
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(k, block)| {
+                let end = (k + 1) * block_len;
+                let (mine, tail) = rest.split_at(rest.partition_point(|b| (b.0 as usize) < end));
+                rest = tail;
+                let base = u32::try_from(k * block_len).unwrap_or(u32::MAX);
+                (!mine.is_empty()).then(|| {
+                    Mutex::new(Job {
+                        base,
+                        block,
+                        bars: mine,
+                    })
+                })
+            })
             .collect();
-        let layout = &self.layout;
-        let mut lanes_of: Vec<Vec<Lanes<'_>>> = (0..chunks).map(|_| Vec::new()).collect();
-        for store in &mut self.stores {
-            for (k, part) in store.split(layout, &ends).into_iter().enumerate() {
-                lanes_of[k].push(part);
-            }
-        }
-        let mut rest: &mut [Instrument] = &mut self.instruments;
-        let mut jobs = Vec::with_capacity(chunks);
-        for ((k, lanes), &end) in lanes_of.into_iter().enumerate().zip(&ends) {
-            let part = &bars[cut(k)..cut(k + 1)];
-            let base = len - rest.len();
-            let (mine, others) = std::mem::take(&mut rest).split_at_mut(end - base);
-            jobs.push((mine, lanes, base as u32, part));
-            rest = others;
-        }
-        // `collect` keeps chunk order.
-        let done: Vec<_> = pool.install(|| {
-            jobs.into_par_iter()
-                .map_init(
-                    Scratch::default,
-                    |scratch, (mine, mut lanes, base, part)| {
-                        let mut out = Vec::with_capacity(part.len() * 2);
-                        let result = close_run(mine, &mut lanes, base, part, scratch, &mut out);
-                        (result, out)
-                    },
-                )
-                .collect()
+        let helpers = (threads - 1).min(jobs.len().saturating_sub(1));
+        run_all(pool, helpers, &jobs, |job| {
+            job.block.close_apart(layout, job.base, job.bars);
         });
+        drop(jobs);
         let mut first = Ok(());
-        for (result, mut out) in done {
-            updated.append(&mut out);
+        for block in &mut self.blocks {
+            let Some(result) = block.result.take() else {
+                continue;
+            };
+            updated.extend_from_slice(&block.out);
             if first.is_ok() {
                 first = result;
             }
@@ -486,8 +373,8 @@ impl Universe {
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
-    /// close their open buckets by then. In two passes, as [`close_run`]: every fold, then
-    /// the states resolution by resolution.
+    /// close their open buckets by then. Block by block, each in two passes as
+    /// [`close_run`]: every fold, then the states resolution by resolution.
     ///
     /// # Errors
     /// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
@@ -497,109 +384,19 @@ impl Universe {
         watermark: u64,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let Scratch {
-            closed,
-            owed,
-            batch,
-        } = &mut scratch;
-        owed.iter_mut().for_each(Vec::clear);
-        let (instruments, mut lanes) = self.all_lanes();
-        let folded = instruments
-            .iter_mut()
-            .enumerate()
-            .try_for_each(|(instrument, entry)| {
-                closed.clear();
-                entry.fold.advance(&entry.series, watermark, closed)?;
-                let index = u32::try_from(instrument).unwrap_or(u32::MAX);
-                owe_closed(index, closed, updated, |resolution, input| {
-                    owed[slot_of(resolution)].push(Owed { instrument, input });
-                });
-                Ok(())
-            });
-        let taken = take_all_owed(instruments, &mut lanes, owed, batch);
-        drop(lanes);
-        self.scratch = scratch;
-        folded.and(taken)
+        let (layout, block_len) = (&self.layout, self.block_len);
+        for (k, block) in self.blocks.iter_mut().enumerate() {
+            let base = u32::try_from(k * block_len).unwrap_or(u32::MAX);
+            let (instruments, mut lanes, scratch) = block.parts(layout);
+            advance_run(instruments, &mut lanes, base, watermark, scratch, updated)?;
+        }
+        Ok(())
     }
 }
 
 impl Instrument {
     fn channel(&self) -> Channel {
         self.series.config().channel
-    }
-
-    /// Take one minute's bar into the series and the fold. The state updates it brings (the
-    /// 1m bar, the buckets it closes) go to `owe`, and their rows onto `updated`; a late bar
-    /// rewarms what it touched at once.
-    fn fold_minute(
-        &mut self,
-        (index, lane): (u32, usize),
-        lanes: &mut [Lanes<'_>],
-        bar: Bar,
-        closed: &mut Vec<Closed>,
-        updated: &mut Vec<Updated>,
-        mut owe: impl FnMut(Resolution, Option<Bar>),
-    ) -> Result<(), FeatureError> {
-        closed.clear();
-        let closed_before = self.fold.closed_through();
-        let outcome = self.series.push(bar);
-        self.fold.on_push(&self.series, &bar, &outcome, closed)?;
-        let late = match outcome {
-            PushOutcome::Inserted(_) => true,
-            PushOutcome::Appended(_) => bar.ts_event <= closed_before,
-            _ => return Ok(()),
-        };
-        if late {
-            // A late bar changes closed history: rewarm what it touched.
-            return self.rewarm_touched((index, lane), lanes, closed, updated);
-        }
-        owe(Resolution::M1, Some(bar));
-        updated.push(Updated {
-            instrument: index,
-            resolution: Resolution::M1,
-        });
-        owe_closed(index, closed, updated, owe);
-        Ok(())
-    }
-
-    /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
-    /// `next`, straddle a gap.
-    fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
-        is_gap(
-            self.series.coverage(),
-            self.channel(),
-            resolution,
-            prev,
-            next,
-        )
-    }
-}
-
-/// The state updates `closed` brings an instrument go to `owe`, their rows onto `updated`.
-fn owe_closed(
-    index: u32,
-    closed: &[Closed],
-    updated: &mut Vec<Updated>,
-    mut owe: impl FnMut(Resolution, Option<Bar>),
-) {
-    for event in closed {
-        let (resolution, input) = input_of(event);
-        owe(resolution, input);
-        updated.push(Updated {
-            instrument: index,
-            resolution,
-        });
-    }
-}
-
-/// A fold event as a state's input: the bar of a closed bucket, `None` for a withheld one.
-fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
-    match *event {
-        Closed::Bar {
-            resolution, bar, ..
-        } => (resolution, Some(bar)),
-        Closed::Withheld { resolution, .. } => (resolution, None),
     }
 }
 
@@ -615,22 +412,12 @@ fn is_gap(
     next - prev > step && (channel == Channel::External || !coverage.covers(prev, next - step))
 }
 
+#[path = "universe_close.rs"]
+mod close;
 #[path = "universe_rewarm.rs"]
 mod rewarm;
-
-#[cfg(test)]
-impl Universe {
-    /// [`close_run`] over every instrument on this thread (the tests' reference).
-    fn close_run_here(
-        &mut self,
-        bars: &[(u32, Bar)],
-        scratch: &mut Scratch,
-        updated: &mut Vec<Updated>,
-    ) -> Result<(), FeatureError> {
-        let (instruments, mut lanes) = self.all_lanes();
-        close_run(instruments, &mut lanes, 0, bars, scratch, updated)
-    }
-}
+#[path = "universe_pool.rs"]
+mod threads;
 
 #[cfg(test)]
 #[path = "universe_split_tests.rs"]

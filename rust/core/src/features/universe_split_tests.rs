@@ -25,29 +25,24 @@ fn test_pool() -> Arc<rayon::ThreadPool> {
     pool().unwrap_or_else(|| unreachable!("no thread could be started"))
 }
 
-/// Any number of parts gives what one thread gives: rows and the updated list.
+/// Any number of threads gives what one thread gives: rows and the updated list.
 #[test]
 fn every_split_equals_one_thread() {
-    let mut one = Universe::new(default_registry().features().to_vec());
-    for _ in 0..37 {
-        let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
-        let _ = one.add(config);
-    }
-    for parts in [2, 3, 4, 7] {
+    let one = universe(37);
+    for threads in [2, 3, 4, 7] {
         let (mut split, mut single) = (one.clone(), one.clone());
         for minute in 1..200 {
-            // Some instruments sit a minute out: parts own instruments without bars.
+            // Some instruments sit a minute out: some blocks have no bars some minutes.
             let bars: Vec<(u32, Bar)> = (0..37)
                 .filter(|k| (k + minute) % 5 != 0)
                 .map(|k| (k as u32, bar(minute, k as u32)))
                 .collect();
             let (mut a, mut b) = (Vec::new(), Vec::new());
             assert!(split
-                .close_split(&test_pool(), &bars, parts, &mut a)
+                .close_split(&test_pool(), &bars, threads, &mut a)
                 .is_ok());
-            let mut scratch = Scratch::default();
-            assert!(single.close_run_here(&bars, &mut scratch, &mut b).is_ok());
-            assert_eq!(a, b, "{parts} parts, minute {minute}");
+            assert!(single.close_here(&bars, &mut b).is_ok());
+            assert_eq!(a, b, "{threads} threads, minute {minute}");
         }
         for k in 0..37 {
             for resolution in Resolution::ALL {
@@ -58,14 +53,10 @@ fn every_split_equals_one_thread() {
     }
 }
 
-/// A chunk's error comes back from the split close, as the one-thread close reports it.
+/// A block's error comes back from the split close, as the one-thread close reports it.
 #[test]
-fn a_failing_chunk_fails_the_split_minute_with_its_error() {
-    let mut one = Universe::new(default_registry().features().to_vec());
-    for _ in 0..37 {
-        let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
-        let _ = one.add(config);
-    }
+fn a_failing_block_fails_the_split_minute_with_its_error() {
+    let one = universe(37);
     let (mut split, mut single) = (one.clone(), one.clone());
     for minute in 1..20 {
         // Instrument 20 trades a third of the largest volume a minute: its 5m sum overflows.
@@ -79,7 +70,7 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
             })
             .collect();
         let a = split.close_split(&test_pool(), &bars, 3, &mut Vec::new());
-        let b = single.close_run_here(&bars, &mut Scratch::default(), &mut Vec::new());
+        let b = single.close_here(&bars, &mut Vec::new());
         assert_eq!(a, b, "minute {minute}");
         if a.is_err() {
             return;
@@ -88,8 +79,11 @@ fn a_failing_chunk_fails_the_split_minute_with_its_error() {
     unreachable!("the 5m volume never overflowed");
 }
 
+/// Blocks of this many instruments: a few dozen instruments make several blocks.
+const SMALL_BLOCK: usize = 4;
+
 fn universe(instruments: u32) -> Universe {
-    let mut u = Universe::new(default_registry().features().to_vec());
+    let mut u = Universe::with_block_len(default_registry().features().to_vec(), SMALL_BLOCK);
     for _ in 0..instruments {
         let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
         let _ = u.add(config);
@@ -97,12 +91,36 @@ fn universe(instruments: u32) -> Universe {
     u
 }
 
+/// A minute large enough to split, through `close_minute` on the default blocks: the rows
+/// and updated list of one thread.
+#[test]
+fn a_large_minute_splits_and_equals_one_thread() {
+    const N: u32 = 300;
+    let mut split = Universe::new(default_registry().features().to_vec());
+    for _ in 0..N {
+        let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
+        let _ = split.add(config);
+    }
+    assert!(split.blocks.len() > 2, "{} blocks", split.blocks.len());
+    let mut single = split.clone();
+    for minute in 1..40 {
+        let bars: Vec<(u32, Bar)> = (0..N)
+            .filter(|k| (k + minute) % 7 != 0)
+            .map(|k| (k, bar(u64::from(minute), k)))
+            .collect();
+        assert!(split.threads_for(&bars) > 1 || *THREADS == 1);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(split.close_minute(&bars, &mut a).is_ok());
+        assert!(single.close_here(&bars, &mut b).is_ok());
+        assert_eq!(a, b, "minute {minute}");
+    }
+    assert_same_rows(&split, &single, N, "after 39 minutes");
+}
+
 /// Each bar closed alone: the instrument-by-instrument order the two passes replace.
 fn bar_by_bar(u: &mut Universe, bars: &[(u32, Bar)], updated: &mut Vec<Updated>) {
     for one in bars {
-        let mut scratch = Scratch::default();
-        let slice = std::slice::from_ref(one);
-        assert!(u.close_run_here(slice, &mut scratch, updated).is_ok());
+        assert!(u.close_here(std::slice::from_ref(one), updated).is_ok());
     }
 }
 

@@ -1,0 +1,259 @@
+//! Closing a minute over one block of a universe, in two passes: every instrument's series
+//! and fold first, in bar order, then the feature states resolution by resolution, each
+//! resolution's bars in one batch taken kernel by kernel ([`Lanes::take`]).
+
+use super::super::error::FeatureError;
+use super::super::lanes::Lanes;
+use super::super::BarInput;
+use super::{is_gap, slot_of, Instrument, Updated};
+use crate::bars::{Bar, Closed, PushOutcome, Resolution};
+
+/// Buffers a block's close reuses from minute to minute.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Scratch {
+    closed: Vec<Closed>,
+    /// The state updates a run owes, by resolution (see [`close_run`]).
+    owed: [Vec<Owed>; Resolution::ALL.len()],
+    /// One resolution's bars to take, by lane.
+    batch: Vec<(usize, BarInput)>,
+}
+
+/// A state update the first pass of [`close_run`] owes: the instrument's lane, and the bar
+/// its state takes (`None`: the bucket was withheld).
+#[derive(Debug, Clone, Copy)]
+struct Owed {
+    lane: usize,
+    input: Option<Bar>,
+}
+
+/// Close `bars` (instrument indexes from `base`, each instrument at most once) over
+/// `instruments` and their states (`lanes`, one per resolution) in two passes (see the
+/// module docs). One resolution's updates in a row take the same branches the same way (a
+/// ring still filling, a window wrapping) where one instrument's seven alternate between
+/// them, and each kernel's words are read as one stream (`docs/performance.md`).
+///
+/// The first pass stops at the first refused bar; the updates owed by the bars before it
+/// are still taken. The first error is returned.
+pub(super) fn close_run(
+    instruments: &mut [Instrument],
+    lanes: &mut [Lanes<'_>],
+    base: u32,
+    bars: &[(u32, Bar)],
+    scratch: &mut Scratch,
+    updated: &mut Vec<Updated>,
+) -> Result<(), FeatureError> {
+    let Scratch {
+        closed,
+        owed,
+        batch,
+    } = scratch;
+    owed.iter_mut().for_each(Vec::clear);
+    let folded = bars.iter().try_for_each(|&(index, bar)| {
+        let lane = (index - base) as usize;
+        instruments[lane].fold_minute(
+            (index, lane),
+            lanes,
+            bar,
+            closed,
+            updated,
+            |resolution, input| owed[slot_of(resolution)].push(Owed { lane, input }),
+        )
+    });
+    folded.and(take_all_owed(instruments, lanes, owed, batch))
+}
+
+/// The watermark reached `watermark` (quiet minutes on INTERNAL): close the open buckets of
+/// `instruments` (indexes from `base`) by then, in two passes as [`close_run`].
+///
+/// # Errors
+/// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
+/// advanced; the buckets the ones before it closed are taken.
+pub(super) fn advance_run(
+    instruments: &mut [Instrument],
+    lanes: &mut [Lanes<'_>],
+    base: u32,
+    watermark: u64,
+    scratch: &mut Scratch,
+    updated: &mut Vec<Updated>,
+) -> Result<(), FeatureError> {
+    let Scratch {
+        closed,
+        owed,
+        batch,
+    } = scratch;
+    owed.iter_mut().for_each(Vec::clear);
+    let folded = instruments
+        .iter_mut()
+        .enumerate()
+        .try_for_each(|(lane, entry)| {
+            closed.clear();
+            entry.fold.advance(&entry.series, watermark, closed)?;
+            let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
+            owe_closed(index, closed, updated, |resolution, input| {
+                owed[slot_of(resolution)].push(Owed { lane, input });
+            });
+            Ok(())
+        });
+    folded.and(take_all_owed(instruments, lanes, owed, batch))
+}
+
+/// Every resolution takes its owed updates, whatever an earlier one returned; the first
+/// error is returned.
+fn take_all_owed(
+    instruments: &[Instrument],
+    lanes: &mut [Lanes<'_>],
+    owed: &[Vec<Owed>; Resolution::ALL.len()],
+    batch: &mut Vec<(usize, BarInput)>,
+) -> Result<(), FeatureError> {
+    let mut taken = Ok(());
+    for ((&resolution, owed), lanes) in Resolution::ALL.iter().zip(owed).zip(lanes) {
+        let result = take_owed(instruments, lanes, resolution, owed, batch);
+        if taken.is_ok() {
+            taken = result;
+        }
+    }
+    taken
+}
+
+/// `bars` cut, in order, into the longest runs in which no instrument comes twice (indexes
+/// below `instruments`).
+pub(super) fn distinct_runs(
+    bars: &[(u32, Bar)],
+    instruments: usize,
+) -> impl Iterator<Item = &[(u32, Bar)]> {
+    let mut seen = vec![false; instruments];
+    let mut rest = bars;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let len = rest
+            .iter()
+            .position(|&(index, _)| std::mem::replace(&mut seen[index as usize], true))
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(len);
+        run.iter()
+            .for_each(|&(index, _)| seen[index as usize] = false);
+        rest = tail;
+        Some(run)
+    })
+}
+
+/// Take one resolution's owed updates (each instrument at most once): first what each
+/// needs alone (a gap restarts it, a repair rewarms it from the series), then every bar
+/// in one batch, kernel by kernel ([`Lanes::take`]). The first error is returned after the
+/// rest.
+fn take_owed(
+    instruments: &[Instrument],
+    lanes: &mut Lanes<'_>,
+    resolution: Resolution,
+    owed: &[Owed],
+    batch: &mut Vec<(usize, BarInput)>,
+) -> Result<(), FeatureError> {
+    batch.clear();
+    let mut first = Ok(());
+    for &Owed { lane, input } in owed {
+        let entry = &instruments[lane];
+        let last = lanes.last_ts_event(lane);
+        let Some(bar) = input else {
+            // Before its first bar a state is warming up, not interrupted.
+            if last.is_some() {
+                lanes.mark_gap(lane);
+            }
+            continue;
+        };
+        match last {
+            Some(last) if bar.ts_event <= last => {
+                let rewarmed = entry.rewarm_lane(lanes, lane, resolution);
+                if first.is_ok() {
+                    first = rewarmed;
+                }
+                continue;
+            }
+            Some(last) if entry.is_gap(resolution, last, bar.ts_event) => {
+                lanes.mark_gap(lane);
+            }
+            _ => {}
+        }
+        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
+        // and the order was checked above: nothing is left to validate.
+        batch.push((lane, lanes.convert(lane, &bar)));
+    }
+    lanes.take(batch);
+    first
+}
+
+impl Instrument {
+    /// Take one minute's bar into the series and the fold. The state updates it brings (the
+    /// 1m bar, the buckets it closes) go to `owe`, and their rows onto `updated`; a late bar
+    /// rewarms what it touched at once.
+    fn fold_minute(
+        &mut self,
+        (index, lane): (u32, usize),
+        lanes: &mut [Lanes<'_>],
+        bar: Bar,
+        closed: &mut Vec<Closed>,
+        updated: &mut Vec<Updated>,
+        mut owe: impl FnMut(Resolution, Option<Bar>),
+    ) -> Result<(), FeatureError> {
+        closed.clear();
+        let closed_before = self.fold.closed_through();
+        let outcome = self.series.push(bar);
+        self.fold.on_push(&self.series, &bar, &outcome, closed)?;
+        let late = match outcome {
+            PushOutcome::Inserted(_) => true,
+            PushOutcome::Appended(_) => bar.ts_event <= closed_before,
+            _ => return Ok(()),
+        };
+        if late {
+            // A late bar changes closed history: rewarm what it touched.
+            return self.rewarm_touched((index, lane), lanes, closed, updated);
+        }
+        owe(Resolution::M1, Some(bar));
+        updated.push(Updated {
+            instrument: index,
+            resolution: Resolution::M1,
+        });
+        owe_closed(index, closed, updated, owe);
+        Ok(())
+    }
+
+    /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
+    /// `next`, straddle a gap.
+    fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
+        is_gap(
+            self.series.coverage(),
+            self.channel(),
+            resolution,
+            prev,
+            next,
+        )
+    }
+}
+
+/// The state updates `closed` brings an instrument go to `owe`, their rows onto `updated`.
+fn owe_closed(
+    index: u32,
+    closed: &[Closed],
+    updated: &mut Vec<Updated>,
+    mut owe: impl FnMut(Resolution, Option<Bar>),
+) {
+    for event in closed {
+        let (resolution, input) = input_of(event);
+        owe(resolution, input);
+        updated.push(Updated {
+            instrument: index,
+            resolution,
+        });
+    }
+}
+
+/// A fold event as a state's input: the bar of a closed bucket, `None` for a withheld one.
+fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
+    match *event {
+        Closed::Bar {
+            resolution, bar, ..
+        } => (resolution, Some(bar)),
+        Closed::Withheld { resolution, .. } => (resolution, None),
+    }
+}
