@@ -93,6 +93,14 @@ impl Coverage {
     /// Whether `[start, end)` lies inside one observed span.
     #[must_use]
     pub fn covers(&self, start: u64, end: u64) -> bool {
+        // Live closes ask about the newest span: no search then.
+        if self
+            .spans
+            .last()
+            .is_some_and(|&(s, e)| s <= start && end <= e)
+        {
+            return true;
+        }
         let i = self.spans.partition_point(|&(_, e)| e <= start);
         self.spans
             .get(i)
@@ -192,6 +200,11 @@ mod tests {
         };
         assert!(c.covers(10 * M, 20 * M));
         assert!(!c.covers(15 * M, 31 * M));
+        // The newest span answers without a search; the others still answer.
+        assert!(c.covers(32 * M, 40 * M));
+        assert!(!c.covers(35 * M, 41 * M));
+        assert!(!c.covers(25 * M, 35 * M));
+        assert!(c.covers(12 * M, 13 * M));
         assert!(c.intersects(19 * M, 31 * M));
         assert!(!c.intersects(20 * M, 30 * M));
         assert_eq!(c.watermark(), Some(40 * M));

@@ -67,6 +67,20 @@ impl Open {
         }
     }
 
+    /// The end of `resolution`'s bucket holding `ts_event`: this bucket's when the bar falls
+    /// in it (most minutes), without the division [`Resolution::bucket_end`] costs.
+    #[inline]
+    fn end_holding(&self, ts_event: u64, resolution: Resolution) -> u64 {
+        // An open bucket's end is on the grid: `end - step < ts_event <= end` means it.
+        let inside =
+            self.end != 0 && ts_event <= self.end && ts_event > self.end - resolution.step_ns();
+        if inside {
+            self.end
+        } else {
+            resolution.bucket_end(ts_event)
+        }
+    }
+
     fn add(&mut self, bar: &Bar, sequence: u64) {
         self.high = self.high.max(bar.high);
         self.low = self.low.min(bar.low);
@@ -147,7 +161,7 @@ impl IncrementalFold {
         let live = appended && ts_event > self.closed_through;
         self.closed_through = self.closed_through.max(ts_event);
         for (slot, resolution) in Resolution::DERIVED.into_iter().enumerate() {
-            let end = resolution.bucket_end(ts_event);
+            let end = self.open[slot].end_holding(ts_event, resolution);
             let open = &mut self.open[slot];
             if open.end != 0 && open.end != end && open.end <= self.closed_through {
                 let finished = std::mem::take(open);
@@ -273,4 +287,34 @@ fn close(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bars::MINUTE_NS;
+
+    /// The open bucket's end stands for the division only when the bar falls in it.
+    #[test]
+    fn the_end_holding_a_bar_is_its_bucket_end() {
+        let bar = |minute: u64| Bar {
+            ts_event: minute * MINUTE_NS,
+            open: 1,
+            high: 1,
+            low: 1,
+            close: 1,
+            volume: 0,
+        };
+        for resolution in Resolution::DERIVED {
+            let step = resolution.minutes();
+            for open_end in [0, step, 3 * step, 1_440 * 7] {
+                let open = Open::start(open_end * MINUTE_NS, &bar(1), 1);
+                for minute in 1..(1_440 * 8) {
+                    let ts = minute * MINUTE_NS;
+                    let expected = resolution.bucket_end(ts);
+                    assert_eq!(open.end_holding(ts, resolution), expected, "{resolution:?}");
+                }
+            }
+        }
+    }
 }

@@ -81,34 +81,40 @@ impl<'a> BarsView<'a> {
             });
         }
         for i in 0..n {
-            let ts = self.ts_event[i];
-            if ts > MAX_TS {
-                return Err(BarsError::TimestampOutOfRange {
-                    index: i,
-                    ts_event: ts,
-                });
-            }
-            if ts % MINUTE_NS != 0 || ts == 0 {
-                return Err(BarsError::NotMinuteAligned {
-                    index: i,
-                    ts_event: ts,
-                });
-            }
-            if i > 0 && ts <= self.ts_event[i - 1] {
-                return Err(BarsError::Unsorted {
-                    index: i,
-                    ts_event: ts,
-                    previous: self.ts_event[i - 1],
-                });
-            }
-            let (o, h, l, c) = (self.open[i], self.high[i], self.low[i], self.close[i]);
-            if h < o.max(c) || l > o.min(c) || self.volume[i] < 0 {
-                return Err(BarsError::InconsistentBar {
-                    index: i,
-                    ts_event: ts,
-                });
-            }
+            let previous = i.checked_sub(1).map(|p| self.ts_event[p]);
+            let prices = [self.open[i], self.high[i], self.low[i], self.close[i]];
+            check_bar(i, self.ts_event[i], previous, prices, self.volume[i])?;
         }
         Ok(())
     }
+}
+
+/// The checks of the bar at `index` of a view, in the order [`BarsView::validate`] reports
+/// them: the timestamp in range, on a whole minute, after the `previous` bar's; high and low
+/// bracketing open and close; volume not negative.
+#[inline]
+fn check_bar(
+    index: usize,
+    ts_event: u64,
+    previous: Option<u64>,
+    [open, high, low, close]: [i64; 4],
+    volume: i64,
+) -> Result<(), BarsError> {
+    if ts_event > MAX_TS {
+        return Err(BarsError::TimestampOutOfRange { index, ts_event });
+    }
+    if ts_event % MINUTE_NS != 0 || ts_event == 0 {
+        return Err(BarsError::NotMinuteAligned { index, ts_event });
+    }
+    if let Some(previous) = previous.filter(|&p| ts_event <= p) {
+        return Err(BarsError::Unsorted {
+            index,
+            ts_event,
+            previous,
+        });
+    }
+    if high < open.max(close) || low > open.min(close) || volume < 0 {
+        return Err(BarsError::InconsistentBar { index, ts_event });
+    }
+    Ok(())
 }

@@ -71,25 +71,10 @@ pub struct Bar {
 
 impl Bar {
     /// The checks of [`BarsView::validate`] on this one bar (errors name index 0).
+    #[inline]
     pub(crate) fn check(&self) -> Result<(), BarsError> {
-        let one = [self.ts_event];
-        let (o, h, l, c, v) = (
-            [self.open],
-            [self.high],
-            [self.low],
-            [self.close],
-            [self.volume],
-        );
-        let view = BarsView {
-            ts_event: &one,
-            open: &o,
-            high: &h,
-            low: &l,
-            close: &c,
-            volume: &v,
-            sequence: None,
-        };
-        view.validate()
+        let prices = [self.open, self.high, self.low, self.close];
+        super::check_bar(0, self.ts_event, None, prices, self.volume)
     }
 }
 

@@ -88,19 +88,21 @@ impl Packed for Bollinger {
     const WORDS: usize = RollingMoments::WORDS + 2;
 
     fn pack(&self, words: &mut [f64]) {
+        const M: usize = RollingMoments::WORDS;
         let words = &mut words[..Self::WORDS];
         self.moments.pack(words);
-        words[6] = self.close;
-        words[7] = word(self.seen);
+        words[M] = self.close;
+        words[M + 1] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
+        const M: usize = RollingMoments::WORDS;
         let words = &words[..Self::WORDS];
         Self {
             k: template.k,
             moments: Packed::unpack(&template.moments, words),
-            close: words[6],
-            seen: int(words[7]),
+            close: words[M],
+            seen: int(words[M + 1]),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! handed in by the caller.
 
 use super::packed::{int, word, Packed};
-use super::window::Ring;
+use super::window::{Ring, FRESH};
 
 /// Mean and variance of the last `period` values, numerically stable.
 ///
@@ -23,6 +23,9 @@ pub struct RollingMoments {
     s1: f64,
     s2: f64,
     last: f64,
+    /// The sum of the values pushed since the ring last wrapped (or first filled), oldest
+    /// first: at the next wrap it is the window's sum, the new shift's numerator.
+    fresh: f64,
 }
 
 impl RollingMoments {
@@ -36,6 +39,7 @@ impl RollingMoments {
             s1: 0.0,
             s2: 0.0,
             last: 0.0,
+            fresh: FRESH,
         }
     }
 
@@ -63,11 +67,16 @@ impl RollingMoments {
                 self.s1 += d;
                 self.s2 += d * d;
             }
-            Some(_) if self.ring.wrapped() => self.refresh(slots),
+            Some(_) if self.ring.wrapped() => {
+                let sum = self.fresh + value;
+                self.fresh = FRESH;
+                self.refresh_with(slots, sum);
+            }
             Some(old) => {
                 let o = old - self.shift;
                 self.s1 += d - o;
                 self.s2 += d * d - o * o;
+                self.fresh += value;
             }
         }
     }
@@ -88,14 +97,15 @@ impl RollingMoments {
             values = rest;
         }
         let shift = self.shift;
-        let (mut s1, mut s2) = (self.s1, self.s2);
+        let (mut s1, mut s2, mut fresh) = (self.s1, self.s2, self.fresh);
         for (slot, &value) in self.ring.run(slots, values.len()).iter_mut().zip(values) {
             let (d, o) = (value - shift, *slot - shift);
             s1 += d - o;
             s2 += d * d - o * o;
+            fresh += value;
             *slot = value;
         }
-        (self.s1, self.s2) = (s1, s2);
+        (self.s1, self.s2, self.fresh) = (s1, s2, fresh);
     }
 
     /// The trailing run of equal values after pushing `values` (the run `push` counts), from
@@ -120,10 +130,19 @@ impl RollingMoments {
         self.last = newest;
     }
 
+    /// Rebuild the sums from the ring at a wrap (the values are the ring's, oldest first).
     fn refresh(&mut self, slots: &[f64]) {
+        self.fresh = FRESH;
+        let sum = self.ring.values(slots).iter().sum::<f64>();
+        self.refresh_with(slots, sum);
+    }
+
+    /// [`Self::refresh`] with the window's `sum` known: the same bits as summing the ring,
+    /// oldest first, from `FRESH` (what `f64`'s `sum` starts from).
+    fn refresh_with(&mut self, slots: &[f64], sum: f64) {
         let values = self.ring.values(slots);
         let n = values.len() as f64;
-        self.shift = values.iter().sum::<f64>() / n;
+        self.shift = sum / n;
         let (mut s1, mut s2) = (0.0, 0.0);
         for &v in values {
             let d = v - self.shift;
@@ -191,17 +210,18 @@ impl RollingMoments {
         self.s1 = 0.0;
         self.s2 = 0.0;
         self.equal_run = 0;
+        self.fresh = FRESH;
     }
 }
 
 impl Packed for RollingMoments {
-    const WORDS: usize = 6;
+    const WORDS: usize = 7;
 
     fn pack(&self, words: &mut [f64]) {
         let words = &mut words[..Self::WORDS];
         self.ring.pack(words);
         words[1] = word(u64::from(self.equal_run));
-        words[2..].copy_from_slice(&[self.shift, self.s1, self.s2, self.last]);
+        words[2..].copy_from_slice(&[self.shift, self.s1, self.s2, self.last, self.fresh]);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
@@ -213,6 +233,7 @@ impl Packed for RollingMoments {
             s1: words[3],
             s2: words[4],
             last: words[5],
+            fresh: words[6],
         }
     }
 }
@@ -237,6 +258,7 @@ mod tests {
                             m.mean().to_bits(),
                             m.variance(0).map(f64::to_bits),
                             m.is_constant(),
+                            [m.shift, m.s1, m.s2, m.fresh].map(f64::to_bits),
                         )
                     };
                     assert_eq!(bits(&one), bits(&many), "{period} {chunk}");

@@ -95,23 +95,25 @@ impl Packed for RealizedVol {
     const WORDS: usize = RollingMoments::WORDS + 4;
 
     fn pack(&self, words: &mut [f64]) {
+        const M: usize = RollingMoments::WORDS;
         let words = &mut words[..Self::WORDS];
         self.moments.pack(words);
-        words[6] = self.prev_close.unwrap_or(0.0);
-        words[7] = word(self.returns);
-        words[8] = word(self.last_invalid);
-        words[9] = tagged(self.seen, [self.prev_close.is_some(), false, false]);
+        words[M] = self.prev_close.unwrap_or(0.0);
+        words[M + 1] = word(self.returns);
+        words[M + 2] = word(self.last_invalid);
+        words[M + 3] = tagged(self.seen, [self.prev_close.is_some(), false, false]);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
+        const M: usize = RollingMoments::WORDS;
         let words = &words[..Self::WORDS];
-        let (seen, [has_prev, ..]) = untag(words[9]);
+        let (seen, [has_prev, ..]) = untag(words[M + 3]);
         Self {
             scale: template.scale,
             moments: Packed::unpack(&template.moments, words),
-            prev_close: has_prev.then_some(words[6]),
-            returns: int(words[7]),
-            last_invalid: int(words[8]),
+            prev_close: has_prev.then_some(words[M]),
+            returns: int(words[M + 1]),
+            last_invalid: int(words[M + 2]),
             seen,
         }
     }

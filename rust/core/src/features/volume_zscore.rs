@@ -81,18 +81,20 @@ impl Packed for VolumeZscore {
     const WORDS: usize = RollingMoments::WORDS + 2;
 
     fn pack(&self, words: &mut [f64]) {
+        const M: usize = RollingMoments::WORDS;
         let words = &mut words[..Self::WORDS];
         self.moments.pack(words);
-        words[6] = self.volume;
-        words[7] = word(self.seen);
+        words[M] = self.volume;
+        words[M + 1] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
+        const M: usize = RollingMoments::WORDS;
         let words = &words[..Self::WORDS];
         Self {
             moments: Packed::unpack(&template.moments, words),
-            volume: words[6],
-            seen: int(words[7]),
+            volume: words[M],
+            seen: int(words[M + 1]),
         }
     }
 }
