@@ -95,7 +95,7 @@ fn universe(instruments: u32) -> Universe {
 /// and updated list of one thread.
 #[test]
 fn a_large_minute_splits_and_equals_one_thread() {
-    const N: u32 = 300;
+    const N: u32 = 600;
     let mut split = Universe::new(default_registry().features().to_vec());
     for _ in 0..N {
         let config = SeriesConfig::new(Channel::External, 2, 3).unwrap_or_else(|_| unreachable!());
