@@ -19,7 +19,7 @@ use crate::bars::{
     Bar, BarsView, Channel, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
     SeriesConfig,
 };
-use close::{advance_run, close_run, distinct_runs, Scratch};
+use close::{distinct_runs, Run, Scratch};
 use threads::{pool, run_all, THREADS};
 
 /// One (instrument, resolution) row that changed.
@@ -103,7 +103,7 @@ impl Block {
         (&mut self.instruments, lanes, &mut self.scratch)
     }
 
-    /// Close `bars` (instruments of this block, from index `base`; see [`close_run`]).
+    /// Close `bars` (instruments of this block, from index `base`; see [`Run::close`]).
     fn close(
         &mut self,
         layout: &Arc<Layout>,
@@ -111,8 +111,23 @@ impl Block {
         bars: &[(u32, Bar)],
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
+        self.run(layout, base, |run| run.close(bars, updated))
+    }
+
+    /// `work` on this block as a [`Run`] (its instruments from index `base`).
+    fn run<R>(
+        &mut self,
+        layout: &Arc<Layout>,
+        base: u32,
+        work: impl FnOnce(Run<'_, '_>) -> R,
+    ) -> R {
         let (instruments, mut lanes, scratch) = self.parts(layout);
-        close_run(instruments, &mut lanes, base, bars, scratch, updated)
+        work(Run {
+            instruments,
+            lanes: &mut lanes,
+            base,
+            scratch,
+        })
     }
 
     /// [`Self::close`] on a thread of a split minute: its rows and result wait for the caller.
@@ -375,7 +390,7 @@ impl Universe {
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
     /// close their open buckets by then. Block by block, each in two passes as
-    /// [`close_run`]: every fold, then the states resolution by resolution.
+    /// [`Run::close`]: every fold, then the states resolution by resolution.
     ///
     /// # Errors
     /// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
@@ -388,8 +403,7 @@ impl Universe {
         let (layout, block_len) = (&self.layout, self.block_len);
         for (k, block) in self.blocks.iter_mut().enumerate() {
             let base = u32::try_from(k * block_len).unwrap_or(u32::MAX);
-            let (instruments, mut lanes, scratch) = block.parts(layout);
-            advance_run(instruments, &mut lanes, base, watermark, scratch, updated)?;
+            block.run(layout, base, |run| run.advance(watermark, updated))?;
         }
         Ok(())
     }

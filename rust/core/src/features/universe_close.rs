@@ -12,13 +12,24 @@ use crate::bars::{Bar, Closed, PushOutcome, Resolution};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Scratch {
     closed: Vec<Closed>,
-    /// The state updates a run owes, by resolution (see [`close_run`]).
-    owed: [Vec<Owed>; Resolution::ALL.len()],
+    /// The state updates a run owes, by resolution (see [`Run::close`]).
+    owed: OwedLists,
     /// One resolution's bars to take, by lane.
     batch: Vec<(usize, BarInput)>,
 }
 
-/// A state update the first pass of [`close_run`] owes: the instrument's lane, and the bar
+/// The state updates a first pass owes, by resolution.
+#[derive(Debug, Clone, Default)]
+struct OwedLists([Vec<Owed>; Resolution::ALL.len()]);
+
+impl OwedLists {
+    /// Lane `lane`'s state at `resolution` takes `input` (`None`: its bucket was withheld).
+    fn push(&mut self, lane: usize, resolution: Resolution, input: Option<Bar>) {
+        self.0[slot_of(resolution)].push(Owed { lane, input });
+    }
+}
+
+/// A state update the first pass of [`Run::close`] owes: the instrument's lane, and the bar
 /// its state takes (`None`: the bucket was withheld).
 #[derive(Debug, Clone, Copy)]
 struct Owed {
@@ -26,75 +37,92 @@ struct Owed {
     input: Option<Bar>,
 }
 
-/// Close `bars` (instrument indexes from `base`, each instrument at most once) over
-/// `instruments` and their states (`lanes`, one per resolution) in two passes (see the
-/// module docs). One resolution's updates in a row take the same branches the same way (a
-/// ring still filling, a window wrapping) where one instrument's seven alternate between
-/// them, and each kernel's words are read as one stream (`docs/performance.md`).
-///
-/// The first pass stops at the first refused bar; the updates owed by the bars before it
-/// are still taken. The first error is returned.
-pub(super) fn close_run(
-    instruments: &mut [Instrument],
-    lanes: &mut [Lanes<'_>],
-    base: u32,
-    bars: &[(u32, Bar)],
-    scratch: &mut Scratch,
-    updated: &mut Vec<Updated>,
-) -> Result<(), FeatureError> {
-    let Scratch {
-        closed,
-        owed,
-        batch,
-    } = scratch;
-    owed.iter_mut().for_each(Vec::clear);
-    let folded = bars.iter().try_for_each(|&(index, bar)| {
-        let lane = (index - base) as usize;
-        instruments[lane].fold_minute(
-            (index, lane),
-            lanes,
-            bar,
-            closed,
-            updated,
-            |resolution, input| owed[slot_of(resolution)].push(Owed { lane, input }),
-        )
-    });
-    folded.and(take_all_owed(instruments, lanes, owed, batch))
+/// What a close or an advance works on: a block's instruments (indexes from `base`), their
+/// states (one [`Lanes`] per resolution) and its buffers.
+pub(super) struct Run<'a, 'l> {
+    pub(super) instruments: &'a mut [Instrument],
+    pub(super) lanes: &'a mut [Lanes<'l>],
+    pub(super) base: u32,
+    pub(super) scratch: &'a mut Scratch,
 }
 
-/// The watermark reached `watermark` (quiet minutes on INTERNAL): close the open buckets of
-/// `instruments` (indexes from `base`) by then, in two passes as [`close_run`].
-///
-/// # Errors
-/// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
-/// advanced; the buckets the ones before it closed are taken.
-pub(super) fn advance_run(
-    instruments: &mut [Instrument],
-    lanes: &mut [Lanes<'_>],
-    base: u32,
-    watermark: u64,
-    scratch: &mut Scratch,
-    updated: &mut Vec<Updated>,
-) -> Result<(), FeatureError> {
-    let Scratch {
-        closed,
-        owed,
-        batch,
-    } = scratch;
-    owed.iter_mut().for_each(Vec::clear);
-    let folded = instruments
-        .iter_mut()
-        .enumerate()
-        .try_for_each(|(lane, entry)| {
-            closed.clear();
-            entry.fold.advance(&entry.series, watermark, closed)?;
-            let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
-            owe_closed(index, closed, updated, |resolution, input| {
-                owed[slot_of(resolution)].push(Owed { lane, input });
-            });
-            Ok(())
-        });
-    folded.and(take_all_owed(instruments, lanes, owed, batch))
+impl<'l> Run<'_, 'l> {
+    /// Close `bars` (each instrument at most once) in two passes (see the module docs). One
+    /// resolution's updates in a row take the same branches the same way (a ring still
+    /// filling, a window wrapping) where one instrument's seven alternate between them, and
+    /// each kernel's words are read as one stream (`docs/performance.md`).
+    ///
+    /// The first pass stops at the first refused bar; the updates owed by the bars before it
+    /// are still taken. The first error is returned.
+    pub(super) fn close(
+        self,
+        bars: &[(u32, Bar)],
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let base = self.base;
+        self.two_passes(|instruments, lanes, closed, owed| {
+            bars.iter().try_for_each(|&(index, bar)| {
+                let lane = (index - base) as usize;
+                instruments[lane].fold_minute(
+                    (index, lane),
+                    lanes,
+                    bar,
+                    closed,
+                    updated,
+                    |resolution, input| owed.push(lane, resolution, input),
+                )
+            })
+        })
+    }
+
+    /// The watermark reached `watermark` (quiet minutes on INTERNAL): close the open buckets
+    /// by then, in two passes as [`Self::close`].
+    ///
+    /// # Errors
+    /// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not
+    /// advanced; the buckets the ones before it closed are taken.
+    pub(super) fn advance(
+        self,
+        watermark: u64,
+        updated: &mut Vec<Updated>,
+    ) -> Result<(), FeatureError> {
+        let base = self.base;
+        self.two_passes(|instruments, _, closed, owed| {
+            instruments
+                .iter_mut()
+                .enumerate()
+                .try_for_each(|(lane, entry)| {
+                    closed.clear();
+                    entry.fold.advance(&entry.series, watermark, closed)?;
+                    let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
+                    owe_closed(index, closed, updated, |resolution, input| {
+                        owed.push(lane, resolution, input);
+                    });
+                    Ok(())
+                })
+        })
+    }
+
+    /// The first pass (`fold`: series and folds, owing state updates), then the states take
+    /// what it owes, whatever it returned; its error, else the states' first, is returned.
+    fn two_passes(
+        self,
+        fold: impl FnOnce(
+            &mut [Instrument],
+            &mut [Lanes<'l>],
+            &mut Vec<Closed>,
+            &mut OwedLists,
+        ) -> Result<(), FeatureError>,
+    ) -> Result<(), FeatureError> {
+        let Scratch {
+            closed,
+            owed,
+            batch,
+        } = self.scratch;
+        owed.0.iter_mut().for_each(Vec::clear);
+        let folded = fold(self.instruments, self.lanes, closed, owed);
+        folded.and(take_all_owed(self.instruments, self.lanes, &owed.0, batch))
+    }
 }
 
 /// Every resolution takes its owed updates, whatever an earlier one returned; the first
