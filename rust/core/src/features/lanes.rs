@@ -131,12 +131,14 @@ impl Lanes<'_> {
     /// their lane's newest, checked by the caller): kernel by kernel over the batch.
     pub(crate) fn take(&mut self, batch: &[(usize, BarInput)]) {
         let layout = self.layout;
+        let dense = batch.iter().enumerate().all(|(i, &(l, _))| i == l);
         for (column, placed) in self.store.columns.iter_mut().zip(&layout.kernels) {
             packed::update_lanes(
                 &placed.template,
                 &mut column.words,
                 &mut column.slots,
                 batch,
+                dense,
             );
         }
         for &(l, bar) in batch {

@@ -140,17 +140,33 @@ macro_rules! kinds {
 
         /// Each `(lane, bar)` of `batch` updates that lane of a kernel column of `template`'s
         /// kind: `words` and `slots` hold every lane's, lane after lane. One dispatch for
-        /// the batch, then a loop the kind's update is inlined into.
+        /// the batch, then a loop the kind's update is inlined into. A `dense` batch (lane
+        /// `i` at place `i`, as when every instrument of a block closed) walks the lanes in
+        /// step, without a lane's bounds computed and checked for every kernel.
         #[inline]
         pub(crate) fn update_lanes(
             template: &AnyKernel,
             words: &mut [f64],
             slots: &mut [f64],
             batch: &[(usize, BarInput)],
+            dense: bool,
         ) {
             match template {
                 $(AnyKernel::$kind(template) => {
                     let (w, s) = ($kind::WORDS, template.slots());
+                    if dense && s == 0 {
+                        for (words, (_, bar)) in words.chunks_exact_mut(w).zip(batch) {
+                            step(template, words, &mut [], bar);
+                        }
+                        return;
+                    }
+                    if dense {
+                        let lanes = words.chunks_exact_mut(w).zip(slots.chunks_exact_mut(s));
+                        for ((words, slots), (_, bar)) in lanes.zip(batch) {
+                            step(template, words, slots, bar);
+                        }
+                        return;
+                    }
                     for &(l, ref bar) in batch {
                         step(
                             template,
@@ -214,6 +230,41 @@ mod tests {
                 kernel.pack(&mut packed);
                 let back = AnyKernel::unpack(&template, &packed);
                 assert_eq!(format!("{back:?}"), format!("{kernel:?}"), "bar {i}");
+            }
+        }
+    }
+
+    /// Lanes walked in step (a dense batch) and by index take the same bits, for every
+    /// kind, through rings filling and wrapping.
+    #[test]
+    fn dense_batches_equal_lanes_by_index() {
+        const LANES: usize = 5;
+        let bars = series(260);
+        for template in default_registry().features().iter().map(|f| f.kernel()) {
+            let (w, s) = (words(&template), template.slots());
+            let column = |len: usize| {
+                let mut words = vec![0.0; LANES * w];
+                words
+                    .chunks_exact_mut(w)
+                    .for_each(|lane| template.pack(lane));
+                (words, vec![0.0; len])
+            };
+            let (mut dense, mut dense_slots) = column(LANES * s);
+            let (mut indexed, mut indexed_slots) = column(LANES * s);
+            for t in 0..bars.len() {
+                // Lane l sees the series shifted by l bars, so the lanes differ.
+                let batch: Vec<(usize, BarInput)> = (0..LANES)
+                    .map(|l| (l, bars[(t + 7 * l) % bars.len()]))
+                    .collect();
+                update_lanes(&template, &mut dense, &mut dense_slots, &batch, true);
+                update_lanes(&template, &mut indexed, &mut indexed_slots, &batch, false);
+                let bits = |xs: &[f64]| xs.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&dense), bits(&indexed), "{template:?} bar {t}");
+                assert_eq!(
+                    bits(&dense_slots),
+                    bits(&indexed_slots),
+                    "{template:?} bar {t}"
+                );
             }
         }
     }
