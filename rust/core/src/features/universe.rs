@@ -8,7 +8,7 @@
 //! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
 //! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::error::FeatureError;
 use super::lanes::{Lanes, Store};
@@ -20,7 +20,7 @@ use crate::bars::{
     SeriesConfig,
 };
 use close::{distinct_runs, Run, Scratch};
-use threads::{pool, run_all, THREADS};
+use threads::{pool, THREADS};
 
 /// One (instrument, resolution) row that changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,16 +58,8 @@ struct Block {
     /// its lane in each (see [`super::lanes`]).
     stores: [Store; Resolution::ALL.len()],
     scratch: Scratch,
-    /// On a split minute, the rows this block changed and how its close ended.
+    /// On a split minute, the rows this block changed.
     out: Vec<Updated>,
-    result: Option<Result<(), FeatureError>>,
-}
-
-/// A block's part of a split minute: its bars, its instruments' indexes from `base`.
-struct Job<'a> {
-    base: u32,
-    block: &'a mut Block,
-    bars: &'a [(u32, Bar)],
 }
 
 /// Instruments per block. A resolution's batch runs kernel by kernel over a block's lanes, and
@@ -128,14 +120,6 @@ impl Block {
             base,
             scratch,
         })
-    }
-
-    /// [`Self::close`] on a thread of a split minute: its rows and result wait for the caller.
-    fn close_apart(&mut self, layout: &Arc<Layout>, base: u32, bars: &[(u32, Bar)]) {
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        self.result = Some(self.close(layout, base, bars, &mut out));
-        self.out = out;
     }
 }
 
@@ -341,8 +325,9 @@ impl Universe {
     }
 
     /// Close `bars` (in instrument order) on this thread and `threads - 1` helpers of `pool`,
-    /// a block at a time (see [`threads`]). Rows come back in block order (as one thread
-    /// pushes them) with the first error; a block's error leaves the others to complete.
+    /// in jobs of a block's first pass or one of its resolutions (see [`split`]). Rows come
+    /// back in block order (as one thread pushes them) with the first error; a block's error
+    /// leaves the others to complete.
     fn close_split(
         &mut self,
         pool: &rayon::ThreadPool,
@@ -350,9 +335,9 @@ impl Universe {
         threads: usize,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let (layout, block_len) = (&self.layout, self.block_len);
+        let block_len = self.block_len;
         let mut rest = bars;
-        let jobs: Vec<Mutex<Job<'_>>> = self
+        let blocks = self
             .blocks
             .iter_mut()
             .enumerate()
@@ -361,31 +346,10 @@ impl Universe {
                 let (mine, tail) = rest.split_at(rest.partition_point(|b| (b.0 as usize) < end));
                 rest = tail;
                 let base = u32::try_from(k * block_len).unwrap_or(u32::MAX);
-                (!mine.is_empty()).then(|| {
-                    Mutex::new(Job {
-                        base,
-                        block,
-                        bars: mine,
-                    })
-                })
+                (!mine.is_empty()).then_some((base, block, mine))
             })
             .collect();
-        let helpers = (threads - 1).min(jobs.len().saturating_sub(1));
-        run_all(pool, helpers, &jobs, |job| {
-            job.block.close_apart(layout, job.base, job.bars);
-        });
-        drop(jobs);
-        let mut first = Ok(());
-        for block in &mut self.blocks {
-            let Some(result) = block.result.take() else {
-                continue;
-            };
-            updated.extend_from_slice(&block.out);
-            if first.is_ok() {
-                first = result;
-            }
-        }
-        first
+        split::close_blocks(pool, threads - 1, &self.layout, blocks, updated)
     }
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
@@ -431,6 +395,8 @@ fn is_gap(
 mod close;
 #[path = "universe_rewarm.rs"]
 mod rewarm;
+#[path = "universe_split.rs"]
+mod split;
 #[path = "universe_pool.rs"]
 mod threads;
 

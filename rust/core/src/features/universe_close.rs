@@ -11,28 +11,41 @@ use crate::bars::{Bar, Closed, PushOutcome, Resolution};
 /// Buffers a block's close reuses from minute to minute.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Scratch {
-    closed: Vec<Closed>,
+    pub(super) closed: Vec<Closed>,
     /// The state updates a run owes, by resolution (see [`Run::close`]).
-    owed: OwedLists,
-    /// One resolution's bars to take, by lane.
-    batch: Vec<(usize, BarInput)>,
+    pub(super) owed: OwedLists,
+    /// Each resolution's bars to take, by lane (one buffer each: a split minute takes a
+    /// block's resolutions on different threads).
+    pub(super) batches: [Batch; Resolution::ALL.len()],
 }
+
+/// One resolution's bars to take, by lane.
+pub(super) type Batch = Vec<(usize, BarInput)>;
 
 /// The state updates a first pass owes, by resolution.
 #[derive(Debug, Clone, Default)]
-struct OwedLists([Vec<Owed>; Resolution::ALL.len()]);
+pub(super) struct OwedLists([Vec<Owed>; Resolution::ALL.len()]);
 
 impl OwedLists {
     /// Lane `lane`'s state at `resolution` takes `input` (`None`: its bucket was withheld).
     fn push(&mut self, lane: usize, resolution: Resolution, input: Option<Bar>) {
         self.0[slot_of(resolution)].push(Owed { lane, input });
     }
+
+    /// What is owed at the resolution of slot `slot`.
+    pub(super) fn at(&self, slot: usize) -> &[Owed] {
+        &self.0[slot]
+    }
+
+    fn clear(&mut self) {
+        self.0.iter_mut().for_each(Vec::clear);
+    }
 }
 
 /// A state update the first pass of [`Run::close`] owes: the instrument's lane, and the bar
 /// its state takes (`None`: the bucket was withheld).
 #[derive(Debug, Clone, Copy)]
-struct Owed {
+pub(super) struct Owed {
     lane: usize,
     input: Option<Bar>,
 }
@@ -61,17 +74,7 @@ impl<'l> Run<'_, 'l> {
     ) -> Result<(), FeatureError> {
         let base = self.base;
         self.two_passes(|instruments, lanes, closed, owed| {
-            bars.iter().try_for_each(|&(index, bar)| {
-                let lane = (index - base) as usize;
-                instruments[lane].fold_minute(
-                    (index, lane),
-                    lanes,
-                    bar,
-                    closed,
-                    updated,
-                    |resolution, input| owed.push(lane, resolution, input),
-                )
-            })
+            fold_bars((instruments, base), lanes, bars, closed, owed, updated)
         })
     }
 
@@ -117,12 +120,37 @@ impl<'l> Run<'_, 'l> {
         let Scratch {
             closed,
             owed,
-            batch,
+            batches,
         } = self.scratch;
-        owed.0.iter_mut().for_each(Vec::clear);
+        owed.clear();
         let folded = fold(self.instruments, self.lanes, closed, owed);
-        folded.and(take_all_owed(self.instruments, self.lanes, &owed.0, batch))
+        folded.and(take_all_owed(self.instruments, self.lanes, owed, batches))
     }
+}
+
+/// The first pass of [`Run::close`] over `bars` of the instruments `instruments.0`
+/// (indexes from `instruments.1`): the updates they bring go to `owed` (cleared), their rows
+/// onto `updated`. Stops at the first refused bar and returns its error.
+pub(super) fn fold_bars(
+    (instruments, base): (&mut [Instrument], u32),
+    lanes: &mut [Lanes<'_>],
+    bars: &[(u32, Bar)],
+    closed: &mut Vec<Closed>,
+    owed: &mut OwedLists,
+    updated: &mut Vec<Updated>,
+) -> Result<(), FeatureError> {
+    owed.clear();
+    bars.iter().try_for_each(|&(index, bar)| {
+        let lane = (index - base) as usize;
+        instruments[lane].fold_minute(
+            (index, lane),
+            lanes,
+            bar,
+            closed,
+            updated,
+            |resolution, input| owed.push(lane, resolution, input),
+        )
+    })
 }
 
 /// Every resolution takes its owed updates, whatever an earlier one returned; the first
@@ -130,11 +158,15 @@ impl<'l> Run<'_, 'l> {
 fn take_all_owed(
     instruments: &[Instrument],
     lanes: &mut [Lanes<'_>],
-    owed: &[Vec<Owed>; Resolution::ALL.len()],
-    batch: &mut Vec<(usize, BarInput)>,
+    owed: &OwedLists,
+    batches: &mut [Batch; Resolution::ALL.len()],
 ) -> Result<(), FeatureError> {
     let mut taken = Ok(());
-    for ((&resolution, owed), lanes) in Resolution::ALL.iter().zip(owed).zip(lanes) {
+    let each = Resolution::ALL
+        .iter()
+        .zip(&owed.0)
+        .zip(lanes.iter_mut().zip(batches));
+    for ((&resolution, owed), (lanes, batch)) in each {
         let result = take_owed(instruments, lanes, resolution, owed, batch);
         if taken.is_ok() {
             taken = result;
@@ -171,12 +203,12 @@ pub(super) fn distinct_runs(
 /// needs alone (a gap restarts it, a repair rewarms it from the series), then every bar
 /// in one batch, kernel by kernel ([`Lanes::take`]). The first error is returned after the
 /// rest.
-fn take_owed(
+pub(super) fn take_owed(
     instruments: &[Instrument],
     lanes: &mut Lanes<'_>,
     resolution: Resolution,
     owed: &[Owed],
-    batch: &mut Vec<(usize, BarInput)>,
+    batch: &mut Batch,
 ) -> Result<(), FeatureError> {
     batch.clear();
     let mut first = Ok(());
