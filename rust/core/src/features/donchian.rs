@@ -48,14 +48,21 @@ impl Donchian {
     /// The extreme of the held entries' `field` (0: high, 1: low) and its entry, newest of
     /// equals (it stays longest). Called only on a full ring, oldest entry at `head`.
     fn rescan(&self, slots: &[f64], field: usize, max: bool) -> (f64, u32) {
-        let oldest_first = (self.head..self.period).chain(0..self.head);
         let mut best = (if max { f64::MIN } else { f64::MAX }, self.head);
-        for entry in oldest_first {
-            let x = slots[2 * entry as usize + field];
-            if (max && x >= best.0) || (!max && x <= best.0) {
-                best = (x, entry);
+        // Oldest first: the entries from the head, then those before it, in two plain loops
+        // over pairs (a chain of index ranges took 14% more of the kernel at midnight).
+        let (before_head, from_head) =
+            slots[..2 * self.period as usize].split_at(2 * self.head as usize);
+        let mut scan = |pairs: &[f64], first: u32| {
+            for (entry, pair) in (first..).zip(pairs.chunks_exact(2)) {
+                let x = pair[field];
+                if (max && x >= best.0) || (!max && x <= best.0) {
+                    best = (x, entry);
+                }
             }
-        }
+        };
+        scan(from_head, self.head);
+        scan(before_head, 0);
         best
     }
 }

@@ -39,7 +39,10 @@ fn every_split_equals_one_thread() {
                 .filter(|k| (k + minute) % 5 != 0 || minute % 2 == 1 && minute > 5)
                 .map(|k| {
                     let late = (k + minute) % 5 == 0;
-                    (k as u32, bar(if late { minute - 5 } else { minute }, k as u32))
+                    (
+                        k as u32,
+                        bar(if late { minute - 5 } else { minute }, k as u32),
+                    )
                 })
                 .collect();
             let (mut a, mut b) = (Vec::new(), Vec::new());
