@@ -12,8 +12,6 @@ use crate::bars::{Bar, Closed, PushOutcome, Resolution};
 #[derive(Debug, Clone, Default)]
 pub(super) struct Scratch {
     pub(super) closed: Vec<Closed>,
-    /// The state updates a run owes, by resolution (see [`Run::close`]).
-    pub(super) owed: OwedLists,
     /// Each resolution's bars to take, by lane (one buffer each: a split minute takes a
     /// block's resolutions on different threads).
     pub(super) batches: [Batch; Resolution::ALL.len()],
@@ -22,33 +20,8 @@ pub(super) struct Scratch {
 /// One resolution's bars to take, by lane.
 pub(super) type Batch = Vec<(usize, BarInput)>;
 
-/// The state updates a first pass owes, by resolution.
-#[derive(Debug, Clone, Default)]
-pub(super) struct OwedLists([Vec<Owed>; Resolution::ALL.len()]);
-
-impl OwedLists {
-    /// Lane `lane`'s state at `resolution` takes `input` (`None`: its bucket was withheld).
-    fn push(&mut self, lane: usize, resolution: Resolution, input: Option<Bar>) {
-        self.0[slot_of(resolution)].push(Owed { lane, input });
-    }
-
-    /// What is owed at the resolution of slot `slot`.
-    pub(super) fn at(&self, slot: usize) -> &[Owed] {
-        &self.0[slot]
-    }
-
-    fn clear(&mut self) {
-        self.0.iter_mut().for_each(Vec::clear);
-    }
-}
-
-/// A state update the first pass of [`Run::close`] owes: the instrument's lane, and the bar
-/// its state takes (`None`: the bucket was withheld).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Owed {
-    lane: usize,
-    input: Option<Bar>,
-}
+/// Each resolution's batch (indexed like [`Resolution::ALL`]).
+pub(super) type Batches<'b> = [&'b mut Batch];
 
 /// What a close or an advance works on: a block's instruments (indexes from `base`), their
 /// states (one [`Lanes`] per resolution) and its buffers.
@@ -59,7 +32,7 @@ pub(super) struct Run<'a, 'l> {
     pub(super) scratch: &'a mut Scratch,
 }
 
-impl<'l> Run<'_, 'l> {
+impl Run<'_, '_> {
     /// Close `bars` (each instrument at most once) in two passes (see the module docs). One
     /// resolution's updates in a row take the same branches the same way (a ring still
     /// filling, a window wrapping) where one instrument's seven alternate between them, and
@@ -72,10 +45,12 @@ impl<'l> Run<'_, 'l> {
         bars: &[(u32, Bar)],
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let base = self.base;
-        self.two_passes(|instruments, lanes, closed, owed| {
-            fold_bars((instruments, base), lanes, bars, closed, owed, updated)
-        })
+        let Scratch { closed, batches } = self.scratch;
+        let mut batches = batches.each_mut();
+        let instruments = (self.instruments, self.base);
+        let folded = fold_bars(instruments, self.lanes, bars, closed, &mut batches, updated);
+        take_all(self.lanes, &batches);
+        folded
     }
 
     /// The watermark reached `watermark` (quiet minutes on INTERNAL): close the open buckets
@@ -89,90 +64,68 @@ impl<'l> Run<'_, 'l> {
         watermark: u64,
         updated: &mut Vec<Updated>,
     ) -> Result<(), FeatureError> {
-        let base = self.base;
-        self.two_passes(|instruments, _, closed, owed| {
-            instruments
-                .iter_mut()
-                .enumerate()
-                .try_for_each(|(lane, entry)| {
-                    closed.clear();
-                    entry.fold.advance(&entry.series, watermark, closed)?;
-                    let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
-                    owe_closed(index, closed, updated, |resolution, input| {
-                        owed.push(lane, resolution, input);
-                    });
-                    Ok(())
-                })
-        })
-    }
-
-    /// The first pass (`fold`: series and folds, owing state updates), then the states take
-    /// what it owes, whatever it returned; its error, else the states' first, is returned.
-    fn two_passes(
-        self,
-        fold: impl FnOnce(
-            &mut [Instrument],
-            &mut [Lanes<'l>],
-            &mut Vec<Closed>,
-            &mut OwedLists,
-        ) -> Result<(), FeatureError>,
-    ) -> Result<(), FeatureError> {
-        let Scratch {
-            closed,
-            owed,
-            batches,
-        } = self.scratch;
-        owed.clear();
-        let folded = fold(self.instruments, self.lanes, closed, owed);
-        folded.and(take_all_owed(self.instruments, self.lanes, owed, batches))
+        let Scratch { closed, batches } = self.scratch;
+        let mut batches = batches.each_mut();
+        batches.iter_mut().for_each(|batch| batch.clear());
+        let (lanes, base) = (&mut *self.lanes, self.base);
+        let mut owing = Ok(());
+        let advanced = self
+            .instruments
+            .iter_mut()
+            .enumerate()
+            .try_for_each(|(lane, entry)| {
+                closed.clear();
+                entry.fold.advance(&entry.series, watermark, closed)?;
+                let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
+                push_rows(index, closed, updated);
+                let inputs = closed.iter().map(input_of);
+                keep_first(&mut owing, entry.owe(lanes, &mut batches, lane, inputs));
+                Ok(())
+            });
+        take_all(lanes, &batches);
+        advanced.and(owing)
     }
 }
 
 /// The first pass of [`Run::close`] over `bars` of the instruments `instruments.0`
-/// (indexes from `instruments.1`): the updates they bring go to `owed` (cleared), their rows
-/// onto `updated`. Stops at the first refused bar and returns its error.
+/// (indexes from `instruments.1`): the state updates they bring join `batches` (cleared
+/// first), their rows go onto `updated`. Stops at the first refused bar and returns its
+/// error; else the first error met owing an update ([`Instrument::owe`]).
 pub(super) fn fold_bars(
     (instruments, base): (&mut [Instrument], u32),
     lanes: &mut [Lanes<'_>],
     bars: &[(u32, Bar)],
     closed: &mut Vec<Closed>,
-    owed: &mut OwedLists,
+    batches: &mut Batches<'_>,
     updated: &mut Vec<Updated>,
 ) -> Result<(), FeatureError> {
-    owed.clear();
-    bars.iter().try_for_each(|&(index, bar)| {
+    batches.iter_mut().for_each(|batch| batch.clear());
+    let mut owing = Ok(());
+    let folded = bars.iter().try_for_each(|&(index, bar)| {
         let lane = (index - base) as usize;
-        instruments[lane].fold_minute(
-            (index, lane),
-            lanes,
-            bar,
-            closed,
-            updated,
-            |resolution, input| owed.push(lane, resolution, input),
-        )
-    })
+        let entry = &mut instruments[lane];
+        if entry.fold_minute((index, lane), lanes, bar, closed, updated)? {
+            let inputs = std::iter::once((Resolution::M1, Some(bar)));
+            let inputs = inputs.chain(closed.iter().map(input_of));
+            keep_first(&mut owing, entry.owe(lanes, batches, lane, inputs));
+        }
+        Ok(())
+    });
+    folded.and(owing)
 }
 
-/// Every resolution takes its owed updates, whatever an earlier one returned; the first
-/// error is returned.
-fn take_all_owed(
-    instruments: &[Instrument],
-    lanes: &mut [Lanes<'_>],
-    owed: &OwedLists,
-    batches: &mut [Batch; Resolution::ALL.len()],
-) -> Result<(), FeatureError> {
-    let mut taken = Ok(());
-    let each = Resolution::ALL
-        .iter()
-        .zip(&owed.0)
-        .zip(lanes.iter_mut().zip(batches));
-    for ((&resolution, owed), (lanes, batch)) in each {
-        let result = take_owed(instruments, lanes, resolution, owed, batch);
-        if taken.is_ok() {
-            taken = result;
-        }
+/// Every resolution takes its batch, kernel by kernel ([`Lanes::take`]).
+pub(super) fn take_all(lanes: &mut [Lanes<'_>], batches: &Batches<'_>) {
+    for (lanes, batch) in lanes.iter_mut().zip(batches) {
+        lanes.take(batch);
     }
-    taken
+}
+
+/// `result` kept in `first` unless an earlier error is there.
+fn keep_first(first: &mut Result<(), FeatureError>, result: Result<(), FeatureError>) {
+    if first.is_ok() {
+        *first = result;
+    }
 }
 
 /// `bars` cut, in order, into the longest runs in which no instrument comes twice (indexes
@@ -199,54 +152,11 @@ pub(super) fn distinct_runs(
     })
 }
 
-/// Take one resolution's owed updates (each instrument at most once): first what each
-/// needs alone (a gap restarts it, a repair rewarms it from the series), then every bar
-/// in one batch, kernel by kernel ([`Lanes::take`]). The first error is returned after the
-/// rest.
-pub(super) fn take_owed(
-    instruments: &[Instrument],
-    lanes: &mut Lanes<'_>,
-    resolution: Resolution,
-    owed: &[Owed],
-    batch: &mut Batch,
-) -> Result<(), FeatureError> {
-    batch.clear();
-    let mut first = Ok(());
-    for &Owed { lane, input } in owed {
-        let entry = &instruments[lane];
-        let last = lanes.last_ts_event(lane);
-        let Some(bar) = input else {
-            // Before its first bar a state is warming up, not interrupted.
-            if last.is_some() {
-                lanes.mark_gap(lane);
-            }
-            continue;
-        };
-        match last {
-            Some(last) if bar.ts_event <= last => {
-                let rewarmed = entry.rewarm_lane(lanes, lane, resolution);
-                if first.is_ok() {
-                    first = rewarmed;
-                }
-                continue;
-            }
-            Some(last) if entry.is_gap(resolution, last, bar.ts_event) => {
-                lanes.mark_gap(lane);
-            }
-            _ => {}
-        }
-        // The series refused inconsistent bars, a derived bar aggregates consistent ones,
-        // and the order was checked above: nothing is left to validate.
-        batch.push((lane, lanes.convert(lane, &bar)));
-    }
-    lanes.take(batch);
-    first
-}
-
 impl Instrument {
-    /// Take one minute's bar into the series and the fold. The state updates it brings (the
-    /// 1m bar, the buckets it closes) go to `owe`, and their rows onto `updated`; a late bar
-    /// rewarms what it touched at once.
+    /// Take one minute's bar into the series and the fold; its rows (the 1m bar, the
+    /// buckets it closed, in `closed`) go onto `updated`. Returns whether the states owe
+    /// those updates: a late bar rewarms what it touched at once, and a duplicate changes
+    /// nothing.
     fn fold_minute(
         &mut self,
         (index, lane): (u32, usize),
@@ -254,8 +164,7 @@ impl Instrument {
         bar: Bar,
         closed: &mut Vec<Closed>,
         updated: &mut Vec<Updated>,
-        mut owe: impl FnMut(Resolution, Option<Bar>),
-    ) -> Result<(), FeatureError> {
+    ) -> Result<bool, FeatureError> {
         closed.clear();
         let closed_before = self.fold.closed_through();
         let outcome = self.series.push(bar);
@@ -263,19 +172,61 @@ impl Instrument {
         let late = match outcome {
             PushOutcome::Inserted(_) => true,
             PushOutcome::Appended(_) => bar.ts_event <= closed_before,
-            _ => return Ok(()),
+            _ => return Ok(false),
         };
         if late {
             // A late bar changes closed history: rewarm what it touched.
-            return self.rewarm_touched((index, lane), lanes, closed, updated);
+            self.rewarm_touched((index, lane), lanes, closed, updated)?;
+            return Ok(false);
         }
-        owe(Resolution::M1, Some(bar));
         updated.push(Updated {
             instrument: index,
             resolution: Resolution::M1,
         });
-        owe_closed(index, closed, updated, owe);
-        Ok(())
+        push_rows(index, closed, updated);
+        Ok(true)
+    }
+
+    /// Lane `lane` owes its states `inputs` (a resolution and its bar; `None`: a withheld
+    /// bucket): first what each needs alone (a gap restarts it, a repair rewarms it from the
+    /// series), then the bar joins its resolution's batch. The first error is returned
+    /// after the rest.
+    fn owe(
+        &self,
+        lanes: &mut [Lanes<'_>],
+        batches: &mut Batches<'_>,
+        lane: usize,
+        inputs: impl Iterator<Item = (Resolution, Option<Bar>)>,
+    ) -> Result<(), FeatureError> {
+        let mut first = Ok(());
+        for (resolution, input) in inputs {
+            let (lanes, batch) = (
+                &mut lanes[slot_of(resolution)],
+                &mut *batches[slot_of(resolution)],
+            );
+            let last = lanes.last_ts_event(lane);
+            let Some(bar) = input else {
+                // Before its first bar a state is warming up, not interrupted.
+                if last.is_some() {
+                    lanes.mark_gap(lane);
+                }
+                continue;
+            };
+            match last {
+                Some(last) if bar.ts_event <= last => {
+                    keep_first(&mut first, self.rewarm_lane(lanes, lane, resolution));
+                    continue;
+                }
+                Some(last) if self.is_gap(resolution, last, bar.ts_event) => {
+                    lanes.mark_gap(lane);
+                }
+                _ => {}
+            }
+            // The series refused inconsistent bars, a derived bar aggregates consistent
+            // ones, and the order was checked above: nothing is left to validate.
+            batch.push((lane, lanes.convert(lane, &bar)));
+        }
+        first
     }
 
     /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
@@ -291,21 +242,12 @@ impl Instrument {
     }
 }
 
-/// The state updates `closed` brings an instrument go to `owe`, their rows onto `updated`.
-fn owe_closed(
-    index: u32,
-    closed: &[Closed],
-    updated: &mut Vec<Updated>,
-    mut owe: impl FnMut(Resolution, Option<Bar>),
-) {
-    for event in closed {
-        let (resolution, input) = input_of(event);
-        owe(resolution, input);
-        updated.push(Updated {
-            instrument: index,
-            resolution,
-        });
-    }
+/// The rows of the buckets in `closed` onto `updated`.
+fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
+    updated.extend(closed.iter().map(|event| Updated {
+        instrument: index,
+        resolution: input_of(event).0,
+    }));
 }
 
 /// A fold event as a state's input: the bar of a closed bucket, `None` for a withheld one.

@@ -1,6 +1,6 @@
 //! A minute closed on several threads, in jobs smaller than a block: each block's first pass
-//! (its series and folds, [`fold_bars`]), then each of its resolutions' takes
-//! ([`take_owed`]) as a job of its own.
+//! (its series and folds, [`fold_bars`]), then each of its resolutions' batches taken
+//! ([`Lanes::take`](super::super::lanes::Lanes::take)) as a job of its own.
 //!
 //! Whole blocks as jobs left a thread idle at the end whenever the machine slowed the other
 //! one: 1,000 instruments are four blocks of about 0.45 ms each, and a trace of the midnight
@@ -11,12 +11,12 @@
 //! claimed first and is running or done: a take waits for it only while it runs.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::super::error::FeatureError;
 use super::super::lanes::Store;
 use super::super::layout::Layout;
-use super::close::{fold_bars, take_owed, Batch, OwedLists, Scratch};
+use super::close::{fold_bars, Batch, Scratch};
 use super::threads::run_all;
 use super::{Block, Instrument, Updated};
 use crate::bars::{Bar, Closed, Resolution};
@@ -25,16 +25,14 @@ use crate::bars::{Bar, Closed, Resolution};
 struct Folding<'a> {
     instruments: &'a mut [Instrument],
     closed: &'a mut Vec<Closed>,
-    owed: &'a mut OwedLists,
     out: &'a mut Vec<Updated>,
     result: Result<(), FeatureError>,
 }
 
-/// What one resolution's take works on, and how it ended.
+/// One resolution's states and the batch its first pass leaves them.
 struct Taking<'a> {
     store: &'a mut Store,
     batch: &'a mut Batch,
-    result: Result<(), FeatureError>,
 }
 
 /// A block's part of a split minute: its bars (instruments from index `base`) and its parts,
@@ -42,8 +40,7 @@ struct Taking<'a> {
 struct Parts<'a> {
     base: u32,
     bars: &'a [(u32, Bar)],
-    /// Written by the first pass; read by the takes (the instruments, what is owed).
-    folding: RwLock<Folding<'a>>,
+    folding: Mutex<Folding<'a>>,
     taking: [Mutex<Taking<'a>>; Resolution::ALL.len()],
     /// Set once the first pass ended (or panicked): the takes may start.
     folded: AtomicBool,
@@ -61,8 +58,8 @@ enum Job<'p, 'a> {
 }
 
 /// Close each block's `bars` (non-empty, instruments from index `base`) on this thread and
-/// up to `helpers` threads of `pool`. Returns, in block order, each block's rows and result:
-/// its first pass's error, else its takes' first (in resolution order).
+/// up to `helpers` threads of `pool`. Pushes each block's rows onto `updated` in block order;
+/// returns the first block's error.
 pub(super) fn close_blocks<'a>(
     pool: &rayon::ThreadPool,
     helpers: usize,
@@ -103,30 +100,21 @@ fn parts_of<'a>(base: u32, block: &'a mut Block, bars: &'a [(u32, Bar)]) -> Part
         scratch,
         out,
     } = block;
-    let Scratch {
-        closed,
-        owed,
-        batches,
-    } = scratch;
+    let Scratch { closed, batches } = scratch;
     out.clear();
     let mut batches = batches.iter_mut();
     let taking = stores.each_mut().map(|store| {
         let Some(batch) = batches.next() else {
             unreachable!("a batch per resolution")
         };
-        Mutex::new(Taking {
-            store,
-            batch,
-            result: Ok(()),
-        })
+        Mutex::new(Taking { store, batch })
     });
     Parts {
         base,
         bars,
-        folding: RwLock::new(Folding {
+        folding: Mutex::new(Folding {
             instruments,
             closed,
-            owed,
             out,
             result: Ok(()),
         }),
@@ -143,14 +131,7 @@ impl Parts<'_> {
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
         updated.extend_from_slice(folding.out);
-        let mut first = folding.result;
-        for taking in self.taking {
-            let taking = taking.into_inner().unwrap_or_else(PoisonError::into_inner);
-            if first.is_ok() {
-                first = taking.result;
-            }
-        }
-        first
+        folding.result
     }
 }
 
@@ -169,33 +150,36 @@ impl Drop for Folded<'_> {
     }
 }
 
-/// A block's first pass, its resolutions' stores locked for the late bars it rewarms.
+/// A block's first pass, with every resolution's states (it rewarms a late bar's) and
+/// batch (it fills them) locked.
 fn fold(parts: &Parts<'_>, layout: &Arc<Layout>) {
     let _folded = Folded(&parts.folded);
-    let mut folding = parts
-        .folding
-        .write()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut folding = lock(&parts.folding);
     let mut taking = parts.taking.each_ref().map(lock);
-    let mut lanes = taking.each_mut().map(|t| t.store.lanes(layout));
+    let (mut lanes, mut batches) = (Vec::with_capacity(taking.len()), Vec::new());
+    for taking in &mut taking {
+        let Taking { store, batch } = &mut **taking;
+        lanes.push(store.lanes(layout));
+        batches.push(&mut **batch);
+    }
     let Folding {
         instruments,
         closed,
-        owed,
         out,
         result,
     } = &mut *folding;
+    let instruments = (&mut **instruments, parts.base);
     *result = fold_bars(
-        (instruments, parts.base),
+        instruments,
         &mut lanes,
         parts.bars,
         closed,
-        owed,
+        &mut batches,
         out,
     );
 }
 
-/// A block's take at the resolution of `slot`, once its first pass ended.
+/// A block's batch at the resolution of `slot` taken, once its first pass ended.
 fn take(parts: &Parts<'_>, slot: usize, layout: &Arc<Layout>) {
     // The pass is running on another thread: spin a while (a yield may not return for a
     // time slice), then yield.
@@ -208,20 +192,7 @@ fn take(parts: &Parts<'_>, slot: usize, layout: &Arc<Layout>) {
             std::thread::yield_now();
         }
     }
-    let folding = parts.folding.read().unwrap_or_else(PoisonError::into_inner);
     let mut taking = lock(&parts.taking[slot]);
-    let Taking {
-        store,
-        batch,
-        result,
-    } = &mut *taking;
-    let mut lanes = store.lanes(layout);
-    let owed = folding.owed.at(slot);
-    *result = take_owed(
-        folding.instruments,
-        &mut lanes,
-        Resolution::ALL[slot],
-        owed,
-        batch,
-    );
+    let Taking { store, batch } = &mut *taking;
+    store.lanes(layout).take(batch);
 }
