@@ -141,16 +141,23 @@ impl RollingMoments {
     /// oldest first, from `FRESH` (what `f64`'s `sum` starts from).
     fn refresh_with(&mut self, slots: &[f64], sum: f64) {
         let values = self.ring.values(slots);
-        let n = values.len() as f64;
-        self.shift = sum / n;
-        let (mut s1, mut s2) = (0.0, 0.0);
-        for &v in values {
-            let d = v - self.shift;
-            s1 += d;
-            s2 += d * d;
+        let shift = sum / values.len() as f64;
+        // Even and odd values in two sums each, added at the end: the pairs go through
+        // one vector register, and a single running sum was a chain of dependent additions.
+        let (mut s1, mut s2) = ([0.0; 2], [0.0; 2]);
+        let pairs = values.chunks_exact(2);
+        let odd = pairs.remainder();
+        for pair in pairs {
+            let d = [pair[0] - shift, pair[1] - shift];
+            s1 = [s1[0] + d[0], s1[1] + d[1]];
+            s2 = [s2[0] + d[0] * d[0], s2[1] + d[1] * d[1]];
         }
-        self.s1 = s1;
-        self.s2 = s2;
+        if let Some(&v) = odd.first() {
+            let d = v - shift;
+            s1[0] += d;
+            s2[0] += d * d;
+        }
+        (self.shift, self.s1, self.s2) = (shift, s1[0] + s1[1], s2[0] + s2[1]);
     }
 
     /// Whether the window holds `period` values.
