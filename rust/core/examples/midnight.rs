@@ -9,7 +9,18 @@
 //! SPINE_SKIP=donchian_20,trend_200 cargo run --release -p spine-core --example midnight
 //! ```
 //!
-//! `single` passes the minute out of instrument order, which keeps it on one thread.
+//! `single` passes the minute out of instrument order, which keeps it on one thread (up to
+//! 256 instruments, one block, `split` stays on one thread too, in order). Instruction counts
+//! of the midnight close alone:
+//!
+//! ```text
+//! CARGO_PROFILE_RELEASE_DEBUG=true cargo build --release -p spine-core --example midnight
+//! valgrind --tool=callgrind --toggle-collect='*timed_close*' \
+//!     target/release/examples/midnight 200 split 1
+//! ```
+//!
+//! `SPINE_COLD=1` writes 96 MiB before each midnight close, so the close starts with the
+//! universe out of cache (as on a host whose neighbours evict it between minutes).
 //! `docs/performance.md` records what it measured.
 #![allow(missing_docs)]
 
@@ -30,6 +41,7 @@ struct Args {
     single: bool,
     rounds: usize,
     skip: Vec<String>,
+    cold: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -50,6 +62,7 @@ fn args() -> Result<Args, String> {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect(),
+        cold: std::env::var_os("SPINE_COLD").is_some(),
     })
 }
 
@@ -123,9 +136,11 @@ fn main() -> Result<(), String> {
         }
         minutes.push(start.elapsed() / LIVE as u32);
         updated.clear();
+        if args.cold {
+            evict_caches();
+        }
         let start = Instant::now();
-        copy.close_minute(&closes, &mut updated)
-            .map_err(|e| e.to_string())?;
+        timed_close(&mut copy, &closes, &mut updated).map_err(|e| e.to_string())?;
         midnights.push(start.elapsed());
         if updated.len() != 7 * closes.len() {
             return Err(format!("{} rows changed, not 7 per bar", updated.len()));
@@ -144,4 +159,24 @@ fn main() -> Result<(), String> {
         minute.as_secs_f64() * 1e6,
     );
     Ok(())
+}
+
+/// Write a buffer larger than the last-level cache, a byte per line.
+fn evict_caches() {
+    let mut junk = vec![1_u8; 96 << 20];
+    for (i, byte) in junk.iter_mut().enumerate().step_by(64) {
+        *byte = byte.wrapping_add(i as u8);
+    }
+    std::hint::black_box(&junk);
+}
+
+/// The midnight close alone, kept out of line so callgrind can count it
+/// (`--toggle-collect='*timed_close*'`, see `docs/performance.md`).
+#[inline(never)]
+fn timed_close(
+    u: &mut Universe,
+    bars: &[(u32, Bar)],
+    updated: &mut Vec<Updated>,
+) -> Result<(), spine_core::features::FeatureError> {
+    u.close_minute(bars, updated)
 }

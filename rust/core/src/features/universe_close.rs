@@ -1,6 +1,7 @@
 //! Closing a minute over one block of a universe, in two passes: every instrument's series
-//! and fold first, in bar order, then the feature states resolution by resolution, each
-//! resolution's bars in one batch taken kernel by kernel ([`Lanes::take`]).
+//! and fold first, in bar order, each closed bucket owed to its resolution's batch (a gap
+//! restarts a state and a repair rewarms it then), then the feature states resolution by
+//! resolution, each batch taken kernel by kernel ([`Lanes::take`]).
 
 use super::super::error::FeatureError;
 use super::super::lanes::Lanes;
