@@ -19,9 +19,15 @@
 //!     target/release/examples/midnight 200 split 1
 //! ```
 //!
-//! `SPINE_COLD=1` writes 96 MiB before each midnight close, so the close starts with the
-//! universe out of cache (as on a host whose neighbours evict it between minutes).
-//! `docs/performance.md` records what it measured.
+//! What comes between the day's last minute and the midnight close (default: nothing):
+//!
+//! ```text
+//! SPINE_COLD=1         write 96 MiB first: the universe starts out of cache
+//! SPINE_IDLE_US=20000  sleep 20 ms first, as a live close follows a minute's idle
+//! SPINE_BUSY_US=20000  loop 20 ms first on registers alone (the thread keeps its core)
+//! ```
+//!
+//! `docs/performance.md` records what they measured.
 #![allow(missing_docs)]
 
 use std::time::{Duration, Instant};
@@ -41,7 +47,53 @@ struct Args {
     single: bool,
     rounds: usize,
     skip: Vec<String>,
-    cold: bool,
+    before: Before,
+}
+
+/// What the thread does between the day's last minute and the timed midnight close.
+#[derive(Clone, Copy)]
+enum Before {
+    Nothing,
+    /// Write a buffer larger than the last-level cache.
+    Evict,
+    /// Sleep this long.
+    Idle(Duration),
+    /// Compute this long without touching memory.
+    Busy(Duration),
+}
+
+impl Before {
+    fn from_env() -> Self {
+        let micros = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .map(Duration::from_micros)
+        };
+        if std::env::var_os("SPINE_COLD").is_some() {
+            Self::Evict
+        } else if let Some(d) = micros("SPINE_IDLE_US") {
+            Self::Idle(d)
+        } else if let Some(d) = micros("SPINE_BUSY_US") {
+            Self::Busy(d)
+        } else {
+            Self::Nothing
+        }
+    }
+
+    fn run(self) {
+        match self {
+            Self::Nothing => {}
+            Self::Evict => evict_caches(),
+            Self::Idle(d) => std::thread::sleep(d),
+            Self::Busy(d) => {
+                let (start, mut x) = (Instant::now(), 1_u64);
+                while start.elapsed() < d {
+                    x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                }
+            }
+        }
+    }
 }
 
 fn args() -> Result<Args, String> {
@@ -62,7 +114,7 @@ fn args() -> Result<Args, String> {
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect(),
-        cold: std::env::var_os("SPINE_COLD").is_some(),
+        before: Before::from_env(),
     })
 }
 
@@ -136,9 +188,7 @@ fn main() -> Result<(), String> {
         }
         minutes.push(start.elapsed() / LIVE as u32);
         updated.clear();
-        if args.cold {
-            evict_caches();
-        }
+        args.before.run();
         let start = Instant::now();
         timed_close(&mut copy, &closes, &mut updated).map_err(|e| e.to_string())?;
         midnights.push(start.elapsed());
