@@ -2,7 +2,9 @@
 
 * incremental updates and one batch warm (split anywhere) give identical rows;
 * no input panics or leaks a non-finite number: every value is a wire-valid typed variant;
-* values agree with the numpy reference at the declared scale (within one unit on float ties).
+* values agree with the numpy reference at the declared scale (within one unit on float ties);
+* a feature's values do not depend on the others selected beside it (SMA and ROC read another
+  kernel's ring of closes when one is long enough, and keep their own otherwise).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 
 from reference import indicators as ref
 from spine.errors import FeatureError
-from spine.features import FeatureState
+from spine.features import FeatureState, feature_specs
 
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 DECIMAL = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
@@ -174,3 +176,31 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
     else:
         assert valid, value
         assert produced == document
+
+
+SELECTIONS = (
+    None,  # the default registry: SMA 20 and ROC 10 read the 200-bar trend's ring
+    ["sma_20", "bb_20_2", "roc_10"],  # Bollinger's ring is the source
+    ["roc_10", "sma_20"],  # SMA's ring is ROC's source
+)
+
+
+@given(bar_series(max_bars=260), st.integers(0, 260), st.sampled_from(SELECTIONS))
+def test_values_do_not_depend_on_the_features_beside_them(
+    series: dict[str, Any], split: int, selection: list[str] | None
+) -> None:
+    columns = [series[k] for k in COLUMNS]
+    split = min(split, len(series["close"]))
+
+    def row_of(ids: list[str] | None) -> dict[str, Any]:
+        state = FeatureState(price_scale=series["price_scale"], size_scale=series["size_scale"], feature_ids=ids)
+        state.warm(*(c[:split] for c in columns))
+        for i in range(split, len(series["close"])):
+            state.update(*(int(c[i]) for c in columns))
+        return state.row()
+
+    together = row_of(selection)
+    ids = selection or [spec["feature_id"] for spec in feature_specs()]
+    for feature_id in ids:
+        alone = row_of([feature_id])
+        assert alone == {k: v for k, v in together.items() if k.startswith(f"{feature_id}.")}, feature_id

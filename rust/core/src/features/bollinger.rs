@@ -28,6 +28,11 @@ impl Bollinger {
             seen: 0,
         }
     }
+
+    /// The ring of every close taken (the window), for a kernel that reads it.
+    pub(crate) fn closes(&self) -> super::window::Ring {
+        self.moments.ring()
+    }
 }
 
 impl Kernel for Bollinger {

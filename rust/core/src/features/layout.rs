@@ -6,7 +6,14 @@
 //!
 //! A bar's update walks the layout (hot in cache, however many states share it) and touches
 //! only the arena: the packed words (about eight cache lines for the default registry) and
-//! one line per window. That matters most at the top of a day, when every resolution of
+//! one line per window.
+//!
+//! A feature whose values are a function of its newest closes alone (SMA, ROC) keeps no
+//! state when another kernel of the layout keeps a ring of at least as many closes (the
+//! 200-bar trend, Bollinger's window): it is a view, read from that kernel's ring and bar
+//! count, and no bar updates it. In the default registry SMA 20 and ROC 10 read the trend's
+//! ring, which takes two of twelve kernels out of every update (`docs/performance.md`). A
+//! view and a kernel of its own read the same closes in the same order: the same bits. That matters most at the top of a day, when every resolution of
 //! every instrument closes at once and each coarse state was last touched hours ago.
 
 use std::ops::Range;
@@ -29,11 +36,23 @@ pub(crate) struct Placed {
     pub(crate) slots: Range<usize>,
 }
 
+/// How a feature's values are read.
+#[derive(Debug)]
+enum Read {
+    /// From the kernel at this index of [`Layout::kernels`].
+    Kernel(usize),
+    /// A view: this template reading the ring of closes of the kernel at `source`.
+    View { template: AnyKernel, source: usize },
+}
+
 /// The shared part of every state computing one list of features (see the module docs).
 #[derive(Debug)]
 pub(crate) struct Layout {
     pub(crate) features: Vec<Arc<Compiled>>,
+    /// The kernels that take bars (every feature but the views), in feature order.
     pub(crate) kernels: Vec<Placed>,
+    /// Per feature, where its values come from.
+    reads: Vec<Read>,
     /// The bar fields some kernel reads.
     pub(crate) inputs: Inputs,
     /// Words of packed state (the slots follow them).
@@ -43,12 +62,17 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    /// The layout of `features`: words first (kernel after kernel), then slots.
+    /// The layout of `features`: words first (kernel after kernel), then slots; views (see
+    /// the module docs) take neither.
     pub(crate) fn new(features: Vec<Arc<Compiled>>) -> Arc<Self> {
         let templates: Vec<AnyKernel> = features.iter().map(|f| f.kernel()).collect();
-        let total = templates.iter().map(packed::words).sum::<usize>();
+        let inputs = templates.iter().fold(Inputs::default(), |all, template| {
+            all.union(template.inputs())
+        });
+        let (reads, kept) = reads_of(&templates);
+        let total = kept.iter().map(packed::words).sum::<usize>();
         let (mut words, mut slots) = (0, 0);
-        let kernels = templates
+        let kernels = kept
             .into_iter()
             .map(|template| {
                 let (w, s) = (packed::words(&template), template.slots());
@@ -61,12 +85,10 @@ impl Layout {
                 placed
             })
             .collect::<Vec<_>>();
-        let inputs = kernels.iter().fold(Inputs::default(), |all, placed| {
-            all.union(placed.template.inputs())
-        });
         Arc::new(Self {
             features,
             kernels,
+            reads,
             inputs,
             words: total,
             len: total + slots,
@@ -106,18 +128,30 @@ impl Layout {
         }
     }
 
-    /// Each kernel unpacked, with its spec and slots (to read values).
+    /// Each feature's kernel unpacked (a view: reading its source's ring), with its spec
+    /// and slots, in feature order (to read values).
     pub(crate) fn kernels<'a>(
         &'a self,
         arena: &'a [f64],
     ) -> impl Iterator<Item = (&'a Compiled, AnyKernel, &'a [f64])> {
         let (words, slots) = arena.split_at(self.words);
-        self.kernels
+        let unpack = move |k: usize| {
+            let placed = &self.kernels[k];
+            let kernel = Packed::unpack(&placed.template, &words[placed.words.clone()]);
+            (kernel, &slots[placed.slots.clone()])
+        };
+        self.reads
             .iter()
             .zip(&self.features)
-            .map(move |(placed, compiled)| {
-                let kernel = Packed::unpack(&placed.template, &words[placed.words.clone()]);
-                (&**compiled, kernel, &slots[placed.slots.clone()])
+            .map(move |(read, compiled)| {
+                let (kernel, slots) = match read {
+                    Read::Kernel(k) => unpack(*k),
+                    Read::View { template, source } => {
+                        let (source, slots) = unpack(*source);
+                        (template.viewing(&source).unwrap_or(*template), slots)
+                    }
+                };
+                (&**compiled, kernel, slots)
             })
     }
 
@@ -146,6 +180,46 @@ impl Layout {
             kernels,
         }
     }
+}
+
+/// How each of `templates` is read, and the templates that keep state (in order). The
+/// kernel with the longest ring of closes is the source; every kind that reads only its
+/// newest closes ([`AnyKernel::closes_read`]), and no more than that ring holds, views it.
+fn reads_of(templates: &[AnyKernel]) -> (Vec<Read>, Vec<AnyKernel>) {
+    let source = templates
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            t.closes()
+                .map(|(ring, _)| (ring.slots(), std::cmp::Reverse(i)))
+        })
+        .max()
+        .map(|(held, std::cmp::Reverse(i))| (i, held));
+    let views = |i: usize, template: &AnyKernel| {
+        source.is_some_and(|(s, held)| {
+            s != i && template.closes_read().is_some_and(|read| read <= held)
+        })
+    };
+    let kept: Vec<AnyKernel> = templates
+        .iter()
+        .enumerate()
+        .filter(|&(i, t)| !views(i, t))
+        .map(|(_, t)| *t)
+        .collect();
+    // A kept kernel's index among the kept ones.
+    let place = |i: usize| (0..i).filter(|&j| !views(j, &templates[j])).count();
+    let reads = templates
+        .iter()
+        .enumerate()
+        .map(|(i, template)| match source {
+            Some((s, _)) if views(i, template) => Read::View {
+                template: *template,
+                source: place(s),
+            },
+            _ => Read::Kernel(place(i)),
+        })
+        .collect();
+    (reads, kept)
 }
 
 /// A state's kernels taken out of their words for a batch; packed back on drop.

@@ -21,6 +21,43 @@ pub enum AnyKernel {
     Trend(Trend),
 }
 
+impl AnyKernel {
+    /// The ring of every close this kernel took since its last reset (the newest ones its
+    /// window holds), and how many bars it took: what a view reads ([`Self::viewing`]).
+    /// `None` for kinds that keep no such ring.
+    pub(crate) fn closes(&self) -> Option<(crate::features::window::Ring, u64)> {
+        match self {
+            Self::Sma(k) => Some((k.closes(), k.bars_seen())),
+            Self::Roc(k) => Some((k.closes(), k.bars_seen())),
+            Self::Bollinger(k) => Some((k.closes(), k.bars_seen())),
+            Self::Trend(k) => Some((k.closes(), k.bars_seen())),
+            _ => None,
+        }
+    }
+
+    /// For a kind whose values are a function of its newest closes alone: how many it
+    /// reads. Such a kernel can view another's ring of at least that many closes instead
+    /// of keeping its own. `None` for the other kinds.
+    pub(crate) fn closes_read(&self) -> Option<usize> {
+        match self {
+            Self::Sma(k) => Some(k.slots()),
+            Self::Roc(k) => Some(k.slots()),
+            _ => None,
+        }
+    }
+
+    /// This template reading `source`'s ring of closes ([`Self::closes`]) as its own, with
+    /// its bars seen; `None` when either kind cannot.
+    pub(crate) fn viewing(&self, source: &AnyKernel) -> Option<AnyKernel> {
+        let (closes, seen) = source.closes()?;
+        match self {
+            Self::Sma(k) => Some(Self::Sma(k.viewing(closes, seen))),
+            Self::Roc(k) => Some(Self::Roc(k.viewing(closes, seen))),
+            _ => None,
+        }
+    }
+}
+
 macro_rules! dispatch {
     ($self:ident, $k:ident => $body:expr) => {
         match $self {

@@ -4,13 +4,14 @@
 
 use super::packed::{int, word, Packed};
 use super::window::Ring;
-use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
+use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// ROC(period), percent; its window is its `period + 1` slots.
+/// ROC(period), percent; its window is its `period + 1` slots (or, viewing, another
+/// kernel's ring of at least `period + 1` closes).
 #[derive(Debug, Clone, Copy)]
 pub struct Roc {
     closes: Ring,
-    close: f64,
+    period: usize,
     seen: u64,
 }
 
@@ -18,10 +19,27 @@ impl Roc {
     /// A fresh ROC; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
+        let period = len_of(period.max(1));
         Self {
-            closes: Ring::new(len_of(period.max(1)).saturating_add(1)),
-            close: f64::NAN,
+            closes: Ring::new(period.saturating_add(1)),
+            period,
             seen: 0,
+        }
+    }
+
+    /// The ring of every close taken (the window), for a kernel that reads it.
+    pub(crate) fn closes(&self) -> Ring {
+        self.closes
+    }
+
+    /// This ROC reading `closes`, another kernel's ring of every close it took (at least
+    /// `period + 1` slots), after `seen` bars.
+    #[must_use]
+    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
+        Self {
+            closes,
+            seen,
+            ..*self
         }
     }
 }
@@ -34,8 +52,12 @@ impl Kernel for Roc {
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
         self.closes.push(slots, bar.close);
-        self.close = bar.close;
         self.seen += 1;
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.closes.push_slice(slots, block.close);
+        self.seen += block.len() as u64;
     }
 
     fn inputs(&self) -> Inputs {
@@ -43,14 +65,16 @@ impl Kernel for Roc {
     }
 
     fn values(&self, slots: &[f64]) -> Outputs {
-        match self.closes.oldest(slots) {
-            Some(base) if base != 0.0 => one(real(100.0 * (self.close - base) / base)),
+        let close = self.closes.nth_newest(slots, 0);
+        let base = self.closes.nth_newest(slots, self.period);
+        match (close, base) {
+            (Some(close), Some(base)) if base != 0.0 => one(real(100.0 * (close - base) / base)),
             _ => one(Raw::Undefined),
         }
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.closes.slots() as u64
+        self.period as u64 + 1
     }
 
     fn bars_seen(&self) -> u64 {
@@ -59,27 +83,23 @@ impl Kernel for Roc {
 
     fn reset(&mut self) {
         self.closes.clear();
-        self.close = f64::NAN;
         self.seen = 0;
     }
 }
 
 impl Packed for Roc {
-    const WORDS: usize = 3;
+    const WORDS: usize = Ring::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        let words = &mut words[..Self::WORDS];
         self.closes.pack(words);
-        words[1] = self.close;
-        words[2] = word(self.seen);
+        words[Ring::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        let words = &words[..Self::WORDS];
         Self {
             closes: Packed::unpack(&template.closes, words),
-            close: words[1],
-            seen: int(words[2]),
+            seen: int(words[Ring::WORDS]),
+            ..*template
         }
     }
 }

@@ -1,13 +1,20 @@
 //! Simple moving average of the close over `period` bars. Warm-up: `period` bars.
+//!
+//! The kernel keeps only the window's closes; the mean is summed from them when a row is
+//! read (oldest first), so a bar's update is a ring write. The same sum serves a kernel that
+//! reads another kernel's ring of closes instead of keeping one (see [`Sma::viewing`] and
+//! `layout.rs`): both give the same bits.
 
 use super::packed::{int, word, Packed};
-use super::window::RollingSum;
+use super::window::Ring;
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
-/// SMA(period) of closes; its window is its `period` slots.
+/// SMA(period) of closes; its window is its `period` slots (or, viewing, another kernel's
+/// ring of at least `period` closes).
 #[derive(Debug, Clone, Copy)]
 pub struct Sma {
-    sum: RollingSum,
+    closes: Ring,
+    period: usize,
     seen: u64,
 }
 
@@ -15,35 +22,59 @@ impl Sma {
     /// A fresh SMA; `period` is at least 1 (validated by the registry).
     #[must_use]
     pub fn new(period: u64) -> Self {
+        let period = len_of(period.max(1));
         Self {
-            sum: RollingSum::new(len_of(period.max(1))),
+            closes: Ring::new(period),
+            period,
             seen: 0,
         }
     }
 
-    /// The current mean of the window (of the bars seen, before warm).
+    /// The ring of every close taken (the window), for a kernel that reads it.
+    pub(crate) fn closes(&self) -> Ring {
+        self.closes
+    }
+
+    /// This SMA reading `closes`, another kernel's ring of every close it took (at least
+    /// `period` slots), after `seen` bars.
     #[must_use]
-    pub fn mean(&self) -> f64 {
-        if self.sum.is_empty() {
+    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
+        Self {
+            closes,
+            seen,
+            ..*self
+        }
+    }
+
+    /// The current mean of the window (of the bars seen, before warm): the newest closes
+    /// summed oldest first.
+    #[must_use]
+    pub fn mean(&self, slots: &[f64]) -> f64 {
+        let (older, newer) = self.closes.newest(slots, self.period);
+        let n = older.len() + newer.len();
+        if n == 0 {
             return f64::NAN;
         }
-        self.sum.sum() / self.sum.len() as f64
+        let sum = newer
+            .iter()
+            .fold(older.iter().sum::<f64>(), |sum, x| sum + x);
+        sum / n as f64
     }
 }
 
 impl Kernel for Sma {
     fn slots(&self) -> usize {
-        self.sum.slots()
+        self.closes.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.sum.push(slots, bar.close);
+        self.closes.push(slots, bar.close);
         self.seen += 1;
     }
 
     fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.sum.push_slice(slots, block.close);
+        self.closes.push_slice(slots, block.close);
         self.seen += block.len() as u64;
     }
 
@@ -51,12 +82,12 @@ impl Kernel for Sma {
         Inputs::CLOSE
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        one(real(self.mean()))
+    fn values(&self, slots: &[f64]) -> Outputs {
+        one(real(self.mean(slots)))
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.sum.slots() as u64
+        self.period as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -64,23 +95,24 @@ impl Kernel for Sma {
     }
 
     fn reset(&mut self) {
-        self.sum.clear();
+        self.closes.clear();
         self.seen = 0;
     }
 }
 
 impl Packed for Sma {
-    const WORDS: usize = RollingSum::WORDS + 1;
+    const WORDS: usize = Ring::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        self.sum.pack(words);
-        words[RollingSum::WORDS] = word(self.seen);
+        self.closes.pack(words);
+        words[Ring::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
         Self {
-            sum: Packed::unpack(&template.sum, words),
-            seen: int(words[RollingSum::WORDS]),
+            closes: Packed::unpack(&template.closes, words),
+            seen: int(words[Ring::WORDS]),
+            ..*template
         }
     }
 }

@@ -313,3 +313,65 @@ fn kernels_of_one_kind_beyond_the_first_take_blocks_alone() {
         assert_eq!(batch.row(), single.row());
     }
 }
+
+/// SMA and ROC read another kernel's ring of closes when their layout has one long enough
+/// (`layout.rs`): their rows equal those of a state keeping its own window, bit for bit,
+/// through warm-up, batches, restarts and gaps, whichever kernel is the source.
+#[test]
+fn views_equal_kernels_of_their_own() {
+    let bars: Vec<Bar> = (1..=700_u64)
+        .map(|t| {
+            let close = 10_000 + ((t * 7919) % 997) as i64 - 400 * i64::from(t % 50 == 0);
+            raw(
+                t,
+                close,
+                close + 25,
+                close - 25,
+                close,
+                100 + (t % 13) as i64,
+            )
+        })
+        .collect();
+    let selections: [&[&str]; 4] = [
+        &["sma_20", "roc_10", "trend_200"],
+        &["roc_10", "bb_20_2", "sma_20"],
+        &["sma_20", "roc_10"],
+        &["roc_10", "sma_20", "ema_20"],
+    ];
+    for ids in selections {
+        let mut viewing = state(ids);
+        let mut own: Vec<FeatureState> = ["sma_20", "roc_10"].map(|id| state(&[id])).into();
+        let kept = viewing.layout().kernels.len();
+        assert!(kept < ids.len(), "{ids:?}: {kept} kernels, so no view");
+        for (i, bar) in bars.iter().enumerate() {
+            let all = std::iter::once(&mut viewing).chain(own.iter_mut());
+            for s in all {
+                if i % 211 == 150 {
+                    s.mark_gap();
+                }
+                if i % 97 == 0 {
+                    s.reset();
+                }
+                assert!(s.update_raw(bar).is_ok());
+            }
+            if i % 23 == 0 || i > 690 {
+                let row = viewing.row();
+                for single in &own {
+                    for (key, value) in single.row() {
+                        assert_eq!(row.get(&key), Some(&value), "{ids:?} bar {i} {key}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The default registry's SMA 20 and ROC 10 read the 200-bar trend's ring: ten of its
+/// twelve features keep state.
+#[test]
+fn default_layout_keeps_ten_kernels() {
+    let s = FeatureState::from_registry::<&str>(default_registry(), None, 2, 3);
+    let Ok(s) = s else { unreachable!() };
+    assert_eq!(s.layout().kernels.len(), 10);
+    assert_eq!(s.row().len(), 19);
+}

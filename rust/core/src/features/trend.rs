@@ -7,17 +7,18 @@
 //! beside a sign of +1. A non-positive average (no price level to compare against) makes
 //! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
-use super::packed::Packed;
-use super::sma::Sma;
+use super::packed::{int, word, Packed};
 use super::value::fixed_from_f64;
-use super::{BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use super::window::RollingSum;
+use super::{len_of, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 use crate::decimal::Fixed;
 
 /// Trend(period, threshold): outputs ratio (decimal), sign (integer); its window is its
-/// average's.
+/// average's `period` slots. The average is a rolling sum (O(1) to read: a long window).
 #[derive(Debug, Clone, Copy)]
 pub struct Trend {
-    sma: Sma,
+    sum: RollingSum,
+    seen: u64,
     close: f64,
     ratio_scale: u8,
     threshold: Fixed,
@@ -29,11 +30,25 @@ impl Trend {
     #[must_use]
     pub fn new(period: u64, threshold: Fixed, ratio_scale: u8) -> Self {
         Self {
-            sma: Sma::new(period),
+            sum: RollingSum::new(len_of(period.max(1))),
+            seen: 0,
             close: f64::NAN,
             ratio_scale,
             threshold,
         }
+    }
+
+    /// The mean of the window (of the bars seen, before warm).
+    fn mean(&self) -> f64 {
+        if self.sum.is_empty() {
+            return f64::NAN;
+        }
+        self.sum.sum() / self.sum.len() as f64
+    }
+
+    /// The ring of every close taken (the window), for a kernel that reads it.
+    pub(crate) fn closes(&self) -> super::window::Ring {
+        self.sum.ring()
     }
 
     fn sign(&self, ratio: f64) -> Raw {
@@ -60,17 +75,19 @@ impl Trend {
 
 impl Kernel for Trend {
     fn slots(&self) -> usize {
-        self.sma.slots()
+        self.sum.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.sma.update(slots, bar);
+        self.sum.push(slots, bar.close);
+        self.seen += 1;
         self.close = bar.close;
     }
 
     fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.sma.warm_block(slots, block);
+        self.sum.push_slice(slots, block.close);
+        self.seen += block.len() as u64;
         if let Some(&close) = block.close.last() {
             self.close = close;
         }
@@ -81,7 +98,7 @@ impl Kernel for Trend {
     }
 
     fn values(&self, _slots: &[f64]) -> Outputs {
-        let average = self.sma.mean();
+        let average = self.mean();
         // NaN (no bar yet) and non-positive averages both fail this test.
         if average.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return [Raw::Undefined; 4];
@@ -99,31 +116,34 @@ impl Kernel for Trend {
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.sma.warmup_bars()
+        self.sum.slots() as u64
     }
 
     fn bars_seen(&self) -> u64 {
-        self.sma.bars_seen()
+        self.seen
     }
 
     fn reset(&mut self) {
-        self.sma.reset();
+        self.sum.clear();
+        self.seen = 0;
         self.close = f64::NAN;
     }
 }
 
 impl Packed for Trend {
-    const WORDS: usize = Sma::WORDS + 1;
+    const WORDS: usize = RollingSum::WORDS + 2;
 
     fn pack(&self, words: &mut [f64]) {
-        self.sma.pack(words);
-        words[Sma::WORDS] = self.close;
+        self.sum.pack(words);
+        words[RollingSum::WORDS] = word(self.seen);
+        words[RollingSum::WORDS + 1] = self.close;
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
         Self {
-            sma: Packed::unpack(&template.sma, words),
-            close: words[Sma::WORDS],
+            sum: Packed::unpack(&template.sum, words),
+            seen: int(words[RollingSum::WORDS]),
+            close: words[RollingSum::WORDS + 1],
             ..*template
         }
     }

@@ -123,6 +123,54 @@ impl Ring {
         &slots[..self.len as usize]
     }
 
+    /// Push each of `values` in turn, leaving the slots as one `push` each would, in
+    /// O(capacity) once the ring is full.
+    pub fn push_slice(&mut self, slots: &mut [f64], values: &[f64]) {
+        let mut values = values;
+        while !self.is_full() {
+            let Some((&value, rest)) = values.split_first() else {
+                return;
+            };
+            self.push(slots, value);
+            values = rest;
+        }
+        if let Some(rest) = self.push_to_last_wrap(slots, values) {
+            values = rest;
+        }
+        self.run(slots, values.len()).copy_from_slice(values);
+    }
+
+    /// The newest `n` values held (all of them when fewer), oldest first, as two runs of
+    /// slots (the second empty unless they wrap).
+    #[must_use]
+    pub fn newest<'s>(&self, slots: &'s [f64], n: usize) -> (&'s [f64], &'s [f64]) {
+        let (len, head) = (self.len(), self.head as usize);
+        let n = n.min(len);
+        if !self.is_full() {
+            return (&slots[len - n..len], &[]);
+        }
+        if n <= head {
+            (&slots[head - n..head], &[])
+        } else {
+            (&slots[len - (n - head)..len], &slots[..head])
+        }
+    }
+
+    /// The value pushed `k` pushes before the newest (`k = 0`: the newest), if held.
+    #[must_use]
+    pub fn nth_newest(&self, slots: &[f64], k: usize) -> Option<f64> {
+        let (len, head) = (self.len(), self.head as usize);
+        if k >= len {
+            return None;
+        }
+        let at = if self.is_full() {
+            (head + len - 1 - k) % len
+        } else {
+            len - 1 - k
+        };
+        slots.get(at).copied()
+    }
+
     /// The oldest value held, if any.
     #[must_use]
     pub fn oldest(&self, slots: &[f64]) -> Option<f64> {
@@ -246,6 +294,12 @@ impl RollingSum {
     fn refresh(&mut self, slots: &[f64]) {
         self.sum = self.ring.values(slots).iter().sum();
         self.fresh = FRESH;
+    }
+
+    /// The ring of the window's values.
+    #[must_use]
+    pub(crate) fn ring(&self) -> Ring {
+        self.ring
     }
 
     /// The current sum.

@@ -80,3 +80,46 @@ fn rolling_sum_refreshes_without_drift() {
     let expected: f64 = (996..1000).map(|i| f64::from(i) * 0.1).sum();
     assert!((sum.sum() - expected).abs() < 1e-9);
 }
+
+#[test]
+fn ring_slices_equal_pushes() {
+    let data = lumpy(300);
+    for capacity in [1, 2, 3, 11, 20] {
+        for chunk in [1, 2, 5, 19, 20, 21, 64, 300] {
+            let (mut one, mut many) = (Ring::new(capacity), Ring::new(capacity));
+            let (mut one_slots, mut many_slots) = (vec![0.0; capacity], vec![0.0; capacity]);
+            for values in data.chunks(chunk) {
+                values.iter().for_each(|&v| {
+                    one.push(&mut one_slots, v);
+                });
+                many.push_slice(&mut many_slots, values);
+                assert_eq!(one_slots, many_slots, "{capacity} {chunk}");
+                assert_eq!((one.len(), one.head), (many.len(), many.head));
+            }
+        }
+    }
+}
+
+/// The newest values of a ring, filling and wrapping, against the pushed sequence.
+#[test]
+fn newest_values_come_oldest_first() {
+    for capacity in [1, 2, 5, 8] {
+        let mut ring = Ring::new(capacity);
+        let slots = &mut vec![0.0; capacity];
+        let mut pushed = Vec::new();
+        for i in 0..3 * capacity + 2 {
+            ring.push(slots, i as f64);
+            pushed.push(i as f64);
+            for n in 0..=capacity + 1 {
+                let (older, newer) = ring.newest(slots, n);
+                let got: Vec<f64> = older.iter().chain(newer).copied().collect();
+                let held = pushed.len().min(capacity);
+                let want = &pushed[pushed.len() - n.min(held)..];
+                assert_eq!(got, want, "capacity {capacity} push {i} n {n}");
+                let nth = ring.nth_newest(slots, n);
+                let want = (n < held).then(|| pushed[pushed.len() - 1 - n]);
+                assert_eq!(nth, want, "capacity {capacity} push {i} nth {n}");
+            }
+        }
+    }
+}
