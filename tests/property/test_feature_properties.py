@@ -3,8 +3,8 @@
 * incremental updates and one batch warm (split anywhere) give identical rows;
 * no input panics or leaks a non-finite number: every value is a wire-valid typed variant;
 * values agree with the numpy reference at the declared scale (within one unit on float ties);
-* a feature's values do not depend on the others selected beside it (SMA and ROC read another
-  kernel's ring of closes when one is long enough, and keep their own otherwise).
+* a feature's values do not depend on the others selected beside it (SMA, ROC and Bollinger
+  read another kernel's ring of closes when one is long enough, and keep their own otherwise).
 """
 
 from __future__ import annotations
@@ -179,9 +179,9 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
 
 
 SELECTIONS = (
-    None,  # the default registry: SMA 20 and ROC 10 read the 200-bar trend's ring
-    ["sma_20", "bb_20_2", "roc_10"],  # Bollinger's ring is the source
-    ["roc_10", "sma_20"],  # SMA's ring is ROC's source
+    None,  # the default registry: SMA 20, Bollinger 20 and ROC 10 read the 200-bar trend's ring
+    ["sma_20", "bb_20_2", "roc_10"],  # SMA's ring is the source (the first of the longest)
+    ["roc_10", "bb_20_2"],  # Bollinger's ring is ROC's source
 )
 
 

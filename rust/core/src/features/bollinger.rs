@@ -2,18 +2,24 @@
 //! population standard deviation of the window (as TA-Lib), and `percent_b` =
 //! `(close - lower) / (upper - lower)`. A window of equal closes has zero width: the bands
 //! equal the mid and `percent_b` is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
+//!
+//! The kernel keeps only the window's closes; mean and variance are computed from them
+//! when a row is read, in two passes (the mean, then the squared deviations from it), so a
+//! bar's update is a ring write and no running sum drifts. As with the SMA, a kernel
+//! viewing another's ring of closes (`layout.rs`) reads the same values in the same order:
+//! the same bits, and the mid equals the SMA of the same period bit for bit.
 
 use super::packed::{int, word, Packed};
-use super::window::RollingMoments;
+use super::window::Ring;
 use super::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Bollinger(period, k): outputs mid, upper, lower, percent_b; its window is its `period`
-/// slots.
+/// slots (or, viewing, another kernel's ring of at least `period` closes).
 #[derive(Debug, Clone, Copy)]
 pub struct Bollinger {
     k: f64,
-    moments: RollingMoments,
-    close: f64,
+    closes: Ring,
+    period: usize,
     seen: u64,
 }
 
@@ -21,37 +27,45 @@ impl Bollinger {
     /// Fresh bands; `period` is at least 1, `k` positive (validated by the registry).
     #[must_use]
     pub fn new(period: u64, k: f64) -> Self {
+        let period = len_of(period.max(1));
         Self {
             k,
-            moments: RollingMoments::new(len_of(period.max(1))),
-            close: f64::NAN,
+            closes: Ring::new(period),
+            period,
             seen: 0,
         }
     }
 
     /// The ring of every close taken (the window), for a kernel that reads it.
-    pub(crate) fn closes(&self) -> super::window::Ring {
-        self.moments.ring()
+    pub(crate) fn closes(&self) -> Ring {
+        self.closes
+    }
+
+    /// These bands reading `closes`, another kernel's ring of every close it took (at
+    /// least `period` slots), after `seen` bars.
+    #[must_use]
+    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
+        Self {
+            closes,
+            seen,
+            ..*self
+        }
     }
 }
 
 impl Kernel for Bollinger {
     fn slots(&self) -> usize {
-        self.moments.slots()
+        self.closes.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.moments.push(slots, bar.close);
-        self.close = bar.close;
+        self.closes.push(slots, bar.close);
         self.seen += 1;
     }
 
     fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.moments.push_slice(slots, block.close);
-        if let Some(&close) = block.close.last() {
-            self.close = close;
-        }
+        self.closes.push_slice(slots, block.close);
         self.seen += block.len() as u64;
     }
 
@@ -59,15 +73,24 @@ impl Kernel for Bollinger {
         Inputs::CLOSE
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        let Some(variance) = self.moments.variance(0) else {
+    fn values(&self, slots: &[f64]) -> Outputs {
+        let (older, newer) = self.closes.newest(slots, self.period);
+        let window = || older.iter().chain(newer).copied();
+        let (Some(first), Some(close)) = (window().next(), window().last()) else {
             return [Raw::Undefined; 4];
         };
-        let mid = self.moments.mean();
+        let n = (older.len() + newer.len()) as f64;
+        // Summed oldest first from -0.0, as the SMA sums: the same mid.
+        let mid = window().sum::<f64>() / n;
+        if window().all(|x| x == first) {
+            // Exactly zero width, not a rounding residue of the mean.
+            return [real(mid), real(mid), real(mid), Raw::Undefined];
+        }
+        let variance = window().map(|x| (x - mid) * (x - mid)).sum::<f64>() / n;
         let width = self.k * variance.sqrt();
         let (upper, lower) = (mid + width, mid - width);
         let percent_b = if width > 0.0 {
-            real((self.close - lower) / (upper - lower))
+            real((close - lower) / (upper - lower))
         } else {
             Raw::Undefined
         };
@@ -75,7 +98,7 @@ impl Kernel for Bollinger {
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.moments.slots() as u64
+        self.period as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -83,31 +106,24 @@ impl Kernel for Bollinger {
     }
 
     fn reset(&mut self) {
-        self.moments.clear();
-        self.close = f64::NAN;
+        self.closes.clear();
         self.seen = 0;
     }
 }
 
 impl Packed for Bollinger {
-    const WORDS: usize = RollingMoments::WORDS + 2;
+    const WORDS: usize = Ring::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        const M: usize = RollingMoments::WORDS;
-        let words = &mut words[..Self::WORDS];
-        self.moments.pack(words);
-        words[M] = self.close;
-        words[M + 1] = word(self.seen);
+        self.closes.pack(words);
+        words[Ring::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        const M: usize = RollingMoments::WORDS;
-        let words = &words[..Self::WORDS];
         Self {
-            k: template.k,
-            moments: Packed::unpack(&template.moments, words),
-            close: words[M],
-            seen: int(words[M + 1]),
+            closes: Packed::unpack(&template.closes, words),
+            seen: int(words[Ring::WORDS]),
+            ..*template
         }
     }
 }

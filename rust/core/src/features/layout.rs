@@ -8,12 +8,13 @@
 //! only the arena: the packed words (about eight cache lines for the default registry) and
 //! one line per window.
 //!
-//! A feature whose values are a function of its newest closes alone (SMA, ROC) keeps no
-//! state when another kernel of the layout keeps a ring of at least as many closes (the
-//! 200-bar trend, Bollinger's window): it is a view, read from that kernel's ring and bar
-//! count, and no bar updates it. In the default registry SMA 20 and ROC 10 read the trend's
-//! ring, which takes two of twelve kernels out of every update (`docs/performance.md`). A
-//! view and a kernel of its own read the same closes in the same order: the same bits. That matters most at the top of a day, when every resolution of
+//! A feature whose values are a function of its newest closes alone (SMA, ROC, Bollinger)
+//! keeps no state when another kernel of the layout keeps a ring of at least as many
+//! closes (the longest kept: the 200-bar trend's, else the first of the longest windows):
+//! it is a view, read from that kernel's ring and bar count, and no bar updates it. In the
+//! default registry SMA 20, Bollinger 20 and ROC 10 read the trend's ring, which takes
+//! three of twelve kernels out of every update (`docs/performance.md`). A view and a kernel
+//! of its own read the same closes in the same order: the same bits. That matters most at the top of a day, when every resolution of
 //! every instrument closes at once and each coarse state was last touched hours ago.
 
 use std::ops::Range;

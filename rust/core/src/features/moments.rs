@@ -160,12 +160,6 @@ impl RollingMoments {
         (self.shift, self.s1, self.s2) = (shift, s1[0] + s1[1], s2[0] + s2[1]);
     }
 
-    /// The ring of the window's values.
-    #[must_use]
-    pub(crate) fn ring(&self) -> Ring {
-        self.ring
-    }
-
     /// Whether the window holds `period` values.
     #[must_use]
     pub fn is_full(&self) -> bool {

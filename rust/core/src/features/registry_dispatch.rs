@@ -42,6 +42,7 @@ impl AnyKernel {
         match self {
             Self::Sma(k) => Some(k.slots()),
             Self::Roc(k) => Some(k.slots()),
+            Self::Bollinger(k) => Some(k.slots()),
             _ => None,
         }
     }
@@ -53,6 +54,7 @@ impl AnyKernel {
         match self {
             Self::Sma(k) => Some(Self::Sma(k.viewing(closes, seen))),
             Self::Roc(k) => Some(Self::Roc(k.viewing(closes, seen))),
+            Self::Bollinger(k) => Some(Self::Bollinger(k.viewing(closes, seen))),
             _ => None,
         }
     }
