@@ -4,7 +4,8 @@
 * no input panics or leaks a non-finite number: every value is a wire-valid typed variant;
 * values agree with the numpy reference at the declared scale (within one unit on float ties);
 * a feature's values do not depend on the others selected beside it (SMA, ROC and Bollinger
-  read another kernel's ring of closes when one is long enough, and keep their own otherwise).
+  read another kernel's ring of closes, the volume z-score VWAP's volumes, when one is long
+  enough, and keep their own otherwise).
 """
 
 from __future__ import annotations
@@ -179,9 +180,10 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
 
 
 SELECTIONS = (
-    None,  # the default registry: SMA 20, Bollinger 20 and ROC 10 read the 200-bar trend's ring
+    None,  # the default registry: SMA, Bollinger and ROC read the trend's ring; vol_z VWAP's
     ["sma_20", "bb_20_2", "roc_10"],  # SMA's ring is the source (the first of the longest)
     ["roc_10", "bb_20_2"],  # Bollinger's ring is ROC's source
+    ["vol_z_20", "sma_20"],  # each keeps its own ring
 )
 
 

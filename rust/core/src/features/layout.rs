@@ -8,13 +8,14 @@
 //! only the arena: the packed words (about eight cache lines for the default registry) and
 //! one line per window.
 //!
-//! A feature whose values are a function of its newest closes alone (SMA, ROC, Bollinger)
-//! keeps no state when another kernel of the layout keeps a ring of at least as many
-//! closes (the longest kept: the 200-bar trend's, else the first of the longest windows):
-//! it is a view, read from that kernel's ring and bar count, and no bar updates it. In the
-//! default registry SMA 20, Bollinger 20 and ROC 10 read the trend's ring, which takes
-//! three of twelve kernels out of every update (`docs/performance.md`). A view and a kernel
-//! of its own read the same closes in the same order: the same bits. That matters most at the top of a day, when every resolution of
+//! A feature whose values are a function of its newest closes alone (SMA, ROC, Bollinger),
+//! or of its newest volumes alone (the volume z-score), keeps no state when another kernel
+//! of the layout keeps a ring of at least as many (see [`reads_of`] for which): it is a
+//! view, read from that kernel's ring and bar count, and no bar updates it. In the default
+//! registry SMA 20, Bollinger 20 and ROC 10 read the 200-bar trend's closes and the
+//! z-score VWAP's volumes, which takes four of twelve kernels out of every update
+//! (`docs/performance.md`). A view and a kernel of its own read the same values in the
+//! same order: the same bits. That matters most at the top of a day, when every resolution of
 //! every instrument closes at once and each coarse state was last touched hours ago.
 
 use std::ops::Range;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use super::block::{BarBlock, Inputs};
 use super::fused::{self, Fused};
 use super::packed::{self, Packed};
-use super::registry::{AnyKernel, Compiled};
+use super::registry::{AnyKernel, Compiled, Series};
 use super::{BarInput, Kernel};
 
 /// One kernel's template and place in the arena.
@@ -183,41 +184,60 @@ impl Layout {
     }
 }
 
-/// How each of `templates` is read, and the templates that keep state (in order). The
-/// kernel with the longest ring of closes is the source; every kind that reads only its
-/// newest closes ([`AnyKernel::closes_read`]), and no more than that ring holds, views it.
+/// How each of `templates` is read, and the templates that keep state (in order). For each
+/// series ([`Series`]), one kernel keeping a ring of it is the source: one long enough for
+/// every reader if any, else the longest; among those, one that keeps state anyway (the
+/// trend, VWAP) before one that could itself view; then the longest, then the first. Every
+/// kind that reads only its newest values of that series ([`AnyKernel::reads`]), and no
+/// more than the source's ring holds, views it.
 fn reads_of(templates: &[AnyKernel]) -> (Vec<Read>, Vec<AnyKernel>) {
-    let source = templates
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| {
-            t.closes()
-                .map(|(ring, _)| (ring.slots(), std::cmp::Reverse(i)))
-        })
-        .max()
-        .map(|(held, std::cmp::Reverse(i))| (i, held));
-    let views = |i: usize, template: &AnyKernel| {
-        source.is_some_and(|(s, held)| {
-            s != i && template.closes_read().is_some_and(|read| read <= held)
-        })
+    let source_of = |series: Series| {
+        let reading = |t: &AnyKernel| t.reads().filter(|&(s, _)| s == series);
+        let most = templates
+            .iter()
+            .filter_map(&reading)
+            .map(|(_, n)| n)
+            .max()?;
+        templates
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| {
+                let held = t.window(series)?.0.slots();
+                let rank = (held >= most, reading(t).is_none(), held);
+                Some((rank, std::cmp::Reverse(i)))
+            })
+            .max()
+            .map(|((_, _, held), std::cmp::Reverse(i))| (i, held))
+    };
+    let sources = [Series::Closes, Series::Volumes].map(|series| (series, source_of(series)));
+    // The source a template views, if any.
+    let source = |i: usize, template: &AnyKernel| {
+        let (series, read) = template.reads()?;
+        let (_, found) = sources.iter().find(|(s, _)| *s == series)?;
+        let (s, held) = (*found)?;
+        (s != i && read <= held).then_some(s)
     };
     let kept: Vec<AnyKernel> = templates
         .iter()
         .enumerate()
-        .filter(|&(i, t)| !views(i, t))
+        .filter(|&(i, t)| source(i, t).is_none())
         .map(|(_, t)| *t)
         .collect();
     // A kept kernel's index among the kept ones.
-    let place = |i: usize| (0..i).filter(|&j| !views(j, &templates[j])).count();
+    let place = |i: usize| {
+        (0..i)
+            .filter(|&j| source(j, &templates[j]).is_none())
+            .count()
+    };
     let reads = templates
         .iter()
         .enumerate()
-        .map(|(i, template)| match source {
-            Some((s, _)) if views(i, template) => Read::View {
+        .map(|(i, template)| match source(i, template) {
+            Some(s) => Read::View {
                 template: *template,
                 source: place(s),
             },
-            _ => Read::Kernel(place(i)),
+            None => Read::Kernel(place(i)),
         })
         .collect();
     (reads, kept)

@@ -174,6 +174,7 @@ pub use build::build_spec;
 #[path = "registry_dispatch.rs"]
 mod dispatch;
 pub use dispatch::AnyKernel;
+pub(crate) use dispatch::Series;
 
 /// An ordered set of compiled specs with unique ids.
 #[derive(Debug, Clone, Default)]

@@ -2,6 +2,8 @@
 //! dispatch: one inlined `match` per bar).
 
 use super::*;
+use crate::features::volume_zscore::Strided;
+use crate::features::window::Ring;
 
 /// One kernel of any kind: static dispatch through a `match`.
 #[derive(Debug, Clone, Copy)]
@@ -21,40 +23,63 @@ pub enum AnyKernel {
     Trend(Trend),
 }
 
+/// A bar field some kernels keep a ring of, every bar's since their last reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Series {
+    /// The close.
+    Closes,
+    /// The volume.
+    Volumes,
+}
+
 impl AnyKernel {
-    /// The ring of every close this kernel took since its last reset (the newest ones its
-    /// window holds), and how many bars it took: what a view reads ([`Self::viewing`]).
-    /// `None` for kinds that keep no such ring.
-    pub(crate) fn closes(&self) -> Option<(crate::features::window::Ring, u64)> {
-        match self {
-            Self::Sma(k) => Some((k.closes(), k.bars_seen())),
-            Self::Roc(k) => Some((k.closes(), k.bars_seen())),
-            Self::Bollinger(k) => Some((k.closes(), k.bars_seen())),
-            Self::Trend(k) => Some((k.closes(), k.bars_seen())),
+    /// The ring of every `series` value this kernel took since its last reset (the newest
+    /// ones its window holds), where they sit in its slots, and how many bars it took: what
+    /// a view reads ([`Self::viewing`]). `None` for kinds that keep no such ring.
+    pub(crate) fn window(&self, series: Series) -> Option<(Ring, Strided, u64)> {
+        let plain = |ring: Ring, seen: u64| Some((ring, Strided::PLAIN, seen));
+        match (series, self) {
+            (Series::Closes, Self::Sma(k)) => plain(k.closes(), k.bars_seen()),
+            (Series::Closes, Self::Roc(k)) => plain(k.closes(), k.bars_seen()),
+            (Series::Closes, Self::Bollinger(k)) => plain(k.closes(), k.bars_seen()),
+            (Series::Closes, Self::Trend(k)) => plain(k.closes(), k.bars_seen()),
+            (Series::Volumes, Self::VolumeZscore(k)) => {
+                let (ring, at) = k.volumes();
+                Some((ring, at, k.bars_seen()))
+            }
+            (Series::Volumes, Self::Vwap(k)) => {
+                let (ring, at) = k.volumes();
+                Some((ring, at, k.bars_seen()))
+            }
             _ => None,
         }
     }
 
-    /// For a kind whose values are a function of its newest closes alone: how many it
-    /// reads. Such a kernel can view another's ring of at least that many closes instead
-    /// of keeping its own. `None` for the other kinds.
-    pub(crate) fn closes_read(&self) -> Option<usize> {
+    /// For a kind whose values are a function of its newest values of one series alone:
+    /// that series and how many it reads. Such a kernel can view another's ring of at least
+    /// that many instead of keeping its own. `None` for the other kinds.
+    pub(crate) fn reads(&self) -> Option<(Series, usize)> {
         match self {
-            Self::Sma(k) => Some(k.slots()),
-            Self::Roc(k) => Some(k.slots()),
-            Self::Bollinger(k) => Some(k.slots()),
+            Self::Sma(k) => Some((Series::Closes, k.slots())),
+            Self::Roc(k) => Some((Series::Closes, k.slots())),
+            Self::Bollinger(k) => Some((Series::Closes, k.slots())),
+            Self::VolumeZscore(k) => Some((Series::Volumes, k.slots())),
             _ => None,
         }
     }
 
-    /// This template reading `source`'s ring of closes ([`Self::closes`]) as its own, with
-    /// its bars seen; `None` when either kind cannot.
+    /// This template reading `source`'s ring of the series it reads ([`Self::window`]) as
+    /// its own, with its bars seen; `None` when either kind cannot.
     pub(crate) fn viewing(&self, source: &AnyKernel) -> Option<AnyKernel> {
-        let (closes, seen) = source.closes()?;
+        let (series, _) = self.reads()?;
+        let (ring, at, seen) = source.window(series)?;
+        // Closes sit alone in every ring that keeps them.
+        let closes = (at == Strided::PLAIN).then_some(ring);
         match self {
-            Self::Sma(k) => Some(Self::Sma(k.viewing(closes, seen))),
-            Self::Roc(k) => Some(Self::Roc(k.viewing(closes, seen))),
-            Self::Bollinger(k) => Some(Self::Bollinger(k.viewing(closes, seen))),
+            Self::Sma(k) => Some(Self::Sma(k.viewing(closes?, seen))),
+            Self::Roc(k) => Some(Self::Roc(k.viewing(closes?, seen))),
+            Self::Bollinger(k) => Some(Self::Bollinger(k.viewing(closes?, seen))),
+            Self::VolumeZscore(k) => Some(Self::VolumeZscore(k.viewing((ring, at), seen))),
             _ => None,
         }
     }

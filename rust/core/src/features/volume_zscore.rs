@@ -1,16 +1,38 @@
 //! Volume z-score: `(volume - mean) / std` over the last `period` volumes including the
 //! current bar, with the population standard deviation. A window of equal volumes is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
+//!
+//! Like Bollinger's, the kernel keeps only the window and computes mean and variance from
+//! it when a row is read (two passes), so a bar's update is a ring write. With a VWAP of at
+//! least as long a window in the layout, it keeps nothing and reads the volumes of VWAP's
+//! ring instead (`layout.rs`): the same values in the same order, the same bits.
 
 use super::packed::{int, word, Packed};
-use super::window::RollingMoments;
+use super::window::Ring;
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// VolumeZscore(period); its window is its `period` slots.
+/// Where a ring's volumes sit: entry `i` at slot `stride * i + offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Strided {
+    pub(crate) stride: usize,
+    pub(crate) offset: usize,
+}
+
+impl Strided {
+    /// A ring of the values alone.
+    pub(crate) const PLAIN: Self = Self {
+        stride: 1,
+        offset: 0,
+    };
+}
+
+/// VolumeZscore(period); its window is its `period` slots (or, viewing, the volumes of
+/// another kernel's ring of at least `period` entries).
 #[derive(Debug, Clone, Copy)]
 pub struct VolumeZscore {
-    moments: RollingMoments,
-    volume: f64,
+    volumes: Ring,
+    at: Strided,
+    period: usize,
     seen: u64,
 }
 
@@ -18,31 +40,47 @@ impl VolumeZscore {
     /// A fresh kernel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
+        let period = len_of(period.max(1));
         Self {
-            moments: RollingMoments::new(len_of(period.max(1))),
-            volume: f64::NAN,
+            volumes: Ring::new(period),
+            at: Strided::PLAIN,
+            period,
             seen: 0,
+        }
+    }
+
+    /// The ring of every volume taken (the window), where they sit, for a kernel that
+    /// reads it.
+    pub(crate) fn volumes(&self) -> (Ring, Strided) {
+        (self.volumes, self.at)
+    }
+
+    /// This kernel reading the volumes of another kernel's ring of every bar it took (at
+    /// least `period` entries), after `seen` bars.
+    #[must_use]
+    pub(crate) fn viewing(&self, (volumes, at): (Ring, Strided), seen: u64) -> Self {
+        Self {
+            volumes,
+            at,
+            seen,
+            ..*self
         }
     }
 }
 
 impl Kernel for VolumeZscore {
     fn slots(&self) -> usize {
-        self.moments.slots()
+        self.volumes.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.moments.push(slots, bar.volume);
-        self.volume = bar.volume;
+        self.volumes.push(slots, bar.volume);
         self.seen += 1;
     }
 
     fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.moments.push_slice(slots, block.volume);
-        if let Some(&volume) = block.volume.last() {
-            self.volume = volume;
-        }
+        self.volumes.push_slice(slots, block.volume);
         self.seen += block.len() as u64;
     }
 
@@ -53,17 +91,31 @@ impl Kernel for VolumeZscore {
         }
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        match self.moments.variance(0) {
-            Some(variance) if variance > 0.0 => {
-                one(real((self.volume - self.moments.mean()) / variance.sqrt()))
-            }
-            _ => one(Raw::Undefined),
+    fn values(&self, slots: &[f64]) -> Outputs {
+        let Strided { stride, offset } = self.at;
+        let window = || {
+            self.volumes
+                .newest_at(self.period)
+                .map(move |i| slots.get(stride * i + offset).copied().unwrap_or(f64::NAN))
+        };
+        let (Some(first), Some(volume)) = (window().next(), window().last()) else {
+            return one(Raw::Undefined);
+        };
+        if window().all(|x| x == first) {
+            return one(Raw::Undefined);
+        }
+        let n = window().count() as f64;
+        let mean = window().sum::<f64>() / n;
+        let variance = window().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+        if variance > 0.0 {
+            one(real((volume - mean) / variance.sqrt()))
+        } else {
+            one(Raw::Undefined)
         }
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.moments.slots() as u64
+        self.period as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -71,30 +123,24 @@ impl Kernel for VolumeZscore {
     }
 
     fn reset(&mut self) {
-        self.moments.clear();
-        self.volume = f64::NAN;
+        self.volumes.clear();
         self.seen = 0;
     }
 }
 
 impl Packed for VolumeZscore {
-    const WORDS: usize = RollingMoments::WORDS + 2;
+    const WORDS: usize = Ring::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        const M: usize = RollingMoments::WORDS;
-        let words = &mut words[..Self::WORDS];
-        self.moments.pack(words);
-        words[M] = self.volume;
-        words[M + 1] = word(self.seen);
+        self.volumes.pack(words);
+        words[Ring::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        const M: usize = RollingMoments::WORDS;
-        let words = &words[..Self::WORDS];
         Self {
-            moments: Packed::unpack(&template.moments, words),
-            volume: words[M],
-            seen: int(words[M + 1]),
+            volumes: Packed::unpack(&template.volumes, words),
+            seen: int(words[Ring::WORDS]),
+            ..*template
         }
     }
 }

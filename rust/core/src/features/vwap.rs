@@ -8,7 +8,8 @@
 //! flag)` triples holds all three: a bar's update touches one entry, not three windows.
 
 use super::packed::{int, pair, unpair, word, Packed};
-use super::window::FRESH;
+use super::volume_zscore::Strided;
+use super::window::{Ring, FRESH};
 use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Vwap(period); its window is `3 * period` slots.
@@ -39,6 +40,20 @@ impl Vwap {
             fresh: [FRESH; 2],
             seen: 0,
         }
+    }
+}
+
+impl Vwap {
+    /// The ring of every bar's entry (the window) and where its volumes sit, for a kernel
+    /// that reads them.
+    pub(crate) fn volumes(&self) -> (Ring, Strided) {
+        (
+            Ring::from_parts(self.period, self.len, self.head),
+            Strided {
+                stride: 3,
+                offset: 1,
+            },
+        )
     }
 }
 

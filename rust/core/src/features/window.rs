@@ -50,6 +50,16 @@ impl Ring {
         }
     }
 
+    /// The ring of `capacity` entries holding `len` of them, the oldest at `head` once full:
+    /// the bookkeeping of a kernel that keeps its own (see `vwap.rs`).
+    pub(crate) fn from_parts(capacity: u32, len: u32, head: u32) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            len,
+            head,
+        }
+    }
+
     /// Slots the ring needs.
     #[must_use]
     pub fn slots(&self) -> usize {
@@ -154,6 +164,18 @@ impl Ring {
         } else {
             (&slots[len - (n - head)..len], &slots[..head])
         }
+    }
+
+    /// Where the newest `n` entries held (all of them when fewer) sit, oldest first.
+    pub fn newest_at(&self, n: usize) -> impl Iterator<Item = usize> {
+        let (len, head) = (self.len(), self.head as usize);
+        let n = n.min(len);
+        let first = if self.is_full() {
+            head + len - n
+        } else {
+            len - n
+        };
+        (first..first + n).map(move |i| if i >= len { i - len } else { i })
     }
 
     /// The value pushed `k` pushes before the newest (`k = 0`: the newest), if held.
