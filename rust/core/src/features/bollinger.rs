@@ -10,7 +10,7 @@
 //! the same bits, and the mid equals the SMA of the same period bit for bit.
 
 use super::packed::{int, word, Packed};
-use super::window::Ring;
+use super::window::{reads_closes, Ring};
 use super::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// Bollinger(period, k): outputs mid, upper, lower, percent_b; its window is its `period`
@@ -35,23 +35,9 @@ impl Bollinger {
             seen: 0,
         }
     }
-
-    /// The ring of every close taken (the window), for a kernel that reads it.
-    pub(crate) fn closes(&self) -> Ring {
-        self.closes
-    }
-
-    /// These bands reading `closes`, another kernel's ring of every close it took (at
-    /// least `period` slots), after `seen` bars.
-    #[must_use]
-    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
-        Self {
-            closes,
-            seen,
-            ..*self
-        }
-    }
 }
+
+reads_closes!(Bollinger);
 
 impl Kernel for Bollinger {
     fn slots(&self) -> usize {

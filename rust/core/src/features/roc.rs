@@ -3,7 +3,7 @@
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period + 1` bars.
 
 use super::packed::{int, word, Packed};
-use super::window::Ring;
+use super::window::{reads_closes, Ring};
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
 /// ROC(period), percent; its window is its `period + 1` slots (or, viewing, another
@@ -26,23 +26,9 @@ impl Roc {
             seen: 0,
         }
     }
-
-    /// The ring of every close taken (the window), for a kernel that reads it.
-    pub(crate) fn closes(&self) -> Ring {
-        self.closes
-    }
-
-    /// This ROC reading `closes`, another kernel's ring of every close it took (at least
-    /// `period + 1` slots), after `seen` bars.
-    #[must_use]
-    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
-        Self {
-            closes,
-            seen,
-            ..*self
-        }
-    }
 }
+
+reads_closes!(Roc);
 
 impl Kernel for Roc {
     fn slots(&self) -> usize {

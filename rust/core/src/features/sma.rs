@@ -6,7 +6,7 @@
 //! `layout.rs`): both give the same bits.
 
 use super::packed::{int, word, Packed};
-use super::window::Ring;
+use super::window::{reads_closes, Ring};
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
 
 /// SMA(period) of closes; its window is its `period` slots (or, viewing, another kernel's
@@ -30,22 +30,6 @@ impl Sma {
         }
     }
 
-    /// The ring of every close taken (the window), for a kernel that reads it.
-    pub(crate) fn closes(&self) -> Ring {
-        self.closes
-    }
-
-    /// This SMA reading `closes`, another kernel's ring of every close it took (at least
-    /// `period` slots), after `seen` bars.
-    #[must_use]
-    pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
-        Self {
-            closes,
-            seen,
-            ..*self
-        }
-    }
-
     /// The current mean of the window (of the bars seen, before warm): the newest closes
     /// summed oldest first.
     #[must_use]
@@ -61,6 +45,8 @@ impl Sma {
         sum / n as f64
     }
 }
+
+reads_closes!(Sma);
 
 impl Kernel for Sma {
     fn slots(&self) -> usize {
