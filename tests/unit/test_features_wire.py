@@ -52,16 +52,17 @@ def test_specs_validate_and_hash_their_canonical_body() -> None:
         domain = b"spine.v2/config_hash"
         preimage = len(domain).to_bytes(8, "big") + domain + len(canonical).to_bytes(8, "big") + canonical
         assert spec["config_hash"] == hashlib.sha256(preimage).hexdigest() == identity("config_hash", body)
-        assert spec["feature_version"] == "1.0.1" and spec["input_kind"] == "BAR"
+        assert spec["feature_version"] == "1.0.2" and spec["input_kind"] == "BAR"
         assert spec["implementation"].startswith("spine_core.features.")
     assert len({s["config_hash"] for s in specs}) == len(specs)
 
 
 def test_config_hash_is_stable() -> None:
     # Pinned: a change here changes every stored row's provenance; bump feature_version.
-    # (1.0.1: the SMA sums its window when read; see docs/contract.md.)
+    # (1.0.1: the SMA sums its window when read; 1.0.2: realised volatility and VWAP compute
+    # theirs when read; see docs/contract.md.)
     by_id = {s["feature_id"]: s["config_hash"] for s in feature_specs()}
-    assert by_id["rsi_14"] == "27d56ede3af21c3e94b6b89372b6332a455a2ec79ebced8219a01dc6ec8534ef"
+    assert by_id["rsi_14"] == "f983121ea0e337e7053365ea1ce61b44085d9672c56e3f2a71f5ad2d95db888d"
     assert feature_specs() == feature_specs()
 
 

@@ -19,7 +19,6 @@ pub(crate) mod fused;
 pub(crate) mod lanes;
 pub(crate) mod layout;
 pub mod macd;
-pub mod moments;
 pub(crate) mod packed;
 pub mod realized_vol;
 pub mod registry;

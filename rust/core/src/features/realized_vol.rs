@@ -3,20 +3,26 @@
 //! annualised; the default specs leave it at 1 because one spec serves every resolution).
 //! A return is undefined when either close is not positive; while one is in the window the
 //! value is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period + 1` bars (`period` returns).
+//!
+//! Like Bollinger's, the kernel keeps only the window's `period + 1` closes: the returns,
+//! their mean and variance (two passes) are computed when a row is read, so a bar's update
+//! is a ring write, and with a long enough ring of closes in the layout (the trend's) it
+//! keeps nothing and reads that one (`layout.rs`). The logarithms move from every bar to
+//! every read: a close updates each state once, and a screener reads a row at most as
+//! often, mostly far less.
 
-use super::packed::{int, tagged, untag, word, Packed};
-use super::window::RollingMoments;
-use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
+use super::packed::{int, word, Packed};
+use super::window::{reads_closes, Ring};
+use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// RealizedVol(period, annualization); its window is its `period` slots.
+/// RealizedVol(period, annualization); its window is its `period + 1` slots (or, viewing,
+/// another kernel's ring of at least `period + 1` closes).
 #[derive(Debug, Clone, Copy)]
 pub struct RealizedVol {
     scale: f64,
-    moments: RollingMoments,
-    prev_close: Option<f64>,
-    returns: u64,
-    /// Index (1-based count of returns) of the newest undefined return, 0 for none.
-    last_invalid: u64,
+    closes: Ring,
+    /// Returns in the window.
+    period: usize,
     seen: u64,
 }
 
@@ -25,57 +31,75 @@ impl RealizedVol {
     /// registry).
     #[must_use]
     pub fn new(period: u64, annualization: u64) -> Self {
+        let period = len_of(period.max(2));
         Self {
             scale: (annualization.max(1) as f64).sqrt(),
-            moments: RollingMoments::new(len_of(period.max(2))),
-            prev_close: None,
-            returns: 0,
-            last_invalid: 0,
+            closes: Ring::new(period.saturating_add(1)),
+            period,
             seen: 0,
         }
     }
 
-    fn period(&self) -> u64 {
-        self.moments.slots() as u64
+    /// The window's log returns, oldest first; `None` until it holds `period` of them or
+    /// while one is undefined.
+    fn returns(&self, slots: &[f64]) -> Option<Vec<f64>> {
+        let (older, newer) = self.closes.newest(slots, self.period + 1);
+        if older.len() + newer.len() <= self.period {
+            return None;
+        }
+        let mut closes = older.iter().chain(newer).copied();
+        let mut prev = closes.next()?;
+        let mut returns = Vec::with_capacity(self.period);
+        for close in closes {
+            if !(close > 0.0 && prev > 0.0) {
+                return None;
+            }
+            returns.push((close / prev).ln());
+            prev = close;
+        }
+        Some(returns)
     }
 }
 
+reads_closes!(RealizedVol);
+
 impl Kernel for RealizedVol {
     fn slots(&self) -> usize {
-        self.moments.slots()
+        self.closes.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
+        self.closes.push(slots, bar.close);
         self.seen += 1;
-        let close = bar.close;
-        let Some(prev) = self.prev_close.replace(close) else {
-            return;
-        };
-        self.returns += 1;
-        if close > 0.0 && prev > 0.0 {
-            self.moments.push(slots, (close / prev).ln());
-        } else {
-            self.last_invalid = self.returns;
-            self.moments.push(slots, 0.0);
-        }
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.closes.push_slice(slots, block.close);
+        self.seen += block.len() as u64;
     }
 
     fn inputs(&self) -> Inputs {
         Inputs::CLOSE
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        let invalid_in_window =
-            self.last_invalid > 0 && self.last_invalid + self.period() > self.returns;
-        match self.moments.variance(1) {
-            Some(variance) if !invalid_in_window => one(real(variance.sqrt() * self.scale)),
-            _ => one(Raw::Undefined),
+    fn values(&self, slots: &[f64]) -> Outputs {
+        let Some(returns) = self.returns(slots) else {
+            return one(Raw::Undefined);
+        };
+        let first = returns[0];
+        if returns.iter().all(|&r| r == first) {
+            // Exactly zero, not a rounding residue of the mean.
+            return one(real(0.0));
         }
+        let n = returns.len() as f64;
+        let mean = returns.iter().sum::<f64>() / n;
+        let variance = returns.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (n - 1.0);
+        one(real(variance.sqrt() * self.scale))
     }
 
     fn warmup_bars(&self) -> u64 {
-        self.period() + 1
+        self.period as u64 + 1
     }
 
     fn bars_seen(&self) -> u64 {
@@ -83,38 +107,24 @@ impl Kernel for RealizedVol {
     }
 
     fn reset(&mut self) {
-        self.moments.clear();
-        self.prev_close = None;
-        self.returns = 0;
-        self.last_invalid = 0;
+        self.closes.clear();
         self.seen = 0;
     }
 }
 
 impl Packed for RealizedVol {
-    const WORDS: usize = RollingMoments::WORDS + 4;
+    const WORDS: usize = Ring::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        const M: usize = RollingMoments::WORDS;
-        let words = &mut words[..Self::WORDS];
-        self.moments.pack(words);
-        words[M] = self.prev_close.unwrap_or(0.0);
-        words[M + 1] = word(self.returns);
-        words[M + 2] = word(self.last_invalid);
-        words[M + 3] = tagged(self.seen, [self.prev_close.is_some(), false, false]);
+        self.closes.pack(words);
+        words[Ring::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        const M: usize = RollingMoments::WORDS;
-        let words = &words[..Self::WORDS];
-        let (seen, [has_prev, ..]) = untag(words[M + 3]);
         Self {
-            scale: template.scale,
-            moments: Packed::unpack(&template.moments, words),
-            prev_close: has_prev.then_some(words[M]),
-            returns: int(words[M + 1]),
-            last_invalid: int(words[M + 2]),
-            seen,
+            closes: Packed::unpack(&template.closes, words),
+            seen: int(words[Ring::WORDS]),
+            ..*template
         }
     }
 }

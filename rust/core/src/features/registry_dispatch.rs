@@ -42,6 +42,7 @@ impl AnyKernel {
             (Series::Closes, Self::Sma(k)) => plain(k.closes(), k.bars_seen()),
             (Series::Closes, Self::Roc(k)) => plain(k.closes(), k.bars_seen()),
             (Series::Closes, Self::Bollinger(k)) => plain(k.closes(), k.bars_seen()),
+            (Series::Closes, Self::RealizedVol(k)) => plain(k.closes(), k.bars_seen()),
             (Series::Closes, Self::Trend(k)) => plain(k.closes(), k.bars_seen()),
             (Series::Volumes, Self::VolumeZscore(k)) => {
                 let (ring, at) = k.volumes();
@@ -63,6 +64,7 @@ impl AnyKernel {
             Self::Sma(k) => Some((Series::Closes, k.slots())),
             Self::Roc(k) => Some((Series::Closes, k.slots())),
             Self::Bollinger(k) => Some((Series::Closes, k.slots())),
+            Self::RealizedVol(k) => Some((Series::Closes, k.slots())),
             Self::VolumeZscore(k) => Some((Series::Volumes, k.slots())),
             _ => None,
         }
@@ -79,6 +81,7 @@ impl AnyKernel {
             Self::Sma(k) => Some(Self::Sma(k.viewing(closes?, seen))),
             Self::Roc(k) => Some(Self::Roc(k.viewing(closes?, seen))),
             Self::Bollinger(k) => Some(Self::Bollinger(k.viewing(closes?, seen))),
+            Self::RealizedVol(k) => Some(Self::RealizedVol(k.viewing(closes?, seen))),
             Self::VolumeZscore(k) => Some(Self::VolumeZscore(k.viewing((ring, at), seen))),
             _ => None,
         }

@@ -13,7 +13,7 @@ use crate::json::{CanonicalWriter, Value};
 use crate::WIRE_VERSION;
 
 /// The semver of every kernel shipped in this crate; bumped when a kernel's output changes.
-pub const FEATURE_VERSION: &str = "1.0.1";
+pub const FEATURE_VERSION: &str = "1.0.2";
 
 /// The schema id of a feature spec document.
 pub const SPEC_SCHEMA_ID: &str = "svc.feature_spec";
@@ -239,7 +239,7 @@ mod tests {
         assert_eq!(
             body,
             concat!(
-                r#"{"feature_id":"rsi_14","feature_version":"1.0.1","#,
+                r#"{"feature_id":"rsi_14","feature_version":"1.0.2","#,
                 r#""implementation":"spine_core.features.rsi","input_kind":"BAR","#,
                 r#""outputs":[{"name":"value","refresh":"BAR_CLOSE","scale":4,"value_type":"DECIMAL"}],"#,
                 r#""parameters":{"period":"14","threshold":"70"},"warmup":{"warmupBars":15}}"#

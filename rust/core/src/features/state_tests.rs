@@ -314,9 +314,10 @@ fn kernels_of_one_kind_beyond_the_first_take_blocks_alone() {
     }
 }
 
-/// SMA, ROC and Bollinger read another kernel's ring of closes, and the volume z-score one
-/// of volumes, when their layout has one long enough (`layout.rs`): their rows equal those of a state keeping its own window, bit for bit,
-/// through warm-up, batches, restarts and gaps, whichever kernel is the source.
+/// SMA, ROC, Bollinger and realised volatility read another kernel's ring of closes, and
+/// the volume z-score one of volumes, when their layout has one long enough (`layout.rs`):
+/// their rows equal those of a state keeping its own window, bit for bit, through warm-up,
+/// batches, restarts and gaps, whichever kernel is the source.
 #[test]
 fn views_equal_kernels_of_their_own() {
     let bars: Vec<Bar> = (1..=700_u64)
@@ -332,8 +333,10 @@ fn views_equal_kernels_of_their_own() {
             )
         })
         .collect();
-    let selections: [&[&str]; 6] = [
+    let selections: [&[&str]; 8] = [
         &["sma_20", "roc_10", "trend_200", "bb_20_2"],
+        &["rvol_20", "trend_200", "sma_20"],
+        &["roc_10", "rvol_20"],
         &["roc_10", "bb_20_2", "sma_20"],
         &["sma_20", "roc_10"],
         &["roc_10", "sma_20", "ema_20"],
@@ -368,12 +371,13 @@ fn views_equal_kernels_of_their_own() {
     }
 }
 
-/// The default registry's SMA 20, Bollinger 20 and ROC 10 read the 200-bar trend's ring,
-/// and the volume z-score VWAP's: eight of its twelve features keep state.
+/// The default registry's SMA 20, Bollinger 20, ROC 10 and realised volatility 20 read the
+/// 200-bar trend's ring, and the volume z-score VWAP's: seven of its twelve features keep
+/// state.
 #[test]
-fn default_layout_keeps_eight_kernels() {
+fn default_layout_keeps_seven_kernels() {
     let s = FeatureState::from_registry::<&str>(default_registry(), None, 2, 3);
     let Ok(s) = s else { unreachable!() };
-    assert_eq!(s.layout().kernels.len(), 8);
+    assert_eq!(s.layout().kernels.len(), 7);
     assert_eq!(s.row().len(), 19);
 }

@@ -1,5 +1,5 @@
-//! Fixed-size windows shared by the kernels: a ring buffer, a rolling sum and rolling moments
-//! ([`super::moments`]). Every update is O(1) amortised and allocates nothing.
+//! Fixed-size windows shared by the kernels: a ring buffer and a rolling sum. Every update is
+//! O(1) amortised and allocates nothing.
 //!
 //! A window is a small `Copy` descriptor (capacity, length, head) over slots it is handed on
 //! each call: every window of a [`super::FeatureState`] lives in the one `Vec<f64>` arena the
@@ -23,7 +23,6 @@
 //! ring at that wrap, where one refresh stands for all of them); the values after it update
 //! the sums as `push` would.
 
-pub use super::moments::RollingMoments;
 use super::packed::{pair, unpair, Packed};
 
 /// `n` as a window size (periods are bounded far below `u32::MAX` by the registry).

@@ -19,7 +19,7 @@ fn ring_evicts_oldest() {
     assert_eq!(ring.oldest(slots), None);
 }
 
-/// Values with runs of equal ones (the moments track those runs across batches).
+/// Values with runs of equal ones.
 pub(crate) fn lumpy(n: usize) -> Vec<f64> {
     (0..n)
         .map(|i| {
