@@ -1,31 +1,23 @@
 //! Donchian channel: the highest high and lowest low of the last `period` bars, the current
 //! bar included. Warm-up: `period` bars.
 //!
-//! The window is a ring of `(high, low)` pairs, and the state keeps each extreme with the
-//! ring entry holding it. A bar writes one entry; an extreme is rescanned from the ring only
-//! when the entry holding it is overwritten by a bar that does not reach it. A rescan reads
-//! the whole ring (O(period)), but on price walks the extreme sits at the oldest entry on
-//! few bars. Monotonic deques (O(1) amortised) touched a front and a back entry of two
-//! deques per bar: up to four cache lines where this touches one. That matters at midnight,
-//! when every resolution of every instrument closes with its state out of cache: the close
-//! of 1,000 instruments measured 8% faster (`docs/performance.md`).
+//! The kernel keeps only the window's bars ([`BarRing`]) and scans them for the extremes when
+//! a row is read, so a bar's update is one entry written, and with a long enough ring in its
+//! layout it keeps nothing and reads that one (`layout.rs`). Keeping the extremes as bars
+//! arrive (a rescan when the entry holding one left, or monotonic deques) cost every update
+//! a branch on the window and more state in cache, at midnight when every resolution of
+//! every instrument closes with its state out of cache (`docs/performance.md`).
 
-use super::packed::{int, pair, unpair, word, Packed};
-use super::{len_of, real, BarInput, Inputs, Kernel, Outputs, Raw};
+use super::bar_ring::{reads_bars, BarRing, HIGH, INPUTS, LOW};
+use super::packed::{int, word, Packed};
+use super::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// Donchian(period): outputs high, low; its window is `2 * period` slots, a `(high, low)`
-/// pair per bar.
+/// Donchian(period): outputs high, low; its window is a ring of `period` bars (or, viewing,
+/// another kernel's ring of at least `period`).
 #[derive(Debug, Clone, Copy)]
 pub struct Donchian {
-    period: u32,
-    /// Entries held (up to `period`), and the next entry overwritten once full.
-    len: u32,
-    head: u32,
-    /// The window's extremes (meaningful once an entry is held) and the entries holding them.
-    high: f64,
-    low: f64,
-    high_at: u32,
-    low_at: u32,
+    bars: BarRing,
+    period: usize,
     seen: u64,
 }
 
@@ -33,96 +25,50 @@ impl Donchian {
     /// A fresh channel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
+        let period = len_of(period.max(1));
         Self {
-            period: u32::try_from(len_of(period.max(1))).unwrap_or(u32::MAX / 2),
-            len: 0,
-            head: 0,
-            high: 0.0,
-            low: 0.0,
-            high_at: 0,
-            low_at: 0,
+            bars: BarRing::new(period),
+            period,
             seen: 0,
         }
     }
-
-    /// The extreme of the held entries' `field` (0: high, 1: low) and its entry, newest of
-    /// equals (it stays longest). Called only on a full ring, oldest entry at `head`.
-    fn rescan(&self, slots: &[f64], field: usize, max: bool) -> (f64, u32) {
-        let mut best = (if max { f64::MIN } else { f64::MAX }, self.head);
-        // Oldest first: the entries from the head, then those before it, in two plain loops
-        // over pairs (a chain of index ranges took 14% more of the kernel at midnight).
-        let (before_head, from_head) =
-            slots[..2 * self.period as usize].split_at(2 * self.head as usize);
-        let mut scan = |pairs: &[f64], first: u32| {
-            for (entry, pair) in (first..).zip(pairs.chunks_exact(2)) {
-                let x = pair[field];
-                if (max && x >= best.0) || (!max && x <= best.0) {
-                    best = (x, entry);
-                }
-            }
-        };
-        scan(from_head, self.head);
-        scan(before_head, 0);
-        best
-    }
 }
+
+reads_bars!(Donchian);
 
 impl Kernel for Donchian {
     fn slots(&self) -> usize {
-        2 * self.period as usize
+        self.bars.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        let full = self.len == self.period;
-        let at = if full { self.head } else { self.len };
-        slots[2 * at as usize] = bar.high;
-        slots[2 * at as usize + 1] = bar.low;
-        if full {
-            self.head = if self.head + 1 == self.period {
-                0
-            } else {
-                self.head + 1
-            };
-        } else {
-            self.len += 1;
-        }
+        self.bars.push(slots, bar);
         self.seen += 1;
-        let first = self.len == 1 && !full;
-        if first || bar.high >= self.high {
-            (self.high, self.high_at) = (bar.high, at);
-        } else if self.high_at == at {
-            (self.high, self.high_at) = self.rescan(slots, 0, true);
-        }
-        if first || bar.low <= self.low {
-            (self.low, self.low_at) = (bar.low, at);
-        } else if self.low_at == at {
-            (self.low, self.low_at) = self.rescan(slots, 1, false);
-        }
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.bars.push_block(slots, block);
+        self.seen += block.len() as u64;
     }
 
     fn inputs(&self) -> Inputs {
-        Inputs {
-            high: true,
-            low: true,
-            ..Inputs::default()
-        }
+        INPUTS
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        if self.len == 0 {
+    fn values(&self, slots: &[f64]) -> Outputs {
+        let mut window = self.bars.newest(slots, self.period);
+        let Some(oldest) = window.next() else {
             return [Raw::Undefined; 4];
-        }
-        [
-            real(self.high),
-            real(self.low),
-            Raw::Undefined,
-            Raw::Undefined,
-        ]
+        };
+        let (high, low) = window.fold((oldest[HIGH], oldest[LOW]), |(high, low), bar| {
+            (high.max(bar[HIGH]), low.min(bar[LOW]))
+        });
+        [real(high), real(low), Raw::Undefined, Raw::Undefined]
     }
 
     fn warmup_bars(&self) -> u64 {
-        u64::from(self.period)
+        self.period as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -130,34 +76,24 @@ impl Kernel for Donchian {
     }
 
     fn reset(&mut self) {
-        (self.len, self.head, self.seen) = (0, 0, 0);
+        self.bars.clear();
+        self.seen = 0;
     }
 }
 
 impl Packed for Donchian {
-    const WORDS: usize = 5;
+    const WORDS: usize = BarRing::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        let words = &mut words[..Self::WORDS];
-        words[0] = pair(self.len, self.head);
-        words[1] = self.high;
-        words[2] = self.low;
-        words[3] = pair(self.high_at, self.low_at);
-        words[4] = word(self.seen);
+        self.bars.pack(words);
+        words[BarRing::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        let words = &words[..Self::WORDS];
-        let ((len, head), (high_at, low_at)) = (unpair(words[0]), unpair(words[3]));
         Self {
-            period: template.period,
-            len,
-            head,
-            high: words[1],
-            low: words[2],
-            high_at,
-            low_at,
-            seen: int(words[4]),
+            bars: Packed::unpack(&template.bars, words),
+            seen: int(words[BarRing::WORDS]),
+            ..*template
         }
     }
 }

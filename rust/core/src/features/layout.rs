@@ -202,14 +202,15 @@ fn reads_of(templates: &[AnyKernel]) -> (Vec<Read>, Vec<AnyKernel>) {
             .iter()
             .enumerate()
             .filter_map(|(i, t)| {
-                let held = t.window(series)?.0.slots();
+                let (window, _) = t.window()?;
+                let held = (window.series() == series).then(|| window.capacity())?;
                 let rank = (held >= most, reading(t).is_none(), held);
                 Some((rank, std::cmp::Reverse(i)))
             })
             .max()
             .map(|((_, _, held), std::cmp::Reverse(i))| (i, held))
     };
-    let sources = [Series::Closes, Series::Volumes].map(|series| (series, source_of(series)));
+    let sources = [Series::Closes, Series::Bars].map(|series| (series, source_of(series)));
     // The source a template views, if any.
     let source = |i: usize, template: &AnyKernel| {
         let (series, read) = template.reads()?;

@@ -9,6 +9,7 @@
 //! on.
 
 pub mod atr;
+pub(crate) mod bar_ring;
 pub mod block;
 pub mod bollinger;
 pub(crate) mod check;

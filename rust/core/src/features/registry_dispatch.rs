@@ -2,7 +2,7 @@
 //! dispatch: one inlined `match` per bar).
 
 use super::*;
-use crate::features::volume_zscore::Strided;
+use crate::features::bar_ring::BarRing;
 use crate::features::window::Ring;
 
 /// One kernel of any kind: static dispatch through a `match`.
@@ -23,68 +23,89 @@ pub enum AnyKernel {
     Trend(Trend),
 }
 
-/// A bar field some kernels keep a ring of, every bar's since their last reset.
+/// A ring some kernels keep of every bar they took since their last reset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Series {
-    /// The close.
+    /// The closes ([`Ring`]).
     Closes,
-    /// The volume.
-    Volumes,
+    /// The bars' high, low, close and volume ([`BarRing`]).
+    Bars,
+}
+
+/// A kernel's ring of [`Series`], as a view reads it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Window {
+    /// A ring of closes.
+    Closes(Ring),
+    /// A ring of bars.
+    Bars(BarRing),
+}
+
+impl Window {
+    /// What it holds.
+    pub(crate) fn series(&self) -> Series {
+        match self {
+            Self::Closes(_) => Series::Closes,
+            Self::Bars(_) => Series::Bars,
+        }
+    }
+
+    /// Bars it can hold.
+    pub(crate) fn capacity(&self) -> usize {
+        match self {
+            Self::Closes(ring) => ring.slots(),
+            Self::Bars(ring) => ring.capacity(),
+        }
+    }
 }
 
 impl AnyKernel {
-    /// The ring of every `series` value this kernel took since its last reset (the newest
-    /// ones its window holds), where they sit in its slots, and how many bars it took: what
-    /// a view reads ([`Self::viewing`]). `None` for kinds that keep no such ring.
-    pub(crate) fn window(&self, series: Series) -> Option<(Ring, Strided, u64)> {
-        let plain = |ring: Ring, seen: u64| Some((ring, Strided::PLAIN, seen));
-        match (series, self) {
-            (Series::Closes, Self::Sma(k)) => plain(k.closes(), k.bars_seen()),
-            (Series::Closes, Self::Roc(k)) => plain(k.closes(), k.bars_seen()),
-            (Series::Closes, Self::Bollinger(k)) => plain(k.closes(), k.bars_seen()),
-            (Series::Closes, Self::RealizedVol(k)) => plain(k.closes(), k.bars_seen()),
-            (Series::Closes, Self::Trend(k)) => plain(k.closes(), k.bars_seen()),
-            (Series::Volumes, Self::VolumeZscore(k)) => {
-                let (ring, at) = k.volumes();
-                Some((ring, at, k.bars_seen()))
-            }
-            (Series::Volumes, Self::Vwap(k)) => {
-                let (ring, at) = k.volumes();
-                Some((ring, at, k.bars_seen()))
-            }
-            _ => None,
-        }
+    /// The ring this kernel keeps of every bar (or close) it took since its last reset (the
+    /// newest ones its window holds), and how many bars it took: what a view reads
+    /// ([`Self::viewing`]). `None` for kinds that keep no such ring.
+    pub(crate) fn window(&self) -> Option<(Window, u64)> {
+        let window = match self {
+            Self::Sma(k) => Window::Closes(k.closes()),
+            Self::Roc(k) => Window::Closes(k.closes()),
+            Self::Bollinger(k) => Window::Closes(k.closes()),
+            Self::RealizedVol(k) => Window::Closes(k.closes()),
+            Self::Trend(k) => Window::Closes(k.closes()),
+            Self::VolumeZscore(k) => Window::Bars(k.bars()),
+            Self::Vwap(k) => Window::Bars(k.bars()),
+            Self::Donchian(k) => Window::Bars(k.bars()),
+            _ => return None,
+        };
+        Some((window, self.bars_seen()))
     }
 
-    /// For a kind whose values are a function of its newest values of one series alone:
-    /// that series and how many it reads. Such a kernel can view another's ring of at least
-    /// that many instead of keeping its own. `None` for the other kinds.
+    /// For a kind whose values are a function of its newest entries of one ring alone: that
+    /// ring's series and how many entries it reads. Such a kernel can view another's ring of
+    /// at least that many instead of keeping its own. `None` for the other kinds.
     pub(crate) fn reads(&self) -> Option<(Series, usize)> {
-        match self {
-            Self::Sma(k) => Some((Series::Closes, k.slots())),
-            Self::Roc(k) => Some((Series::Closes, k.slots())),
-            Self::Bollinger(k) => Some((Series::Closes, k.slots())),
-            Self::RealizedVol(k) => Some((Series::Closes, k.slots())),
-            Self::VolumeZscore(k) => Some((Series::Volumes, k.slots())),
-            _ => None,
-        }
+        let (window, _) = self.window()?;
+        // The trend keeps a running sum besides its ring: it reads no other's.
+        (!matches!(self, Self::Trend(_))).then(|| (window.series(), window.capacity()))
     }
 
-    /// This template reading `source`'s ring of the series it reads ([`Self::window`]) as
-    /// its own, with its bars seen; `None` when either kind cannot.
+    /// This template reading `source`'s ring ([`Self::window`]) as its own, with its bars
+    /// seen; `None` when either kind cannot.
     pub(crate) fn viewing(&self, source: &AnyKernel) -> Option<AnyKernel> {
-        let (series, _) = self.reads()?;
-        let (ring, at, seen) = source.window(series)?;
-        // Closes sit alone in every ring that keeps them.
-        let closes = (at == Strided::PLAIN).then_some(ring);
-        match self {
-            Self::Sma(k) => Some(Self::Sma(k.viewing(closes?, seen))),
-            Self::Roc(k) => Some(Self::Roc(k.viewing(closes?, seen))),
-            Self::Bollinger(k) => Some(Self::Bollinger(k.viewing(closes?, seen))),
-            Self::RealizedVol(k) => Some(Self::RealizedVol(k.viewing(closes?, seen))),
-            Self::VolumeZscore(k) => Some(Self::VolumeZscore(k.viewing((ring, at), seen))),
-            _ => None,
-        }
+        self.reads()?;
+        let (window, seen) = source.window()?;
+        Some(match (self, window) {
+            (Self::Sma(k), Window::Closes(ring)) => Self::Sma(k.viewing(ring, seen)),
+            (Self::Roc(k), Window::Closes(ring)) => Self::Roc(k.viewing(ring, seen)),
+            (Self::Bollinger(k), Window::Closes(ring)) => Self::Bollinger(k.viewing(ring, seen)),
+            (Self::RealizedVol(k), Window::Closes(ring)) => {
+                Self::RealizedVol(k.viewing(ring, seen))
+            }
+            (Self::VolumeZscore(k), Window::Bars(ring)) => {
+                Self::VolumeZscore(k.viewing(ring, seen))
+            }
+            (Self::Vwap(k), Window::Bars(ring)) => Self::Vwap(k.viewing(ring, seen)),
+            (Self::Donchian(k), Window::Bars(ring)) => Self::Donchian(k.viewing(ring, seen)),
+            _ => return None,
+        })
     }
 }
 

@@ -2,36 +2,21 @@
 //! current bar, with the population standard deviation. A window of equal volumes is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
 //!
-//! Like Bollinger's, the kernel keeps only the window and computes mean and variance from
-//! it when a row is read (two passes), so a bar's update is a ring write. With a VWAP of at
-//! least as long a window in the layout, it keeps nothing and reads the volumes of VWAP's
-//! ring instead (`layout.rs`): the same values in the same order, the same bits.
+//! Like Bollinger's, the kernel keeps only the window (a [`BarRing`], the bars' fields VWAP
+//! and Donchian read too) and computes mean and variance from it when a row is read (two
+//! passes), so a bar's update is one entry written. With a long enough ring in its layout
+//! it keeps nothing and reads that one (`layout.rs`): the same values in the same order,
+//! the same bits.
 
+use super::bar_ring::{reads_bars, BarRing, INPUTS, VOLUME};
 use super::packed::{int, word, Packed};
-use super::window::Ring;
 use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// Where a ring's volumes sit: entry `i` at slot `stride * i + offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Strided {
-    pub(crate) stride: usize,
-    pub(crate) offset: usize,
-}
-
-impl Strided {
-    /// A ring of the values alone.
-    pub(crate) const PLAIN: Self = Self {
-        stride: 1,
-        offset: 0,
-    };
-}
-
-/// VolumeZscore(period); its window is its `period` slots (or, viewing, the volumes of
-/// another kernel's ring of at least `period` entries).
+/// VolumeZscore(period); its window is a ring of `period` bars (or, viewing, another
+/// kernel's ring of at least `period`).
 #[derive(Debug, Clone, Copy)]
 pub struct VolumeZscore {
-    volumes: Ring,
-    at: Strided,
+    bars: BarRing,
     period: usize,
     seen: u64,
 }
@@ -42,62 +27,37 @@ impl VolumeZscore {
     pub fn new(period: u64) -> Self {
         let period = len_of(period.max(1));
         Self {
-            volumes: Ring::new(period),
-            at: Strided::PLAIN,
+            bars: BarRing::new(period),
             period,
             seen: 0,
         }
     }
-
-    /// The ring of every volume taken (the window), where they sit, for a kernel that
-    /// reads it.
-    pub(crate) fn volumes(&self) -> (Ring, Strided) {
-        (self.volumes, self.at)
-    }
-
-    /// This kernel reading the volumes of another kernel's ring of every bar it took (at
-    /// least `period` entries), after `seen` bars.
-    #[must_use]
-    pub(crate) fn viewing(&self, (volumes, at): (Ring, Strided), seen: u64) -> Self {
-        Self {
-            volumes,
-            at,
-            seen,
-            ..*self
-        }
-    }
 }
+
+reads_bars!(VolumeZscore);
 
 impl Kernel for VolumeZscore {
     fn slots(&self) -> usize {
-        self.volumes.slots()
+        self.bars.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.volumes.push(slots, bar.volume);
+        self.bars.push(slots, bar);
         self.seen += 1;
     }
 
     fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.volumes.push_slice(slots, block.volume);
+        self.bars.push_block(slots, block);
         self.seen += block.len() as u64;
     }
 
     fn inputs(&self) -> Inputs {
-        Inputs {
-            volume: true,
-            ..Inputs::default()
-        }
+        INPUTS
     }
 
     fn values(&self, slots: &[f64]) -> Outputs {
-        let Strided { stride, offset } = self.at;
-        let window = || {
-            self.volumes
-                .newest_at(self.period)
-                .map(move |i| slots.get(stride * i + offset).copied().unwrap_or(f64::NAN))
-        };
+        let window = || self.bars.newest(slots, self.period).map(|bar| bar[VOLUME]);
         let (Some(first), Some(volume)) = (window().next(), window().last()) else {
             return one(Raw::Undefined);
         };
@@ -123,23 +83,23 @@ impl Kernel for VolumeZscore {
     }
 
     fn reset(&mut self) {
-        self.volumes.clear();
+        self.bars.clear();
         self.seen = 0;
     }
 }
 
 impl Packed for VolumeZscore {
-    const WORDS: usize = Ring::WORDS + 1;
+    const WORDS: usize = BarRing::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        self.volumes.pack(words);
-        words[Ring::WORDS] = word(self.seen);
+        self.bars.pack(words);
+        words[BarRing::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
         Self {
-            volumes: Packed::unpack(&template.volumes, words),
-            seen: int(words[Ring::WORDS]),
+            bars: Packed::unpack(&template.bars, words),
+            seen: int(words[BarRing::WORDS]),
             ..*template
         }
     }

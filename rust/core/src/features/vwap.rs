@@ -1,28 +1,23 @@
 //! Rolling volume-weighted average price over the last `period` bars, using the typical price
-//! `(high + low + close) / 3`: `sum(tp * volume) / sum(volume)`. A window with no volume is
-//! undefined (ABSENT `INPUT_UNAVAILABLE`), detected exactly by counting non-zero volumes
-//! rather than by testing a float sum against zero. Warm-up: `period` bars.
+//! `(high + low + close) / 3`: `sum(tp * volume) / sum(volume)`, summed oldest first. A
+//! window with no volume is undefined (ABSENT `INPUT_UNAVAILABLE`), detected exactly by
+//! finding no non-zero volume rather than by testing a float sum against zero. Warm-up:
+//! `period` bars.
 //!
-//! The two rolling sums (as [`super::window::RollingSum`]: reset at each wrap to a fresh sum
-//! of the turn's values, the bits of summing the window) and the non-zero flags advance together, so one ring of `(tp * volume, volume,
-//! flag)` triples holds all three: a bar's update touches one entry, not three windows.
+//! The kernel keeps only the window's bars ([`BarRing`]); the sums are computed when a row
+//! is read, so a bar's update is one entry written, and with a long enough ring in its
+//! layout it keeps nothing and reads that one (`layout.rs`).
 
-use super::packed::{int, pair, unpair, word, Packed};
-use super::volume_zscore::Strided;
-use super::window::{Ring, FRESH};
-use super::{len_of, one, real, BarInput, Inputs, Kernel, Outputs, Raw};
+use super::bar_ring::{reads_bars, BarRing, CLOSE, HIGH, INPUTS, LOW, VOLUME};
+use super::packed::{int, word, Packed};
+use super::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
 
-/// Vwap(period); its window is `3 * period` slots.
+/// Vwap(period); its window is a ring of `period` bars (or, viewing, another kernel's ring of
+/// at least `period`).
 #[derive(Debug, Clone, Copy)]
 pub struct Vwap {
-    period: u32,
-    len: u32,
-    head: u32,
-    nonzero: u32,
-    price_volume: f64,
-    volume: f64,
-    /// The sums of the values pushed since the last wrap (see [`super::window`]).
-    fresh: [f64; 2],
+    bars: BarRing,
+    period: usize,
     seen: u64,
 }
 
@@ -30,89 +25,56 @@ impl Vwap {
     /// A fresh kernel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
+        let period = len_of(period.max(1));
         Self {
-            period: u32::try_from(len_of(period.max(1))).unwrap_or(u32::MAX / 3),
-            len: 0,
-            head: 0,
-            nonzero: 0,
-            price_volume: 0.0,
-            volume: 0.0,
-            fresh: [FRESH; 2],
+            bars: BarRing::new(period),
+            period,
             seen: 0,
         }
     }
 }
 
-impl Vwap {
-    /// The ring of every bar's entry (the window) and where its volumes sit, for a kernel
-    /// that reads them.
-    pub(crate) fn volumes(&self) -> (Ring, Strided) {
-        (
-            Ring::from_parts(self.period, self.len, self.head),
-            Strided {
-                stride: 3,
-                offset: 1,
-            },
-        )
-    }
-}
+reads_bars!(Vwap);
 
 impl Kernel for Vwap {
     fn slots(&self) -> usize {
-        3 * self.period as usize
+        self.bars.slots()
     }
 
     #[inline(always)]
     fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        let typical = (bar.high + bar.low + bar.close) / 3.0;
-        let (price_volume, volume) = (typical * bar.volume, bar.volume);
-        let flag = u32::from(volume != 0.0);
+        self.bars.push(slots, bar);
         self.seen += 1;
-        if self.len < self.period {
-            let at = 3 * self.len as usize;
-            slots[at..at + 3].copy_from_slice(&[price_volume, volume, f64::from(flag)]);
-            self.len += 1;
-            self.price_volume += price_volume;
-            self.volume += volume;
-            self.nonzero += flag;
-            return;
-        }
-        let at = 3 * self.head as usize;
-        let entry = &mut slots[at..at + 3];
-        let (old_price_volume, old_volume, old_flag) = (entry[0], entry[1], entry[2]);
-        entry.copy_from_slice(&[price_volume, volume, f64::from(flag)]);
-        self.nonzero = self.nonzero - u32::from(old_flag != 0.0) + flag;
-        self.head += 1;
-        let [fresh_price_volume, fresh_volume] = self.fresh;
-        if self.head == self.period {
-            self.head = 0;
-            self.price_volume = fresh_price_volume + price_volume;
-            self.volume = fresh_volume + volume;
-            self.fresh = [FRESH; 2];
-        } else {
-            self.price_volume += price_volume - old_price_volume;
-            self.volume += volume - old_volume;
-            self.fresh = [fresh_price_volume + price_volume, fresh_volume + volume];
-        }
+    }
+
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+        self.bars.push_block(slots, block);
+        self.seen += block.len() as u64;
     }
 
     fn inputs(&self) -> Inputs {
-        Inputs {
-            volume: true,
-            ..Inputs::HIGH_LOW_CLOSE
-        }
+        INPUTS
     }
 
-    fn values(&self, _slots: &[f64]) -> Outputs {
-        let volume = self.volume;
-        if self.nonzero == 0 || volume <= 0.0 {
+    fn values(&self, slots: &[f64]) -> Outputs {
+        let window = self.bars.newest(slots, self.period);
+        if window.clone().all(|bar| bar[VOLUME] == 0.0) {
             return one(Raw::Undefined);
         }
-        one(real(self.price_volume / volume))
+        let (mut price_volume, mut volume) = (-0.0, -0.0);
+        for bar in window {
+            let typical = (bar[HIGH] + bar[LOW] + bar[CLOSE]) / 3.0;
+            price_volume += typical * bar[VOLUME];
+            volume += bar[VOLUME];
+        }
+        if volume <= 0.0 {
+            return one(Raw::Undefined);
+        }
+        one(real(price_volume / volume))
     }
 
     fn warmup_bars(&self) -> u64 {
-        u64::from(self.period)
+        self.period as u64
     }
 
     fn bars_seen(&self) -> u64 {
@@ -120,38 +82,24 @@ impl Kernel for Vwap {
     }
 
     fn reset(&mut self) {
-        *self = Self {
-            period: self.period,
-            ..Self::new(1)
-        };
+        self.bars.clear();
+        self.seen = 0;
     }
 }
 
 impl Packed for Vwap {
-    const WORDS: usize = 7;
+    const WORDS: usize = BarRing::WORDS + 1;
 
     fn pack(&self, words: &mut [f64]) {
-        let words = &mut words[..Self::WORDS];
-        words[0] = pair(self.len, self.head);
-        words[1] = word(u64::from(self.nonzero));
-        words[2] = self.price_volume;
-        words[3] = self.volume;
-        words[4] = word(self.seen);
-        words[5..].copy_from_slice(&self.fresh);
+        self.bars.pack(words);
+        words[BarRing::WORDS] = word(self.seen);
     }
 
     fn unpack(template: &Self, words: &[f64]) -> Self {
-        let words = &words[..Self::WORDS];
-        let (len, head) = unpair(words[0]);
         Self {
-            period: template.period,
-            len,
-            head,
-            nonzero: int(words[1]) as u32,
-            price_volume: words[2],
-            volume: words[3],
-            seen: int(words[4]),
-            fresh: [words[5], words[6]],
+            bars: Packed::unpack(&template.bars, words),
+            seen: int(words[BarRing::WORDS]),
+            ..*template
         }
     }
 }
@@ -159,7 +107,6 @@ impl Packed for Vwap {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{batch_equals_incremental, first, flat, series};
-    use super::super::window::RollingSum;
     use super::super::Owned;
     use super::*;
 
@@ -190,18 +137,19 @@ mod tests {
         batch_equals_incremental(Vwap::new(20), &series(300));
     }
 
+    /// The sums are those of the window summed oldest first, bit for bit.
     #[test]
-    fn the_sums_are_those_of_two_rolling_sums() {
+    fn the_sums_are_the_window_summed_in_order() {
+        let bars = series(200);
         for period in [1usize, 2, 7, 20] {
             let mut vwap = Owned::new(Vwap::new(period as u64));
-            let (mut pv, mut v) = (RollingSum::new(period), RollingSum::new(period));
-            let (mut pv_slots, mut v_slots) = (vec![0.0; period], vec![0.0; period]);
-            for bar in series(200) {
-                vwap.update(&bar);
-                let typical = (bar.high + bar.low + bar.close) / 3.0;
-                pv.push(&mut pv_slots, typical * bar.volume);
-                v.push(&mut v_slots, bar.volume);
-                assert_eq!(first(&vwap).to_bits(), (pv.sum() / v.sum()).to_bits());
+            for (i, bar) in bars.iter().enumerate() {
+                vwap.update(bar);
+                let window = &bars[(i + 1).saturating_sub(period)..=i];
+                let typical = |b: &BarInput| (b.high + b.low + b.close) / 3.0;
+                let pv: f64 = window.iter().map(|b| typical(b) * b.volume).sum();
+                let v: f64 = window.iter().map(|b| b.volume).sum();
+                assert_eq!(first(&vwap).to_bits(), (pv / v).to_bits());
             }
         }
     }

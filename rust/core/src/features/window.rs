@@ -49,16 +49,6 @@ impl Ring {
         }
     }
 
-    /// The ring of `capacity` entries holding `len` of them, the oldest at `head` once full:
-    /// the bookkeeping of a kernel that keeps its own (see `vwap.rs`).
-    pub(crate) fn from_parts(capacity: u32, len: u32, head: u32) -> Self {
-        Self {
-            capacity: capacity.max(1),
-            len,
-            head,
-        }
-    }
-
     /// Slots the ring needs.
     #[must_use]
     pub fn slots(&self) -> usize {
@@ -81,6 +71,33 @@ impl Ring {
             self.head = 0;
         }
         Some(evicted)
+    }
+
+    /// Advance as a push would, and return the slot that push writes (for entries wider
+    /// than a slot: see [`super::bar_ring`]).
+    #[inline(always)]
+    pub(crate) fn claim(&mut self) -> usize {
+        if self.len < self.capacity {
+            self.len += 1;
+            return self.len as usize - 1;
+        }
+        let at = self.head;
+        self.head += 1;
+        if self.head == self.capacity {
+            self.head = 0;
+        }
+        at as usize
+    }
+
+    /// Advance as `n` pushes would, leaving the slots they would write as they were (for
+    /// pushes whose values later pushes overwrite anyway).
+    pub(crate) fn skip(&mut self, n: usize) {
+        let filling = n.min((self.capacity - self.len) as usize);
+        self.len += filling as u32;
+        if self.is_full() {
+            let turned = (n - filling) % self.capacity as usize;
+            self.head = ((self.head as usize + turned) % self.capacity as usize) as u32;
+        }
     }
 
     /// Whether the last eviction completed a full turn (the head is back at slot 0); the
@@ -166,7 +183,7 @@ impl Ring {
     }
 
     /// Where the newest `n` entries held (all of them when fewer) sit, oldest first.
-    pub fn newest_at(&self, n: usize) -> impl Iterator<Item = usize> {
+    pub fn newest_at(&self, n: usize) -> impl Iterator<Item = usize> + Clone {
         let (len, head) = (self.len(), self.head as usize);
         let n = n.min(len);
         let first = if self.is_full() {
