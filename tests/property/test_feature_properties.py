@@ -180,10 +180,12 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
 
 
 SELECTIONS = (
-    None,  # the default registry: SMA, Bollinger and ROC read the trend's ring; vol_z VWAP's
+    None,  # the default registry: SMA, Bollinger, ROC and rvol read the trend's ring of
+    # closes; VWAP and Donchian the z-score's ring of bars
     ["sma_20", "bb_20_2", "roc_10"],  # SMA's ring is the source (the first of the longest)
-    ["roc_10", "bb_20_2"],  # Bollinger's ring is ROC's source
+    ["roc_10", "bb_20_2", "rvol_20"],  # realised volatility's ring (21 closes) is the source
     ["vol_z_20", "sma_20"],  # each keeps its own ring
+    ["donchian_20", "vwap_20", "ema_20"],  # VWAP reads Donchian's ring of bars
 )
 
 

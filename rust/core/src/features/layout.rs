@@ -8,15 +8,16 @@
 //! only the arena: the packed words (about eight cache lines for the default registry) and
 //! one line per window.
 //!
-//! A feature whose values are a function of its newest closes alone (SMA, ROC, Bollinger),
-//! or of its newest volumes alone (the volume z-score), keeps no state when another kernel
-//! of the layout keeps a ring of at least as many (see [`reads_of`] for which): it is a
-//! view, read from that kernel's ring and bar count, and no bar updates it. In the default
-//! registry SMA 20, Bollinger 20 and ROC 10 read the 200-bar trend's closes and the
-//! z-score VWAP's volumes, which takes four of twelve kernels out of every update
-//! (`docs/performance.md`). A view and a kernel of its own read the same values in the
-//! same order: the same bits. That matters most at the top of a day, when every resolution of
-//! every instrument closes at once and each coarse state was last touched hours ago.
+//! A feature whose values are a function of its newest closes alone (SMA, ROC, Bollinger,
+//! realised volatility), or of its newest bars' fields alone (VWAP, Donchian, the volume
+//! z-score), keeps no state when another kernel of the layout keeps a ring of at least as
+//! many (see [`reads_of`] for which): it is a view, read from that kernel's ring and bar
+//! count, and no bar updates it. In the default registry the four closes readers view the
+//! 200-bar trend's closes, and VWAP and Donchian the z-score's ring of bars, which takes six
+//! of twelve kernels out of every update (`docs/performance.md`). A view and a kernel of
+//! its own read the same values in the same order: the same bits. That matters most at the
+//! top of a day, when every resolution of every instrument closes at once and each coarse
+//! state was last touched hours ago.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ pub(crate) struct Placed {
 enum Read {
     /// From the kernel at this index of [`Layout::kernels`].
     Kernel(usize),
-    /// A view: this template reading the ring of closes of the kernel at `source`.
+    /// A view: this template reading the ring of the kernel at `source`.
     View { template: AnyKernel, source: usize },
 }
 
@@ -187,9 +188,9 @@ impl Layout {
 /// How each of `templates` is read, and the templates that keep state (in order). For each
 /// series ([`Series`]), one kernel keeping a ring of it is the source: one long enough for
 /// every reader if any, else the longest; among those, one that keeps state anyway (the
-/// trend, VWAP) before one that could itself view; then the longest, then the first. Every
-/// kind that reads only its newest values of that series ([`AnyKernel::reads`]), and no
-/// more than the source's ring holds, views it.
+/// trend) before one that could itself view; then the longest, then the first. Every kind
+/// that reads only its newest entries of that series ([`AnyKernel::reads`]), and no more
+/// than the source's ring holds, views it.
 fn reads_of(templates: &[AnyKernel]) -> (Vec<Read>, Vec<AnyKernel>) {
     let source_of = |series: Series| {
         let reading = |t: &AnyKernel| t.reads().filter(|&(s, _)| s == series);
