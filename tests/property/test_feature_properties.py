@@ -3,9 +3,9 @@
 * incremental updates and one batch warm (split anywhere) give identical rows;
 * no input panics or leaks a non-finite number: every value is a wire-valid typed variant;
 * values agree with the numpy reference at the declared scale (within one unit on float ties);
-* a feature's values do not depend on the others selected beside it (SMA, ROC and Bollinger
-  read another kernel's ring of closes, the volume z-score VWAP's volumes, when one is long
-  enough, and keep their own otherwise).
+* a feature's values do not depend on the others selected beside it (SMA, ROC, Bollinger and
+  realised volatility read another kernel's ring of closes, VWAP, Donchian and the volume
+  z-score another's ring of bars, when one is long enough, and keep their own otherwise).
 """
 
 from __future__ import annotations
