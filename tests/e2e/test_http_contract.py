@@ -6,16 +6,10 @@ error envelope with the published code."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,93 +17,9 @@ import pytest
 
 from reference.search_rank import search as reference_search
 from reference.wire_validator import validate
+from nodes import envelope, get, ok, post, refused, running_node, sse
 
-START = 29_000_000 * 60 * 10**9
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def running_node(directory: Path, settings: str = "", **environ: str) -> Iterator[str]:
-    """A ``spine node`` process on a free loopback port (TOML ``settings`` and ``SPINE_*``
-    ``environ`` added), once it is ready and has run some venue minutes; its base URL."""
-    port = free_port()
-    config = directory / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-    env["SPINE_DATA_DIR"] = str(directory / "data")
-    env.update(environ)
-    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node", "--config", str(config)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):  # bounded: 20 s
-            try:
-                if get(url + "/v2/health")[1]["ready"]:
-                    break
-            except (OSError, KeyError):
-                pass
-            time.sleep(0.1)
-        time.sleep(1.5)  # some venue minutes: bars, facts, derived buckets
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with running_node(tmp_path_factory.mktemp("http")) as url:
-        yield url
-
-
-def get(url: str) -> tuple[int, Any]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        with error:  # closed now, not whenever the collector finds it (a ResourceWarning then)
-            return error.code, json.loads(error.read())
-
-
-def post(url: str, body: object) -> tuple[int, Any]:
-    """POST ``body`` (bytes as they are, anything else as JSON)."""
-    data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    request = urllib.request.Request(url, method="POST", data=data, headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        with error:  # closed now, not whenever the collector finds it (a ResourceWarning then)
-            return error.code, json.loads(error.read())
-
-
-def envelope(got: tuple[int, Any], status: int, symbol: str) -> str:
-    """Check an error answer (status, envelope, code class, symbol); its detail text."""
-    code, body = got
-    assert code == status, body
-    validate(body, "svc.error_envelope")
-    assert body["error"]["detail"].startswith(symbol + ": "), body
-    assert str(body["error"]["code"]).startswith(str(status)), body
-    text: str = body["error"]["detail"].removeprefix(symbol + ": ")
-    return text
-
-
-def ok(base: str, path: str) -> dict[str, Any]:
-    status, document = get(base + path)
-    assert status == 200, (path, document)
-    validate(document)
-    return document
-
-
-def refused(base: str, path: str, status: int, symbol: str) -> None:
-    envelope(get(base + path), status, symbol)
 
 
 @pytest.mark.parametrize("path", [
@@ -229,22 +139,6 @@ def test_a_wrong_method_is_405(base: str) -> None:
     assert body["error"]["detail"].startswith("METHOD_NOT_ALLOWED: ")
 
 
-def sse(url: str, events: int, timeout: float = 10.0) -> list[tuple[str, dict[str, Any]]]:
-    out: list[tuple[str, dict[str, Any]]] = []
-    with urllib.request.urlopen(url, timeout=timeout) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        name = None
-        for raw in response:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: ") and name is not None:
-                out.append((name, json.loads(line[6:])))
-                if len(out) >= events:
-                    return out
-    return out
-
-
 @pytest.mark.parametrize(("path", "event", "schema"), [
     ("/v2/stream/bars?instrument_id=BTCUSDT.SIM", "bar", "svc.bar_envelope"),
     ("/v2/stream/quotes?instrument_id=ETHUSDT.SIM", "quote", "svc.quote_tick"),
@@ -285,7 +179,7 @@ def test_a_quiet_stream_sends_heartbeats_at_the_configured_interval(tmp_path: Pa
     """A real-time venue without the 1-second tier: a one-instrument bar stream is quiet for
     up to a minute, so what arrives first are heartbeats, every ``stream_heartbeat_secs``."""
     settings = "stream_heartbeat_secs = 0.3\nseconds_prefix = 0\n"
-    with running_node(tmp_path, settings, SPINE_SIM_SPEED="1") as url:
+    with running_node(tmp_path, settings, warm_bars=0, SPINE_SIM_SPEED="1") as url:
         started = time.monotonic()
         events = sse(url + "/v2/stream/bars?instrument_id=BTCUSDT.SIM", 3)
         elapsed = time.monotonic() - started

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from reference.wire_validator import validate
-from test_http_contract import running_node
+from nodes import running_node
 
 #: The node's body deadline here (the default is 10 s; a test waits for this one).
 BODY_SECS = 0.5

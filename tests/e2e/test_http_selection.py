@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from reference.wire_validator import validate
 
-from test_http_contract import envelope, get, post, running_node
+from nodes import envelope, get, post, running_node
 
 ROUTES = ("/v2/selection", "/v2/selection/remove")
 RETAINED = ("BTCUSDT.SIM", "ETHUSDT-PERP.SIM")

@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from reference.wire_validator import validate
-from test_http_contract import base, get  # noqa: F401 - the node fixture and the GET helper
+from nodes import get
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 ROUTES = ["/bars", "/catalog", "/chart-markers", "/engine-status", "/health", "/integration-capabilities",
           "/provenance", "/readiness", "/retirements", "/schemas", "/screener-rows", "/signals"]
 
 
-def ok(base: str, path: str) -> dict[str, Any]:  # noqa: F811
+def ok(base: str, path: str) -> dict[str, Any]:
     status, document = get(base + path)
     assert status == 200, (path, document)
     assert document["version"] == "spine.v1"
@@ -31,7 +31,7 @@ def ok(base: str, path: str) -> dict[str, Any]:  # noqa: F811
     return document
 
 
-def refused(base: str, path: str, status: int, symbol: str, method: str = "GET") -> None:  # noqa: F811
+def refused(base: str, path: str, status: int, symbol: str, method: str = "GET") -> None:
     request = urllib.request.Request(base + path, method=method, data=b"{}" if method != "GET" else None)
     with pytest.raises(urllib.error.HTTPError) as caught:
         urllib.request.urlopen(request, timeout=10)
@@ -43,17 +43,17 @@ def refused(base: str, path: str, status: int, symbol: str, method: str = "GET")
 
 
 @pytest.mark.parametrize("path", [r if r != "/bars" else "/bars?instrument_id=BTCUSDT.SIM" for r in ROUTES])
-def test_every_v1_route_serves_its_document(base: str, path: str) -> None:  # noqa: F811
+def test_every_v1_route_serves_its_document(base: str, path: str) -> None:
     ok(base, path)
 
 
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
-def test_other_methods_are_refused(base: str, route: str, method: str) -> None:  # noqa: F811
+def test_other_methods_are_refused(base: str, route: str, method: str) -> None:
     refused(base, route, 405, "METHOD_NOT_ALLOWED", method)
 
 
-def test_health_is_liveness_and_readiness_is_the_producers_counters(base: str) -> None:  # noqa: F811
+def test_health_is_liveness_and_readiness_is_the_producers_counters(base: str) -> None:
     assert ok(base, "/health")["live"] is True
     readiness = ok(base, "/readiness")
     engine = get(base + "/v2/health")[1]["engine_status"]
@@ -62,7 +62,7 @@ def test_health_is_liveness_and_readiness_is_the_producers_counters(base: str) -
     assert ok(base, "/engine-status")["engine_status"]["run_id"] == engine["run_id"]
 
 
-def test_bars_are_the_v2_rows(base: str) -> None:  # noqa: F811
+def test_bars_are_the_v2_rows(base: str) -> None:
     query = "bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL&limit=20"
     # The node ingests while the test reads: a minute that closes between the two reads
     # changes the page (a bucket withheld NOT_CLOSED appears). Compare v1 with a v2 page
@@ -78,7 +78,7 @@ def test_bars_are_the_v2_rows(base: str) -> None:  # noqa: F811
     assert v1["bars"] == after["bars"] and v1["withheld"] == after["withheld"] and v1["bar_type"] == after["bar_type"]
 
 
-def test_a_bars_cursor_pages_on_only_on_the_route_that_issued_it(base: str) -> None:  # noqa: F811
+def test_a_bars_cursor_pages_on_only_on_the_route_that_issued_it(base: str) -> None:
     query = "instrument_id=BTCUSDT.SIM&limit=2"
     v1, v2 = ok(base, f"/bars?{query}"), get(base + f"/v2/bars?{query}")[1]
     assert v1["next_cursor"] and v2["next_cursor"]
@@ -89,7 +89,7 @@ def test_a_bars_cursor_pages_on_only_on_the_route_that_issued_it(base: str) -> N
         assert status == 400 and body["error"]["detail"].startswith("INVALID_CURSOR: "), (path, body)
 
 
-def test_catalog_lists_the_held_series(base: str) -> None:  # noqa: F811
+def test_catalog_lists_the_held_series(base: str) -> None:
     items, path = [], "/catalog?limit=50"
     while True:
         page = ok(base, path)
@@ -103,14 +103,14 @@ def test_catalog_lists_the_held_series(base: str) -> None:  # noqa: F811
     assert btc["bars"] > 0 and int(btc["first_ts_event"]) <= int(btc["last_ts_event"])
 
 
-def test_records_a_venue_node_never_produces_are_empty_pages(base: str) -> None:  # noqa: F811
+def test_records_a_venue_node_never_produces_are_empty_pages(base: str) -> None:
     for route, kind in [("/signals", "signals"), ("/chart-markers", "chart_markers"),
                         ("/retirements", "retirements"), ("/screener-rows", "screener_rows")]:
         page = ok(base, route)
         assert (page["kind"], page["items"], page["next_cursor"]) == (kind, [], None)
 
 
-def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
+def test_schemas_by_name_with_the_digest(base: str) -> None:
     index = ok(base, "/schemas")
     assert index["digest"] == get(base + "/v2/schemas")[1]["digest"] and len(index["schemas"]) >= 21
     with urllib.request.urlopen(base + "/schemas?name=svc.bar_envelope", timeout=10) as response:
@@ -146,7 +146,7 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:  # noqa: F811
     ("/schemas?name=" + "a" * 300, 404, "NOT_FOUND"),
     ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
 ])
-def test_v1_errors_answer_the_v1_envelope(base: str, path: str, status: int, symbol: str) -> None:  # noqa: F811
+def test_v1_errors_answer_the_v1_envelope(base: str, path: str, status: int, symbol: str) -> None:
     refused(base, path, status, symbol)
 
 
@@ -176,7 +176,7 @@ def stream(url: str, events: int, timeout: float = 10.0, resync: bool = False,
     return out
 
 
-def test_the_v1_stream_numbers_events_and_resumes_from_a_cursor(base: str) -> None:  # noqa: F811
+def test_the_v1_stream_numbers_events_and_resumes_from_a_cursor(base: str) -> None:
     first = stream(base + "/stream", 6)
     cursors = [int(body["cursor"]) for _, _, body in first]
     assert cursors == sorted(set(cursors)) and [int(i) for i, _, _ in first] == cursors
@@ -190,18 +190,18 @@ def test_the_v1_stream_numbers_events_and_resumes_from_a_cursor(base: str) -> No
         assert resumed[0][2] == first[3][2]
 
 
-def test_the_v1_stream_filters_by_instrument(base: str) -> None:  # noqa: F811
+def test_the_v1_stream_filters_by_instrument(base: str) -> None:
     events = stream(base + "/stream?instrument_id=ETHUSDT.SIM&cursor=0", 5)
     assert all(body["document"]["instrument_id"] == "ETHUSDT.SIM" for _, _, body in events)
 
 
-def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:  # noqa: F811
+def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:
     (ident, name, body), = stream(base + "/stream?cursor=18446744073709551615", 1, resync=True)
     assert (ident, name, body["reason"]) == (None, "resync", "CURSOR_AHEAD")
     validate(body)
 
 
-def test_a_cursor_from_an_earlier_run_gets_resync(base: str) -> None:  # noqa: F811
+def test_a_cursor_from_an_earlier_run_gets_resync(base: str) -> None:
     """This run numbers its events above its start time: any earlier run's cursor (the client
     saw it before a restart) lies below, and is told so rather than served this run's events."""
     (_, _, first), = stream(base + "/stream", 1)
@@ -212,7 +212,7 @@ def test_a_cursor_from_an_earlier_run_gets_resync(base: str) -> None:  # noqa: F
         validate(body)
 
 
-def test_last_event_id_resumes_like_the_cursor(base: str) -> None:  # noqa: F811
+def test_last_event_id_resumes_like_the_cursor(base: str) -> None:
     first = stream(base + "/stream", 3)
     request = urllib.request.Request(base + "/stream", headers={"Last-Event-ID": first[0][2]["cursor"]})
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -249,7 +249,7 @@ def _dechunk(body: bytes) -> bytes:
     return b"".join(out)
 
 
-def test_a_client_that_stops_reading_loses_its_oldest_events_and_is_told(base: str) -> None:  # noqa: F811
+def test_a_client_that_stops_reading_loses_its_oldest_events_and_is_told(base: str) -> None:
     """A reader with a tiny receive window stops reading: its stream is held back, its queue
     drops its oldest events, and when it reads again a resync EVENTS_DROPPED comes first,
     then events whose cursors jump past the loss (the node itself never waited for it)."""

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from reference.wire_validator import validate
-from test_http_contract import base, envelope, get, ok  # noqa: F401 - the running node fixture
+from nodes import envelope, get, ok
 
 
 def _raw_get(base: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -38,7 +38,7 @@ UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Versi
     ("/v2/health", 200, "svc.health"),
     ("/v2/no/such/route", 404, "svc.error_envelope"),
 ])
-def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, status: int,  # noqa: F811
+def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, status: int,
                                                        schema: str) -> None:
     """The spec has no WebSocket protocol: an upgrade request is an ordinary GET, answered with a
     body that carries the wire version, never a bodiless refusal from the transport."""
@@ -53,7 +53,7 @@ def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, sta
     "/v2/strategies/s1/files/main.py", "/v2/strategies/s1/files/src/signals/main.py",
     "/v2/strategies/s1/revisions/r1/files/src/main.py",
 ])
-def test_a_strategy_file_path_may_hold_slashes(base: str, path: str) -> None:  # noqa: F811
+def test_a_strategy_file_path_may_hold_slashes(base: str, path: str) -> None:
     """``{path}`` is a file path: a nested one reaches the route (not served by a venue node),
     never 'no route'."""
     envelope(get(base + path), 404, "NOT_SUPPORTED_ON_THIS_NODE")
@@ -75,7 +75,7 @@ def _walk(base: str, path: str, key: str, limit: int) -> tuple[list[Any], list[s
 
 
 @pytest.mark.parametrize(("path", "key"), [("/v2/resolutions", "resolutions"), ("/v2/schemas", "schemas")])
-def test_every_list_route_takes_cursor_and_limit(base: str, path: str, key: str) -> None:  # noqa: F811
+def test_every_list_route_takes_cursor_and_limit(base: str, path: str, key: str) -> None:
     """The spec: one pagination envelope on every list route, these two included."""
     whole = ok(base, path)
     assert whole["next_cursor"] is None
@@ -90,7 +90,7 @@ def test_every_list_route_takes_cursor_and_limit(base: str, path: str, key: str)
 
 
 @pytest.mark.parametrize("path", ["/", "/nothing", "/favicon.ico", "/health/x", "/v1/bars", "/V2/health"])
-def test_a_path_of_neither_generation_answers_the_v2_envelope(base: str, path: str) -> None:  # noqa: F811
+def test_a_path_of_neither_generation_answers_the_v2_envelope(base: str, path: str) -> None:
     """Every response body carries ``version: spine.v2`` (the governed surface); only the v1
     routes themselves answer the v1 envelope. A path that is no route at all is not a v1 route."""
     envelope(get(base + path), 404, "NOT_FOUND")  # validates svc.error_envelope: version spine.v2
@@ -100,7 +100,7 @@ def test_a_path_of_neither_generation_answers_the_v2_envelope(base: str, path: s
     ("DELETE", "/health", "spine.v1"), ("POST", "/v2/health", "spine.v2"),
     ("DELETE", "/v2/strategies/s1/files/src/main.py", "spine.v2"),
 ])
-def test_a_405_answers_its_generations_envelope(base: str, method: str, path: str,  # noqa: F811
+def test_a_405_answers_its_generations_envelope(base: str, method: str, path: str,
                                                 version: str) -> None:
     request = urllib.request.Request(base + path, method=method)
     with pytest.raises(urllib.error.HTTPError) as error:

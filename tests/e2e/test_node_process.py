@@ -92,7 +92,7 @@ def test_a_tiny_floor_refuses_writes_and_leaves_no_bar_file(tmp_path: Path) -> N
 def test_a_clean_stop_serves_completed_before_the_http_server_goes(tmp_path: Path) -> None:
     """The spec's RUNNING -> COMPLETED is observable: HTTP stops only after the node stopped
     and flushed, so a client polling through a SIGINT reads the terminal state."""
-    from test_http_contract import free_port, get
+    from nodes import free_port, get
 
     port = free_port()
     env = node_env(tmp_path / "data", SPINE_PORT=str(port))

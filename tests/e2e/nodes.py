@@ -1,0 +1,181 @@
+"""Real ``spine node`` processes for the end-to-end tests, and the HTTP helpers that talk to
+them. Test modules import from here (and take the ``base`` fixture from conftest.py); no
+test module imports another.
+
+Every wait is bounded and fails loudly: a node that exits, or is not ready within its
+deadline, raises :class:`NodeNotReady` with its exit code and the tail of its stderr, so a
+broken start is one clear error rather than dozens of confusing failures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from reference.wire_validator import validate
+
+#: A venue clock start far from the wall: every run replays the same seeded minutes.
+START = 29_000_000 * 60 * 10**9
+#: How long a node may take to answer ``ready`` and warm up (a busy host is slow, not broken).
+READY_SECS = 60.0
+#: How long a stopping node may take to exit after SIGTERM (docs/contract.md bounds it).
+STOP_SECS = 60.0
+
+
+class NodeNotReady(AssertionError):
+    """The node exited, or did not get ready within its deadline."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def node_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The test's environment without any ``SPINE_*`` of the caller's, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+    env["SPINE_DATA_DIR"] = str(data_dir)
+    env.update(extra)
+    return env
+
+
+def spawn(config: Path | None, env: dict[str, str]) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "spine.cli", "node"] + (["--config", str(config)] if config else [])
+    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(process: subprocess.Popen[str], condition: Callable[[], bool], what: str,
+             seconds: float = READY_SECS) -> None:
+    """Poll ``condition`` (connection errors count as not yet) until it holds; raise
+    :class:`NodeNotReady` when the process exits or ``seconds`` pass first."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise NodeNotReady(f"the node exited ({process.returncode}) before {what}:\n{_tail(process)}")
+        try:
+            if condition():
+                return
+        except (OSError, KeyError, ValueError):
+            pass
+        time.sleep(0.1)
+    stop(process)
+    raise NodeNotReady(f"the node was not {what} within {seconds:g} s:\n{_tail(process)}")
+
+
+def stop(process: subprocess.Popen[str], seconds: float = STOP_SECS) -> tuple[str, str]:
+    """SIGTERM, then the process' output once it exited (SIGKILL past ``seconds``)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate(timeout=10)
+        raise NodeNotReady(f"the node ignored SIGTERM for {seconds:g} s:\n{err[-3000:]}") from None
+
+
+def _tail(process: subprocess.Popen[str]) -> str:
+    if process.poll() is None:
+        return "(still running)"
+    _, err = process.communicate(timeout=10)
+    return err[-3000:]
+
+
+def bars_seen(url: str) -> int:
+    """1-minute bars the node took live so far (its status counters)."""
+    return int(get(url + "/v2/status")[1]["counters"]["bars"])
+
+
+@contextmanager
+def running_node(directory: Path, settings: str = "", *, warm_bars: int = 1_000, **environ: str) -> Iterator[str]:
+    """A ``spine node`` on a free loopback port (TOML ``settings`` and ``SPINE_*`` ``environ``
+    added; the venue at 600x from :data:`START`), once it is ready and has taken ``warm_bars``
+    live 1-minute bars (several venue minutes: bars, facts, derived buckets); its base URL."""
+    port = free_port()
+    config = directory / "node.toml"
+    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
+                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    process = spawn(config, node_env(directory / "data", **environ))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
+        if warm_bars:
+            wait_for(process, lambda: bars_seen(url) >= warm_bars, f"warm ({warm_bars} live bars)")
+        yield url
+    finally:
+        stop(process)
+
+
+# --- HTTP -------------------------------------------------------------------------------------
+
+
+def get(url: str, timeout: float = 10) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        with error:  # closed now, not whenever the collector finds it (a ResourceWarning then)
+            return error.code, json.loads(error.read())
+
+
+def post(url: str, body: object) -> tuple[int, Any]:
+    """POST ``body`` (bytes as they are, anything else as JSON)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    request = urllib.request.Request(url, method="POST", data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, json.loads(error.read())
+
+
+def envelope(got: tuple[int, Any], status: int, symbol: str) -> str:
+    """Check an error answer (status, envelope, code class, symbol); its detail text."""
+    code, body = got
+    assert code == status, body
+    validate(body, "svc.error_envelope")
+    assert body["error"]["detail"].startswith(symbol + ": "), body
+    assert str(body["error"]["code"]).startswith(str(status)), body
+    text: str = body["error"]["detail"].removeprefix(symbol + ": ")
+    return text
+
+
+def ok(base: str, path: str) -> dict[str, Any]:
+    status, document = get(base + path)
+    assert status == 200, (path, document)
+    validate(document)
+    return document
+
+
+def refused(base: str, path: str, status: int, symbol: str) -> None:
+    envelope(get(base + path), status, symbol)
+
+
+def sse(url: str, events: int, timeout: float = 10.0) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``events`` named events of an SSE stream, as ``(event, document)``."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        name = None
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: ") and name is not None:
+                out.append((name, json.loads(line[6:])))
+                if len(out) >= events:
+                    return out
+    return out
