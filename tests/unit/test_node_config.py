@@ -52,3 +52,13 @@ def test_bounded_settings_default_and_take_a_value_inside_their_range(tmp_path: 
     path.write_text("stream_heartbeat_secs = 0.5\nhttp_body_secs = 3600\nexternal_grace_secs = 0\n")
     taken = load_config(str(path), {})
     assert (taken.stream_heartbeat_secs, taken.http_body_secs, taken.external_grace_secs) == (0.5, 3600, 0)
+
+
+@pytest.mark.parametrize("speed", ["0", "-1", "3600.5", "1e9"])
+def test_a_sim_speed_outside_its_range_is_refused_naming_it(speed: str) -> None:
+    with pytest.raises(ConfigError, match=r"sim.speed .*allowed above 0, at most 3600"):
+        load_config(None, {"SPINE_SIM_SPEED": speed})
+
+
+def test_the_sim_speed_takes_its_highest_value() -> None:
+    assert load_config(None, {"SPINE_SIM_SPEED": "3600"}).sim.speed == 3600.0

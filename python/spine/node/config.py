@@ -16,9 +16,11 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+__all__ = ["MAX_SIM_SPEED", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
 
 DeploymentMode = Literal["public-readonly", "private-operator"]
+#: The simulated venue's fastest clock: a venue hour per wall second.
+MAX_SIM_SPEED = 3_600.0
 
 
 class ConfigError(ValueError):
@@ -33,7 +35,7 @@ class FloorsConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     seed: int = 7
-    #: Venue seconds per wall second (1.0: real time).
+    #: Venue seconds per wall second (1.0: real time), at most ``MAX_SIM_SPEED``.
     speed: float = 1.0
     start_ns: int | None = None
     spot: int = 12
@@ -93,6 +95,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
         if not 0 < self.stream_heartbeat_secs <= 3_600:
             raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
+        if not 0 < self.sim.speed <= MAX_SIM_SPEED:
+            raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
         if not 0 < self.http_body_secs <= 3_600:
             raise ConfigError(f"http_body_secs {self.http_body_secs}: allowed above 0, at most 3600")
 

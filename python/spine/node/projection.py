@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-import numpy as np
 
 from spine._core import WIRE_VERSION, format_decimal
 
@@ -110,10 +109,8 @@ def _gaps(series: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Unobserved stretches between spans; on EXTERNAL also the minutes the candle feed
     skipped inside a span (a quiet minute on INTERNAL is no gap)."""
     gaps = [(a[1], b[0]) for a, b in zip(spans, spans[1:], strict=False)]
-    if series.channel == "EXTERNAL" and len(series) > 1:
-        ends = np.frombuffer(series.columns()["ts_event"], dtype="<u8").astype(np.int64)
-        jumps = np.nonzero(np.diff(ends) > MINUTE_NS)[0]
-        gaps += [(int(ends[k]), int(ends[k + 1]) - MINUTE_NS) for k in jumps]
+    if series.channel == "EXTERNAL":
+        gaps += [(earlier, later - MINUTE_NS) for earlier, later in series.jumps()]
     # Skipped candles at a span's edge are also a stretch between spans: list each once.
     merged: list[tuple[int, int]] = []
     for start, end in sorted(gaps):

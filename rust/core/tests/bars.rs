@@ -172,3 +172,21 @@ fn incremental_fold_emits_what_the_whole_fold_serves() {
         assert_eq!(streamed, whole.bars.ts_event, "{}", resolution.name());
     }
 }
+
+#[test]
+fn jumps_name_each_pair_of_held_closes_more_than_a_minute_apart() {
+    let mut s = series(Channel::External, 100);
+    assert!(s.jumps().is_empty());
+    for minute in [1, 2, 5, 6, 9] {
+        s.push(bar(minute, 100));
+    }
+    assert_eq!(
+        s.jumps(),
+        vec![(T0 + 2 * M, T0 + 5 * M), (T0 + 6 * M, T0 + 9 * M)]
+    );
+    s.push(bar(7, 100)); // a late bar splits the second jump
+    assert_eq!(
+        s.jumps(),
+        vec![(T0 + 2 * M, T0 + 5 * M), (T0 + 7 * M, T0 + 9 * M)]
+    );
+}

@@ -299,6 +299,11 @@ impl PySeries {
         Ok(dict)
     }
 
+    /// Consecutive held closes more than a minute apart, `[(earlier, later), ...]`.
+    fn jumps(&self) -> Vec<(u64, u64)> {
+        self.series.jumps()
+    }
+
     /// The observed spans `[(start, end), ...]`.
     fn coverage(&self) -> Vec<(u64, u64)> {
         self.series.coverage().spans().to_vec()

@@ -48,6 +48,8 @@ __all__ = ["SimDataClient", "SimDataClientConfig", "SimDataClientFactory", "SimI
 
 FIXED = 16  # nautilus' raw scale in this build (FIXED_PRECISION=16)
 FUNDING_PERIOD_NS = 8 * 3600 * 10**9
+#: Events handed to the framework per loop step (see ``SimDataClient._stream``).
+BURST = 128
 
 
 class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[call-arg]
@@ -162,10 +164,18 @@ class SimDataClient(LiveMarketDataClient):
     async def _stream(self) -> None:
         while True:
             await asyncio.sleep(self._sim.tick_secs)
-            self.emit_until(self.venue_now())
+            for _ in self.emit_until(self.venue_now()):
+                # A venue's socket hands its messages over a few at a time; so does this one.
+                # The framework's data queue drains whatever is queued in one loop step, so a
+                # burst handed over at once (a fast clock, or a loop that fell behind) would
+                # hold the loop, and every HTTP request on it, for its whole length.
+                await asyncio.sleep(0)
 
-    def emit_until(self, until: int) -> None:
-        """Emit every subscribed event with a timestamp in ``(emitted_to, until]``."""
+    def emit_until(self, until: int) -> Iterator[int]:
+        """Emit every subscribed event with a timestamp in ``(emitted_to, until]``, at most
+        :data:`BURST` events at a time: the generator pauses after each burst (yielding how
+        many it handed over) and after generating each instrument's minute (yielding 0), so
+        the caller can let the loop turn between them."""
         start, self._emitted_to = self._emitted_to, max(self._emitted_to, until)
         if until <= start:
             return
@@ -173,10 +183,15 @@ class SimDataClient(LiveMarketDataClient):
         for end in range(first_end, (until // MINUTE_NS + 1) * MINUTE_NS + 1, MINUTE_NS):
             # One stream in time order across instruments, as a venue's feed is: a consumer's
             # event clock never passes a minute's close before every trade of that minute.
-            due = [e for instrument in self._instruments for e in self._minute_events(instrument, end, start, until)]
+            due: list[tuple[int, Any]] = []
+            for instrument in self._instruments:
+                due += self._minute_events(instrument, end, start, until)
+                yield 0  # generating a busy minute is work too: a pause after each instrument
             due.sort(key=lambda event: event[0])
-            for _, data in due:
-                self._handle_data(data)
+            for first in range(0, len(due), BURST):
+                for _, data in due[first:first + BURST]:
+                    self._handle_data(data)
+                yield min(BURST, len(due) - first)
 
     # --- events -------------------------------------------------------------------------------
 

@@ -257,6 +257,18 @@ impl Series {
         }
     }
 
+    /// Each pair of consecutive held closes more than a minute apart, as `(earlier, later)`:
+    /// the minutes between them hold no bar (gaps on EXTERNAL, quiet minutes on INTERNAL).
+    #[must_use]
+    pub fn jumps(&self) -> Vec<(u64, u64)> {
+        self.view()
+            .ts_event
+            .windows(2)
+            .filter(|pair| pair[1] - pair[0] > MINUTE_NS)
+            .map(|pair| (pair[0], pair[1]))
+            .collect()
+    }
+
     /// Record that `[start, end)` was observed (connected, or covered by a history answer).
     ///
     /// # Errors
