@@ -217,8 +217,10 @@ class VenueNode:
         # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
         # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
         # ordinary GET that the app answers with a wire document or the error envelope.
-        return Server(app, address=self.config.host, port=self.config.port, interface=Interfaces.RSGI,
-                      log_level=LogLevels.warning, backlog=self.config.http_backlog, websockets=False)
+        server = Server(app, address=self.config.host, port=self.config.port, interface=Interfaces.RSGI,
+                        log_level=LogLevels.warning, backlog=self.config.http_backlog, websockets=False)
+        logging.getLogger("_granian").addFilter(_embedded_notice)
+        return server
 
     def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
         return self.book.framework_bars(bar_type, channel)
@@ -328,6 +330,14 @@ class VenueNode:
             self.status.fail(error)
         elif self.status.lifecycle not in ("COMPLETED", "FAILED"):
             self.status.record_error(error)
+
+
+def _embedded_notice(record: logging.LogRecord) -> bool:
+    """Drop Granian's notice that embedding is experimental. Embedding is the one mode that
+    serves from the node's own loop on a GIL build (its process workers cannot share the
+    node's memory; its thread workers need free-threaded Python): a known, chosen trade
+    (docs/contract.md), not news for every start."""
+    return record.getMessage() != "Embedded server is experimental!"
 
 
 class NodeFailed(RuntimeError):
