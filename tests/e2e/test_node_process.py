@@ -4,26 +4,25 @@ series, and a catalog volume that is not writable or a refused write is handled 
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
-from nodes import free_port, get
+import nodes
+from nodes import bars_seen, free_port, get, stop, wait_for
 
 START = 29_000_000 * 60 * 10**9
 
 
 def node_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-    env.update(SPINE_DATA_DIR=str(data_dir), SPINE_SIM_SPEED="600", **extra)
-    return env
+    return nodes.node_env(data_dir, SPINE_SIM_SPEED="600", **extra)
 
 
 def write_config(path: Path, body: str) -> Path:
@@ -31,13 +30,22 @@ def write_config(path: Path, body: str) -> Path:
     return path
 
 
-def run_for(seconds: float, env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node", *args], env=env,
+def run_until(ready: Callable[[str], bool], env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    """Run a node on a free port until ``ready(base_url)`` holds (a bounded wait that fails
+    with the node's stderr), then SIGTERM it; its exit code and output."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node", *args], env={**env, "SPINE_PORT": str(port)},
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(seconds)
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=60)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(process, lambda: ready(url), "there")
+    finally:
+        out, err = stop(process)
     return process.returncode, out, err
+
+
+def answering(url: str) -> bool:
+    return bool(get(url + "/v2/health")[1]["ready"])
 
 
 def bar_types(root: Path) -> list[str]:
@@ -52,7 +60,7 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_sigterm_persists_bars_in_separate_roots_and_a_restart_reloads_them(tmp_path: Path, config: Path) -> None:
-    code, out, err = run_for(6.0, node_env(tmp_path), "--config", str(config))
+    code, out, err = run_until(lambda url: bars_seen(url) >= 500, node_env(tmp_path), "--config", str(config))
     assert code == 0, err
     assert "reloaded 0 bars" in out and "catalogs flushed" in out
     external, internal = tmp_path / "catalog" / "external", tmp_path / "catalog" / "internal"
@@ -61,7 +69,7 @@ def test_sigterm_persists_bars_in_separate_roots_and_a_restart_reloads_them(tmp_
     stored = ParquetDataCatalog(str(external)).bars(bar_types=["BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"])
     assert len(stored) >= 5
     assert [b.ts_event for b in stored] == sorted({b.ts_event for b in stored})
-    code, out, err = run_for(4.0, node_env(tmp_path), "--config", str(config))
+    code, out, err = run_until(answering, node_env(tmp_path), "--config", str(config))
     assert code == 0, err
     reloaded = int(out.split("reloaded ")[1].split(" bars")[0])
     assert reloaded >= len(stored)
@@ -85,7 +93,8 @@ def test_an_unknown_config_key_is_refused_by_name(tmp_path: Path) -> None:
 def test_a_tiny_floor_refuses_writes_and_leaves_no_bar_file(tmp_path: Path) -> None:
     floors = write_config(tmp_path / "floors.toml",
                           f"flush_secs = 0.5\n[floors]\nmax_files = 0\n[sim]\nstart_ns = {START}\n")
-    code, out, err = run_for(4.0, node_env(tmp_path / "data"), "--config", str(floors))
+    refused = lambda url: "CATALOG_WRITES_REFUSED" in get(url + "/v2/health")[1]["degraded_reasons"]  # noqa: E731
+    code, out, err = run_until(refused, node_env(tmp_path / "data"), "--config", str(floors))
     assert code == 0, err
     assert "catalog write refused (EXTERNAL): max_files" in err
     assert not list((tmp_path / "data").rglob("*.parquet"))
@@ -150,7 +159,7 @@ def test_under_a_flood_the_node_answers_while_it_hydrates_and_stops_cleanly(tmp_
     minutes while the live feed floods in): every health and page request is answered,
     SIGTERM stops and flushes within the documented bound, and the start prints no notice
     of Granian's embedding (a chosen mode, docs/contract.md)."""
-    from nodes import STOP_SECS, spawn, stop, wait_for
+    from nodes import STOP_SECS, spawn
 
     port = free_port()
     config = write_config(tmp_path / "node.toml", f"port = {port}\nhydrate_minutes = 5000\n"
