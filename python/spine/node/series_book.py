@@ -16,7 +16,8 @@ from nautilus_trader.model.objects import Price, Quantity
 
 from spine._core import Series
 
-__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "mantissas"]
+__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "framework_bars", "instrument_of",
+           "mantissas"]
 
 CHANNELS = ("EXTERNAL", "INTERNAL")
 FIXED = 16  # the framework's raw scale in this build (FIXED_PRECISION=16)
@@ -32,6 +33,11 @@ def bar_type_of(instrument_id: str, resolution: str, channel: str) -> str:
     return f"{instrument_id}-{RESOLUTION_SPECS[resolution]}-LAST-{channel}"
 
 
+def instrument_of(bar_type: str) -> str:
+    """The instrument id of a 1-minute bar type."""
+    return bar_type.split("-1-MINUTE-")[0]
+
+
 def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int, int, int, int, int, int]:
     """``(ts_event, open, high, low, close, volume)`` as integers at the precisions."""
     p, s = 10 ** (FIXED - price_precision), 10 ** (FIXED - size_precision)
@@ -43,6 +49,18 @@ def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int,
 class Precision:
     price: int
     size: int
+
+
+def framework_bars(bar_type: str, columns: dict[str, bytes], p: Precision) -> list[Bar]:
+    """Bars as ``Series.columns`` gives them, as framework ``Bar`` objects of ``bar_type`` (what
+    the store rewrites from)."""
+    ts = np.frombuffer(columns["ts_event"], dtype="<u8").tolist()
+    o, h, lo, c, v = (np.frombuffer(columns[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
+    price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
+    price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
+    kind = BarType.from_str(bar_type)
+    return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
+                Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]
 
 
 class SeriesBook:
@@ -86,13 +104,5 @@ class SeriesBook:
     def framework_bars(self, bar_type: str, channel: str) -> list[Bar]:
         """A series' retained bars as framework ``Bar`` objects of ``bar_type`` (what the store
         rewrites from)."""
-        instrument_id = bar_type.split("-1-MINUTE-")[0]
-        p = self._precisions[instrument_id]
-        raw = self.series(instrument_id, channel).columns()
-        ts = np.frombuffer(raw["ts_event"], dtype="<u8").tolist()
-        o, h, lo, c, v = (np.frombuffer(raw[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
-        price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
-        price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
-        kind = BarType.from_str(bar_type)
-        return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
-                    Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]
+        instrument_id = instrument_of(bar_type)
+        return framework_bars(bar_type, self.series(instrument_id, channel).columns(), self._precisions[instrument_id])

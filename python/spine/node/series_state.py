@@ -6,9 +6,11 @@ by ``after_sequence`` missed every bar until the new numbers passed its own) and
 coverage from the bars alone (a minute the venue's candle feed skipped, a gap inside observed
 time, became unobserved time). Each flush writes one file per channel, beside the catalogs:
 ``<data_dir>/series/<channel>.npz``, written whole to a temporary name and then renamed, so a
-crash leaves the previous file. A reload gives every bar found in it its saved sequence;
-a bar the file does not know (written by a flush whose state file was lost) gets a new one
-above every saved number, so it surfaces as new rather than hiding below a client's cursor.
+crash leaves the previous file. The file and the catalog files of one flush are written from
+one copy of the series (``spine.node.checkpoint``), so they describe the same bars. A reload
+gives every bar found in it its saved sequence; a bar the file does not know (written by a
+flush whose state file was lost) gets a new one above every saved number, so it surfaces as new
+rather than hiding below a client's cursor.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Saved", "apply", "load", "snapshot", "write"]
+__all__ = ["Saved", "apply", "load", "saved", "snapshot", "write"]
 
 MINUTE_NS = 60_000_000_000
 
@@ -37,18 +39,17 @@ class Saved(NamedTuple):
     observed: np.ndarray
 
 
+def saved(columns: dict[str, bytes], last_sequence: int, coverage: list[tuple[int, int]]) -> Saved:
+    """One series' state from a copy of it (``Series.columns``, ``last_sequence``, ``coverage``)."""
+    return Saved(np.frombuffer(columns["ts_event"], "<u8"), np.frombuffer(columns["sequence"], "<u8"),
+                 last_sequence, np.array(coverage, dtype=np.uint64).reshape(-1, 2))
+
+
 def snapshot(book: Any, channel: str) -> dict[str, Saved]:
     """The state of every series of ``channel`` now, keyed by instrument id (copies: the
     file may be written on another thread while the series moves on)."""
-    out = {}
-    for instrument_id, held_channel, series in book.held():
-        if held_channel != channel:
-            continue
-        columns = series.columns()
-        out[instrument_id] = Saved(
-            np.frombuffer(columns["ts_event"], "<u8").copy(), np.frombuffer(columns["sequence"], "<u8").copy(),
-            series.last_sequence, np.array(series.coverage(), dtype=np.uint64).reshape(-1, 2))
-    return out
+    return {instrument_id: saved(series.columns(), series.last_sequence, series.coverage())
+            for instrument_id, held_channel, series in book.held() if held_channel == channel}
 
 
 def path(data_dir: Path, channel: str) -> Path:
