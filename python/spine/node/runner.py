@@ -34,6 +34,7 @@ from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
 from spine.node import series_state
 from spine.node.checkpoint import Checkpoint
+from spine.node.sequences import Reservation
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
@@ -58,7 +59,8 @@ class VenueNode:
             for channel in CHANNELS
         }
         self.manifest = load_manifest(config.manifest)
-        self.book = SeriesBook(capacity=config.capacity)
+        self.reservation = Reservation(Path(config.data_dir))
+        self.book = SeriesBook(capacity=config.capacity, reserve=self.reservation)
         self.hub = FanOut()
         self.hydration = HydrationBook()
         self.ledger = CoverageLedger(config.node_id)
@@ -89,8 +91,11 @@ class VenueNode:
     # --- reload and persistence -----------------------------------------------------------------------
 
     def _reload(self) -> int:
-        """Load every stored series back into memory; returns the bars reloaded."""
+        """Load every stored series back into memory; returns the bars reloaded. After a
+        crash every series continues above the sequence reservation (numbers served after
+        the last flush are nowhere else); after a clean stop from its saved state."""
         total = 0
+        floor = self.reservation.floor
         for channel, store in self.stores.items():
             saved = series_state.load(Path(self.config.data_dir), channel)
             precisions = {str(i.id): (i.price_precision, i.size_precision) for i in store.instruments()}
@@ -108,10 +113,13 @@ class VenueNode:
                 columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
                 series = self.book.series(instrument_id, channel)
                 total += series.extend(ts, *columns)
+                known = saved.get(instrument_id)
                 try:
-                    series_state.apply(series, saved.get(instrument_id))
-                except ValueError as error:  # a damaged state file: keep the fresh numbering
+                    series_state.apply(series, known, floor=0 if self.reservation.clean and known else floor)
+                except ValueError as error:  # a damaged state file: numbered afresh above the floor
                     log.warning("series state of %s %s not applied: %s", instrument_id, channel, error)
+                    series_state.apply(series, None, floor=floor)
+        self.book.floor = floor
         self._observed = self._coverage()
         return total
 
@@ -146,8 +154,12 @@ class VenueNode:
         """Write every pending closed bar (refusals are counted; the bars stay pending) and
         the series' state (sequences, coverage). A flush that wrote everything is a
         checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
-        whole series, which retention rewrites trim (see ``CatalogStore.complete``)."""
-        self._flushed(self._write(Checkpoint(self.book, self.stores), complete=final))
+        whole series, which retention rewrites trim (see ``CatalogStore.complete``), and, when
+        it wrote everything, marks the sequence reservation clean: the state files now hold
+        every number the run handed out."""
+        written = self._flushed(self._write(Checkpoint(self.book, self.stores), complete=final))
+        if final and written:
+            self.reservation.close(max((s.last_sequence for _, _, s in self.book.held()), default=0))
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
@@ -223,13 +235,15 @@ class VenueNode:
                     refusals.append(("completion", channel, refused))
         return refusals
 
-    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> None:
+    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> bool:
+        """Count and report ``refusals``; whether there were none."""
         for what, channel, refused in refusals:
             self.refused_writes += 1
             self.status.record_error(f"catalog {what} refused ({channel}): {refused}")
             log.warning("catalog %s refused (%s): %s", what, channel, refused)
         if not refusals and self.status.lifecycle == "RUNNING":
             self.status.checkpoint()  # the actor resumes the run with its next bar
+        return not refusals
 
     def _http_server(self) -> Any:
         from granian.constants import Interfaces

@@ -6,7 +6,7 @@ mantissas at the instrument's precisions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,10 +64,14 @@ def framework_bars(bar_type: str, columns: dict[str, bytes], p: Precision) -> li
 
 
 class SeriesBook:
-    """Every series of the node, created on first use."""
+    """Every series of the node, created on first use. Each series asks ``reserve`` before it
+    numbers above what it granted (see ``spine.node.sequences``) and starts above ``floor``."""
 
-    def __init__(self, capacity: int = 5_000) -> None:
+    def __init__(self, capacity: int = 5_000, *, reserve: Callable[[int], int] | None = None) -> None:
         self.capacity = capacity
+        self.reserve = reserve
+        #: A series created from now on numbers above this (what an earlier run may have served).
+        self.floor = 0
         self._precisions: dict[str, Precision] = {}
         self._series: dict[tuple[str, str], Series] = {}
 
@@ -89,7 +93,9 @@ class SeriesBook:
         if found is None:
             p = self._precisions[instrument_id]
             found = self._series[key] = Series(channel=channel, price_precision=p.price, size_precision=p.size,
-                                               capacity=self.capacity)
+                                               capacity=self.capacity, reserve=self.reserve)
+            if self.floor:
+                found.resequence(np.empty(0, np.uint64), self.floor)
         return found
 
     def held(self) -> Iterator[tuple[str, str, Series]]:
