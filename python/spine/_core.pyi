@@ -1,4 +1,5 @@
 # Hand-written stub for the extension module; checked by mypy.stubtest in CI.
+from collections.abc import Callable
 from typing import Any, Final, final
 
 __all__ = [
@@ -111,9 +112,13 @@ def fold_columns_many(
 
 @final
 class Series:
-    """The durable 1-minute series of one instrument and channel."""
+    """The durable 1-minute series of one instrument and channel. With ``reserve``, a number
+    above the highest it granted is handed out only after ``reserve(top)`` granted ``top``."""
 
-    def __new__(cls, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...) -> Series: ...
+    def __new__(
+        cls, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...,
+        reserve: Callable[[int], int] | None = ...,
+    ) -> Series: ...
     def __len__(self) -> int: ...
     @property
     def channel(self) -> str: ...

@@ -11,7 +11,6 @@ close (its resume hint). Closed bars are flushed to the catalogs every ``flush_s
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from pathlib import Path
@@ -34,6 +33,8 @@ from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
 from spine.node import series_state
+from spine.node.checkpoint import Checkpoint
+from spine.node.sequences import Reservation
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
@@ -58,7 +59,8 @@ class VenueNode:
             for channel in CHANNELS
         }
         self.manifest = load_manifest(config.manifest)
-        self.book = SeriesBook(capacity=config.capacity)
+        self.reservation = Reservation(Path(config.data_dir))
+        self.book = SeriesBook(capacity=config.capacity, reserve=self.reservation)
         self.hub = FanOut()
         self.hydration = HydrationBook()
         self.ledger = CoverageLedger(config.node_id)
@@ -89,8 +91,11 @@ class VenueNode:
     # --- reload and persistence -----------------------------------------------------------------------
 
     def _reload(self) -> int:
-        """Load every stored series back into memory; returns the bars reloaded."""
+        """Load every stored series back into memory; returns the bars reloaded. After a
+        crash every series continues above the sequence reservation (numbers served after
+        the last flush are nowhere else); after a clean stop from its saved state."""
         total = 0
+        floor = self.reservation.floor
         for channel, store in self.stores.items():
             saved = series_state.load(Path(self.config.data_dir), channel)
             precisions = {str(i.id): (i.price_precision, i.size_precision) for i in store.instruments()}
@@ -108,10 +113,14 @@ class VenueNode:
                 columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
                 series = self.book.series(instrument_id, channel)
                 total += series.extend(ts, *columns)
+                known = saved.get(instrument_id)
                 try:
-                    series_state.apply(series, saved.get(instrument_id))
-                except ValueError as error:  # a damaged state file: keep the fresh numbering
+                    series_state.apply(series, known, floor=0 if self.reservation.clean and known else floor)
+                except ValueError as error:  # a damaged state file: numbered afresh above the floor
                     log.warning("series state of %s %s not applied: %s", instrument_id, channel, error)
+                    series_state.apply(series, None, floor=floor)
+        self.book.floor = floor
+        self._observed = self._coverage()
         return total
 
     def _exhausted(self, instrument_id: str) -> bool:
@@ -145,43 +154,72 @@ class VenueNode:
         """Write every pending closed bar (refusals are counted; the bars stay pending) and
         the series' state (sequences, coverage). A flush that wrote everything is a
         checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
-        whole series, which retention rewrites trim (see ``CatalogStore.complete``)."""
-        self._flushed(self._write_pending(self._states(), complete=final))
+        whole series, which retention rewrites trim (see ``CatalogStore.complete``), and, when
+        it wrote everything, marks the sequence reservation clean: the state files now hold
+        every number the run handed out."""
+        written = self._flushed(self._write(Checkpoint(self.book, self.stores), complete=final))
+        if final and written:
+            self.reservation.close(max((s.last_sequence for _, _, s in self.book.held()), default=0))
 
     def consolidate(self) -> None:
         """The periodic consolidation: each bar type's files merged into one, from its series
         (which also makes late bars durable). Refusals are counted like flushes."""
-        self._flushed(self._write_pending(self._states(), consolidate=True))
+        self._flushed(self._write(Checkpoint(self.book, self.stores), consolidate=True))
 
     async def flush_off_loop(self, *, consolidate: bool = False) -> None:
         """:meth:`flush` (or :meth:`consolidate`) with the file writing on a worker thread: a
         flush writes a file per bar type, tenths of a second the loop's streams and requests
-        must not wait for. The series' state is copied here, on the loop; counters and status
-        change back on the loop."""
-        states = self._states()
-        self._flushed(await asyncio.to_thread(self._write_pending, states, consolidate=consolidate))
+        must not wait for. What it writes is taken here, on the loop, in one step (see
+        ``spine.node.checkpoint``); counters and status change back on the loop."""
+        checkpoint = Checkpoint(self.book, self.stores)
+        self._flushed(await asyncio.to_thread(self._write, checkpoint, consolidate=consolidate))
 
-    def _states(self) -> dict[str, dict[str, series_state.Saved]]:
-        return {channel: series_state.snapshot(self.book, channel) for channel in self.stores}
+    def _write(self, checkpoint: Checkpoint, *, consolidate: bool = False,
+               complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+        """Write the series' state, every store, then the state again, all from
+        ``checkpoint``; the refusals met, as (what, channel, refusal).
 
-    def _write_pending(self, states: dict[str, dict[str, series_state.Saved]], *,
-                       consolidate: bool = False, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
-        """Write every store, then the series' state; the refusals met, as (what, channel,
-        refusal)."""
-        refusals = self._write_stores(consolidate=consolidate, complete=complete)
-        for channel, state in states.items():
+        The sequences reach disk before the bars they number: a crash in between leaves
+        numbers for bars the catalogs lack (ignored at reload), never catalog bars without
+        their numbers. Until the bars are written the file keeps the spans observed as of the
+        last complete write, so such a crash cannot claim minutes whose bars were lost."""
+        refusals = self._write_state(checkpoint, self._observed)
+        refusals += self._write_stores(checkpoint, consolidate=consolidate, complete=complete)
+        refusals += self._write_state(checkpoint)
+        self._observed = checkpoint.coverage()
+        return refusals
+
+    def _write_state(self, checkpoint: Checkpoint,
+                     observed: dict[str, dict[str, list[tuple[int, int]]]] | None = None,
+                     ) -> list[tuple[str, str, AdmissionRefused]]:
+        refusals = []
+        for channel in self.stores:
             try:
+                state = checkpoint.state(channel, None if observed is None else observed.get(channel, {}))
                 series_state.write(Path(self.config.data_dir), channel, state)
             except OSError as error:
                 refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
         return refusals
 
-    def _write_stores(self, *, consolidate: bool, complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
+    def _coverage(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
+        """Every series' observed spans, per channel and instrument."""
+        out: dict[str, dict[str, list[tuple[int, int]]]] = {channel: {} for channel in self.stores}
+        for instrument_id, channel, series in self.book.held():
+            out[channel][instrument_id] = series.coverage()
+        return out
+
+    def _write_stores(self, checkpoint: Checkpoint, *, consolidate: bool,
+                      complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
         refusals = []
         for channel, store in self.stores.items():
-            series_bars = functools.partial(self._series_bars, channel=channel)
+            def series_bars(bar_type: str, channel: str = channel) -> list[Any]:
+                return checkpoint.bars(bar_type, channel=channel)
+
+            def series_len(bar_type: str, channel: str = channel) -> int:
+                return checkpoint.length(bar_type, channel=channel)
+
             try:
-                store.flush(series_bars)
+                store.write(checkpoint.pending[channel], series_bars)
             except AdmissionRefused as refused:
                 refusals.append(("write", channel, refused))
                 continue
@@ -192,18 +230,20 @@ class VenueNode:
                     refusals.append(("consolidation", channel, refused))
             if complete:
                 try:
-                    store.complete(series_bars, functools.partial(self._series_len, channel=channel))
+                    store.complete(series_bars, series_len)
                 except AdmissionRefused as refused:
                     refusals.append(("completion", channel, refused))
         return refusals
 
-    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> None:
+    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> bool:
+        """Count and report ``refusals``; whether there were none."""
         for what, channel, refused in refusals:
             self.refused_writes += 1
             self.status.record_error(f"catalog {what} refused ({channel}): {refused}")
             log.warning("catalog %s refused (%s): %s", what, channel, refused)
         if not refusals and self.status.lifecycle == "RUNNING":
             self.status.checkpoint()  # the actor resumes the run with its next bar
+        return not refusals
 
     def _http_server(self) -> Any:
         from granian.constants import Interfaces
@@ -221,13 +261,6 @@ class VenueNode:
                         log_level=LogLevels.warning, backlog=self.config.http_backlog, websockets=False)
         logging.getLogger("_granian").addFilter(_embedded_notice)
         return server
-
-    def _series_bars(self, bar_type: str, *, channel: str) -> list[Any]:
-        return self.book.framework_bars(bar_type, channel)
-
-    def _series_len(self, bar_type: str, *, channel: str) -> int:
-        instrument_id = bar_type.split("-1-MINUTE-")[0]
-        return len(self.book.series(instrument_id, channel)) if instrument_id in self.book else 0
 
     # --- running ------------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ mantissas at the instrument's precisions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +16,8 @@ from nautilus_trader.model.objects import Price, Quantity
 
 from spine._core import Series
 
-__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "mantissas"]
+__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "framework_bars", "instrument_of",
+           "mantissas"]
 
 CHANNELS = ("EXTERNAL", "INTERNAL")
 FIXED = 16  # the framework's raw scale in this build (FIXED_PRECISION=16)
@@ -32,6 +33,11 @@ def bar_type_of(instrument_id: str, resolution: str, channel: str) -> str:
     return f"{instrument_id}-{RESOLUTION_SPECS[resolution]}-LAST-{channel}"
 
 
+def instrument_of(bar_type: str) -> str:
+    """The instrument id of a 1-minute bar type."""
+    return bar_type.split("-1-MINUTE-")[0]
+
+
 def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int, int, int, int, int, int]:
     """``(ts_event, open, high, low, close, volume)`` as integers at the precisions."""
     p, s = 10 ** (FIXED - price_precision), 10 ** (FIXED - size_precision)
@@ -45,11 +51,27 @@ class Precision:
     size: int
 
 
-class SeriesBook:
-    """Every series of the node, created on first use."""
+def framework_bars(bar_type: str, columns: dict[str, bytes], p: Precision) -> list[Bar]:
+    """Bars as ``Series.columns`` gives them, as framework ``Bar`` objects of ``bar_type`` (what
+    the store rewrites from)."""
+    ts = np.frombuffer(columns["ts_event"], dtype="<u8").tolist()
+    o, h, lo, c, v = (np.frombuffer(columns[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
+    price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
+    price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
+    kind = BarType.from_str(bar_type)
+    return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
+                Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]
 
-    def __init__(self, capacity: int = 5_000) -> None:
+
+class SeriesBook:
+    """Every series of the node, created on first use. Each series asks ``reserve`` before it
+    numbers above what it granted (see ``spine.node.sequences``) and starts above ``floor``."""
+
+    def __init__(self, capacity: int = 5_000, *, reserve: Callable[[int], int] | None = None) -> None:
         self.capacity = capacity
+        self.reserve = reserve
+        #: A series created from now on numbers above this (what an earlier run may have served).
+        self.floor = 0
         self._precisions: dict[str, Precision] = {}
         self._series: dict[tuple[str, str], Series] = {}
 
@@ -71,7 +93,9 @@ class SeriesBook:
         if found is None:
             p = self._precisions[instrument_id]
             found = self._series[key] = Series(channel=channel, price_precision=p.price, size_precision=p.size,
-                                               capacity=self.capacity)
+                                               capacity=self.capacity, reserve=self.reserve)
+            if self.floor:
+                found.resequence(np.empty(0, np.uint64), self.floor)
         return found
 
     def held(self) -> Iterator[tuple[str, str, Series]]:
@@ -86,13 +110,5 @@ class SeriesBook:
     def framework_bars(self, bar_type: str, channel: str) -> list[Bar]:
         """A series' retained bars as framework ``Bar`` objects of ``bar_type`` (what the store
         rewrites from)."""
-        instrument_id = bar_type.split("-1-MINUTE-")[0]
-        p = self._precisions[instrument_id]
-        raw = self.series(instrument_id, channel).columns()
-        ts = np.frombuffer(raw["ts_event"], dtype="<u8").tolist()
-        o, h, lo, c, v = (np.frombuffer(raw[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
-        price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
-        price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
-        kind = BarType.from_str(bar_type)
-        return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
-                    Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]
+        instrument_id = instrument_of(bar_type)
+        return framework_bars(bar_type, self.series(instrument_id, channel).columns(), self._precisions[instrument_id])

@@ -6,9 +6,12 @@ by ``after_sequence`` missed every bar until the new numbers passed its own) and
 coverage from the bars alone (a minute the venue's candle feed skipped, a gap inside observed
 time, became unobserved time). Each flush writes one file per channel, beside the catalogs:
 ``<data_dir>/series/<channel>.npz``, written whole to a temporary name and then renamed, so a
-crash leaves the previous file. A reload gives every bar found in it its saved sequence;
-a bar the file does not know (written by a flush whose state file was lost) gets a new one
-above every saved number, so it surfaces as new rather than hiding below a client's cursor.
+crash leaves the previous file. The file and the catalog files of one flush are written from
+one copy of the series (``spine.node.checkpoint``), so they describe the same bars. A reload
+gives every bar found in it its saved sequence; a bar the file does not know (written by a
+flush whose state file was lost) gets a new one above every saved number and above the
+reservation's floor (``spine.node.sequences``), so it surfaces as new rather than hiding below
+a client's cursor or taking a number already served.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["Saved", "apply", "load", "snapshot", "write"]
+__all__ = ["Saved", "apply", "load", "saved", "snapshot", "write"]
 
 MINUTE_NS = 60_000_000_000
 
@@ -37,18 +40,17 @@ class Saved(NamedTuple):
     observed: np.ndarray
 
 
+def saved(columns: dict[str, bytes], last_sequence: int, coverage: list[tuple[int, int]]) -> Saved:
+    """One series' state from a copy of it (``Series.columns``, ``last_sequence``, ``coverage``)."""
+    return Saved(np.frombuffer(columns["ts_event"], "<u8"), np.frombuffer(columns["sequence"], "<u8"),
+                 last_sequence, np.array(coverage, dtype=np.uint64).reshape(-1, 2))
+
+
 def snapshot(book: Any, channel: str) -> dict[str, Saved]:
     """The state of every series of ``channel`` now, keyed by instrument id (copies: the
     file may be written on another thread while the series moves on)."""
-    out = {}
-    for instrument_id, held_channel, series in book.held():
-        if held_channel != channel:
-            continue
-        columns = series.columns()
-        out[instrument_id] = Saved(
-            np.frombuffer(columns["ts_event"], "<u8").copy(), np.frombuffer(columns["sequence"], "<u8").copy(),
-            series.last_sequence, np.array(series.coverage(), dtype=np.uint64).reshape(-1, 2))
-    return out
+    return {instrument_id: saved(series.columns(), series.last_sequence, series.coverage())
+            for instrument_id, held_channel, series in book.held() if held_channel == channel}
 
 
 def path(data_dir: Path, channel: str) -> Path:
@@ -89,28 +91,29 @@ def load(data_dir: Path, channel: str) -> dict[str, Saved]:
         return {}
 
 
-def apply(series: Any, saved: Saved | None) -> None:
-    """Give a freshly reloaded ``series`` its saved sequences and observed spans."""
-    if saved is None:
-        return
+def apply(series: Any, saved: Saved | None, *, floor: int = 0) -> None:
+    """Give a freshly reloaded ``series`` its saved sequences and observed spans; bars the
+    state does not know (all of them without one) are numbered above ``floor`` too."""
     held = np.frombuffer(series.columns()["ts_event"], "<u8")
-    if len(held) == 0:
+    if len(held) == 0 or (saved is None and not floor):
         return
+    if saved is None:
+        saved = Saved(np.empty(0, np.uint64), np.empty(0, np.uint64), 0, np.empty((0, 2), np.uint64))
     # When saved bars older than the oldest reloaded one are missing (the catalog may keep
     # fewer bars than the series did), the time before it is no longer held: not observed
     # now, as after an eviction, rather than observed minutes without their bars (false gaps
     # on EXTERNAL, false no-trade minutes on INTERNAL).
     lost = len(saved.ts_event) and int(saved.ts_event[0]) < int(held[0])
-    floor = int(held[0]) - MINUTE_NS if lost else 0
+    since = int(held[0]) - MINUTE_NS if lost else 0
     for start, end in saved.observed.tolist():
-        if end > floor:
-            series.observe(max(start, floor), end)
+        if end > since:
+            series.observe(max(start, since), end)
     position = np.searchsorted(saved.ts_event, held)
     found = position < len(saved.ts_event)
     found[found] = saved.ts_event[position[found]] == held[found]
     sequence = np.zeros(len(held), np.uint64)
     sequence[found] = saved.sequence[position[found]]
-    last = max(saved.last_sequence, series.last_sequence)
+    last = max(saved.last_sequence, series.last_sequence, floor)
     unknown = int((~found).sum())
     sequence[~found] = np.arange(last + 1, last + 1 + unknown, dtype=np.uint64)
     series.resequence(np.ascontiguousarray(sequence), last + unknown)

@@ -175,13 +175,22 @@ class CatalogStore:
         return None if self._last[bar_type] < 0 else self._last[bar_type]
 
     def flush(self, series_bars: Callable[[str], list[Bar]] | None = None) -> None:
-        """Write every bar type's pending bars newer than its last durable close, one file each.
-        ``series_bars(bar_type)`` gives the series' retained bars, used when retention forces a
-        rewrite. A refusal leaves the bars pending and re-raises. Safe off the event loop: bars
-        appended meanwhile wait for the next flush."""
+        """Write every pending bar: :meth:`write` of :meth:`take`."""
+        self.write(self.take(), series_bars)
+
+    def take(self) -> dict[str, list[Bar]]:
+        """The pending bars by bar type, no longer pending: the caller writes them (the node
+        takes them on the loop, with its copy of the series, and writes on a worker thread)."""
+        with self._queueing:
+            pending, self._pending = self._pending, {}
+        return pending
+
+    def write(self, pending: dict[str, list[Bar]], series_bars: Callable[[str], list[Bar]] | None = None) -> None:
+        """Write each bar type's ``pending`` bars newer than its last durable close, one file
+        each. ``series_bars(bar_type)`` gives the series' retained bars, used when retention
+        forces a rewrite. A refusal puts the bars not written back in front of those appended
+        meanwhile and re-raises. Safe off the event loop."""
         with self._writing:
-            with self._queueing:
-                pending, self._pending = self._pending, {}
             try:
                 self._write(pending, series_bars)
             finally:

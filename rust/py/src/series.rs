@@ -1,5 +1,9 @@
 //! The durable 1-minute series for Python (`Series`): pushes, bulk loads, folds, pages and
 //! the incremental fold's closed buckets. Convert, call core, return.
+//!
+//! A series given a `reserve` callable asks it before handing out a sequence number above
+//! the highest it granted (the node persists a reservation there, so a restart never reuses
+//! a number that may have been served); below that ceiling a number costs one comparison.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -10,7 +14,7 @@ use spine_core::bars::{
 
 use crate::bars::{bytes_of, page_bytes, parse_resolutions, to_py, Columns, PyFoldResult};
 use crate::columns::Column;
-use crate::errors::bars_error;
+use crate::errors::{bars_error, bars_refusal};
 use crate::int_args;
 
 /// The durable 1-minute series of one instrument and channel, with its incremental folds.
@@ -18,6 +22,31 @@ use crate::int_args;
 pub struct PySeries {
     series: Series,
     incremental: IncrementalFold,
+    reserve: Option<Py<PyAny>>,
+    /// The highest sequence `reserve` granted (`u64::MAX` without one).
+    ceiling: u64,
+}
+
+impl PySeries {
+    /// Let the series hand out numbers up to `top`: above the ceiling, `reserve(top)` is asked
+    /// first and must grant at least `top`. Its error is raised before any number is taken.
+    fn make_room(&mut self, py: Python<'_>, top: u64) -> PyResult<()> {
+        if top <= self.ceiling {
+            return Ok(());
+        }
+        let Some(reserve) = self.reserve.as_ref().map(|r| r.clone_ref(py)) else {
+            return Ok(());
+        };
+        let granted: u64 = reserve.call1(py, (top,))?.extract(py)?;
+        if granted < top {
+            return Err(bars_refusal(
+                py,
+                format!("INVALID_SEQUENCE: reserve granted {granted}, below the {top} asked for"),
+            ));
+        }
+        self.ceiling = granted;
+        Ok(())
+    }
 }
 
 fn closed_to_py<'py>(py: Python<'py>, closed: &[Closed]) -> PyResult<Bound<'py, PyList>> {
@@ -66,13 +95,14 @@ fn closed_to_py<'py>(py: Python<'py>, closed: &[Closed]) -> PyResult<Bound<'py, 
 #[pymethods]
 impl PySeries {
     #[new]
-    #[pyo3(signature = (*, channel, price_precision, size_precision, capacity = spine_core::bars::DEFAULT_CAPACITY))]
+    #[pyo3(signature = (*, channel, price_precision, size_precision, capacity = spine_core::bars::DEFAULT_CAPACITY, reserve = None))]
     fn new(
         py: Python<'_>,
         channel: &str,
         #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
         #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
         #[pyo3(from_py_with = int_args::count)] capacity: usize,
+        reserve: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let channel = to_py(py, Channel::parse(channel))?;
         let mut config = to_py(
@@ -81,9 +111,12 @@ impl PySeries {
         )?;
         config.capacity = capacity;
         let series = to_py(py, Series::new(config))?;
+        let ceiling = if reserve.is_some() { 0 } else { u64::MAX };
         Ok(Self {
             series,
             incremental: IncrementalFold::new(),
+            reserve,
+            ceiling,
         })
     }
 
@@ -167,6 +200,7 @@ impl PySeries {
             close,
             volume,
         };
+        self.make_room(py, self.series.last_sequence().saturating_add(1))?;
         let mut closed = Vec::new();
         let outcome = self.series.push(bar);
         let label = match &outcome {
@@ -216,6 +250,8 @@ impl PySeries {
     ) -> PyResult<usize> {
         let columns = Columns::new(ts_event, open, high, low, close, volume, None)?;
         let view = columns.view();
+        let count = u64::try_from(view.ts_event.len()).unwrap_or(u64::MAX);
+        self.make_room(py, self.series.last_sequence().saturating_add(count))?;
         let outcomes = to_py(py, self.series.extend(&view))?;
         if let Some(&newest) = view.ts_event.last() {
             let mut discarded = Vec::new();
@@ -240,6 +276,7 @@ impl PySeries {
         #[pyo3(from_py_with = int_args::nanos)] last_sequence: u64,
     ) -> PyResult<()> {
         let column = Column::<u64>::new("sequence", sequence, "uint64")?;
+        self.make_room(py, last_sequence)?;
         to_py(py, self.series.resequence(column.slice(), last_sequence))
     }
 

@@ -1,0 +1,163 @@
+"""A flush writes the catalogs and the series' state from one copy taken on the event loop
+(``VenueNode.flush_off_loop``): bars that close while the worker thread writes reach neither
+the catalog nor the state file until the next flush, so every durable bar keeps, across a
+crash, the sequence it was served with."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pytest
+from nautilus_trader.model.data import Bar, BarType
+from nautilus_trader.model.objects import Price, Quantity
+
+from spine.node import series_state
+from spine.node.config import NodeConfig
+from spine.node.runner import VenueNode
+from spine.node.sim.universe import SimUniverseConfig, make_instruments
+from spine.node.store import CatalogStore
+
+M = 60 * 10**9
+T0 = 29_000_000 * M
+IID = "BTCUSDT.SIM"
+
+
+def venue_node(data_dir: Path, *, capacity: int = 5_000) -> VenueNode:
+    config = msgspec.convert({"data_dir": str(data_dir), "capacity": capacity,
+                              "floors": {"min_free_inodes": 0, "max_files": 10**9, "min_free_bytes": 0}}, NodeConfig)
+    node = VenueNode(config)
+    instruments = make_instruments(SimUniverseConfig(spot=2, perpetuals=0, option_expiries=0))
+    for store in node.stores.values():
+        store.write_instruments(instruments)
+    for instrument in instruments:
+        node.book.register(str(instrument.id), instrument.price_precision, instrument.size_precision)
+    return node
+
+
+def close(node: VenueNode, channel: str, k: int) -> None:
+    """What the ingestion actor does with a closed 1-minute bar: the series numbers it, the
+    store queues it for the next flush."""
+    p = node.book.precision(IID)
+    price = Price(100 + k, p.price)
+    bar = Bar(BarType.from_str(f"{IID}-1-MINUTE-LAST-{channel}"), price, price, price, price,
+              Quantity(1, p.size), T0 + k * M, T0 + k * M)
+    node.book.push(IID, channel, bar)
+    node.stores[channel].append(bar)
+
+
+def numbers(node: VenueNode, channel: str) -> dict[int, int]:
+    """The series' bars, close -> sequence."""
+    columns = node.book.series(IID, channel).columns()
+    return dict(zip(np.frombuffer(columns["ts_event"], "<u8").tolist(),
+                    np.frombuffer(columns["sequence"], "<u8").tolist(), strict=True))
+
+
+def durable_unknown(node: VenueNode) -> list[tuple[str, int]]:
+    """Bars in the catalogs whose sequence the state file does not hold."""
+    out = []
+    for channel, store in node.stores.items():
+        saved = series_state.load(Path(node.config.data_dir), channel).get(IID)
+        known = set() if saved is None else set(saved.ts_event.tolist())
+        for bar_type in store.bar_types():
+            out += [(channel, int(b.ts_event)) for b in store.load(bar_type) if int(b.ts_event) not in known]
+    return out
+
+
+def closing_during_the_write(node: VenueNode, monkeypatch: pytest.MonkeyPatch, k: int) -> list[int]:
+    """Close INTERNAL bar ``k`` right after the EXTERNAL store wrote its first file (the loop
+    goes on taking bars while the worker thread writes); the list records that it happened."""
+    write = CatalogStore._staged
+    closed: list[int] = []
+
+    def staged(store: CatalogStore, data: list[Any]) -> Any:
+        placed = write(store, data)
+        if store is node.stores["EXTERNAL"] and data and isinstance(data[0], Bar) and not closed:
+            closed.append(k)
+            close(node, "INTERNAL", k)
+        return placed
+
+    monkeypatch.setattr(CatalogStore, "_staged", staged)
+    return closed
+
+
+def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    node = venue_node(tmp_path)
+    for k in range(3):
+        close(node, "EXTERNAL", k)
+        close(node, "INTERNAL", k)
+    closed = closing_during_the_write(node, monkeypatch, 3)
+    asyncio.run(node.flush_off_loop())
+    assert closed == [3]
+    assert durable_unknown(node) == []
+    monkeypatch.undo()
+    asyncio.run(node.flush_off_loop())  # the next flush takes it, in the catalog and the state
+    assert durable_unknown(node) == []
+    assert T0 + 3 * M in series_state.load(tmp_path, "INTERNAL")[IID].ts_event.tolist()
+
+
+def test_a_retention_rewrite_writes_the_series_as_it_was_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    node = venue_node(tmp_path, capacity=6)
+    for k in range(5):
+        close(node, "EXTERNAL", k)
+        close(node, "INTERNAL", k)
+    node.flush()
+    for k in range(5, 8):  # past capacity: the next flush rewrites each bar type from its series
+        close(node, "EXTERNAL", k)
+        close(node, "INTERNAL", k)
+    closing_during_the_write(node, monkeypatch, 8)
+    asyncio.run(node.flush_off_loop())
+    assert node.stores["INTERNAL"].counters.rewrites == 1
+    assert durable_unknown(node) == []
+
+
+def test_durable_bars_keep_their_numbers_across_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    node = venue_node(tmp_path)
+    for k in range(3):
+        close(node, "EXTERNAL", k)
+        close(node, "INTERNAL", k)
+    closed = closing_during_the_write(node, monkeypatch, 3)
+    asyncio.run(node.flush_off_loop())
+    monkeypatch.undo()
+    assert closed == [3]
+    served = numbers(node, "INTERNAL")
+    durable = {int(b.ts_event) for b in node.stores["INTERNAL"].load(f"{IID}-1-MINUTE-LAST-INTERNAL")}
+    restarted = VenueNode(node.config)  # no final flush: the process died here
+    again = numbers(restarted, "INTERNAL")
+    assert {ts: again[ts] for ts in durable} == {ts: served[ts] for ts in durable}
+
+
+def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    live = tmp_path / "live"
+    node = venue_node(live)
+    for k in range(3):
+        close(node, "INTERNAL", k)
+    node.flush()
+    for k in range(3, 6):
+        close(node, "INTERNAL", k)
+    served = numbers(node, "INTERNAL")
+    write = CatalogStore._staged
+    crashed: list[Path] = []
+
+    def staged(store: CatalogStore, data: list[Any]) -> Any:
+        placed = write(store, data)
+        if data and isinstance(data[0], Bar):  # the disk as a kill right after this file leaves it
+            crashed.append(tmp_path / f"crash{len(crashed)}")
+            shutil.copytree(live, crashed[-1])
+        return placed
+
+    monkeypatch.setattr(CatalogStore, "_staged", staged)
+    node.flush()
+    monkeypatch.undo()
+    assert crashed
+    for directory in crashed:
+        restarted = VenueNode(msgspec.convert({"data_dir": str(directory)}, NodeConfig))
+        assert durable_unknown(restarted) == []
+        again = numbers(restarted, "INTERNAL")
+        assert len(again) == 6 and again == {ts: served[ts] for ts in again}
