@@ -75,6 +75,20 @@ def test_retention_holds_on_disk(tmp_path: Path) -> None:
     assert held == sorted(held) and store.counters.rewrites >= 2
 
 
+def test_a_flush_holding_a_late_bar_rewrites_from_the_series_it_took(tmp_path: Path) -> None:
+    """A late bar (history older than what is durable, a late candle) is durable with the
+    flush that took it: the bar type is rewritten from that flush's series, never appended as
+    an overlap, so a crash after it loses neither the bar nor its number."""
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in (1, 2, 4):
+        store.append(bar(k))
+    store.flush()
+    store.append(bar(3))
+    store.flush(lambda bar_type: [bar(k) for k in (1, 2, 3, 4)])
+    assert on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3, 4)]
+    assert len(files(tmp_path)) == 1 and store.counters.rewrites == 1
+
+
 @pytest.mark.parametrize("through_symlink", [False, True])
 def test_a_relative_root_rewrites_like_an_absolute_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        through_symlink: bool) -> None:

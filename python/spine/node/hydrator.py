@@ -21,7 +21,7 @@ import numpy as np
 
 from spine.node.hydration import HydrationBook
 from spine.node.series_book import SeriesBook, bar_type_of, mantissas
-from spine.node.store import AdmissionRefused, CatalogStore
+from spine.node.store import CatalogStore
 
 __all__ = ["Answer", "FrameworkHistory", "HistorySource", "Hydrator", "SimHistory"]
 
@@ -159,7 +159,7 @@ class Hydrator:
         self.requests.append((instrument_id, start, end))
         answer = await self.source.fetch(instrument_id, start, end)
         if answer.outcome == "history":
-            taken = await self._take(instrument_id, answer.bars, start, end)
+            taken = self._take(instrument_id, answer.bars, start, end)
             self.book.outcome(instrument_id, "history", self.now(), bars=taken)
         elif answer.outcome == "no_history":
             self.exhausted.add(instrument_id)
@@ -168,7 +168,7 @@ class Hydrator:
             self.book.outcome(instrument_id, answer.outcome, self.now(),  # type: ignore[arg-type]
                               error=answer.error or f"{answer.outcome} history failure")
 
-    async def _take(self, instrument_id: str, bars: list[Any], start: int, end: int) -> int:
+    def _take(self, instrument_id: str, bars: list[Any], start: int, end: int) -> int:
         series = self.series.series(instrument_id, "EXTERNAL")
         series.observe(start, end)
         if not bars:
@@ -177,20 +177,8 @@ class Hydrator:
         rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
         taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
                                   *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
-        bar_type = bar_type_of(instrument_id, "1m", "EXTERNAL")
-        # Reading the catalog and rewriting it take tenths of a second: on a worker thread,
-        # so the loop keeps serving while a venue's whole history comes in.
-        last = await asyncio.to_thread(self.store.last_close, bar_type)
-        try:
-            if last is not None and int(rows[0, 0]) <= last:
-                # Older than what is durable already: rewrite from the series, never overlap.
-                await asyncio.to_thread(self._rewrite, bar_type)
-            else:
-                for bar in bars:
-                    self.store.append(bar)
-        except AdmissionRefused:
-            pass  # counted by the store; the series holds the bars and the next rewrite stores them
+        # Bars older than what is durable are late bars to the store: the next flush rewrites
+        # the bar type from its copy of the series, with their numbers saved beside them.
+        for bar in bars:
+            self.store.append(bar)
         return taken
-
-    def _rewrite(self, bar_type: str) -> None:
-        self.store.rewrite(bar_type, self.series.framework_bars(bar_type, "EXTERNAL"))

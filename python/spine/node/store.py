@@ -6,7 +6,8 @@ What the 1.221 catalog does not guard, this writer does:
 
 - Overlaps never reach it: the catalog raises on an overlapping interval only after writing
   the file, and its consolidation assumes contiguous files. Appends therefore carry only bars
-  newer than the bar type's last durable close; a late bar waits for the next rewrite.
+  newer than the bar type's last durable close; a flush holding a late bar rewrites the bar
+  type from the series it took instead.
 - No partial file is ever visible: every file is written into ``.staging`` on the same volume
   and renamed into place; a rewrite moves the old files to ``.trash`` first and restores them
   if the process died in between (see ``_recover``).
@@ -203,6 +204,13 @@ class CatalogStore:
         """Write ``pending`` bar type by bar type, removing each once it is durable."""
         for bar_type, bars in list(pending.items()):
             last = self.last_close(bar_type) or -1
+            if series_bars is not None and last >= 0 and any(b.ts_init <= last for b in bars):
+                # Late bars (a history answer older than what is durable, a late candle): the
+                # files are rewritten from the series this flush took, which holds them, so
+                # they are durable with the same flush that saves their numbers.
+                self.rewrite(bar_type, series_bars(bar_type))
+                pending.pop(bar_type)
+                continue
             # One bar per close: history and the live feed can both deliver a minute (the
             # series keeps the first; so does the store).
             first: dict[int, Bar] = {}
