@@ -74,6 +74,7 @@ class VenueNode:
         self.clients: list[Any] = []
         self.connection = ConnectionWatch(self.status, self.clients)
         self._tasks: list[asyncio.Task[None]] = []
+        self._instruments_written: asyncio.Task[None] | None = None
         self.refused_writes = 0
         self.reloaded = self._reload()
 
@@ -128,14 +129,25 @@ class VenueNode:
 
     def _on_discovery(self, instrument_ids: list[str]) -> None:
         instruments = [i for i in self.actor.cache.instruments() if str(i.id) in set(instrument_ids)]
+        # Writing the instrument files takes a second or two: on a worker thread, while the
+        # node starts serving. Every flush waits for it, so no bar is durable before its
+        # instrument (a reload skips bars whose instrument it cannot find).
+        self._instruments_written = asyncio.get_running_loop().create_task(
+            asyncio.to_thread(self._write_instruments, instruments))
+        if self.hydrator is not None:
+            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
+            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+
+    def _write_instruments(self, instruments: list[Any]) -> None:
         for store in self.stores.values():
             try:
                 store.write_instruments(instruments)
             except AdmissionRefused:
                 self.refused_writes += 1
-        if self.hydrator is not None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
-            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+
+    async def _instruments_durable(self) -> None:
+        if self._instruments_written is not None:
+            await asyncio.wait({self._instruments_written})
 
     def _hydrator_for(self, client: Any) -> Hydrator:
         """History comes from the venue client: the simulated venue answers directly (it can
@@ -171,6 +183,7 @@ class VenueNode:
         flush writes a file per bar type, tenths of a second the loop's streams and requests
         must not wait for. What it writes is taken here, on the loop, in one step (see
         ``spine.node.checkpoint``); counters and status change back on the loop."""
+        await self._instruments_durable()
         checkpoint = Checkpoint(self.book, self.stores)
         self._flushed(await asyncio.to_thread(self._write, checkpoint, consolidate=consolidate))
 
@@ -342,6 +355,7 @@ class VenueNode:
             if failure is None and not task.cancelled() and task.exception() is not None:
                 failure = _failure(task, None)
                 self._fail(failure)
+            await self._instruments_durable()
             self.flush(final=True)
             # HTTP stops last: until then a client reads the run's terminal state (COMPLETED
             # or FAILED) and every bar the stop flushed.

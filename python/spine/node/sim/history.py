@@ -44,6 +44,11 @@ class HistoryPlan:
 
     def fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> HistoryAnswer:
         """Candles closing in ``(start_ns, end_ns]``, or the planned refusal."""
+        return self.refusal(instrument_id) or HistoryAnswer("history", self.candles(instrument_id, start_ns, end_ns))
+
+    def refusal(self, instrument_id: str) -> HistoryAnswer | None:
+        """The planned refusal of one request (counted, for ``transient:<n>``), or None when it
+        is answered with history."""
         plan = self._plan.get(instrument_id, "history")
         if plan == "no_history":
             return HistoryAnswer("no_history")
@@ -54,4 +59,8 @@ class HistoryPlan:
             if seen < int(plan.split(":")[1]):
                 self._failures[instrument_id] = seen + 1
                 return HistoryAnswer("transient", error=f"SIM history for {instrument_id}: timed out (attempt {seen + 1})")
-        return HistoryAnswer("history", self._market.candles(self._index[instrument_id], start_ns, end_ns))
+        return None
+
+    def candles(self, instrument_id: str, start_ns: int, end_ns: int) -> list[Candle]:
+        """The instrument's candles closing in ``(start_ns, end_ns]``."""
+        return self._market.candles(self._index[instrument_id], start_ns, end_ns)
