@@ -13,41 +13,21 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-from nautilus_trader.model.data import Bar, BarType
-from nautilus_trader.model.objects import Price, Quantity
+from nautilus_trader.model.data import Bar
 
 from spine.node import series_state
 from spine.node.config import NodeConfig
 from spine.node.runner import VenueNode
-from spine.node.sim.universe import SimUniverseConfig, make_instruments
 from spine.node.store import CatalogStore
+from venue_nodes import M, T0, close, venue_node
 
-M = 60 * 10**9
-T0 = 29_000_000 * M
 IID = "BTCUSDT.SIM"
 
 
-def venue_node(data_dir: Path, *, capacity: int = 5_000) -> VenueNode:
-    config = msgspec.convert({"data_dir": str(data_dir), "capacity": capacity,
-                              "floors": {"min_free_inodes": 0, "max_files": 10**9, "min_free_bytes": 0}}, NodeConfig)
-    node = VenueNode(config)
-    instruments = make_instruments(SimUniverseConfig(spot=2, perpetuals=0, option_expiries=0))
-    for store in node.stores.values():
-        store.write_instruments(instruments)
-    for instrument in instruments:
-        node.book.register(str(instrument.id), instrument.price_precision, instrument.size_precision)
-    return node
-
-
-def close(node: VenueNode, channel: str, k: int) -> None:
-    """What the ingestion actor does with a closed 1-minute bar: the series numbers it, the
-    store queues it for the next flush."""
-    p = node.book.precision(IID)
-    price = Price(100 + k, p.price)
-    bar = Bar(BarType.from_str(f"{IID}-1-MINUTE-LAST-{channel}"), price, price, price, price,
-              Quantity(1, p.size), T0 + k * M, T0 + k * M)
-    node.book.push(IID, channel, bar)
-    node.stores[channel].append(bar)
+def close_both(node: VenueNode, minutes: range) -> None:
+    for k in minutes:
+        close(node, IID, "EXTERNAL", k)
+        close(node, IID, "INTERNAL", k)
 
 
 def numbers(node: VenueNode, channel: str) -> dict[int, int]:
@@ -78,7 +58,7 @@ def closing_during_the_write(node: VenueNode, monkeypatch: pytest.MonkeyPatch, k
         placed = write(store, data)
         if store is node.stores["EXTERNAL"] and data and isinstance(data[0], Bar) and not closed:
             closed.append(k)
-            close(node, "INTERNAL", k)
+            close(node, IID, "INTERNAL", k)
         return placed
 
     monkeypatch.setattr(CatalogStore, "_staged", staged)
@@ -88,9 +68,7 @@ def closing_during_the_write(node: VenueNode, monkeypatch: pytest.MonkeyPatch, k
 def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     node = venue_node(tmp_path)
-    for k in range(3):
-        close(node, "EXTERNAL", k)
-        close(node, "INTERNAL", k)
+    close_both(node, range(3))
     closed = closing_during_the_write(node, monkeypatch, 3)
     asyncio.run(node.flush_off_loop())
     assert closed == [3]
@@ -103,13 +81,9 @@ def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(tmp_path:
 
 def test_a_retention_rewrite_writes_the_series_as_it_was_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     node = venue_node(tmp_path, capacity=6)
-    for k in range(5):
-        close(node, "EXTERNAL", k)
-        close(node, "INTERNAL", k)
+    close_both(node, range(5))
     node.flush()
-    for k in range(5, 8):  # past capacity: the next flush rewrites each bar type from its series
-        close(node, "EXTERNAL", k)
-        close(node, "INTERNAL", k)
+    close_both(node, range(5, 8))  # past capacity: the next flush rewrites each bar type from its series
     closing_during_the_write(node, monkeypatch, 8)
     asyncio.run(node.flush_off_loop())
     assert node.stores["INTERNAL"].counters.rewrites == 1
@@ -118,9 +92,7 @@ def test_a_retention_rewrite_writes_the_series_as_it_was_taken(tmp_path: Path, m
 
 def test_durable_bars_keep_their_numbers_across_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     node = venue_node(tmp_path)
-    for k in range(3):
-        close(node, "EXTERNAL", k)
-        close(node, "INTERNAL", k)
+    close_both(node, range(3))
     closed = closing_during_the_write(node, monkeypatch, 3)
     asyncio.run(node.flush_off_loop())
     monkeypatch.undo()
@@ -137,10 +109,10 @@ def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
     live = tmp_path / "live"
     node = venue_node(live)
     for k in range(3):
-        close(node, "INTERNAL", k)
+        close(node, IID, "INTERNAL", k)
     node.flush()
     for k in range(3, 6):
-        close(node, "INTERNAL", k)
+        close(node, IID, "INTERNAL", k)
     served = numbers(node, "INTERNAL")
     write = CatalogStore._staged
     crashed: list[Path] = []
