@@ -28,6 +28,7 @@ from spine.node.config import NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
+from spine.node.hydration_state import HydrationState
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
 from spine.node.manifest import load_manifest
@@ -61,6 +62,7 @@ class VenueNode:
         self.book = SeriesBook(capacity=config.capacity)
         self.hub = FanOut()
         self.hydration = HydrationBook()
+        self.hydration_state = HydrationState(Path(config.data_dir))
         self.ledger = CoverageLedger(config.node_id)
         self.status = EngineStatusProducer(f"{config.node_id}-{time.time_ns()}", ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
@@ -133,7 +135,8 @@ class VenueNode:
         tell every outcome apart); an adapter answers the framework's request_bars."""
         now = getattr(client, "venue_now", time.time_ns)
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
-                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes)
+                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
+                        finished=self.hydration_state.finished)
 
     def _history_source(self, client: Any) -> HistorySource:
         return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
@@ -204,6 +207,16 @@ class VenueNode:
             log.warning("catalog %s refused (%s): %s", what, channel, refused)
         if not refusals and self.status.lifecycle == "RUNNING":
             self.status.checkpoint()  # the actor resumes the run with its next bar
+        self._save_hydration()
+
+    def _save_hydration(self) -> None:
+        """Keep which instruments finished hydrating (with durable history) for a restart."""
+        if self.hydrator is not None:
+            try:
+                self.hydration_state.save(self.hydrator.settled())
+            except OSError as error:
+                self.status.record_error(f"hydration state write failed: {error}")
+                log.warning("hydration state write failed: %s", error)
 
     def _http_server(self) -> Any:
         from granian.constants import Interfaces
