@@ -135,7 +135,7 @@ class Hydrator:
             # only a request that covers them can resolve them.
             newest = self.series.series(instrument_id, "EXTERNAL").resume_hint()["newest_ts_event"]
             resumes = newest is not None and instrument_id in self.finished
-            start = newest if resumes else end - self.window_minutes * MINUTE_NS
+            start = newest if newest is not None and resumes else end - self.window_minutes * MINUTE_NS
             fixed = self._windows[instrument_id] = (start, end)
         return fixed
 
