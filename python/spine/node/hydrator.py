@@ -6,7 +6,8 @@ series finished hydrating in an earlier run (READY or NO_HISTORY, kept by
 :mod:`spine.node.hydration_state`), so it asks only for what it missed; any other series (empty,
 or holding only live bars because the node stopped before its hydration finished) asks for the
 whole ``window_minutes``. A history answer also counts as observation of the whole window (the
-venue said what happened in it), so its minutes are covered. Transient failures are retried
+venue said what happened in it), so its minutes are covered, and a minute of it without a
+candle is confirmed empty (no gap: see :mod:`spine.node.repair`) once its grace has passed. Transient failures are retried
 on the book's backoff; no history marks the series exhausted. INTERNAL bars have no history:
 they are built from live trades only, and are never filled from candles.
 """
@@ -107,13 +108,15 @@ class Hydrator:
     """See the module docs."""
 
     def __init__(self, *, book: HydrationBook, series: SeriesBook, store: CatalogStore, source: HistorySource,
-                 now: Callable[[], int], window_minutes: int, finished: dict[str, Finished] | None = None) -> None:
+                 now: Callable[[], int], window_minutes: int, finished: dict[str, Finished] | None = None,
+                 grace_ns: int = 0) -> None:
         self.book = book
         self.series = series
         self.store = store
         self.source = source
         self.now = now
         self.window_minutes = window_minutes
+        self.grace_ns = grace_ns
         self.exhausted: set[str] = set()
         #: Every window asked for, ``(instrument_id, start_ns, end_ns)`` (operators and tests read it).
         self.requests: list[tuple[str, int, int]] = []
@@ -202,18 +205,28 @@ class Hydrator:
     async def _take(self, instrument_id: str, bars: list[Any], start: int, end: int) -> int:
         series = self.series.series(instrument_id, "EXTERNAL")
         series.observe(start, end)
-        if not bars:
-            return 0
-        p = self.series.precision(instrument_id)
-        rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
-        taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
-                                  *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
+        taken = 0
+        if bars:
+            p = self.series.precision(instrument_id)
+            rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
+            taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
+                                      *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
+        # After the bars, so only the minutes the answer held no candle for are confirmed; a
+        # bulk load streams nothing, so the buckets this completes are served by pages.
+        settled = min(end, (self.now() - self.grace_ns) // MINUTE_NS * MINUTE_NS)
+        if settled > start:
+            series.confirm_empty(start, settled)
+        if bars:
+            await self._store(instrument_id, int(rows[0, 0]), bars)
+        return taken
+
+    async def _store(self, instrument_id: str, oldest: int, bars: list[Any]) -> None:
         bar_type = bar_type_of(instrument_id, "1m", "EXTERNAL")
         # Reading the catalog and rewriting it take tenths of a second: on a worker thread,
         # so the loop keeps serving while a venue's whole history comes in.
         last = await asyncio.to_thread(self.store.last_close, bar_type)
         try:
-            if last is not None and int(rows[0, 0]) <= last:
+            if last is not None and oldest <= last:
                 # Older than what is durable already: rewrite from the series, never overlap.
                 await asyncio.to_thread(self._rewrite, bar_type)
             else:
@@ -221,7 +234,6 @@ class Hydrator:
                     self.store.append(bar)
         except AdmissionRefused:
             pass  # counted by the store; the series holds the bars and the next rewrite stores them
-        return taken
 
     def _rewrite(self, bar_type: str) -> None:
         self.store.rewrite(bar_type, self.series.framework_bars(bar_type, "EXTERNAL"))

@@ -3,8 +3,8 @@ ingestion actor, the durable series and stores, and the fan-out hub, run inside 
 loop that other parts (the HTTP app) share.
 
 Start-up refuses a catalog volume that is not mounted and writable. The series reload from the
-catalogs before the node connects, so after a restart a series continues from its own newest
-close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
+catalogs before the node connects, so after a restart a series that finished hydrating
+continues from its own newest close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
 (SIGINT, SIGTERM or ``stop()``) stops the node, then flushes everything before returning.
 """
 
@@ -28,12 +28,14 @@ from spine.node.config import NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
+from spine.node.confirmed_state import ConfirmedState
 from spine.node.hydration_state import HydrationState
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
 from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
+from spine.node.repair import GapWatch, Repairer
 from spine.node import series_state
 from spine.node.series_book import CHANNELS, SeriesBook, mantissas
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
@@ -75,6 +77,10 @@ class VenueNode:
         self.connection = ConnectionWatch(self.status, self.clients)
         self._tasks: list[asyncio.Task[None]] = []
         self.refused_writes = 0
+        self.confirmed_state = ConfirmedState(Path(config.data_dir))
+        self.repairer: Repairer | None = None
+        #: Whether a gap is unresolved now (health's UNRESOLVED_GAPS).
+        self.gaps = GapWatch(self.book)
         self.reloaded = self._reload()
 
     # --- retention --------------------------------------------------------------------------------
@@ -114,6 +120,7 @@ class VenueNode:
                     series_state.apply(series, saved.get(instrument_id))
                 except ValueError as error:  # a damaged state file: keep the fresh numbering
                     log.warning("series state of %s %s not applied: %s", instrument_id, channel, error)
+        self.confirmed_state.apply(self.book)
         return total
 
     def _exhausted(self, instrument_id: str) -> bool:
@@ -129,6 +136,10 @@ class VenueNode:
         if self.hydrator is not None:
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+            self.repairer = Repairer(book=self.hydration, series=self.book, source=self.hydrator.source,
+                                     now=self.hydrator.now, take=self.actor.on_bar, confirm=self.actor.confirm_empty,
+                                     state=self.confirmed_state, grace_ns=self.hydrator.grace_ns)
+            self._tasks.append(asyncio.get_running_loop().create_task(self.repairer.run_forever()))
 
     def _hydrator_for(self, client: Any) -> Hydrator:
         """History comes from the venue client: the simulated venue answers directly (it can
@@ -136,7 +147,8 @@ class VenueNode:
         now = getattr(client, "venue_now", time.time_ns)
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
                         source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
-                        finished=self.hydration_state.finished)
+                        finished=self.hydration_state.finished,
+                        grace_ns=round(self.config.external_grace_secs * 1e9))
 
     def _history_source(self, client: Any) -> HistorySource:
         return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
