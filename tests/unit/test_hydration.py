@@ -4,6 +4,7 @@ paging, and a property test over random event sequences."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -14,6 +15,7 @@ from reference.wire_validator import validate
 
 from spine.node.cursors import InvalidCursor, LimitOutOfRange
 from spine.node.hydration import WIRE_STATE, HydrationBook, IllegalTransition, Outcome
+from spine.node.hydration_state import Finished, HydrationState
 from spine.node.hydrator import Hydrator
 from spine.node.series_book import SeriesBook
 from spine.wire.node_documents import HydrationState as HydrationStateStruct
@@ -395,9 +397,56 @@ def test_a_restarted_series_asks_from_its_newest_close_so_skipped_candles_above_
     external.push(close, 100, 110, 90, 105, 1)
     external.observe(close - minute, close + 5 * minute)  # five candles skipped after the close
     assert external.resume_hint()["resume_from"] == close + 5 * minute
+    finished = {A: Finished("READY", close - 30 * minute, close, close)}
     hydrator = Hydrator(book=HydrationBook(), series=series, store=None, source=None,  # type: ignore[arg-type]
-                        now=lambda: close + 60 * minute + 7 * S, window_minutes=30)
+                        now=lambda: close + 60 * minute + 7 * S, window_minutes=30, finished=finished)
     assert hydrator.window(A) == (close, close + 60 * minute)
     # An empty series asks for the configured window back from the last whole minute.
     series.register(B, 2, 3)
     assert hydrator.window(B) == (close + 30 * minute, close + 60 * minute)
+
+
+def test_a_series_that_never_finished_hydrating_asks_for_the_whole_window_though_it_holds_bars() -> None:
+    """Issue 23: a node stopped before an instrument's hydration finished reloads its live
+    bars; only a series that finished (READY, NO_HISTORY) may resume with the gap above them."""
+    minute = 60 * S
+    close = 29_000_000 * minute
+    series = SeriesBook()
+    series.register(A, 2, 3)
+    series.series(A, "EXTERNAL").push(close, 100, 110, 90, 105, 1)
+    hydrator = Hydrator(book=HydrationBook(), series=series, store=None, source=None,  # type: ignore[arg-type]
+                        now=lambda: close + 10 * minute, window_minutes=30)
+    assert hydrator.window(A) == (close - 20 * minute, close + 10 * minute)
+
+
+class _Store:
+    """The catalog's last durable close per bar type, as the hydrator reads it."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, int] = {}
+
+    def last_close(self, bar_type: str) -> int | None:
+        return self.last.get(bar_type)
+
+
+def test_a_finished_instrument_is_settled_only_once_its_history_is_durable(tmp_path: Path) -> None:
+    minute = 60 * S
+    store = _Store()
+    hydrator = Hydrator(book=HydrationBook(), series=SeriesBook(), store=store,  # type: ignore[arg-type]
+                        source=None, now=lambda: 0, window_minutes=30)  # type: ignore[arg-type]
+    hydrator._finish(A, "READY", minute, 31 * minute, 30 * minute)
+    hydrator._finish(B, "NO_HISTORY", minute, 31 * minute, None)
+    assert set(hydrator.settled()) == {B}  # the answer's bars are still pending a flush
+    store.last[f"{A}-1-MINUTE-LAST-EXTERNAL"] = 30 * minute
+    assert set(hydrator.settled()) == {A, B}
+    state = HydrationState(tmp_path)
+    assert state.finished == {} and state.save(hydrator.settled())
+    assert not state.save(hydrator.settled())  # unchanged: not written again
+    assert HydrationState(tmp_path).finished == hydrator.settled()
+
+
+def test_an_unreadable_hydration_state_hydrates_everything_in_full(tmp_path: Path) -> None:
+    (tmp_path / "hydration.json").write_text("{not json")
+    assert HydrationState(tmp_path).finished == {}
+    (tmp_path / "hydration.json").write_text('{"version": 99, "instruments": {}}')
+    assert HydrationState(tmp_path).finished == {}

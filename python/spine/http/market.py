@@ -70,7 +70,9 @@ class MarketHandlers:
             reasons.append("CATALOG_WRITES_REFUSED")
         if self.node.hydration.counts()["failed"]:
             reasons.append("HYDRATION_FAILED")
-        if engine is not None and any(a["gaps"] for a in engine["authorities"]):
+        # Gaps unresolved now, not the engine status' counter of buckets ever withheld (a
+        # counter never clears, and a gap the venue confirmed empty or repair filled is gone).
+        if self.node.gaps.unresolved():
             reasons.append("UNRESOLVED_GAPS")
         ready = engine is not None and engine["lifecycle"] in ("RUNNING", "CHECKPOINTED")
         return {**_head("svc.health"), "live": True, "ready": ready, "degraded": bool(reasons),

@@ -156,7 +156,7 @@ class IngestionActor(Actor):
         self.unretained: frozenset[str] = frozenset()
         #: Every ledger channel some discovered instrument is eligible for.
         self.kinds: frozenset[str] = frozenset()
-        self._coverage: dict[tuple[str, str], tuple[tuple[int, int | None, bool], dict[str, Any]]] = {}
+        self._coverage: dict[tuple[str, str], tuple[tuple[int, bool], dict[str, Any]]] = {}
         #: Bar type -> the history bars collected for a pending request_bars.
         self._history: dict[str, list[Any]] = {}
 
@@ -365,7 +365,8 @@ class IngestionActor(Actor):
         # INTERNAL bars come from live trades only: no backfill can ever add older ones, so
         # its history is exhausted from the start (a client paging back stops on it).
         exhausted = channel == "INTERNAL" or self._exhausted(instrument_id)
-        key = (series.last_sequence, self._observed_to.get(channel), exhausted)
+        # The revision moves with bars, observed time and confirmed-empty minutes alike.
+        key = (series.revision, exhausted)
         cached = self._coverage.get((instrument_id, channel))
         if cached is None or cached[0] != key:
             document = coverage_doc(series, instrument_id=instrument_id,
@@ -375,6 +376,13 @@ class IngestionActor(Actor):
 
     def retention(self, instrument_id: str) -> str:
         return self._retention(instrument_id)
+
+    def confirm_empty(self, instrument_id: str, start: int, end: int) -> None:
+        """The venue's history answered for ``[start, end)`` without a candle for the minutes
+        the EXTERNAL series holds no bar for: confirm them empty, and publish the derived
+        buckets that completes (repairs, as a late bar's)."""
+        for closed in self.book.series(instrument_id, "EXTERNAL").confirm_empty(start, end):
+            self._publish_derived(instrument_id, "EXTERNAL", closed)
 
     # --- facts --------------------------------------------------------------------------------------
 

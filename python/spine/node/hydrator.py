@@ -1,10 +1,13 @@
 """Hydration: fetch each retained instrument's EXTERNAL candle history into its series and the
 catalog, driving the :class:`~spine.node.hydration.HydrationBook` state machine.
 
-The window asked for is the gap above the series' own newest close (its resume hint), so a
-series reloaded after a restart asks only for what it missed; an empty series asks for
-``window_minutes``. A history answer also counts as observation of the whole window (the
-venue said what happened in it), so its minutes are covered. Transient failures are retried
+The window asked for is the gap above the series' own newest close (its resume hint) when the
+series finished hydrating in an earlier run (READY or NO_HISTORY, kept by
+:mod:`spine.node.hydration_state`), so it asks only for what it missed; any other series (empty,
+or holding only live bars because the node stopped before its hydration finished) asks for the
+whole ``window_minutes``. A history answer also counts as observation of the whole window (the
+venue said what happened in it), so its minutes are covered, and a minute of it without a
+candle is confirmed empty (no gap: see :mod:`spine.node.repair`) once its grace has passed. Transient failures are retried
 on the book's backoff; no history marks the series exhausted. INTERNAL bars have no history:
 they are built from live trades only, and are never filled from candles.
 """
@@ -20,6 +23,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from spine.node.hydration import HydrationBook
+from spine.node.hydration_state import Finished
 from spine.node.series_book import SeriesBook, bar_type_of, mantissas
 from spine.node.store import CatalogStore
 
@@ -112,22 +116,28 @@ class Hydrator:
     """See the module docs."""
 
     def __init__(self, *, book: HydrationBook, series: SeriesBook, store: CatalogStore, source: HistorySource,
-                 now: Callable[[], int], window_minutes: int) -> None:
+                 now: Callable[[], int], window_minutes: int, finished: dict[str, Finished] | None = None,
+                 grace_ns: int = 0) -> None:
         self.book = book
         self.series = series
         self.store = store
         self.source = source
         self.now = now
         self.window_minutes = window_minutes
+        self.grace_ns = grace_ns
         self.exhausted: set[str] = set()
         #: Every window asked for, ``(instrument_id, start_ns, end_ns)`` (operators and tests read it).
         self.requests: list[tuple[str, int, int]] = []
         self._windows: dict[str, tuple[int, int]] = {}
+        #: Instruments that finished hydrating, in an earlier run or this one.
+        self.finished: dict[str, Finished] = dict(finished or {})
+        self._undurable: set[str] = set()
 
     def window(self, instrument_id: str) -> tuple[int, int]:
-        """The gap above the series' newest close when hydration started, up to the last whole
-        minute then (live bars cover what follows). Fixed at the first attempt, so a retry
-        asks for the same gap even after live bars have arrived above it."""
+        """Up to the last whole minute when hydration started (live bars cover what follows),
+        from the series' newest close if it finished hydrating before, else ``window_minutes``
+        back. Fixed at the first attempt, so a retry asks for the same window even after
+        live bars have arrived above it."""
         fixed = self._windows.get(instrument_id)
         if fixed is None:
             end = self.now() // MINUTE_NS * MINUTE_NS
@@ -135,9 +145,29 @@ class Hydrator:
             # observed minutes above the newest close hold no candle, so they are gaps, and
             # only a request that covers them can resolve them.
             newest = self.series.series(instrument_id, "EXTERNAL").resume_hint()["newest_ts_event"]
-            start = end - self.window_minutes * MINUTE_NS if newest is None else newest
+            resumes = newest is not None and instrument_id in self.finished
+            start = newest if newest is not None and resumes else end - self.window_minutes * MINUTE_NS
             fixed = self._windows[instrument_id] = (start, end)
         return fixed
+
+    def settled(self) -> dict[str, Finished]:
+        """The instruments that finished hydrating whose history is durable now (the catalog
+        holds the newest bar their answers held): what a restart may resume from."""
+        for instrument_id in list(self._undurable):
+            newest = self.finished[instrument_id].newest
+            # Cached by the store since _take read it: no catalog read here.
+            last = None if newest is None else self.store.last_close(bar_type_of(instrument_id, "1m", "EXTERNAL"))
+            if newest is None or (last is not None and last >= newest):
+                self._undurable.discard(instrument_id)
+        return {iid: done for iid, done in self.finished.items() if iid not in self._undurable}
+
+    def _finish(self, instrument_id: str, state: str, start: int, end: int, newest: int | None) -> None:
+        before = self.finished.get(instrument_id)
+        if before is not None:
+            start, end = min(start, before.start), max(end, before.end)
+            newest = max((t for t in (newest, before.newest) if t is not None), default=None)
+        self.finished[instrument_id] = Finished(state, start, end, newest)
+        self._undurable.add(instrument_id)
 
     async def hydrate_all(self, instrument_ids: list[str]) -> None:
         """Start every instrument, one request at a time, yielding to the loop between them."""
@@ -163,15 +193,19 @@ class Hydrator:
         start, end = self.window(instrument_id)
         if start >= end:
             self.book.outcome(instrument_id, "history", self.now())
+            self._finish(instrument_id, "READY", start, end, None)
             return
         self.requests.append((instrument_id, start, end))
         answer = await self.source.fetch(instrument_id, start, end)
         if answer.outcome == "history":
             taken = self._take(instrument_id, answer.bars, start, end)
             self.book.outcome(instrument_id, "history", self.now(), bars=taken)
+            newest = max((int(b.ts_event) for b in answer.bars), default=None)
+            self._finish(instrument_id, "READY", start, end, newest)
         elif answer.outcome == "no_history":
             self.exhausted.add(instrument_id)
             self.book.outcome(instrument_id, "no_history", self.now())
+            self._finish(instrument_id, "NO_HISTORY", start, end, None)
         else:
             self.book.outcome(instrument_id, answer.outcome, self.now(),  # type: ignore[arg-type]
                               error=answer.error or f"{answer.outcome} history failure")
@@ -179,12 +213,17 @@ class Hydrator:
     def _take(self, instrument_id: str, bars: list[Any], start: int, end: int) -> int:
         series = self.series.series(instrument_id, "EXTERNAL")
         series.observe(start, end)
-        if not bars:
-            return 0
-        p = self.series.precision(instrument_id)
-        rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
-        taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
-                                  *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
+        taken = 0
+        if bars:
+            p = self.series.precision(instrument_id)
+            rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
+            taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
+                                      *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
+        # After the bars, so only the minutes the answer held no candle for are confirmed; a
+        # bulk load streams nothing, so the buckets this completes are served by pages.
+        settled = min(end, (self.now() - self.grace_ns) // MINUTE_NS * MINUTE_NS)
+        if settled > start:
+            series.confirm_empty(start, settled)
         # Bars older than what is durable are late bars to the store: the next flush rewrites
         # the bar type from its copy of the series, with their numbers saved beside them.
         for bar in bars:

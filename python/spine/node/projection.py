@@ -6,7 +6,6 @@ encodes a document once as a Server-Sent-Events frame for the fan-out hub.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -24,7 +23,6 @@ __all__ = [
     "trade_doc",
 ]
 
-MINUTE_NS = 60 * 10**9
 CUSTOM_KINDS = ("mark_price", "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation")
 _encode = msgspec.json.Encoder().encode
 
@@ -105,28 +103,11 @@ def bar_rows(columns: dict[str, Any], price_precision: int, size_precision: int)
     return rows
 
 
-def _gaps(series: Any, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Unobserved stretches between spans; on EXTERNAL also the minutes the candle feed
-    skipped inside a span (a quiet minute on INTERNAL is no gap)."""
-    gaps = [(a[1], b[0]) for a, b in zip(spans, spans[1:], strict=False)]
-    if series.channel == "EXTERNAL":
-        gaps += [(earlier, later - MINUTE_NS) for earlier, later in series.jumps()]
-    # Skipped candles at a span's edge are also a stretch between spans: list each once.
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(gaps):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def coverage_doc(
-    series: Any, *, instrument_id: str, retention_state: str, exhausted: bool,
-    resolved: Sequence[tuple[int, int]] = (),
-) -> dict[str, Any]:
-    """``svc.series_coverage`` of a ``spine._core.Series``: observed spans, gaps, the newest
-    close and the resume hint. ``resolved`` lists gaps the venue answered with no history."""
+def coverage_doc(series: Any, *, instrument_id: str, retention_state: str, exhausted: bool) -> dict[str, Any]:
+    """``svc.series_coverage`` of a ``spine._core.Series``: observed spans, the gaps unresolved
+    now (unobserved stretches inside the series; on EXTERNAL also the minutes without a candle
+    the venue has not confirmed empty), the minutes it confirmed empty, the newest close and
+    the resume hint."""
     spans = series.coverage()
     hint = series.resume_hint()
     return {
@@ -139,7 +120,8 @@ def coverage_doc(
         "sparse_ok": series.channel == "INTERNAL",
         "bar_count": len(series),
         "observed": [{"start": str(s), "end": str(e)} for s, e in spans],
-        "gaps": [{"start": str(s), "end": str(e), "resolved": (s, e) in resolved} for s, e in _gaps(series, spans)],
+        "gaps": [{"start": str(s), "end": str(e), "resolved": False} for s, e in series.unresolved()],
+        "confirmed_empty": [{"start": str(s), "end": str(e)} for s, e in series.confirmed_empty()],
         "newest_close": None if hint["newest_ts_event"] is None else str(hint["newest_ts_event"]),
         "resume_from": None if hint["resume_from"] is None else str(hint["resume_from"]),
     }
@@ -159,6 +141,7 @@ def unretained_coverage(instrument_id: str, channel: str) -> dict[str, Any]:
         "bar_count": 0,
         "observed": [],
         "gaps": [],
+        "confirmed_empty": [],
         "newest_close": None,
         "resume_from": None,
     }

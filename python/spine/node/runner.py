@@ -3,8 +3,8 @@ ingestion actor, the durable series and stores, and the fan-out hub, run inside 
 loop that other parts (the HTTP app) share.
 
 Start-up refuses a catalog volume that is not mounted and writable. The series reload from the
-catalogs before the node connects, so after a restart a series continues from its own newest
-close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
+catalogs before the node connects, so after a restart a series that finished hydrating
+continues from its own newest close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
 (SIGINT, SIGTERM or ``stop()``) stops the node, then flushes everything before returning.
 """
 
@@ -27,11 +27,14 @@ from spine.node.config import NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
+from spine.node.confirmed_state import ConfirmedState
+from spine.node.hydration_state import HydrationState
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
 from spine.node.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
+from spine.node.repair import GapWatch, Repairer
 from spine.node import series_state
 from spine.node.checkpoint import Checkpoint
 from spine.node.sequences import Reservation
@@ -63,6 +66,7 @@ class VenueNode:
         self.book = SeriesBook(capacity=config.capacity, reserve=self.reservation)
         self.hub = FanOut()
         self.hydration = HydrationBook()
+        self.hydration_state = HydrationState(Path(config.data_dir))
         self.ledger = CoverageLedger(config.node_id)
         self.status = EngineStatusProducer(f"{config.node_id}-{time.time_ns()}", ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
@@ -76,6 +80,10 @@ class VenueNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._instruments_written: asyncio.Task[None] | None = None
         self.refused_writes = 0
+        self.confirmed_state = ConfirmedState(Path(config.data_dir))
+        self.repairer: Repairer | None = None
+        #: Whether a gap is unresolved now (health's UNRESOLVED_GAPS).
+        self.gaps = GapWatch(self.book)
         self.reloaded = self._reload()
 
     # --- retention --------------------------------------------------------------------------------
@@ -122,6 +130,7 @@ class VenueNode:
                     series_state.apply(series, None, floor=floor)
         self.book.floor = floor
         self._observed = self._coverage()
+        self.confirmed_state.apply(self.book)
         return total
 
     def _exhausted(self, instrument_id: str) -> bool:
@@ -137,6 +146,10 @@ class VenueNode:
         if self.hydrator is not None:
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+            self.repairer = Repairer(book=self.hydration, series=self.book, source=self.hydrator.source,
+                                     now=self.hydrator.now, take=self.actor.on_bar, confirm=self.actor.confirm_empty,
+                                     state=self.confirmed_state, grace_ns=self.hydrator.grace_ns)
+            self._tasks.append(asyncio.get_running_loop().create_task(self.repairer.run_forever()))
 
     def _write_instruments(self, instruments: list[Any]) -> None:
         for store in self.stores.values():
@@ -154,7 +167,9 @@ class VenueNode:
         tell every outcome apart); an adapter answers the framework's request_bars."""
         now = getattr(client, "venue_now", time.time_ns)
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
-                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes)
+                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
+                        finished=self.hydration_state.finished,
+                        grace_ns=round(self.config.external_grace_secs * 1e9))
 
     def _history_source(self, client: Any) -> HistorySource:
         return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
@@ -256,7 +271,17 @@ class VenueNode:
             log.warning("catalog %s refused (%s): %s", what, channel, refused)
         if not refusals and self.status.lifecycle == "RUNNING":
             self.status.checkpoint()  # the actor resumes the run with its next bar
+        self._save_hydration()
         return not refusals
+
+    def _save_hydration(self) -> None:
+        """Keep which instruments finished hydrating (with durable history) for a restart."""
+        if self.hydrator is not None:
+            try:
+                self.hydration_state.save(self.hydrator.settled())
+            except OSError as error:
+                self.status.record_error(f"hydration state write failed: {error}")
+                log.warning("hydration state write failed: %s", error)
 
     def _http_server(self) -> Any:
         from granian.constants import Interfaces

@@ -128,6 +128,8 @@ class SeriesCoverage(Document, kw_only=True):
     bar_count: Count
     observed: list[Interval]
     gaps: list[Gap]
+    #: Optional on the wire (additive): minutes the venue confirmed empty.
+    confirmed_empty: list[Interval] = []
     newest_close: Nanos | None
     resume_from: Nanos | None
 

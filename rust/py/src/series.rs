@@ -290,6 +290,43 @@ impl PySeries {
         to_py(py, self.series.observe(start, end))
     }
 
+    /// The venue's history answered for `[start, end)` and held no candle for the minutes of
+    /// it the series holds no bar for: confirm those empty (no longer gaps). Returns the
+    /// derived buckets that closed already and are complete now, as `push` returns them.
+    fn confirm_empty<'py>(
+        &mut self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = int_args::nanos)] start: u64,
+        #[pyo3(from_py_with = int_args::nanos)] end: u64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let confirmed = to_py(py, self.series.confirm_empty(start, end))?;
+        let mut closed = Vec::new();
+        for (start, end) in confirmed {
+            to_py(
+                py,
+                self.incremental
+                    .on_confirm(&self.series, start, end, &mut closed),
+            )?;
+        }
+        closed_to_py(py, &closed)
+    }
+
+    /// The spans confirmed empty `[(start, end), ...]`.
+    fn confirmed_empty(&self) -> Vec<(u64, u64)> {
+        self.series.coverage().confirmed().to_vec()
+    }
+
+    /// The gaps unresolved now `[(start, end), ...]`: unobserved time inside the series, and
+    /// on EXTERNAL observed minutes without a candle not confirmed empty.
+    fn unresolved(&self) -> Vec<(u64, u64)> {
+        self.series.unresolved()
+    }
+
+    /// Whether any gap is unresolved now (stops at the first).
+    fn has_unresolved(&self) -> bool {
+        self.series.has_unresolved()
+    }
+
     /// Fold the held bars to a derived resolution.
     fn fold(&self, py: Python<'_>, resolution: &str) -> PyResult<PyFoldResult> {
         let resolution = to_py(py, Resolution::parse(resolution))?;

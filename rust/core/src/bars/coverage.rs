@@ -1,19 +1,28 @@
 //! Coverage: the spans of time a series observed. A minute outside every span is unobserved
 //! (the node was down, or backfill has not reached it): a gap, never a quiet minute.
+//!
+//! Beside them, the minutes the venue confirmed empty: its history answered for them and held
+//! no candle. On EXTERNAL such a minute is no gap (the venue had nothing to send); it counts as
+//! a no-trade minute does on INTERNAL.
 
 use super::{BarsError, MINUTE_NS};
 
-/// Sorted, disjoint, non-adjacent `[start, end)` spans on the minute grid.
+/// Sorted, disjoint, non-adjacent `[start, end)` spans on the minute grid: observed, and
+/// confirmed empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Coverage {
     spans: Vec<(u64, u64)>,
+    confirmed: Vec<(u64, u64)>,
 }
 
 impl Coverage {
     /// No observation at all.
     #[must_use]
     pub const fn new() -> Self {
-        Self { spans: Vec::new() }
+        Self {
+            spans: Vec::new(),
+            confirmed: Vec::new(),
+        }
     }
 
     /// Coverage from arbitrary spans (overlapping, unsorted, touching), merged.
@@ -38,56 +47,93 @@ impl Coverage {
     /// # Errors
     /// [`BarsError::InvalidSpan`] when `end <= start`.
     pub fn observe(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
-        if end <= start || end > super::MAX_TS {
-            return Err(BarsError::InvalidSpan { start, end });
+        if let Some((start, end)) = inward(start, end)? {
+            insert(&mut self.spans, start, end);
         }
-        let start = start.div_ceil(MINUTE_NS) * MINUTE_NS;
-        let end = end / MINUTE_NS * MINUTE_NS;
-        if start < end {
-            self.insert(start, end);
+        Ok(())
+    }
+
+    /// Record that the venue confirmed `[start, end)` empty (rounded inward like
+    /// [`Coverage::observe`]). [`super::Series::confirm_empty`] confirms only the minutes it
+    /// holds no bar for; a fold reads a confirmed minute that holds one as held.
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSpan`] when `end <= start`.
+    pub fn confirm_empty(&mut self, start: u64, end: u64) -> Result<(), BarsError> {
+        if let Some((start, end)) = inward(start, end)? {
+            insert(&mut self.confirmed, start, end);
         }
         Ok(())
     }
 
     /// Mark one aligned minute (or any aligned span) observed.
     pub(crate) fn insert_minute(&mut self, start: u64, end: u64) {
-        self.insert(start, end);
+        insert(&mut self.spans, start, end);
     }
 
-    /// Merge one aligned span. The common case (extending the newest span) is O(1).
-    fn insert(&mut self, start: u64, end: u64) {
-        if let Some(last) = self.spans.last_mut() {
-            if start >= last.0 && start <= last.1 {
-                last.1 = last.1.max(end);
-                return;
-            }
-            if start > last.1 {
-                self.spans.push((start, end));
-                return;
-            }
-        } else {
-            self.spans.push((start, end));
+    /// A candle arrived for an aligned span confirmed empty: it is held now, not empty.
+    pub(crate) fn unconfirm(&mut self, start: u64, end: u64) {
+        let spans = &mut self.confirmed;
+        let first = spans.partition_point(|&(_, e)| e <= start);
+        let last = spans.partition_point(|&(s, _)| s < end);
+        if first >= last {
             return;
         }
-        // General case: merge every span that overlaps or touches [start, end).
-        let first = self.spans.partition_point(|&(_, e)| e < start);
-        let last = self.spans.partition_point(|&(s, _)| s <= end);
-        let merged_start = self.spans.get(first).map_or(start, |&(s, _)| s.min(start));
-        let merged_end = if last > first {
-            self.spans[last - 1].1.max(end)
-        } else {
-            end
-        };
-        self.spans.splice(first..last, [(merged_start, merged_end)]);
+        let (head, tail) = (spans[first].0, spans[last - 1].1);
+        let kept = [(head, start), (end, tail)];
+        spans.splice(first..last, kept.into_iter().filter(|&(s, e)| s < e));
     }
 
-    /// Forget everything observed before `t` (after eviction, bars before `t` are gone).
+    /// Forget everything observed (and confirmed) before `t` (after eviction, bars before `t`
+    /// are gone).
     pub fn trim_before(&mut self, t: u64) {
-        let keep = self.spans.partition_point(|&(_, e)| e <= t);
-        self.spans.drain(..keep);
-        if let Some(first) = self.spans.first_mut() {
-            first.0 = first.0.max(t);
+        for spans in [&mut self.spans, &mut self.confirmed] {
+            let keep = spans.partition_point(|&(_, e)| e <= t);
+            spans.drain(..keep);
+            if let Some(first) = spans.first_mut() {
+                first.0 = first.0.max(t);
+            }
         }
+    }
+
+    /// The spans confirmed empty, oldest first.
+    #[must_use]
+    pub fn confirmed(&self) -> &[(u64, u64)] {
+        &self.confirmed
+    }
+
+    /// Whether `[start, end)` lies inside one span confirmed empty.
+    #[must_use]
+    pub fn confirmed_covers(&self, start: u64, end: u64) -> bool {
+        let i = self.confirmed.partition_point(|&(_, e)| e <= start);
+        self.confirmed
+            .get(i)
+            .is_some_and(|&(s, e)| s <= start && end <= e)
+    }
+
+    /// The parts of `[start, end)` not confirmed empty, in order, handed to `each` until it
+    /// returns false; whether it was never stopped.
+    pub(crate) fn unconfirmed_parts(
+        &self,
+        start: u64,
+        end: u64,
+        mut each: impl FnMut(u64, u64) -> bool,
+    ) -> bool {
+        let mut j = self.confirmed.partition_point(|&(_, e)| e <= start);
+        let mut at = start;
+        while at < end {
+            match self.confirmed.get(j) {
+                Some(&(s, e)) if s < end => {
+                    if s > at && !each(at, s) {
+                        return false;
+                    }
+                    at = at.max(e);
+                    j += 1;
+                }
+                _ => return each(at, end),
+            }
+        }
+        true
     }
 
     /// Whether `[start, end)` lies inside one observed span.
@@ -162,6 +208,43 @@ impl Coverage {
     }
 }
 
+/// `[start, end)` rounded inward to whole minutes (None when nothing is left).
+fn inward(start: u64, end: u64) -> Result<Option<(u64, u64)>, BarsError> {
+    if end <= start || end > super::MAX_TS {
+        return Err(BarsError::InvalidSpan { start, end });
+    }
+    let start = start.div_ceil(MINUTE_NS) * MINUTE_NS;
+    let end = end / MINUTE_NS * MINUTE_NS;
+    Ok((start < end).then_some((start, end)))
+}
+
+/// Merge one aligned span. The common case (extending the newest span) is O(1).
+fn insert(spans: &mut Vec<(u64, u64)>, start: u64, end: u64) {
+    if let Some(last) = spans.last_mut() {
+        if start >= last.0 && start <= last.1 {
+            last.1 = last.1.max(end);
+            return;
+        }
+        if start > last.1 {
+            spans.push((start, end));
+            return;
+        }
+    } else {
+        spans.push((start, end));
+        return;
+    }
+    // General case: merge every span that overlaps or touches [start, end).
+    let first = spans.partition_point(|&(_, e)| e < start);
+    let last = spans.partition_point(|&(s, _)| s <= end);
+    let merged_start = spans.get(first).map_or(start, |&(s, _)| s.min(start));
+    let merged_end = if last > first {
+        spans[last - 1].1.max(end)
+    } else {
+        end
+    };
+    spans.splice(first..last, [(merged_start, merged_end)]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +300,30 @@ mod tests {
         assert_eq!(t.spans(), &[(15 * M, 20 * M), (30 * M, 40 * M)]);
         t.trim_before(35 * M);
         assert_eq!(t.spans(), &[(35 * M, 40 * M)]);
+    }
+
+    #[test]
+    fn confirmed_spans_merge_split_and_trim() {
+        let mut c = Coverage::new();
+        assert!(c.confirm_empty(10 * M, 12 * M).is_ok());
+        assert!(c.confirm_empty(12 * M, 13 * M).is_ok());
+        assert!(c.confirm_empty(20 * M + 1, 22 * M).is_ok()); // rounded inward
+        assert!(c.confirm_empty(3 * M, 3 * M).is_err());
+        assert_eq!(c.confirmed(), &[(10 * M, 13 * M), (21 * M, 22 * M)]);
+        assert!(c.confirmed_covers(11 * M, 13 * M) && !c.confirmed_covers(12 * M, 14 * M));
+        let mut parts = Vec::new();
+        c.unconfirmed_parts(9 * M, 25 * M, |s, e| {
+            parts.push((s / M, e / M));
+            true
+        });
+        assert_eq!(parts, vec![(9, 10), (13, 21), (22, 25)]);
+        c.unconfirm(11 * M, 12 * M);
+        assert_eq!(
+            c.confirmed(),
+            &[(10 * M, 11 * M), (12 * M, 13 * M), (21 * M, 22 * M)]
+        );
+        c.trim_before(12 * M);
+        assert_eq!(c.confirmed(), &[(12 * M, 13 * M), (21 * M, 22 * M)]);
+        assert!(c.spans().is_empty());
     }
 }

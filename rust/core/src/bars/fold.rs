@@ -2,11 +2,13 @@
 //! low = min, close = last, volume = sum, exact in fixed point.
 //!
 //! A bucket is served only when it is closed (the observed watermark has reached its end),
-//! fully observed, and — on EXTERNAL — complete. Otherwise it is withheld with its reason;
-//! consecutive withheld buckets with one reason are reported as one span.
+//! fully observed, and — on EXTERNAL — complete: each minute holds a candle or was confirmed
+//! empty by the venue (see [`Coverage`]), which then counts as a no-trade minute does on
+//! INTERNAL. Otherwise it is withheld with its reason; consecutive withheld buckets with one
+//! reason are reported as one span.
 
 use super::runs::{complete_run, emit_run};
-use super::{Bar, BarsError, BarsView, Channel, Coverage, Resolution};
+use super::{Bar, BarsError, BarsView, Channel, Coverage, Resolution, MINUTE_NS};
 
 /// Why a bucket was not computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -135,6 +137,7 @@ pub fn fold(
         coverage,
         channel,
         resolution,
+        view.ts_event,
         true,
     )
 }
@@ -142,8 +145,9 @@ pub fn fold(
 /// Fold to several resolutions at once. Each is folded from the largest requested resolution
 /// below it (1h from 30m, 1d from 4h, ...) rather than from the minutes again: the calendar
 /// grid nests, and so do the rules (a coarse bucket is covered and closed exactly when all its
-/// sub-buckets are, and complete exactly when each sub-bucket is a bar), so the result equals
-/// folding each from the minutes, for a fraction of the work.
+/// sub-buckets are, and complete when each sub-bucket is a bar; one that is not is checked
+/// against the minutes, since a sub-bucket of minutes confirmed empty has no bar and no gap),
+/// so the result equals folding each from the minutes, for a fraction of the work.
 ///
 /// # Errors
 /// [`BarsError::VolumeOverflow`].
@@ -167,7 +171,16 @@ pub fn fold_many(
             ),
             _ => (*view, Resolution::M1),
         };
-        let output = fold_from(&finer, input, span, coverage, channel, resolution, true)?;
+        let output = fold_from(
+            &finer,
+            input,
+            span,
+            coverage,
+            channel,
+            resolution,
+            view.ts_event,
+            true,
+        )?;
         outputs.push(output);
     }
     // Hand the outputs over in the order asked; only a resolution asked twice is copied.
@@ -189,9 +202,11 @@ pub fn fold_many(
     Ok(ordered)
 }
 
-/// Fold bars of resolution `input` (its buckets nest in `resolution`'s) to `resolution`.
-/// `runs` takes the fast path over runs of complete buckets (off only in tests, which check
-/// that it changes nothing).
+/// Fold bars of resolution `input` (its buckets nest in `resolution`'s) to `resolution`;
+/// `minutes` are the 1-minute closes they came from (an incomplete bucket is checked against
+/// them). `runs` takes the fast path over runs of complete buckets (off only in tests, which
+/// check that it changes nothing).
+#[allow(clippy::too_many_arguments)] // one private walk; a struct would only rename them
 pub(super) fn fold_from(
     view: &BarsView<'_>,
     input: Resolution,
@@ -199,6 +214,7 @@ pub(super) fn fold_from(
     coverage: &Coverage,
     channel: Channel,
     resolution: Resolution,
+    minutes_ts: &[u64],
     runs: bool,
 ) -> Result<FoldOutput, BarsError> {
     let per_bucket = (resolution.minutes() / input.minutes()).max(1) as usize;
@@ -235,7 +251,7 @@ pub(super) fn fold_from(
         let reason = if end > watermark {
             Some(WithheldReason::NotClosed)
         } else {
-            closed_reason(coverage, channel, start, end, j - i < minutes)
+            closed_reason(coverage, channel, minutes_ts, start, end, j - i < minutes)
         };
         match reason {
             Some(reason) => withhold(&mut out.withheld, start, end, reason),
@@ -308,21 +324,46 @@ fn withhold(withheld: &mut Vec<Withheld>, start: u64, end: u64, reason: Withheld
 }
 
 /// Why a closed bucket `[start, end)` is withheld, if it is: `UNOBSERVED` unless one observed
-/// span covers it, then (EXTERNAL only) `GAP_IN_INPUT` when a minute has no candle.
+/// span covers it, then (EXTERNAL only) `GAP_IN_INPUT` when it is `incomplete` and a minute
+/// has no candle among `minutes` (the 1-minute closes) and was not confirmed empty.
 pub(super) fn closed_reason(
     coverage: &Coverage,
     channel: Channel,
+    minutes: &[u64],
     start: u64,
     end: u64,
     incomplete: bool,
 ) -> Option<WithheldReason> {
     if !coverage.covers(start, end) {
         Some(WithheldReason::Unobserved)
-    } else if channel == Channel::External && incomplete {
+    } else if channel == Channel::External
+        && incomplete
+        && unconfirmed_hole(minutes, coverage, start, end)
+    {
         Some(WithheldReason::GapInInput)
     } else {
         None
     }
+}
+
+/// Whether a minute of `[start, end)` holds no close among `minutes` (sorted) and is not
+/// confirmed empty. Walks the bucket's bars: only for incomplete buckets of a series with
+/// confirmed minutes, so the common gap answers at once.
+fn unconfirmed_hole(minutes: &[u64], coverage: &Coverage, start: u64, end: u64) -> bool {
+    if coverage.confirmed().is_empty() {
+        return true;
+    }
+    let mut i = minutes.partition_point(|&t| t <= start);
+    let mut open = start;
+    while let Some(&close) = minutes.get(i).filter(|&&t| t <= end) {
+        let bar_open = close - MINUTE_NS;
+        if bar_open > open && !coverage.confirmed_covers(open, bar_open) {
+            return true;
+        }
+        open = close;
+        i += 1;
+    }
+    open < end && !coverage.confirmed_covers(open, end)
 }
 
 /// The derived bar closing at `end` from the inputs `i..j` (non-empty), and the highest

@@ -12,7 +12,7 @@
 //! that bucket with its new value and sequence.
 
 use super::fold::{aggregate, closed_reason, sum_volume, Withheld};
-use super::{Bar, BarsError, PushOutcome, Resolution, Series};
+use super::{Bar, BarsError, PushOutcome, Resolution, Series, MINUTE_NS};
 
 /// One closed derived bucket: a bar, or the reason it was withheld.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,6 +216,40 @@ impl IncrementalFold {
         Ok(())
     }
 
+    /// The series confirmed the minutes `[start, end)` empty (see
+    /// [`Series::confirm_empty`]). A bucket that has closed and holds them may be complete
+    /// now: each such bucket that is is pushed onto `out` as a bar (a repair, as a late bar
+    /// is); one still withheld is not repeated. Open buckets are checked when they close.
+    ///
+    /// # Errors
+    /// [`BarsError::VolumeOverflow`].
+    pub fn on_confirm(
+        &mut self,
+        series: &Series,
+        start: u64,
+        end: u64,
+        out: &mut Vec<Closed>,
+    ) -> Result<(), BarsError> {
+        if end <= start {
+            return Ok(());
+        }
+        let mut closed = Vec::new();
+        for resolution in Resolution::DERIVED {
+            let step = resolution.step_ns();
+            let mut bucket = resolution.bucket_end(start + MINUTE_NS);
+            while bucket - step < end && bucket <= self.closed_through {
+                close(series, resolution, &Open::untrusted(bucket), &mut closed)?;
+                bucket += step;
+            }
+        }
+        out.extend(
+            closed
+                .into_iter()
+                .filter(|c| matches!(c, Closed::Bar { .. })),
+        );
+        Ok(())
+    }
+
     /// The watermark reached `watermark`: close every open bucket ending by then.
     ///
     /// # Errors
@@ -274,7 +308,9 @@ fn close(
     };
     let incomplete = count < resolution.minutes();
     let channel = series.config().channel;
-    if let Some(reason) = closed_reason(series.coverage(), channel, start, end, incomplete) {
+    let minutes = series.view().ts_event;
+    if let Some(reason) = closed_reason(series.coverage(), channel, minutes, start, end, incomplete)
+    {
         out.push(Closed::Withheld {
             resolution,
             withheld: Withheld { start, end, reason },
@@ -292,7 +328,6 @@ fn close(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bars::MINUTE_NS;
 
     /// The open bucket's end stands for the division only when the bar falls in it.
     #[test]

@@ -204,7 +204,16 @@ mod tests {
     /// Minutes over a few days with dropped ones, volumes sometimes near 2^63 (so some sums
     /// overflow and some only come close), and coverage with outages that may end before
     /// the bars do (open buckets) or reach past them.
-    fn case(seed: u64, minutes: u64, drop: u64, huge: bool, holes: usize, sequenced: bool) -> Case {
+    /// With `confirm`, about half the dropped minutes are confirmed empty by the venue.
+    fn case(
+        seed: u64,
+        minutes: u64,
+        drop: u64,
+        huge: bool,
+        holes: usize,
+        sequenced: bool,
+        confirm: bool,
+    ) -> Case {
         let mut state = seed | 1;
         let mut next = move || {
             state ^= state << 13;
@@ -222,6 +231,11 @@ mod tests {
         let mut price = 10_000i64;
         for minute in first..first + minutes {
             if next() % 1_000 < drop {
+                if confirm && next() % 2 == 0 {
+                    let _ = case
+                        .coverage
+                        .confirm_empty(minute * MINUTE_NS, (minute + 1) * MINUTE_NS);
+                }
                 continue;
             }
             price += (next() % 41) as i64 - 20;
@@ -274,6 +288,7 @@ mod tests {
             &case.coverage,
             channel,
             resolution,
+            view.ts_event,
             false,
         )
     }
@@ -288,8 +303,9 @@ mod tests {
             holes in 0usize..3,
             sequenced in any::<bool>(),
             external in any::<bool>(),
+            confirm in any::<bool>(),
         ) {
-            let case = case(seed, minutes, drop, huge, holes, sequenced);
+            let case = case(seed, minutes, drop, huge, holes, sequenced, confirm);
             let channel = if external { Channel::External } else { Channel::Internal };
             let view = case.view();
             prop_assert!(view.validate().is_ok());

@@ -278,6 +278,107 @@ impl Series {
         self.coverage.observe(start, end)
     }
 
+    /// Record that the venue's history answered for `[start, end)` (rounded inward to whole
+    /// minutes) and held no candle for the minutes of it this series holds no bar for: those
+    /// are confirmed empty, no longer gaps (see [`Coverage`]). Returns the minutes newly
+    /// confirmed, as spans.
+    ///
+    /// # Errors
+    /// [`BarsError::InvalidSpan`] when `end <= start`; nothing changes then.
+    pub fn confirm_empty(&mut self, start: u64, end: u64) -> Result<Vec<(u64, u64)>, BarsError> {
+        let mut probe = Coverage::new();
+        probe.observe(start, end)?; // the same checks and rounding
+        let Some(&(start, end)) = probe.spans().first() else {
+            return Ok(Vec::new());
+        };
+        self.revision += 1;
+        let mut holes = Vec::new();
+        self.each_hole(start, end, |a, b| {
+            holes.push((a, b));
+            true
+        });
+        for &(a, b) in &holes {
+            self.coverage.confirm_empty(a, b)?;
+        }
+        Ok(holes)
+    }
+
+    /// The minutes of `[start, end)` (aligned) holding no bar and not confirmed empty, as
+    /// spans handed to `each` until it returns false; whether it was never stopped.
+    fn each_hole(&self, start: u64, end: u64, mut each: impl FnMut(u64, u64) -> bool) -> bool {
+        let ts = self.view().ts_event;
+        let mut i = ts.partition_point(|&t| t <= start);
+        let mut open = start;
+        while let Some(&close) = ts.get(i).filter(|&&t| t <= end) {
+            if close - MINUTE_NS > open
+                && !self
+                    .coverage
+                    .unconfirmed_parts(open, close - MINUTE_NS, &mut each)
+            {
+                return false;
+            }
+            open = close;
+            i += 1;
+        }
+        open >= end || self.coverage.unconfirmed_parts(open, end, each)
+    }
+
+    /// Walk what is unresolved now, oldest first, handing each span to `each` until it
+    /// returns false: time not observed between the first observation and the watermark,
+    /// and on EXTERNAL each observed minute without a candle the venue has not confirmed
+    /// empty. Touching spans are handed over as one.
+    fn each_unresolved(&self, mut each: impl FnMut(u64, u64) -> bool) -> bool {
+        let external = self.config.channel == Channel::External;
+        let mut pending: Option<(u64, u64)> = None;
+        let mut emit = |a: u64, b: u64| match pending {
+            Some((s, e)) if e == a => {
+                pending = Some((s, b));
+                true
+            }
+            Some((s, e)) => {
+                pending = Some((a, b));
+                each(s, e)
+            }
+            None => {
+                pending = Some((a, b));
+                true
+            }
+        };
+        let spans = self.coverage.spans();
+        for (k, &(start, end)) in spans.iter().enumerate() {
+            if external && !self.each_hole(start, end, &mut emit) {
+                return false;
+            }
+            if let Some(&(next, _)) = spans.get(k + 1) {
+                if !emit(end, next) {
+                    return false;
+                }
+            }
+        }
+        match pending {
+            Some((s, e)) => each(s, e),
+            None => true,
+        }
+    }
+
+    /// The unresolved gaps now (see `each_unresolved`): what backfill or repair has still to
+    /// resolve, as `[start, end)` spans, oldest first.
+    #[must_use]
+    pub fn unresolved(&self) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        self.each_unresolved(|a, b| {
+            out.push((a, b));
+            true
+        });
+        out
+    }
+
+    /// Whether anything is unresolved now (stops at the first gap).
+    #[must_use]
+    pub fn has_unresolved(&self) -> bool {
+        !self.each_unresolved(|_, _| false)
+    }
+
     /// Give the held bars the sequences they had before a restart (oldest bar first), and
     /// continue numbering above `last_sequence`: a reloaded series serves its bars as it
     /// served them before, and a client paging by `after_sequence` misses nothing.
@@ -343,9 +444,14 @@ impl Series {
                 self.insert(self.head + position, bar)
             }
         };
-        // The bar's own minute was observed: a candle or a trade bar is proof of it.
+        // The bar's own minute was observed: a candle or a trade bar is proof of it (and, if
+        // the venue had confirmed it empty, it is held now).
         self.coverage
             .insert_minute(bar.ts_event - MINUTE_NS, bar.ts_event);
+        if !self.coverage.confirmed().is_empty() {
+            self.coverage
+                .unconfirm(bar.ts_event - MINUTE_NS, bar.ts_event);
+        }
         self.evict_over_capacity();
         outcome
     }
