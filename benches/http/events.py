@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spine.fanout import QUEUE_EVENTS
-from spine.node.projection import envelope, frame
+from spine.wire.projection import envelope, frame
 
 INSTRUMENT = "BTCUSDT.SIM"
 BAR_TYPE = f"{INSTRUMENT}-1-MINUTE-LAST-EXTERNAL"

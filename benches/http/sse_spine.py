@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 
 from spine.fanout import FanOut
 from spine.http.app import NodeApp
-from spine.node.actor import bar_kind
+from spine.wire.bar_types import bar_kind
 from spine.node.heap import settle_heap
 
 from benches.http import embedded

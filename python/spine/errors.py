@@ -15,6 +15,7 @@ __all__ = [
     "BarsError",
     "FeatureError",
     "HubError",
+    "DiscoveryNotRegistered",
 ]
 
 
@@ -85,3 +86,10 @@ class HubError(SpineError, ValueError):
     distinct event kinds than a hub tells apart."""
 
     symbol = "INVALID_SUBSCRIPTION"
+
+
+class DiscoveryNotRegistered(SpineError, LookupError):
+    """A coverage ledger read before discovery was registered (the route answers 404, never an
+    empty snapshot)."""
+
+    symbol = "DISCOVERY_NOT_REGISTERED"

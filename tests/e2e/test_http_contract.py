@@ -6,7 +6,6 @@ error envelope with the published code."""
 from __future__ import annotations
 
 import json
-import socket
 import time
 import urllib.error
 import urllib.request

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from reference.wire_validator import validate
 
-from spine.node.cursors import InvalidCursor, LimitOutOfRange
+from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 from spine.node.hydration import WIRE_STATE, HydrationBook, IllegalTransition, Outcome
 from spine.node.hydration_state import Finished, HydrationState
 from spine.node.hydrator import Hydrator
@@ -304,7 +304,7 @@ def test_paging_walks_every_instrument_once_in_id_order() -> None:
 
 
 def test_a_foreign_cursor_and_a_bad_limit_are_refused() -> None:
-    from spine.node.cursors import encode_cursor
+    from spine.wire.cursors import encode_cursor
 
     book = HydrationBook()
     book.register([A, B], 0)

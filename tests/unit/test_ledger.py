@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from reference.wire_validator import validate
 
-from spine.node.cursors import (
+from spine.wire.cursors import (
     MAX_LIMIT,
     InvalidCursor,
     LimitOutOfRange,

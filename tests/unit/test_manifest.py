@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from spine.node.manifest import HEADER, load_manifest, write_manifest
+from spine.manifest import HEADER, load_manifest, write_manifest
 from spine.node.runner import load_manifest as runner_load_manifest
 
 

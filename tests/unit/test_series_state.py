@@ -83,7 +83,7 @@ def test_resequence_refuses_numbers_that_cannot_be_the_held_bars(sequence: list[
 
 
 def test_a_skipped_candle_between_two_spans_is_one_gap() -> None:
-    from spine.node.projection import coverage_doc
+    from spine.wire.projection import coverage_doc
 
     series = Series(channel="EXTERNAL", price_precision=2, size_precision=0)
     for minute in (1, 2, 3, 4, 5, 7, 8, 9, 10):  # bars alone prove their minutes: two spans

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from spine.http.v1_stream import Backlog, Journal
-from spine.node.projection import frame
+from spine.wire.projection import frame
 
 
 def publish(journal: Journal, count: int, instrument: str = "BTCUSDT.SIM") -> None:

@@ -34,7 +34,7 @@ from spine.http.streams import SSE, pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
-from spine.node.actor import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
+from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
 __all__ = ["NodeApp", "build_app"]
 

@@ -16,9 +16,9 @@ import msgspec
 
 from spine.http.errors import HttpError
 from spine.http.request import Query, memoizable
-from spine.node.cursors import InvalidCursor, decode_cursor, encode_cursor
-from spine.node.projection import envelope, unretained_coverage
-from spine.node.series_book import RESOLUTION_SPECS, bar_type_of
+from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
+from spine.wire.projection import envelope, unretained_coverage
+from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
 
 __all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages", "BarRequest", "Rows"]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import decimal
 import functools
 import time
-from importlib.metadata import version
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -15,13 +14,13 @@ from typing import Any, TypeVar
 import msgspec
 
 from spine._core import WIRE_VERSION
+from spine.errors import DiscoveryNotRegistered
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
-from spine.node.cursors import InvalidCursor, LimitOutOfRange
-from spine.node.ledger import DiscoveryNotRegistered
-from spine.node.projection import instrument_doc
+from spine.wire.cursors import InvalidCursor, LimitOutOfRange
+from spine.wire.projection import instrument_doc
 
 __all__ = ["MarketHandlers"]
 

@@ -11,8 +11,8 @@ from typing import Any
 from spine.http.bodies import body_schemas
 from spine.http.bar_pages import BAR_PAGE_MAX
 from spine.http.routes import Operation
-from spine.node.cursors import MAX_LIMIT, MIN_LIMIT
-from spine.node.actor import BAR_RESOLUTIONS
+from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
+from spine.wire.bar_types import BAR_RESOLUTIONS
 
 __all__ = ["openapi_document"]
 

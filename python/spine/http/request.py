@@ -9,7 +9,7 @@ from typing import TypeVar
 from urllib.parse import parse_qsl
 
 from spine.http.errors import HttpError
-from spine.node.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
+from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
 __all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable"]
 

@@ -23,8 +23,8 @@ from spine._core import WIRE_VERSION, identity
 from spine.http.bodies import SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.node.cursors import InvalidCursor, paginate
-from spine.node.projection import instrument_doc
+from spine.wire.cursors import InvalidCursor, paginate
+from spine.wire.projection import instrument_doc
 from spine.wire.primitives import InstrumentClass
 
 __all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]

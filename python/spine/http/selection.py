@@ -16,7 +16,7 @@ from spine._core import WIRE_VERSION
 from spine.http.bodies import SelectionBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.node.manifest import load_manifest, write_manifest
+from spine.manifest import load_manifest, write_manifest
 
 __all__ = ["SelectionHandlers"]
 

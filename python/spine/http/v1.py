@@ -18,8 +18,8 @@ from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.market import schema_entries, schema_file
 from spine.http.request import Query
-from spine.node.cursors import InvalidCursor, LimitOutOfRange, paginate
-from spine.node.series_book import bar_type_of
+from spine.wire.cursors import InvalidCursor, LimitOutOfRange, paginate
+from spine.wire.bar_types import bar_type_of
 
 __all__ = ["V1_VERSION", "V1Handlers"]
 

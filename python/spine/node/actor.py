@@ -35,7 +35,7 @@ from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual
 from spine.fanout import FanOut
 from spine.node.ledger import CoverageLedger
 from spine.node.status import EngineStatusProducer
-from spine.node.projection import (
+from spine.wire.projection import (
     bar_rows,
     coverage_doc,
     envelope,
@@ -44,10 +44,11 @@ from spine.node.projection import (
     quote_doc,
     trade_doc,
 )
-from spine.node.series_book import SeriesBook, bar_type_of, mantissas
+from spine.node.series_book import SeriesBook, mantissas
+from spine.wire.bar_types import bar_kind, bar_type_of
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 
-__all__ = ["BAR_CHANNELS", "BAR_RESOLUTIONS", "IngestionActor", "IngestionCounters", "bar_kind"]
+__all__ = ["IngestionActor", "IngestionCounters"]
 
 log = logging.getLogger("spine.node.actor")
 
@@ -68,9 +69,6 @@ def _guarded(handler: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 MINUTE_NS = 60 * 10**9
-#: What the bar stream carries: the 1-second tier, the durable minute and the derived folds.
-BAR_RESOLUTIONS = ("1s", "1m", "5m", "15m", "30m", "1h", "4h", "1d")
-BAR_CHANNELS = ("EXTERNAL", "INTERNAL")
 
 
 #: Market actions that stop trading when the venue does not say ``is_trading`` itself.
@@ -86,12 +84,6 @@ def inactive_reason(status: Any) -> str | None:
         return None
     reason = (status.reason or "").strip()
     return " ".join(reason.split()) if reason else action
-
-
-def bar_kind(resolution: str, channel: str) -> str:
-    """The hub kind a bar event is published under (its SSE event is ``bar``): a stream keeps
-    the resolutions and channels it asked for at enqueue, like its instrument."""
-    return f"bar:{resolution}:{channel}"
 
 
 @dataclass

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from nautilus_trader.model.data import Bar
 
 from spine.node import series_state
-from spine.node.series_book import Precision, SeriesBook, framework_bars, instrument_of
+from spine.node.series_book import Precision, SeriesBook, framework_bars
+from spine.wire.bar_types import instrument_of
 from spine.node.store import CatalogStore
 
 __all__ = ["Checkpoint"]

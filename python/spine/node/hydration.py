@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from spine._core import WIRE_VERSION
 from spine.errors import SpineError
-from spine.node.cursors import paginate
+from spine.wire.cursors import paginate
 
 __all__ = ["WIRE_STATE", "HydrationBook", "IllegalTransition", "InternalState", "Outcome", "WireState"]
 

@@ -24,7 +24,8 @@ import numpy as np
 
 from spine.node.hydration import HydrationBook
 from spine.node.hydration_state import Finished
-from spine.node.series_book import SeriesBook, bar_type_of, mantissas
+from spine.node.series_book import SeriesBook, mantissas
+from spine.wire.bar_types import bar_type_of
 from spine.node.store import CatalogStore
 
 __all__ = ["Answer", "FrameworkHistory", "HistorySource", "Hydrator", "SimHistory"]

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from spine._core import WIRE_VERSION
-from spine.errors import SpineError
-from spine.node.cursors import paginate
+from spine.errors import DiscoveryNotRegistered
+from spine.wire.cursors import paginate
 from spine.node.hydration import IllegalTransition, check_nanos
 
 __all__ = ["LEDGER_CHANNELS", "ROUTES", "CoverageLedger", "DiscoveryNotRegistered", "View"]
@@ -44,13 +44,6 @@ ROUTES: Final[dict[str, str]] = {"all": "/v2/coverage", "failures": "/v2/coverag
 _REFUSED: Final = {("failed", "subscribed")}
 _INSTRUMENT_ID = re.compile(r"[!-~]+\.[A-Z][A-Z0-9_]*")
 _LINE_BREAKS = re.compile("[\n\r\u2028\u2029]")
-
-
-class DiscoveryNotRegistered(SpineError, LookupError):
-    """A ledger read before discovery was registered (the route answers 404, never an empty
-    snapshot)."""
-
-    symbol = "DISCOVERY_NOT_REGISTERED"
 
 
 @dataclass

@@ -31,14 +31,15 @@ from spine.node.confirmed_state import ConfirmedState
 from spine.node.hydration_state import HydrationState
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
-from spine.node.manifest import load_manifest
+from spine.manifest import load_manifest
 from spine.node.status import EngineStatusProducer
 from spine.node.profiles import data_client
 from spine.node.repair import GapWatch, Repairer
 from spine.node import series_state
 from spine.node.checkpoint import Checkpoint
 from spine.node.sequences import Reservation
-from spine.node.series_book import CHANNELS, SeriesBook, mantissas
+from spine.node.series_book import SeriesBook, mantissas
+from spine.wire.bar_types import CHANNELS
 from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
 __all__ = ["NodeFailed", "VenueNode", "load_manifest"]

@@ -15,27 +15,11 @@ from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 
 from spine._core import Series
+from spine.wire.bar_types import instrument_of
 
-__all__ = ["CHANNELS", "FIXED", "RESOLUTION_SPECS", "SeriesBook", "bar_type_of", "framework_bars", "instrument_of",
-           "mantissas"]
+__all__ = ["FIXED", "SeriesBook", "framework_bars", "mantissas"]
 
-CHANNELS = ("EXTERNAL", "INTERNAL")
 FIXED = 16  # the framework's raw scale in this build (FIXED_PRECISION=16)
-#: Wire resolution -> the framework's bar specification.
-RESOLUTION_SPECS = {
-    "1s": "1-SECOND", "1m": "1-MINUTE", "5m": "5-MINUTE", "15m": "15-MINUTE", "30m": "30-MINUTE",
-    "1h": "1-HOUR", "4h": "4-HOUR", "1d": "1-DAY",
-}
-
-
-def bar_type_of(instrument_id: str, resolution: str, channel: str) -> str:
-    """The framework bar type string, e.g. ``BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL``."""
-    return f"{instrument_id}-{RESOLUTION_SPECS[resolution]}-LAST-{channel}"
-
-
-def instrument_of(bar_type: str) -> str:
-    """The instrument id of a 1-minute bar type."""
-    return bar_type.split("-1-MINUTE-")[0]
 
 
 def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int, int, int, int, int, int]:
