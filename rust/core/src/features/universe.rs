@@ -7,6 +7,8 @@
 //! inputs further apart than one step where the skipped buckets were not quiet (EXTERNAL: any
 //! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
 //! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
+//! A state only ever holds the buckets its fold has closed, so a rewarm judges nothing a
+//! later candle could still complete.
 
 use std::sync::Arc;
 
@@ -230,6 +232,10 @@ impl Universe {
     /// warm every resolution's state afresh from the series in one pass each. Returns the
     /// bars accepted.
     ///
+    /// The fold's watermark moves to the newest bar or the end of what was observed,
+    /// whichever is later: a warm closes the buckets the observation covers, as a page does,
+    /// so a candle arriving later for an observed minute is late and repairs what it touched.
+    ///
     /// # Errors
     /// The view's validation error (nothing is loaded), or an unknown instrument.
     pub fn warm(&mut self, instrument: u32, view: &BarsView<'_>) -> Result<usize, FeatureError> {
@@ -237,11 +243,12 @@ impl Universe {
         let (instruments, mut lanes, _) = self.blocks[block].parts(&self.layout);
         let entry = &mut instruments[lane];
         let outcomes = entry.series.extend(view)?;
-        if let Some(&newest) = entry.series.view().ts_event.last() {
+        let newest = entry.series.view().ts_event.last().copied();
+        if let Some(through) = newest.max(entry.series.coverage().watermark()) {
             let mut streamed_by_pages = Vec::new();
             entry
                 .fold
-                .on_bulk(&entry.series, newest, &mut streamed_by_pages)?;
+                .on_bulk(&entry.series, through, &mut streamed_by_pages)?;
         }
         for (resolution, lanes) in Resolution::ALL.into_iter().zip(&mut lanes) {
             entry.rewarm_lane(lanes, lane, resolution)?;
