@@ -254,3 +254,31 @@ fn a_repair_leaves_buckets_the_fold_holds_open_to_their_candles() {
     whole.warm(0, &Columns::of(1..=10).view()).unwrap();
     rows_equal(&live, &whole);
 }
+
+/// A bar after missing minutes can close buckets nothing reached: a state restarts there at
+/// once, as a warm from the series restarts it, not at its next input.
+#[test]
+fn buckets_closed_empty_restart_a_state_as_a_warm_does() {
+    // EXTERNAL: minutes 6..10 missing; minute 11 closes 5m's (5, 10] empty.
+    let mut live = universe(Channel::External, 1..=5);
+    live.close_minute(&[(0, bar(11))], &mut Vec::new()).unwrap();
+    rows_equal(&live, &universe(Channel::External, (1..=5).chain([11])));
+    // INTERNAL: minutes 4, 5 and 11..14 quiet, 6..10 unobserved: minute 15 closes 5m's
+    // (0, 5] and (10, 15] as bars, with the gap of (5, 10] between them.
+    let quiet = |u: &mut Universe| {
+        u.observe(0, T0 + 3 * M, T0 + 5 * M).unwrap();
+        u.observe(0, T0 + 10 * M, T0 + 14 * M).unwrap();
+    };
+    let mut live = universe(Channel::Internal, 1..=3);
+    quiet(&mut live);
+    for minute in 15..=200 {
+        live.close_minute(&[(0, bar(minute))], &mut Vec::new())
+            .unwrap();
+    }
+    let mut whole = Universe::new(default_registry().features().to_vec());
+    whole.add(config(Channel::Internal)).unwrap();
+    quiet(&mut whole);
+    let minutes = (1..=3).chain(15..=200);
+    whole.warm(0, &Columns::of(minutes).view()).unwrap();
+    rows_equal(&live, &whole);
+}

@@ -404,6 +404,8 @@ mod close;
 mod rewarm;
 #[path = "universe_split.rs"]
 mod split;
+#[path = "universe_swept.rs"]
+mod swept;
 #[path = "universe_pool.rs"]
 mod threads;
 

@@ -7,7 +7,7 @@ use super::super::error::FeatureError;
 use super::super::lanes::Lanes;
 use super::super::BarInput;
 use super::{is_gap, slot_of, Instrument, Updated};
-use crate::bars::{Bar, Closed, PushOutcome, Resolution};
+use crate::bars::{Bar, Closed, PushOutcome, Resolution, MINUTE_NS};
 
 /// Buffers a block's close reuses from minute to minute.
 #[derive(Debug, Clone, Default)]
@@ -78,9 +78,9 @@ impl Run<'_, '_> {
                 closed.clear();
                 entry.fold.advance(&entry.series, watermark, closed)?;
                 let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
-                push_rows(index, closed, updated);
-                let inputs = closed.iter().map(input_of);
-                keep_first(&mut owing, entry.owe(lanes, &mut batches, lane, inputs));
+                let owed =
+                    entry.owe_swept(lanes, &mut batches, (index, lane), None, closed, updated);
+                keep_first(&mut owing, owed);
                 Ok(())
             });
         take_all(lanes, &batches);
@@ -105,11 +105,28 @@ pub(super) fn fold_bars(
     let folded = bars.iter().try_for_each(|&(index, bar)| {
         let lane = (index - base) as usize;
         let entry = &mut instruments[lane];
-        if entry.fold_minute((index, lane), lanes, bar, closed, updated)? {
-            let inputs = std::iter::once((Resolution::M1, Some(bar)));
-            let inputs = inputs.chain(closed.iter().map(input_of));
-            keep_first(&mut owing, entry.owe(lanes, batches, lane, inputs));
+        if !entry.fold_minute((index, lane), lanes, bar, closed, updated)? {
+            return Ok(());
         }
+        // Only a bar after a missing minute can close a bucket with nothing in it.
+        let prev = lanes[slot_of(Resolution::M1)].last_ts_event(lane);
+        let owed = if prev.is_some_and(|prev| bar.ts_event.saturating_sub(prev) > MINUTE_NS) {
+            entry.owe_swept(lanes, batches, (index, lane), Some(bar), closed, updated)
+        } else {
+            updated.push(Updated {
+                instrument: index,
+                resolution: Resolution::M1,
+            });
+            push_rows(index, closed, updated);
+            let inputs = std::iter::once((Resolution::M1, Some(bar)));
+            entry.owe(
+                lanes,
+                batches,
+                lane,
+                inputs.chain(closed.iter().map(input_of)),
+            )
+        };
+        keep_first(&mut owing, owed);
         Ok(())
     });
     folded.and(owing)
@@ -123,7 +140,7 @@ pub(super) fn take_all(lanes: &mut [Lanes<'_>], batches: &Batches<'_>) {
 }
 
 /// `result` kept in `first` unless an earlier error is there.
-fn keep_first(first: &mut Result<(), FeatureError>, result: Result<(), FeatureError>) {
+pub(super) fn keep_first(first: &mut Result<(), FeatureError>, result: Result<(), FeatureError>) {
     if first.is_ok() {
         *first = result;
     }
@@ -154,10 +171,10 @@ pub(super) fn distinct_runs(
 }
 
 impl Instrument {
-    /// Take one minute's bar into the series and the fold; its rows (the 1m bar, the
-    /// buckets it closed, in `closed`) go onto `updated`. Returns whether the states owe
-    /// those updates: a late bar rewarms what it touched at once, and a duplicate changes
-    /// nothing.
+    /// Take one minute's bar into the series and the fold (the buckets it closed in
+    /// `closed`). Returns whether the states owe those updates (their rows are then the
+    /// caller's to push): a late bar rewarms what it touched at once (its rows go onto
+    /// `updated`), and a duplicate changes nothing.
     fn fold_minute(
         &mut self,
         (index, lane): (u32, usize),
@@ -180,11 +197,6 @@ impl Instrument {
             self.rewarm_touched((index, lane), lanes, closed, updated)?;
             return Ok(false);
         }
-        updated.push(Updated {
-            instrument: index,
-            resolution: Resolution::M1,
-        });
-        push_rows(index, closed, updated);
         Ok(true)
     }
 
@@ -192,7 +204,7 @@ impl Instrument {
     /// bucket): first what each needs alone (a gap restarts it, a repair rewarms it from the
     /// series), then the bar joins its resolution's batch. The first error is returned
     /// after the rest.
-    fn owe(
+    pub(super) fn owe(
         &self,
         lanes: &mut [Lanes<'_>],
         batches: &mut Batches<'_>,
@@ -232,7 +244,7 @@ impl Instrument {
 
     /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
     /// `next`, straddle a gap.
-    fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
+    pub(super) fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
         is_gap(
             self.series.coverage(),
             self.channel(),
@@ -244,7 +256,7 @@ impl Instrument {
 }
 
 /// The rows of the buckets in `closed` onto `updated`.
-fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
+pub(super) fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
     updated.extend(closed.iter().map(|event| Updated {
         instrument: index,
         resolution: input_of(event).0,
@@ -252,7 +264,7 @@ fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
 }
 
 /// A fold event as a state's input: the bar of a closed bucket, `None` for a withheld one.
-fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
+pub(super) fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
     match *event {
         Closed::Bar {
             resolution, bar, ..
