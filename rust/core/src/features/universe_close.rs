@@ -105,12 +105,10 @@ pub(super) fn fold_bars(
     let folded = bars.iter().try_for_each(|&(index, bar)| {
         let lane = (index - base) as usize;
         let entry = &mut instruments[lane];
-        if !entry.fold_minute((index, lane), lanes, bar, closed, updated)? {
+        let Some(skipped) = entry.fold_minute((index, lane), lanes, bar, closed, updated)? else {
             return Ok(());
-        }
-        // Only a bar after a missing minute can close a bucket with nothing in it.
-        let prev = lanes[slot_of(Resolution::M1)].last_ts_event(lane);
-        let owed = if prev.is_some_and(|prev| bar.ts_event.saturating_sub(prev) > MINUTE_NS) {
+        };
+        let owed = if skipped {
             entry.owe_swept(lanes, batches, (index, lane), Some(bar), closed, updated)
         } else {
             updated.push(Updated {
@@ -172,9 +170,11 @@ pub(super) fn distinct_runs(
 
 impl Instrument {
     /// Take one minute's bar into the series and the fold (the buckets it closed in
-    /// `closed`). Returns whether the states owe those updates (their rows are then the
-    /// caller's to push): a late bar rewarms what it touched at once (its rows go onto
-    /// `updated`), and a duplicate changes nothing.
+    /// `closed`). Returns `None` when the states owe nothing: a late bar rewarms what it
+    /// touched at once (its rows go onto `updated`), and a duplicate changes nothing. Else
+    /// the states owe the updates (their rows are the caller's to push), and `Some(true)`
+    /// says the bar came after a minute the fold had not reached: it may have closed
+    /// buckets with nothing in them.
     fn fold_minute(
         &mut self,
         (index, lane): (u32, usize),
@@ -182,7 +182,7 @@ impl Instrument {
         bar: Bar,
         closed: &mut Vec<Closed>,
         updated: &mut Vec<Updated>,
-    ) -> Result<bool, FeatureError> {
+    ) -> Result<Option<bool>, FeatureError> {
         closed.clear();
         let closed_before = self.fold.closed_through();
         let outcome = self.series.push(bar);
@@ -190,14 +190,15 @@ impl Instrument {
         let late = match outcome {
             PushOutcome::Inserted(_) => true,
             PushOutcome::Appended(_) => bar.ts_event <= closed_before,
-            _ => return Ok(false),
+            _ => return Ok(None),
         };
         if late {
             // A late bar changes closed history: rewarm what it touched.
             self.rewarm_touched((index, lane), lanes, closed, updated)?;
-            return Ok(false);
+            return Ok(None);
         }
-        Ok(true)
+        // The fold's watermark is at least the newest bar before this one.
+        Ok(Some(bar.ts_event - closed_before > MINUTE_NS))
     }
 
     /// Lane `lane` owes its states `inputs` (a resolution and its bar; `None`: a withheld
