@@ -1,14 +1,16 @@
 //! The feature fold over a universe of instruments: per instrument, the durable 1-minute
 //! series, its incremental fold to the six derived resolutions, and one [`FeatureState`] per
 //! resolution (1m native, 5m..1d from derived closed bars). One call closes a minute across
-//! the whole universe; rows change only where a bar (or a withheld bucket) closed.
+//! the whole universe; rows change only where a bar (or a withheld bucket) closed, or where
+//! buckets closed empty restart a state.
 //!
 //! Gaps restart a state ([`FeatureState::mark_gap`]): a withheld bucket, or two consecutive
 //! inputs further apart than one step where the skipped buckets were not quiet (EXTERNAL: any
-//! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
-//! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
-//! A state only ever holds the buckets its fold has closed, so a rewarm judges nothing a
-//! later candle could still complete.
+//! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed), as
+//! soon as such buckets close (see `universe_swept.rs`). A repaired bar (a late bar into a
+//! closed bucket) rewarms that resolution from the series. A state only ever holds the
+//! buckets its fold has closed, so a rewarm judges nothing a later candle could still
+//! complete, and every row equals a warm from the series whatever order the bars came in.
 
 use std::sync::Arc;
 
