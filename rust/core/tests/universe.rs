@@ -211,3 +211,74 @@ fn a_split_minute_equals_the_one_thread_minute() {
         }
     }
 }
+
+/// Issue 23, item 4: warm judged the bucket holding an observed but missing minute (a gap)
+/// before the fold had closed it; the candle arriving later must repair it, as warming the
+/// whole series from scratch does.
+#[test]
+fn a_candle_after_warm_fills_a_bucket_warm_left_open() {
+    let observed = |u: &mut Universe| u.observe(0, T0, T0 + 10 * M).unwrap();
+    let mut live = Universe::new(default_registry().features().to_vec());
+    live.add(config(Channel::External)).unwrap();
+    observed(&mut live);
+    live.warm(0, &Columns::of(1..=9).view()).unwrap();
+    let mut updated = Vec::new();
+    live.close_minute(&[(0, bar(10))], &mut updated).unwrap();
+    let five = live.state(0, Resolution::M5).unwrap().row();
+    assert_eq!(
+        five.get("sma_20.value"),
+        Some(&FeatureValue::Absent(AbsentReason::WarmingUp {
+            bars_seen: 2,
+            bars_needed: 20
+        }))
+    );
+    let mut whole = Universe::new(default_registry().features().to_vec());
+    whole.add(config(Channel::External)).unwrap();
+    observed(&mut whole);
+    whole.warm(0, &Columns::of(1..=10).view()).unwrap();
+    rows_equal(&live, &whole);
+}
+
+/// A repair rewarms only what the fold has closed: an observation past the newest bar
+/// closes nothing live, so the candle that later fills that minute completes its bucket.
+#[test]
+fn a_repair_leaves_buckets_the_fold_holds_open_to_their_candles() {
+    let mut live = universe(Channel::External, (1..=9).filter(|m| *m != 2));
+    live.observe(0, T0, T0 + 10 * M).unwrap();
+    let mut updated = Vec::new();
+    live.close_minute(&[(0, bar(2))], &mut updated).unwrap();
+    live.close_minute(&[(0, bar(10))], &mut updated).unwrap();
+    let mut whole = Universe::new(default_registry().features().to_vec());
+    whole.add(config(Channel::External)).unwrap();
+    whole.observe(0, T0, T0 + 10 * M).unwrap();
+    whole.warm(0, &Columns::of(1..=10).view()).unwrap();
+    rows_equal(&live, &whole);
+}
+
+/// A bar after missing minutes can close buckets nothing reached: a state restarts there at
+/// once, as a warm from the series restarts it, not at its next input.
+#[test]
+fn buckets_closed_empty_restart_a_state_as_a_warm_does() {
+    // EXTERNAL: minutes 6..10 missing; minute 11 closes 5m's (5, 10] empty.
+    let mut live = universe(Channel::External, 1..=5);
+    live.close_minute(&[(0, bar(11))], &mut Vec::new()).unwrap();
+    rows_equal(&live, &universe(Channel::External, (1..=5).chain([11])));
+    // INTERNAL: minutes 4, 5 and 11..14 quiet, 6..10 unobserved: minute 15 closes 5m's
+    // (0, 5] and (10, 15] as bars, with the gap of (5, 10] between them.
+    let quiet = |u: &mut Universe| {
+        u.observe(0, T0 + 3 * M, T0 + 5 * M).unwrap();
+        u.observe(0, T0 + 10 * M, T0 + 14 * M).unwrap();
+    };
+    let mut live = universe(Channel::Internal, 1..=3);
+    quiet(&mut live);
+    for minute in 15..=200 {
+        live.close_minute(&[(0, bar(minute))], &mut Vec::new())
+            .unwrap();
+    }
+    let mut whole = Universe::new(default_registry().features().to_vec());
+    whole.add(config(Channel::Internal)).unwrap();
+    quiet(&mut whole);
+    let minutes = (1..=3).chain(15..=200);
+    whole.warm(0, &Columns::of(minutes).view()).unwrap();
+    rows_equal(&live, &whole);
+}

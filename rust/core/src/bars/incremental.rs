@@ -193,10 +193,11 @@ impl IncrementalFold {
         Ok(())
     }
 
-    /// The series took a bulk load (history, backfill, reload) whose newest bar closes at
-    /// `newest`. A bulk load streams nothing of its own: buckets it filled are served by
-    /// pages. Buckets that were open before it and have closed now are pushed onto `out`,
-    /// and the bucket holding `newest` stays open (computed from the series when it closes).
+    /// The series took a bulk load (history, backfill, reload) and the watermark reached
+    /// `newest` (its newest bar's close, or a later observed end). A bulk load streams
+    /// nothing of its own: buckets it filled are served by pages. Buckets that were open
+    /// before it and have closed now are pushed onto `out`, and the bucket holding `newest`
+    /// stays open (computed from the series when it closes).
     ///
     /// # Errors
     /// [`BarsError::VolumeOverflow`].

@@ -1,12 +1,16 @@
 //! The feature fold over a universe of instruments: per instrument, the durable 1-minute
 //! series, its incremental fold to the six derived resolutions, and one [`FeatureState`] per
 //! resolution (1m native, 5m..1d from derived closed bars). One call closes a minute across
-//! the whole universe; rows change only where a bar (or a withheld bucket) closed.
+//! the whole universe; rows change only where a bar (or a withheld bucket) closed, or where
+//! buckets closed empty restart a state.
 //!
 //! Gaps restart a state ([`FeatureState::mark_gap`]): a withheld bucket, or two consecutive
 //! inputs further apart than one step where the skipped buckets were not quiet (EXTERNAL: any
-//! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed). A
-//! repaired bar (a late bar into a closed bucket) rewarms that resolution from the series.
+//! skipped bucket is a gap; INTERNAL: a skipped bucket is a gap unless it was observed), as
+//! soon as such buckets close (see `universe_swept.rs`). A repaired bar (a late bar into a
+//! closed bucket) rewarms that resolution from the series. A state only ever holds the
+//! buckets its fold has closed, so a rewarm judges nothing a later candle could still
+//! complete, and every row equals a warm from the series whatever order the bars came in.
 
 use std::sync::Arc;
 
@@ -230,6 +234,10 @@ impl Universe {
     /// warm every resolution's state afresh from the series in one pass each. Returns the
     /// bars accepted.
     ///
+    /// The fold's watermark moves to the newest bar or the end of what was observed,
+    /// whichever is later: a warm closes the buckets the observation covers, as a page does,
+    /// so a candle arriving later for an observed minute is late and repairs what it touched.
+    ///
     /// # Errors
     /// The view's validation error (nothing is loaded), or an unknown instrument.
     pub fn warm(&mut self, instrument: u32, view: &BarsView<'_>) -> Result<usize, FeatureError> {
@@ -237,11 +245,12 @@ impl Universe {
         let (instruments, mut lanes, _) = self.blocks[block].parts(&self.layout);
         let entry = &mut instruments[lane];
         let outcomes = entry.series.extend(view)?;
-        if let Some(&newest) = entry.series.view().ts_event.last() {
+        let newest = entry.series.view().ts_event.last().copied();
+        if let Some(through) = newest.max(entry.series.coverage().watermark()) {
             let mut streamed_by_pages = Vec::new();
             entry
                 .fold
-                .on_bulk(&entry.series, newest, &mut streamed_by_pages)?;
+                .on_bulk(&entry.series, through, &mut streamed_by_pages)?;
         }
         for (resolution, lanes) in Resolution::ALL.into_iter().zip(&mut lanes) {
             entry.rewarm_lane(lanes, lane, resolution)?;
@@ -397,6 +406,8 @@ mod close;
 mod rewarm;
 #[path = "universe_split.rs"]
 mod split;
+#[path = "universe_swept.rs"]
+mod swept;
 #[path = "universe_pool.rs"]
 mod threads;
 

@@ -7,7 +7,7 @@ use super::super::error::FeatureError;
 use super::super::lanes::Lanes;
 use super::super::BarInput;
 use super::{is_gap, slot_of, Instrument, Updated};
-use crate::bars::{Bar, Closed, PushOutcome, Resolution};
+use crate::bars::{Bar, Closed, PushOutcome, Resolution, MINUTE_NS};
 
 /// Buffers a block's close reuses from minute to minute.
 #[derive(Debug, Clone, Default)]
@@ -78,9 +78,9 @@ impl Run<'_, '_> {
                 closed.clear();
                 entry.fold.advance(&entry.series, watermark, closed)?;
                 let index = base + u32::try_from(lane).unwrap_or(u32::MAX);
-                push_rows(index, closed, updated);
-                let inputs = closed.iter().map(input_of);
-                keep_first(&mut owing, entry.owe(lanes, &mut batches, lane, inputs));
+                let owed =
+                    entry.owe_swept(lanes, &mut batches, (index, lane), None, closed, updated);
+                keep_first(&mut owing, owed);
                 Ok(())
             });
         take_all(lanes, &batches);
@@ -105,11 +105,26 @@ pub(super) fn fold_bars(
     let folded = bars.iter().try_for_each(|&(index, bar)| {
         let lane = (index - base) as usize;
         let entry = &mut instruments[lane];
-        if entry.fold_minute((index, lane), lanes, bar, closed, updated)? {
+        let Some(skipped) = entry.fold_minute((index, lane), lanes, bar, closed, updated)? else {
+            return Ok(());
+        };
+        let owed = if skipped {
+            entry.owe_swept(lanes, batches, (index, lane), Some(bar), closed, updated)
+        } else {
+            updated.push(Updated {
+                instrument: index,
+                resolution: Resolution::M1,
+            });
+            push_rows(index, closed, updated);
             let inputs = std::iter::once((Resolution::M1, Some(bar)));
-            let inputs = inputs.chain(closed.iter().map(input_of));
-            keep_first(&mut owing, entry.owe(lanes, batches, lane, inputs));
-        }
+            entry.owe(
+                lanes,
+                batches,
+                lane,
+                inputs.chain(closed.iter().map(input_of)),
+            )
+        };
+        keep_first(&mut owing, owed);
         Ok(())
     });
     folded.and(owing)
@@ -123,7 +138,7 @@ pub(super) fn take_all(lanes: &mut [Lanes<'_>], batches: &Batches<'_>) {
 }
 
 /// `result` kept in `first` unless an earlier error is there.
-fn keep_first(first: &mut Result<(), FeatureError>, result: Result<(), FeatureError>) {
+pub(super) fn keep_first(first: &mut Result<(), FeatureError>, result: Result<(), FeatureError>) {
     if first.is_ok() {
         *first = result;
     }
@@ -154,10 +169,12 @@ pub(super) fn distinct_runs(
 }
 
 impl Instrument {
-    /// Take one minute's bar into the series and the fold; its rows (the 1m bar, the
-    /// buckets it closed, in `closed`) go onto `updated`. Returns whether the states owe
-    /// those updates: a late bar rewarms what it touched at once, and a duplicate changes
-    /// nothing.
+    /// Take one minute's bar into the series and the fold (the buckets it closed in
+    /// `closed`). Returns `None` when the states owe nothing: a late bar rewarms what it
+    /// touched at once (its rows go onto `updated`), and a duplicate changes nothing. Else
+    /// the states owe the updates (their rows are the caller's to push), and `Some(true)`
+    /// says the bar came after a minute the fold had not reached: it may have closed
+    /// buckets with nothing in them.
     fn fold_minute(
         &mut self,
         (index, lane): (u32, usize),
@@ -165,7 +182,7 @@ impl Instrument {
         bar: Bar,
         closed: &mut Vec<Closed>,
         updated: &mut Vec<Updated>,
-    ) -> Result<bool, FeatureError> {
+    ) -> Result<Option<bool>, FeatureError> {
         closed.clear();
         let closed_before = self.fold.closed_through();
         let outcome = self.series.push(bar);
@@ -173,26 +190,22 @@ impl Instrument {
         let late = match outcome {
             PushOutcome::Inserted(_) => true,
             PushOutcome::Appended(_) => bar.ts_event <= closed_before,
-            _ => return Ok(false),
+            _ => return Ok(None),
         };
         if late {
             // A late bar changes closed history: rewarm what it touched.
             self.rewarm_touched((index, lane), lanes, closed, updated)?;
-            return Ok(false);
+            return Ok(None);
         }
-        updated.push(Updated {
-            instrument: index,
-            resolution: Resolution::M1,
-        });
-        push_rows(index, closed, updated);
-        Ok(true)
+        // The fold's watermark is at least the newest bar before this one.
+        Ok(Some(bar.ts_event - closed_before > MINUTE_NS))
     }
 
     /// Lane `lane` owes its states `inputs` (a resolution and its bar; `None`: a withheld
     /// bucket): first what each needs alone (a gap restarts it, a repair rewarms it from the
     /// series), then the bar joins its resolution's batch. The first error is returned
     /// after the rest.
-    fn owe(
+    pub(super) fn owe(
         &self,
         lanes: &mut [Lanes<'_>],
         batches: &mut Batches<'_>,
@@ -232,7 +245,7 @@ impl Instrument {
 
     /// Whether this instrument's consecutive inputs at `resolution`, closing at `prev` and
     /// `next`, straddle a gap.
-    fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
+    pub(super) fn is_gap(&self, resolution: Resolution, prev: u64, next: u64) -> bool {
         is_gap(
             self.series.coverage(),
             self.channel(),
@@ -244,7 +257,7 @@ impl Instrument {
 }
 
 /// The rows of the buckets in `closed` onto `updated`.
-fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
+pub(super) fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
     updated.extend(closed.iter().map(|event| Updated {
         instrument: index,
         resolution: input_of(event).0,
@@ -252,7 +265,7 @@ fn push_rows(index: u32, closed: &[Closed], updated: &mut Vec<Updated>) {
 }
 
 /// A fold event as a state's input: the bar of a closed bucket, `None` for a withheld one.
-fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
+pub(super) fn input_of(event: &Closed) -> (Resolution, Option<Bar>) {
     match *event {
         Closed::Bar {
             resolution, bar, ..

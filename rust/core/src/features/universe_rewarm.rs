@@ -62,20 +62,28 @@ impl Instrument {
         let Some(out) = fold_many(&view, coverage, channel, &[resolution])?.pop() else {
             return Ok(());
         };
-        // Withheld spans (other than the still-open bucket) break the input.
+        // Only the buckets the incremental fold has closed: the page fold closes a bucket by
+        // the coverage watermark, which an observation may carry past the newest bar. A
+        // bucket the fold still holds open is judged when it closes (a withheld bucket then
+        // restarts the state, a bar joins it); judged here too, a gap found now would stand
+        // after a later candle completes the bucket.
+        let closed_through = self.fold.closed_through();
+        let step = resolution.step_ns();
+        // Withheld spans closed by then (not the still-open buckets) break the input.
         let breaks: Vec<u64> = out
             .withheld
             .iter()
-            .filter(|w| w.reason != WithheldReason::NotClosed)
+            .filter(|w| w.reason != WithheldReason::NotClosed && w.start + step <= closed_through)
             .map(|w| w.start)
             .collect();
-        let columns = columns_of_view(&out.bars.view(false));
+        let closed = out.bars.ts_event.partition_point(|&t| t <= closed_through);
+        let columns = slice(&columns_of_view(&out.bars.view(false)), 0, closed);
         warm_split(state, &columns, |prev, next| {
             is_gap(coverage, channel, resolution, prev, next)
                 || breaks.iter().any(|&b| prev <= b && b < next)
         })?;
         // A withheld bucket after the newest bar leaves the row stale: restart now.
-        let newest = out.bars.ts_event.last().copied();
+        let newest = columns.ts_event.last().copied();
         if newest.is_some_and(|newest| breaks.iter().any(|&b| b >= newest)) {
             state.mark_gap();
         }
