@@ -34,6 +34,7 @@ RANGES = {
     "external_grace_secs": (["-1", "3601"], "allowed 0..3600"),
     "port": (["0", "65536"], "allowed 1..65535"),
     "http_backlog": (["0", "65536"], "allowed 1..65535"),
+    "gil_switch_secs": (["0", "0.000001", "0.5"], "allowed 0.00001..0.1"),
 }
 
 

@@ -78,6 +78,10 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: A POST body must arrive whole within this long of its request, else 400 INVALID_BODY: a
     #: client that stops sending midway holds no request open.
     http_body_secs: float = 10.0
+    #: The interpreter's thread switch interval (``sys.setswitchinterval``): how long the
+    #: HTTP server's threads may wait for the GIL while ingestion holds it (Python's default
+    #: is 5 ms).
+    gil_switch_secs: float = 0.000_2
     log_level: str = "ERROR"
     #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
     #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
@@ -95,6 +99,8 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
         if not 0 < self.stream_heartbeat_secs <= 3_600:
             raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
+        if not 0.000_01 <= self.gil_switch_secs <= 0.1:
+            raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:
             raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
         if not 0 < self.http_body_secs <= 3_600:

@@ -36,6 +36,9 @@ def run_node(config_path: str | None) -> int:
     except VolumeNotReady as error:
         print(f"spine node: refusing to start: {error}", file=sys.stderr)
         return 3
+    # Granian's threads hand each request to the loop under the GIL: with the loop busy, the
+    # default 5 ms switch interval is what every request waits, several times over.
+    sys.setswitchinterval(config.gil_switch_secs)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     stop = asyncio.Event()
