@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
+
+from spine.node.atomic import write_json
 
 __all__ = ["ConfirmedState"]
 
@@ -65,11 +66,5 @@ class ConfirmedState:
         """Replace the file with ``spans`` (safe off the event loop: ``spans`` is a copy)."""
         document = {"version": _VERSION,
                     "series": {iid: [[str(s), str(e)] for s, e in found] for iid, found in sorted(spans.items())}}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".json.tmp")
-        with temporary.open("w") as handle:
-            json.dump(document, handle, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        write_json(self.path, document)
         self._saved = dict(spans)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import NamedTuple
+
+from spine.node.atomic import write_json
 
 __all__ = ["Finished", "HydrationState"]
 
@@ -68,12 +69,6 @@ class HydrationState:
             iid: {"state": r.state, "start": str(r.start), "end": str(r.end),
                   "newest": None if r.newest is None else str(r.newest)}
             for iid, r in sorted(finished.items())}}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".json.tmp")
-        with temporary.open("w") as handle:
-            json.dump(document, handle, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        write_json(self.path, document)
         self._saved = dict(finished)
         return True
