@@ -10,12 +10,11 @@ unreadable one is logged and ignored (the minutes are asked for again: the safe 
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
-from spine.node.atomic import write_json
+from spine.node.atomic import read_json, write_json
 
 __all__ = ["ConfirmedState"]
 
@@ -36,12 +35,10 @@ class ConfirmedState:
         self._saved = dict(self.loaded)
 
     def _load(self) -> Spans:
-        if not self.path.exists():
-            return {}
         try:
-            document = json.loads(self.path.read_text())
-            if document.get("version") != _VERSION:
-                raise ValueError(f"version {document.get('version')!r}, expected {_VERSION}")
+            document = read_json(self.path, _VERSION)
+            if document is None:
+                return {}
             return {str(iid): [(int(s), int(e)) for s, e in spans] for iid, spans in document["series"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             log.warning("confirmed-empty minutes %s are unreadable (%s): they are asked for again", self.path, error)

@@ -11,12 +11,11 @@ name, fsync, rename): a crash leaves the previous one.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import NamedTuple
 
-from spine.node.atomic import write_json
+from spine.node.atomic import read_json, write_json
 
 __all__ = ["Finished", "HydrationState"]
 
@@ -46,12 +45,10 @@ class HydrationState:
         self._saved = dict(self.finished)
 
     def _load(self) -> dict[str, Finished]:
-        if not self.path.exists():
-            return {}
         try:
-            document = json.loads(self.path.read_text())
-            if document.get("version") != _VERSION:
-                raise ValueError(f"version {document.get('version')!r}, expected {_VERSION}")
+            document = read_json(self.path, _VERSION)
+            if document is None:
+                return {}
             return {iid: Finished(str(r["state"]), int(r["start"]), int(r["end"]),
                                   None if r.get("newest") is None else int(r["newest"]))
                     for iid, r in document["instruments"].items()}

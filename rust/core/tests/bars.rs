@@ -1,25 +1,14 @@
 //! Series and fold behaviour through the public API, on small hand-checked cases.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod common;
+
 use spine_core::bars::{
     fold, Bar, Channel, Closed, Coverage, IncrementalFold, PushOutcome, Resolution, Series,
-    SeriesConfig, WithheldReason, MINUTE_NS,
+    SeriesConfig, WithheldReason,
 };
 
-const M: u64 = MINUTE_NS;
-const DAY: u64 = 1_440 * M;
-const T0: u64 = 19_000 * DAY;
-
-fn bar(minute: u64, price: i64) -> Bar {
-    Bar {
-        ts_event: T0 + minute * M,
-        open: price,
-        high: price + 2,
-        low: price - 1,
-        close: price + 1,
-        volume: 10,
-    }
-}
+use common::{bar, DAY, M, T0};
 
 fn series(channel: Channel, capacity: usize) -> Series {
     Series::new(SeriesConfig {

@@ -2,25 +2,18 @@
 //! such a minute folds as a no-trade minute, a missing minute not confirmed stays a gap.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+mod common;
+
 use spine_core::bars::{
     fold, fold_many, Bar, Channel, Closed, IncrementalFold, PushOutcome, Resolution, Series,
-    SeriesConfig, WithheldReason, MINUTE_NS,
+    SeriesConfig, WithheldReason,
 };
 
-const M: u64 = MINUTE_NS;
-const DAY: u64 = 1_440 * M;
-const T0: u64 = 19_000 * DAY;
+use common::{M, T0};
 
+/// The bar closing at `minute`, its prices set by the minute.
 fn bar(minute: u64) -> Bar {
-    let price = 100 + minute as i64;
-    Bar {
-        ts_event: T0 + minute * M,
-        open: price,
-        high: price + 2,
-        low: price - 1,
-        close: price + 1,
-        volume: 10,
-    }
+    common::bar(minute, 100 + minute as i64)
 }
 
 /// An EXTERNAL series observing minutes `[0, 60)` with a candle for each minute closing at

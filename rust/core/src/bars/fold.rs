@@ -129,17 +129,9 @@ pub fn fold(
     channel: Channel,
     resolution: Resolution,
 ) -> Result<FoldOutput, BarsError> {
-    let span = extent(view, Resolution::M1.step_ns(), coverage);
-    fold_from(
-        view,
-        Resolution::M1,
-        span,
-        coverage,
-        channel,
-        resolution,
-        view.ts_event,
-        true,
-    )
+    let mut one = fold_many(view, coverage, channel, &[resolution])?;
+    // `fold_many` answers each resolution asked for: exactly one here, so this cannot panic.
+    Ok(one.swap_remove(0))
 }
 
 /// Fold to several resolutions at once. Each is folded from the largest requested resolution
