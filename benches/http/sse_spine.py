@@ -29,12 +29,12 @@ JSON = [("content-type", "application/json")]
 
 
 class BenchApp:
-    """``NodeApp`` over a stand-in node holding just what its streams read: the hub, the book's
-    membership and the run id (the app's v1 journal taps the hub, as on a real node)."""
+    """``NodeApp`` over a stand-in node view holding just what its streams read: the hub, the
+    book's membership and the run id (the app's v1 journal taps the hub, as on a real node)."""
 
     def __init__(self) -> None:
-        status = SimpleNamespace(run_id="bench-sse-run", lifecycle="RUNNING")
-        self.node = SimpleNamespace(hub=FanOut(), book={INSTRUMENT}, status=status)
+        self.node: Any = SimpleNamespace(hub=FanOut(), holds={INSTRUMENT}.__contains__, run_id="bench-sse-run",
+                                         lifecycle=lambda: "RUNNING")
         self.app = NodeApp(self.node, heartbeat_secs=3600.0)  # no heartbeats inside a run
         settle_heap()  # as ``spine node`` does once it has started
 

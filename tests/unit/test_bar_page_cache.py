@@ -4,7 +4,6 @@ coverage are unchanged, and a new bar or a new coverage document makes the next 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,29 +18,45 @@ IID = "BTCUSDT.SIM"
 PARAMS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit", "cursor")
 
 
-class FakeActor:
-    def __init__(self) -> None:
+class View:
+    """A node view over one book: what bar pages read."""
+
+    live_channel = "EXTERNAL"
+
+    def __init__(self, book: SeriesBook) -> None:
+        self.book = book
         self.coverage_doc: dict[str, Any] = {"stand-in": 1}
 
-    def coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
+    def holds(self, instrument_id: str) -> bool:
+        return instrument_id in self.book
+
+    discovered = holds
+
+    def series(self, instrument_id: str, channel: str) -> Any:
+        return self.book.series(instrument_id, channel)
+
+    def precision(self, instrument_id: str) -> Any:
+        return self.book.precision(instrument_id)
+
+    def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         return self.coverage_doc
 
 
 @pytest.fixture
-def node() -> SimpleNamespace:
+def node() -> Any:
     book = SeriesBook()
     book.register(IID, 2, 3)
     series = book.series(IID, "EXTERNAL")
     for k in range(1, 121):
         series.push(k * M, 100 + k, 110 + k, 90 + k, 105 + k, 7)
-    return SimpleNamespace(book=book, actor=FakeActor(), config=SimpleNamespace(live_channel="EXTERNAL"))
+    return View(book)
 
 
 def page(pages: BarPages, raw: str) -> bytes:
     return pages.get(Query(raw, PARAMS))
 
 
-def test_repeated_query_is_served_from_the_cache(node: SimpleNamespace) -> None:
+def test_repeated_query_is_served_from_the_cache(node: Any) -> None:
     pages = BarPages(node)
     first = page(pages, f"instrument_id={IID}&limit=50")
     assert page(pages, f"instrument_id={IID}&limit=50") is first
@@ -51,17 +66,17 @@ def test_repeated_query_is_served_from_the_cache(node: SimpleNamespace) -> None:
     assert document["next_cursor"] is not None
 
 
-def test_a_new_bar_or_coverage_refreshes_the_page(node: SimpleNamespace) -> None:
+def test_a_new_bar_or_coverage_refreshes_the_page(node: Any) -> None:
     pages = BarPages(node)
     first = page(pages, f"instrument_id={IID}&limit=500")
     node.book.series(IID, "EXTERNAL").push(121 * M, 1, 1, 1, 1, 1)
     second = page(pages, f"instrument_id={IID}&limit=500")
     assert len(json.loads(second)["bars"]) == len(json.loads(first)["bars"]) + 1
-    node.actor.coverage_doc = {"stand-in": 2}
+    node.coverage_doc = {"stand-in": 2}
     assert json.loads(page(pages, f"instrument_id={IID}&limit=500"))["coverage"] == {"stand-in": 2}
 
 
-def test_derived_pages_fold_on_read_and_follow_the_cursor(node: SimpleNamespace) -> None:
+def test_derived_pages_fold_on_read_and_follow_the_cursor(node: Any) -> None:
     pages = BarPages(node)
     bar_type = f"{IID}-5-MINUTE-LAST-EXTERNAL"
     first = json.loads(page(pages, f"bar_type={bar_type}&limit=10"))
@@ -71,7 +86,7 @@ def test_derived_pages_fold_on_read_and_follow_the_cursor(node: SimpleNamespace)
     assert rest["withheld"] == [] and rest["next_cursor"] is not None
 
 
-def test_a_cursor_of_another_bar_type_is_refused(node: SimpleNamespace) -> None:
+def test_a_cursor_of_another_bar_type_is_refused(node: Any) -> None:
     pages = BarPages(node)
     cursor = json.loads(page(pages, f"instrument_id={IID}&limit=10"))["next_cursor"]
     with pytest.raises(HttpError) as caught:
@@ -80,7 +95,7 @@ def test_a_cursor_of_another_bar_type_is_refused(node: SimpleNamespace) -> None:
 
 
 def test_a_query_longer_than_the_memo_bound_is_served_but_never_kept(
-    node: SimpleNamespace, monkeypatch: pytest.MonkeyPatch
+    node: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Memos hold a bounded count of entries and MEMO_RAW_MAX bounds each: a client padding
     valid queries cannot pin memory. A longer query is parsed on every request instead."""

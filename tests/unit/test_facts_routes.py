@@ -16,8 +16,8 @@ from spine.http.request import Query
 
 
 def handlers(registered: bool, kinds: frozenset[str] = frozenset()) -> MarketHandlers:
-    node: Any = SimpleNamespace(ledger=SimpleNamespace(registered=registered),
-                                actor=SimpleNamespace(kinds=kinds, facts={}))
+    node: Any = SimpleNamespace(discovery_registered=lambda: registered, fact_kinds=lambda: kinds,
+                                facts=lambda kind: {})
     return MarketHandlers(node)
 
 

@@ -5,27 +5,41 @@ from __future__ import annotations
 
 import json
 import time
-from types import SimpleNamespace
 from typing import Any
 
 from spine.http import market
 from spine.http.market import MarketHandlers
 
 
-class Status:
-    lifecycle = "STARTING"
+class View:
+    """A node view holding just what health reads."""
 
-    def document(self, ts: int) -> dict[str, Any]:
-        return {"lifecycle": self.lifecycle, "authorities": []}
+    def __init__(self, gaps: list[bool] | None = None) -> None:
+        self.state = "STARTING"
+        self.gaps = gaps or [False]
+
+    def lifecycle(self) -> str:
+        return self.state
+
+    def engine_status(self, now: int) -> dict[str, Any]:
+        return {"lifecycle": self.state, "authorities": []}
+
+    def writes_refused(self) -> bool:
+        return False
+
+    def hydration_counts(self) -> dict[str, int]:
+        return {"failed": 0}
+
+    def gaps_unresolved(self) -> bool:
+        return self.gaps[0]
 
 
 def test_probes_share_one_document_until_it_is_due(monkeypatch: Any) -> None:
-    node = SimpleNamespace(status=Status(), refused_writes=0, hydration=SimpleNamespace(counts=lambda: {"failed": 0}),
-                           gaps=SimpleNamespace(unresolved=lambda: False))
+    node: Any = View()
     handlers = MarketHandlers(node)
     first = handlers.health_bytes()
     assert json.loads(first)["ready"] is False
-    node.status.lifecycle = "RUNNING"
+    node.state = "RUNNING"
     assert handlers.health_bytes() is first  # inside the window: as produced, with its ts_event
     monkeypatch.setattr(market, "HEALTH_REFRESH_NS", 0)
     time.sleep(0.001)
@@ -35,13 +49,11 @@ def test_probes_share_one_document_until_it_is_due(monkeypatch: Any) -> None:
 def test_unresolved_gaps_degrade_health_only_while_a_gap_is_unresolved_now() -> None:
     """Issue 23: the engine status' ``gaps`` counts buckets ever withheld and never clears;
     health is degraded by a gap only while one is unresolved."""
-    status = Status()
-    status.lifecycle = "RUNNING"
-    status.document = lambda ts: {"lifecycle": "RUNNING", "authorities": [  # type: ignore[method-assign]
-        {"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}]}
     unresolved = [True]
-    node = SimpleNamespace(status=status, refused_writes=0, hydration=SimpleNamespace(counts=lambda: {"failed": 0}),
-                           gaps=SimpleNamespace(unresolved=lambda: unresolved[0]))
+    node: Any = View(unresolved)
+    node.state = "RUNNING"
+    node.engine_status = lambda now: {"lifecycle": "RUNNING", "authorities": [
+        {"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}]}
     handlers = MarketHandlers(node)
     degraded = handlers.health_get(None, {})
     assert degraded["degraded"] and degraded["degraded_reasons"] == ["UNRESOLVED_GAPS"]

@@ -19,6 +19,7 @@ from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.search import KEPT, SearchHandlers, rank
 from spine.node.sim.universe import make_instruments
+from spine.wire.projection import instrument_doc
 
 CLASSES = ("SPOT", "SWAP", "OPTION")
 
@@ -79,9 +80,8 @@ def test_ranking_agrees_with_the_reference(universe: list[dict[str, Any]], text:
 
 
 def handlers(run_id: str = "node-1-1") -> SearchHandlers:
-    instruments = make_instruments()
-    node = SimpleNamespace(status=SimpleNamespace(run_id=run_id),
-                           actor=SimpleNamespace(cache=SimpleNamespace(instruments=lambda: instruments)))
+    docs = sorted((instrument_doc(i) for i in make_instruments()), key=lambda d: d["instrument_id"])
+    node: Any = SimpleNamespace(run_id=run_id, instrument_docs=lambda: docs)
     return SearchHandlers(node)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from reference.wire_validator import validate
@@ -54,7 +55,7 @@ class Proto:
 
 def app() -> tuple[NodeApp, FanOut]:
     hub = FanOut()
-    node = SimpleNamespace(hub=hub, status=SimpleNamespace(run_id="r"), book={"A.SIM"})
+    node: Any = SimpleNamespace(hub=hub, run_id="r", holds={"A.SIM"}.__contains__)
     return NodeApp(node, heartbeat_secs=60), hub
 
 

@@ -34,6 +34,7 @@ from spine.http.streams import SSE, pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
+from spine.http.view import NodeView
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
 __all__ = ["NodeApp", "build_app"]
@@ -46,14 +47,14 @@ QUERY_MEMO = 1_024
 
 
 class NodeApp:
-    """``__rsgi__`` entry point over one venue node."""
+    """``__rsgi__`` entry point over one :class:`~spine.http.view.NodeView`."""
 
-    def __init__(self, node: Any, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
+    def __init__(self, node: NodeView, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
         self.node = node
         self.handlers = MarketHandlers(node)
         self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
         self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
-        self.journal = Journal(node.status.run_id, base=time.time_ns())  # cursors above the run's start
+        self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
         node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs
         self.body_secs = body_secs
@@ -103,9 +104,9 @@ class NodeApp:
             if op.serving == "elsewhere":
                 raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a venue node; "
                                                               "the gateway or screener serves it")
-            if op.effect == "COMMAND" and self.node.config.mode != "private-operator":
+            if op.effect == "COMMAND" and self.node.deployment_mode != "private-operator":
                 raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
-                                                    f"mode is {self.node.config.mode} (set server-side only, by "
+                                                    f"mode is {self.node.deployment_mode} (set server-side only, by "
                                                     "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
                                                     "private-operator allows it")
             query = self._query(op, scope.query_string)
@@ -178,7 +179,7 @@ class NodeApp:
                      for c in ([channel] if channel else BAR_CHANNELS)]
         else:
             kinds = [{"spine.stream.quotes": "quote", "spine.stream.trades": "trade"}[op.id]]
-        if iid is not None and iid not in self.node.book:
+        if iid is not None and not self.node.holds(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
         await pump(proto, subscription, None, None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
@@ -195,7 +196,7 @@ class NodeApp:
                                               "number from this run (ASCII digits, no leading zero, at most "
                                               "2^64-1)")
         iid = query.instrument_id()
-        if iid is not None and iid not in self.node.book:
+        if iid is not None and not self.node.holds(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription, backlog = self.journal.open(None if text is None else int(text), iid)
         await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
@@ -254,6 +255,6 @@ def _same_shape(template: str, path: str) -> bool:
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
 
 
-def build_app(node: Any, **options: Any) -> NodeApp:
+def build_app(node: NodeView, **options: Any) -> NodeApp:
     """The app over ``node`` (tests drive it in-process; ``spine node`` serves it)."""
     return NodeApp(node, **options)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from spine.http.errors import HttpError
 from spine.http.request import Query, memoizable
+from spine.http.view import NodeView
 from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
 from spine.wire.projection import envelope, unretained_coverage
 from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
@@ -56,7 +57,7 @@ class Rows(NamedTuple):
 class BarPages:
     """Bar pages of one node, with the byte cache."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: NodeView) -> None:
         self.node = node
         self._cache: OrderedDict[BarRequest, tuple[int, object, bytes]] = OrderedDict()
         #: Raw query string -> its checked request: a repeated query skips parsing (its checks
@@ -72,12 +73,12 @@ class BarPages:
                 if len(self._requests) >= CACHE_ENTRIES:
                     self._requests.clear()
                 self._requests[query.raw] = request
-        if request.instrument_id not in self.node.book:
+        if not self.node.holds(request.instrument_id):
             return self._unretained(request)
-        series = self.node.book.series(request.instrument_id, request.channel)
-        # The coverage document is itself cached by the actor: the same object while the
-        # series and the observed watermark are unchanged.
-        coverage = self.node.actor.coverage(request.instrument_id, request.channel)
+        series = self.node.series(request.instrument_id, request.channel)
+        # The coverage document is the same object while the series and the observed
+        # watermark are unchanged.
+        coverage = self.node.series_coverage(request.instrument_id, request.channel)
         hit = self._cache.get(request)
         if hit is not None and hit[0] == series.revision and hit[1] is coverage:
             self._cache.move_to_end(request)
@@ -101,18 +102,18 @@ class BarPages:
     def rows(self, r: BarRequest) -> Rows:
         """The JSON bar rows ``r`` selects, the withheld buckets intersecting its range (first
         page only) and the next cursor."""
-        if r.instrument_id not in self.node.book:
+        if not self.node.holds(r.instrument_id):
             return Rows(b"[]", [], None)  # unretained: nothing is ingested
-        series = self.node.book.series(r.instrument_id, r.channel)
-        window = {"start": r.start, "end": r.end, "after_sequence": r.after_sequence, "offset": r.offset,
-                  "limit": r.limit}
+        series = self.node.series(r.instrument_id, r.channel)
+        window = {"start": r.start, "end": r.end, "after_sequence": r.after_sequence}
         withheld: list[tuple[int, int, str]] = []
         if r.resolution == "1m":
-            rows, more = series.page(**window)
+            rows, more = series.page(**window, offset=r.offset, limit=r.limit)
         else:
             folded = series.fold(r.resolution)
-            p = self.node.book.precision(r.instrument_id)
-            rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window)
+            p = self.node.precision(r.instrument_id)
+            rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window, offset=r.offset,
+                                     limit=r.limit)
             if r.offset == 0:
                 step = STEP_NS[r.resolution]
                 withheld = [(s, e, why) for s, e, why in folded.withheld()
@@ -125,7 +126,7 @@ class BarPages:
         iid, resolution, channel, bar_type = self._target(query)
         (start, end), after = query.span(), query.sequence("after_sequence")
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
-        if iid not in self.node.book and iid not in self.node.actor.unretained:
+        if not self.node.discovered(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not discovered on this node (see /v2/instruments)")
         return BarRequest(iid, channel, resolution, bar_type, start, end, after,
                           _offset(_bound(route, bar_type), query.text("cursor")), limit, route)
@@ -137,7 +138,7 @@ class BarPages:
             if iid is None:
                 raise HttpError("INVALID_PARAMETER", "give instrument_id or bar_type "
                                                      "(e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)")
-            channel = self.node.config.live_channel
+            channel = self.node.live_channel
             return iid, "1m", channel, bar_type_of(iid, "1m", channel)
         match = BAR_TYPE.match(text)
         spec = f"{match['step']}-{match['unit']}" if match else None

@@ -78,9 +78,9 @@ def body_schemas(ref_template: str) -> dict[str, Any]:
     return {name: _ecma(schema) for name, schema in components.items()}
 
 
-def _ecma(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: re.sub(r"\\Z$", "$", v) if k == "pattern" else _ecma(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_ecma(v) for v in node]
-    return node
+def _ecma(part: Any) -> Any:
+    if isinstance(part, dict):
+        return {k: re.sub(r"\\Z$", "$", v) if k == "pattern" else _ecma(v) for k, v in part.items()}
+    if isinstance(part, list):
+        return [_ecma(v) for v in part]
+    return part

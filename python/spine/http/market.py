@@ -19,8 +19,8 @@ from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation
+from spine.http.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
-from spine.wire.projection import instrument_doc
 
 __all__ = ["MarketHandlers"]
 
@@ -39,9 +39,9 @@ def _head(schema_id: str) -> dict[str, Any]:
 
 
 class MarketHandlers:
-    """Handlers over one :class:`~spine.node.runner.VenueNode`."""
+    """Handlers over one :class:`~spine.http.view.NodeView`."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: NodeView) -> None:
         self.node = node
         self.started_ns = time.time_ns()
         self.bar_pages = BarPages(node)
@@ -50,8 +50,7 @@ class MarketHandlers:
     # --- health, status, registry ---------------------------------------------------------------
 
     def engine_status(self) -> dict[str, Any] | None:
-        status = self.node.status
-        return None if status.lifecycle == "STARTING" else status.document(time.time_ns())
+        return None if self.node.lifecycle() == "STARTING" else self.node.engine_status(time.time_ns())
 
     def health_bytes(self) -> bytes:
         """The encoded health document, rebuilt at most every ``HEALTH_REFRESH_NS``: health is
@@ -65,13 +64,13 @@ class MarketHandlers:
     def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
         engine = self.engine_status()
         reasons = []
-        if self.node.refused_writes:
+        if self.node.writes_refused():
             reasons.append("CATALOG_WRITES_REFUSED")
-        if self.node.hydration.counts()["failed"]:
+        if self.node.hydration_counts()["failed"]:
             reasons.append("HYDRATION_FAILED")
         # Gaps unresolved now, not the engine status' counter of buckets ever withheld (a
         # counter never clears, and a gap the venue confirmed empty or repair filled is gone).
-        if self.node.gaps.unresolved():
+        if self.node.gaps_unresolved():
             reasons.append("UNRESOLVED_GAPS")
         ready = engine is not None and engine["lifecycle"] in ("RUNNING", "CHECKPOINTED")
         return {**_head("svc.health"), "live": True, "ready": ready, "degraded": bool(reasons),
@@ -79,53 +78,52 @@ class MarketHandlers:
 
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         node, now = self.node, time.time_ns()
-        counters = node.actor.counters
+        counts = node.counts()
         elapsed = max(now - self.started_ns, 1)
-        bars = sum(counters.bars_accepted.values())
-        seen = node.connection.look(now)  # observed, as /v2/connection serves it
+        seen = node.connection(now)  # observed, as /v2/connection serves it
         return {
             **_head("svc.node_status"),
-            "node_id": node.config.node_id,
-            "state": _NODE_STATE[node.status.lifecycle],
+            "node_id": node.node_id,
+            "state": _NODE_STATE[node.lifecycle()],
             "started_ts": str(self.started_ns),
             "ts_event": str(now),
-            "connectivity": [{"venue": node.config.venue.upper(), "connected": seen.state == "CONNECTED",
+            "connectivity": [{"venue": node.integration.upper(), "connected": seen.state == "CONNECTED",
                               "since": None if seen.since is None else str(seen.since),
                               "last_error": seen.last_error}],
-            "counters": {"instruments": len(node.actor.discovered), "quotes": counters.quotes,
-                         "trades": counters.trades, "bars": bars},
-            "rates": {"quotes_per_second": _rate(counters.quotes, 10**9, elapsed),
-                      "trades_per_second": _rate(counters.trades, 10**9, elapsed),
-                      "bars_per_minute": _rate(bars, 60 * 10**9, elapsed)},
-            "hydration": node.hydration.counts(),
+            "counters": {"instruments": counts.instruments, "quotes": counts.quotes, "trades": counts.trades,
+                         "bars": counts.bars},
+            "rates": {"quotes_per_second": _rate(counts.quotes, 10**9, elapsed),
+                      "trades_per_second": _rate(counts.trades, 10**9, elapsed),
+                      "bars_per_minute": _rate(counts.bars, 60 * 10**9, elapsed)},
+            "hydration": node.hydration_counts(),
         }
 
     def connection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         now = time.time_ns()
-        seen = self.node.connection.look(now)
-        return {**_head("svc.connection_state"), "node_id": self.node.config.node_id,
-                "integration": self.node.config.venue, "venue": self.node.config.venue.upper(),
+        seen = self.node.connection(now)
+        return {**_head("svc.connection_state"), "node_id": self.node.node_id,
+                "integration": self.node.integration, "venue": self.node.integration.upper(),
                 "state": seen.state, "since": None if seen.since is None else str(seen.since),
                 "data_clients": [{"client_id": c, "connected": up} for c, up in seen.clients],
                 "last_error": seen.last_error, "ts_event": str(now)}
 
     def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        sim = self.node.config.venue == "sim"
-        return {**_head("svc.integration_capability"), "integration": self.node.config.venue,
-                "venue": self.node.config.venue.upper(), "instrument_classes": ["SPOT", "SWAP", "OPTION"],
+        sim = self.node.integration == "sim"
+        return {**_head("svc.integration_capability"), "integration": self.node.integration,
+                "venue": self.node.integration.upper(), "instrument_classes": ["SPOT", "SWAP", "OPTION"],
                 "channels": ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
                              "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"],
                 "history": sim, "instrument_search": True, "execution": False}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return {**_head("svc.capability_registry"), "node_id": self.node.config.node_id,
+        return {**_head("svc.capability_registry"), "node_id": self.node.node_id,
                 "operations": [self.registry_entry(op) for op in OPERATIONS]}
 
     def registry_entry(self, op: Operation) -> dict[str, Any]:
         availability = {"handler": "READY", "deferred": "UNAVAILABLE", "elsewhere": "UNSUPPORTED"}[op.serving]
-        if op.serving == "handler" and op.effect == "COMMAND" and self.node.config.mode != "private-operator":
+        if op.serving == "handler" and op.effect == "COMMAND" and self.node.deployment_mode != "private-operator":
             availability = "DISABLED"  # served here, refused by this host's deployment mode (403)
-        elif op.serving == "handler" and self.node.status.lifecycle == "STARTING":
+        elif op.serving == "handler" and self.node.lifecycle() == "STARTING":
             availability = "WARMING"
         return {"id": op.id, "wire_version": op.wire_version, "effect": op.effect, "method": op.method,
                 "path": op.path, "tool": op.tool, "schema_ids": list(op.schema_ids), "providers": list(op.providers),
@@ -144,9 +142,8 @@ class MarketHandlers:
     # --- market data ----------------------------------------------------------------------------
 
     def instruments_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        instruments = sorted(self.node.actor.cache.instruments(), key=lambda i: str(i.id))
-        items, cursor = _page("/v2/instruments", query, instruments)
-        return {**_head("svc.instrument_page"), "items": [instrument_doc(i) for i in items], "next_cursor": cursor}
+        items, cursor = _page("/v2/instruments", query, self.node.instrument_docs())
+        return {**_head("svc.instrument_page"), "items": items, "next_cursor": cursor}
 
     def resolutions_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         roster = [("1s", 1, False, False), ("1m", 60, True, False)]
@@ -173,25 +170,26 @@ class MarketHandlers:
         if kind not in offered:
             raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: "
                                             f"{', '.join(offered) or 'none'}")
-        slots = self.node.actor.facts.get(kind, {})
+        slots = self.node.facts(kind)
         items, cursor = _page(route, query, [slots[i] for i in sorted(slots)])
         return {**_head("svc.facts_page"), "kind": kind, "items": items, "next_cursor": cursor}
 
     def _serves(self, kind: str) -> bool:
         """A kind is served when some discovered instrument's product family carries it."""
-        if not self.node.ledger.registered:
+        if not self.node.discovery_registered():
             raise HttpError("NOT_READY", "the node has not discovered its instruments yet; retry shortly")
-        return kind in self.node.actor.kinds
+        return kind in self.node.fact_kinds()
 
     def hydration_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         cursor, limit = query.text("cursor"), query.limit(100)
-        return _cursor_errors(lambda: self.node.hydration.page(cursor, limit))
+        return _cursor_errors(lambda: self.node.hydration_page(cursor, limit))
 
     def hydration_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         iid = _instrument(params["id"])
-        if iid not in self.node.hydration:
+        entry = self.node.hydration_entry(iid)
+        if entry is None:
             raise HttpError("NOT_FOUND", f"{iid} has no hydration state on this node")
-        return dict(self.node.hydration.entry(iid))
+        return dict(entry)
 
     def coverage_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return self._coverage(query, "all")
@@ -202,16 +200,16 @@ class MarketHandlers:
     def coverage_quiet(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return self._coverage(query, "quiet")
 
-    def _coverage(self, query: Query, view: str) -> dict[str, Any]:
+    def _coverage(self, query: Query, view: CoverageView) -> dict[str, Any]:
         cursor, limit = query.text("cursor"), query.limit(100)
-        return _cursor_errors(lambda: self._ledger(lambda: self.node.ledger.page(cursor, limit, view)))
+        return _cursor_errors(lambda: self._ledger(lambda: self.node.coverage_page(cursor, limit, view)))
 
     def coverage_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         iid = _instrument(params["id"])
 
         def entry() -> dict[str, Any]:
             try:
-                return dict(self.node.ledger.entry(iid))
+                return dict(self.node.coverage_entry(iid))
             except KeyError:
                 raise HttpError("NOT_FOUND", f"{iid} is not in this node's coverage ledger") from None
 

@@ -24,7 +24,7 @@ from spine.http.bodies import SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.wire.cursors import InvalidCursor, paginate
-from spine.wire.projection import instrument_doc
+from spine.http.view import NodeView
 from spine.wire.primitives import InstrumentClass
 
 __all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]
@@ -71,17 +71,17 @@ def _query(body: SearchBody) -> dict[str, Any]:
 
 
 class SearchHandlers:
-    """The two search routes over one :class:`~spine.node.runner.VenueNode`."""
+    """The two search routes over one :class:`~spine.http.view.NodeView`."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: NodeView) -> None:
         self.node = node
         #: search id -> (the accepted query, every match best first, when it ran)
         self.kept: OrderedDict[str, tuple[dict[str, Any], list[dict[str, Any]], int]] = OrderedDict()
 
     def instruments_search(self, query: Query, params: dict[str, str], body: SearchBody) -> dict[str, Any]:
         accepted = _query(body)
-        search_id = identity("search_id", {"query": accepted, "run_id": self.node.status.run_id})
-        docs = (instrument_doc(instrument) for instrument in self.node.actor.cache.instruments())
+        search_id = identity("search_id", {"query": accepted, "run_id": self.node.run_id})
+        docs = self.node.instrument_docs()
         matches = rank(docs, body.text, accepted["instrument_classes"])
         self.kept[search_id] = (accepted, matches, time.time_ns())
         self.kept.move_to_end(search_id)

@@ -16,6 +16,7 @@ from spine._core import WIRE_VERSION
 from spine.http.bodies import SelectionBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
+from spine.http.view import NodeView
 from spine.manifest import load_manifest, write_manifest
 
 __all__ = ["SelectionHandlers"]
@@ -25,13 +26,13 @@ def _head(schema_id: str) -> dict[str, Any]:
 
 
 class SelectionHandlers:
-    """The selection routes over one :class:`~spine.node.runner.VenueNode`."""
+    """The selection routes over one :class:`~spine.http.view.NodeView`."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: NodeView) -> None:
         self.node = node
 
     def selection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        listed = sorted(str(instrument.id) for instrument in self.node.actor.cache.instruments())
+        listed = [doc["instrument_id"] for doc in self.node.instrument_docs()]
         ids, cursor = query.page("/v2/selection", listed)
         return {**_head("svc.selection_page"), "items": self._rows(ids), "next_cursor": cursor}
 
@@ -43,13 +44,13 @@ class SelectionHandlers:
 
     def _change(self, route: str, body: SelectionBody, *, add: bool) -> dict[str, Any]:
         requested = sorted(set(body.instrument_ids))
-        listed = {str(instrument.id) for instrument in self.node.actor.cache.instruments()}
+        listed = {doc["instrument_id"] for doc in self.node.instrument_docs()}
         missing = [iid for iid in requested if iid not in listed]
         if missing:
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
             raise HttpError("NOT_FOUND", f"{route}: the venue does not list {', '.join(missing[:10])}{more}; "
                                          "see GET /v2/selection")
-        path = self.node.config.manifest
+        path = self.node.manifest_path
         if path is None:
             raise HttpError("CONFLICT", f"{route}: this node is unmanaged (no manifest is configured), so every "
                                         "instrument is already selected; configure a manifest (the manifest key "
@@ -64,17 +65,17 @@ class SelectionHandlers:
         """The manifest file now; a configured file that is gone lists nothing (a change
         writes it again)."""
         try:
-            return load_manifest(self.node.config.manifest)
+            return load_manifest(self.node.manifest_path)
         except FileNotFoundError:
             return frozenset()
 
     def _rows(self, ids: list[str]) -> list[dict[str, Any]]:
         on_disk = self._on_disk()
-        ingested = set(self.node.actor.ingested)
+        ingested = set(self.node.ingested())
         rows = []
         for iid in ids:
             selected = iid in ingested
-            channels = self.node.ledger.eligible(iid) if selected else []
+            channels = self.node.eligible_channels(iid) if selected else []
             rows.append({**_head("svc.selection_row"), "instrument_id": iid, "selected": selected,
                          "retention_state": self.node.retention_state(iid),
                          "manifest": None if on_disk is None else iid in on_disk,

@@ -16,8 +16,9 @@ import msgspec
 
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
-from spine.http.market import schema_entries, schema_file
+from spine.http.market import MarketHandlers, schema_entries, schema_file
 from spine.http.request import Query
+from spine.http.view import NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange, paginate
 from spine.wire.bar_types import bar_type_of
 
@@ -35,7 +36,7 @@ def _head(name: str) -> dict[str, Any]:
 class V1Handlers:
     """Handlers over one venue node; ``market`` is the node's v2 handlers (shared reads)."""
 
-    def __init__(self, node: Any, market: Any, bar_pages: BarPages) -> None:
+    def __init__(self, node: NodeView, market: MarketHandlers, bar_pages: BarPages) -> None:
         self.node = node
         self.market = market
         self.bar_pages = bar_pages
@@ -45,7 +46,7 @@ class V1Handlers:
 
     def v1_readiness_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         engine = self.market.engine_status()
-        return {**_head("readiness"), "run_id": self.node.status.run_id,
+        return {**_head("readiness"), "run_id": self.node.run_id,
                 "lifecycle": None if engine is None else engine["lifecycle"],
                 "authorities": [] if engine is None else engine["authorities"], "ts_event": str(time.time_ns())}
 
@@ -57,7 +58,7 @@ class V1Handlers:
 
     def v1_catalog_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         entries = [_catalog_entry(iid, channel, series) for iid, channel, series in sorted(
-            self.node.book.held(), key=lambda held: (held[0], held[1]))]
+            self.node.held(), key=lambda held: (held[0], held[1]))]
         items, cursor = _page("/catalog", query, entries)
         return {**_head("catalog"), "items": items, "next_cursor": cursor}
 
@@ -72,9 +73,9 @@ class V1Handlers:
     def v1_provenance_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         from spine.schemas import schema_set
 
-        config = self.node.config
-        return {**_head("provenance"), "node_id": config.node_id, "integration": config.venue,
-                "venue": config.venue.upper(), "run_id": self.node.status.run_id,
+        node = self.node
+        return {**_head("provenance"), "node_id": node.node_id, "integration": node.integration,
+                "venue": node.integration.upper(), "run_id": node.run_id,
                 "spine_version": version("spine-gateway"), "nautilus_trader_version": version("nautilus_trader"),
                 "schema_digest": "sha256:" + schema_set().digest, "wire_versions": [V1_VERSION, "spine.v2"],
                 "started_ts": str(self.market.started_ns)}

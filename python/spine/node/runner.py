@@ -69,7 +69,8 @@ class VenueNode:
         self.hydration = HydrationBook()
         self.hydration_state = HydrationState(Path(config.data_dir))
         self.ledger = CoverageLedger(config.node_id)
-        self.status = EngineStatusProducer(f"{config.node_id}-{time.time_ns()}", ("EXTERNAL", "INTERNAL"))
+        self.run_id = f"{config.node_id}-{time.time_ns()}"
+        self.status = EngineStatusProducer(self.run_id, ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
         self.actor = IngestionActor(hub=self.hub, book=self.book, seconds_prefix=config.seconds_prefix,
                                     external_grace_ns=round(config.external_grace_secs * 1e9),
@@ -290,8 +291,9 @@ class VenueNode:
         from granian.server.embed import Server
 
         from spine.http.app import build_app
+        from spine.node.view import VenueView
 
-        app = build_app(self, heartbeat_secs=self.config.stream_heartbeat_secs,
+        app = build_app(VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs,
                         body_secs=self.config.http_body_secs)
         # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
         # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
