@@ -15,6 +15,7 @@ __all__ = [
     "parse_timestamp",
     "parse_decimal_column",
     "parse_timestamp_column",
+    "bar_row",
     "fold_columns",
     "fold_columns_many",
     "Series",
@@ -79,6 +80,12 @@ class FoldResult:
 
     def withheld(self) -> list[tuple[int, int, str]]:
         """Withheld spans (start, end, reason), oldest first."""
+
+def bar_row(
+    sequence: int, ts_event: int, open: int, high: int, low: int, close: int, volume: int, *,
+    price_precision: int, size_precision: int,
+) -> bytes:
+    """One bar as the JSON array a stream event's ``bars`` holds: the row a page holds."""
 
 def fold_columns(
     ts_event: Any,

@@ -85,3 +85,15 @@ def test_page_refuses_a_bad_precision() -> None:
             assert "scale" in str(error).lower()
         else:
             raise AssertionError(f"precision {bad} accepted")
+
+
+@given(sequence=st.integers(0, 2**64 - 1), ts=st.integers(0, 2**64 - 1),
+       ohlcv=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=5, max_size=5),
+       price=st.integers(0, 18), size=st.integers(0, 18))
+def test_a_stream_row_is_the_reference_row(sequence: int, ts: int, ohlcv: list[int], price: int, size: int) -> None:
+    """``bar_row`` (a stream event's ``bars``) writes the row a page writes, by the same writer."""
+    columns = {"ts_event": np.array([ts], dtype="<u8"), "sequence": np.array([sequence], dtype="<u8"),
+               **{f: np.array([v], dtype="<i8") for f, v in zip(("open", "high", "low", "close", "volume"), ohlcv)}}
+    rows, _ = reference_page(columns, price, size, None, None, None, 0, 1)
+    written = spine._core.bar_row(sequence, ts, *ohlcv, price_precision=price, size_precision=size)
+    assert json.loads(written) == rows

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from spine._core import FeatureState, FeatureUniverse, Series, fold_columns, fold_columns_many
-from spine.errors import BarsError, FeatureError, SpineError
+from spine._core import FeatureState, FeatureUniverse, Series, bar_row, fold_columns, fold_columns_many
+from spine.errors import BarsError, DecimalError, FeatureError, SpineError
 
 M = 60_000_000_000
 BASE = 19_700 * 1_440 * M  # a whole UTC day
@@ -169,3 +169,14 @@ def test_fold_bars_names_an_argument_of_the_wrong_shape(kwargs: dict[str, Any], 
 def test_a_sequence_column_of_the_wrong_length_is_named() -> None:
     with pytest.raises(BarsError, match="LENGTH_MISMATCH: .*sequence has 2"):
         fold(TS[:1], *(ONE,) * 5, sequence=np.array([1, 2], np.uint64))
+
+
+@pytest.mark.parametrize(("args", "precision", "refusal"), [
+    ((-1, 0, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: -1 is out of range; allowed: a sequence number"),
+    ((1, True, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: True is a bool; allowed: a nanosecond timestamp"),
+    ((1, 0, 2**63, 1, 1, 1, 1), 2, r"INVALID_INTEGER: 9223372036854775808 is out of range; allowed: a mantissa"),
+    ((1, 0, 1, 1, 1, 1, 1), 19, r"INVALID_SCALE: scale 19 is out of range; allowed 0..=18"),
+])
+def test_a_stream_row_refuses_what_it_cannot_write(args: tuple[Any, ...], precision: int, refusal: str) -> None:
+    with pytest.raises((BarsError, DecimalError), match=refusal):
+        bar_row(*args, price_precision=precision, size_precision=0)

@@ -174,21 +174,6 @@ def test_selection_order_and_properties() -> None:
     assert empty.row() == {} and empty.warm(*(np.empty(0, dtype=t) for t in ("u8",) + ("i8",) * 5)) == 0
 
 
-def test_produced_documents_decode_into_the_wire_structs() -> None:
-    import msgspec
-
-    from spine.wire.feature_documents import FeatureRow, FeatureSpec
-
-    cols = make_bars(12, 40)
-    state = FeatureState(price_scale=2, size_scale=3)
-    state.warm(*(cols[k] for k in COLUMNS))
-    row = feature_row(state, instrument_id="ETHUSDT.SIM", resolution="4h")
-    decoded = msgspec.json.decode(json.dumps(row), type=FeatureRow)
-    assert json.loads(msgspec.json.encode(decoded)) == row
-    for spec in feature_specs():
-        assert json.loads(msgspec.json.encode(msgspec.json.decode(json.dumps(spec), type=FeatureSpec))) == spec
-
-
 @pytest.mark.parametrize("ts_event", [1.5, True, -5, 2**64, "1"])
 def test_a_delta_refuses_a_ts_event_that_is_no_nanosecond_instant(ts_event: object) -> None:
     from spine.errors import TimestampError

@@ -7,11 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from spine import schemas
-from spine.wire.node_documents import ScreenerHealth
 
 EXAMPLE = Path(__file__).parents[1] / "data" / "wire_examples" / "svc.screener_health.json"
 
@@ -23,9 +21,8 @@ def example(**changes: Any) -> dict[str, Any]:
 def test_an_unreachable_screener_is_stopped_with_zero_connections_and_null_egress() -> None:
     document = example()
     assert schemas.validator_for("svc.screener_health").is_valid(document)
-    decoded = msgspec.convert(document, ScreenerHealth)
-    assert decoded.process_state == "STOPPED" and decoded.egress is None
-    assert msgspec.structs.asdict(decoded.connections) == {"open": 0, "accepted": 0, "closed": 0, "refused": 0}
+    assert document["process_state"] == "STOPPED" and document["egress"] is None
+    assert document["connections"] == {"open": 0, "accepted": 0, "closed": 0, "refused": 0}
 
 
 @pytest.mark.parametrize("last_error", [None, ""])

@@ -14,21 +14,25 @@ A body is checked in three steps, each with its own answer:
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 
 from spine._core import canonicalize
 from spine.errors import CanonicalJsonError
 from spine.http.errors import HttpError
-from spine.wire.primitives import InstrumentClass
 
-__all__ = ["BODIES", "MAX_BODY_BYTES", "SearchBody", "SelectionBody", "body_schemas", "decode_body"]
+__all__ = ["BODIES", "MAX_BODY_BYTES", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas", "decode_body"]
 
 #: Large enough for 1,000 ids of 128 characters, pretty-printed; past it a body is refused unread.
 MAX_BODY_BYTES = 1 << 20
 _ID = r"^[!-~]+\.[A-Z][A-Z0-9_]*\Z"
 B = TypeVar("B", bound=msgspec.Struct)
+#: The trading framework's instrument classes (``svc.instrument_ref``'s ``instrument_class``).
+InstrumentClass = Literal[
+    "SPOT", "SWAP", "FUTURE", "FUTURES_SPREAD", "FORWARD", "CFD", "BOND",
+    "OPTION", "OPTION_SPREAD", "WARRANT", "SPORTS_BETTING", "BINARY_OPTION",
+]
 
 
 class SelectionBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -20,12 +20,11 @@ from collections.abc import Collection, Iterable
 from typing import Any, get_args
 
 from spine._core import WIRE_VERSION, identity
-from spine.http.bodies import SearchBody
+from spine.http.bodies import InstrumentClass, SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.wire.cursors import InvalidCursor, paginate
 from spine.http.view import NodeView
-from spine.wire.primitives import InstrumentClass
 
 __all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]
 

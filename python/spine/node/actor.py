@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 from nautilus_trader.common.actor import Actor
 from nautilus_trader.common.component import TestClock
 from nautilus_trader.common.config import ActorConfig
@@ -32,11 +33,11 @@ from nautilus_trader.model.data import BarType, DataType
 from nautilus_trader.model.identifiers import ClientId
 from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual
 
+from spine._core import bar_row
 from spine.fanout import FanOut
 from spine.node.ledger import CoverageLedger
 from spine.node.status import EngineStatusProducer
 from spine.wire.projection import (
-    bar_rows,
     coverage_doc,
     envelope,
     frame,
@@ -283,8 +284,7 @@ class IngestionActor(Actor):
         self.ledger.saw(iid, "bars_second", bar.ts_event)
         p = self.book.precision(iid)
         ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
-        row = bar_rows({"sequence": [0], "ts_event": [ts], "open": [o], "high": [h], "low": [lo], "close": [c],
-                        "volume": [v]}, p.price, p.size)
+        row = bar_row(0, ts, o, h, lo, c, v, price_precision=p.price, size_precision=p.size)
         self._publish_bar(iid, "INTERNAL", "1s", row, [])
 
     def _take(self, instrument_id: str, channel: str, bar: Any) -> None:
@@ -308,8 +308,7 @@ class IngestionActor(Actor):
         series = self.book.series(instrument_id, channel)
         p = self.book.precision(instrument_id)
         ts, o, h, lo, c, v = mantissas(bar, p.price, p.size)
-        row = bar_rows({"sequence": [series.last_sequence], "ts_event": [ts], "open": [o], "high": [h], "low": [lo],
-                        "close": [c], "volume": [v]}, p.price, p.size)
+        row = bar_row(series.last_sequence, ts, o, h, lo, c, v, price_precision=p.price, size_precision=p.size)
         self._publish_bar(instrument_id, channel, "1m", row, [])
         if self._on_bar is not None:
             self._on_bar(instrument_id, channel, bar)
@@ -335,18 +334,18 @@ class IngestionActor(Actor):
         p = self.book.precision(instrument_id)
         if kind == "bar":
             o, h, lo, c, v, sequence = values
-            row = bar_rows({"sequence": [sequence], "ts_event": [end], "open": [o], "high": [h], "low": [lo],
-                            "close": [c], "volume": [v]}, p.price, p.size)
+            row = bar_row(sequence, end, o, h, lo, c, v, price_precision=p.price, size_precision=p.size)
             self._publish_bar(instrument_id, channel, resolution, row, [])
         else:
-            self._publish_bar(instrument_id, channel, resolution, [], [(start, end, kind)])
+            self._publish_bar(instrument_id, channel, resolution, b"[]", [(start, end, kind)])
 
-    def _publish_bar(self, instrument_id: str, channel: str, resolution: str, rows: list[dict[str, Any]],
+    def _publish_bar(self, instrument_id: str, channel: str, resolution: str, rows: bytes,
                      withheld: list[tuple[int, int, str]]) -> None:
+        """``rows``: the JSON array of the event's bar rows, as ``spine._core.bar_row`` writes it."""
         document = envelope(
             instrument_id=instrument_id, bar_type=bar_type_of(instrument_id, resolution, channel),
-            resolution=resolution, channel=channel, bars=rows, coverage=self.coverage(instrument_id, channel),
-            withheld=withheld, next_cursor=None,
+            resolution=resolution, channel=channel, bars=msgspec.Raw(rows),
+            coverage=self.coverage(instrument_id, channel), withheld=withheld, next_cursor=None,
         )
         self.hub.publish(bar_kind(resolution, channel), instrument_id, frame("bar", document))
 

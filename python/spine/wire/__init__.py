@@ -1,4 +1,6 @@
-"""The wire layer: error codes and bodies, document Structs, and the client-side decoder.
+"""The wire layer: error codes and bodies, paging cursors, document producers, bar names, and
+the client-side decoder. The JSON Schemas under ``schemas/`` are the contract for every
+document; nothing here restates them.
 
 A table of contents; the logic lives in the submodules.
 """
@@ -16,15 +18,12 @@ from spine.wire.decoder import (
     decode,
     decode_error_body,
 )
-from spine.wire.documents import DOCUMENT_TYPES, ErrorEnvelope
 from spine.wire.errors import ERROR_CODES, ErrorCode, UnknownErrorSymbol, error_body
 
 __all__ = [
-    "DOCUMENT_TYPES",
     "ERROR_CODES",
     "ContractViolation",
     "ErrorCode",
-    "ErrorEnvelope",
     "MissingSchemaTag",
     "NotAnObject",
     "SchemaIdMismatch",

@@ -10,11 +10,10 @@ from typing import Any
 
 import msgspec
 
-from spine._core import WIRE_VERSION, format_decimal
+from spine._core import WIRE_VERSION
 
 __all__ = [
     "CUSTOM_KINDS",
-    "bar_rows",
     "coverage_doc",
     "envelope",
     "frame",
@@ -85,22 +84,6 @@ def projection_frame(kind: str, data: Any) -> dict[str, Any]:
         "ts_init": str(data.ts_init),
         "payload": payload,
     }
-
-
-def bar_rows(columns: dict[str, Any], price_precision: int, size_precision: int) -> list[dict[str, Any]]:
-    """Bars from column arrays (mantissas; ``sequence``, ``ts_event``) as wire rows."""
-    rows = []
-    for k in range(len(columns["ts_event"])):
-        rows.append({
-            "sequence": int(columns["sequence"][k]),
-            "ts_event": str(int(columns["ts_event"][k])),
-            "open": format_decimal(int(columns["open"][k]), price_precision),
-            "high": format_decimal(int(columns["high"][k]), price_precision),
-            "low": format_decimal(int(columns["low"][k]), price_precision),
-            "close": format_decimal(int(columns["close"][k]), price_precision),
-            "volume": format_decimal(int(columns["volume"][k]), size_precision),
-        })
-    return rows
 
 
 def coverage_doc(series: Any, *, instrument_id: str, retention_state: str, exhausted: bool) -> dict[str, Any]:

@@ -5,8 +5,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use spine_core::bars::{
-    fold, fold_many, write_page, BarsError, BarsView, Channel, Coverage, FoldOutput, PageQuery,
-    Resolution,
+    fold, fold_many, write_bar_row, write_page, BarsError, BarsView, Channel, Coverage, FoldOutput,
+    PageQuery, Resolution,
 };
 use spine_core::decimal::checked_scale;
 
@@ -90,6 +90,39 @@ pub(crate) fn page_bytes<'py>(
     let (price, size) = (scale(price_precision)?, scale(size_precision)?);
     let page = write_page(view, query, price, size);
     Ok((PyBytes::new(py, &page.json), page.more))
+}
+
+/// One bar as the JSON array a stream event's `bars` holds (`[{...}]`): the row a page of the
+/// same bar holds, written by the same writer.
+#[pyfunction]
+#[pyo3(signature = (sequence, ts_event, open, high, low, close, volume, *, price_precision, size_precision))]
+#[allow(clippy::too_many_arguments)]
+pub fn bar_row<'py>(
+    py: Python<'py>,
+    #[pyo3(from_py_with = int_args::sequence)] sequence: u64,
+    #[pyo3(from_py_with = int_args::nanos)] ts_event: u64,
+    #[pyo3(from_py_with = int_args::mantissa)] open: i64,
+    #[pyo3(from_py_with = int_args::mantissa)] high: i64,
+    #[pyo3(from_py_with = int_args::mantissa)] low: i64,
+    #[pyo3(from_py_with = int_args::mantissa)] close: i64,
+    #[pyo3(from_py_with = int_args::mantissa)] volume: i64,
+    #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
+    #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let scale = |p: i64| checked_scale(i128::from(p)).map_err(|e| decimal_error(py, &e));
+    let (price, size) = (scale(price_precision)?, scale(size_precision)?);
+    let mut json = Vec::with_capacity(160);
+    json.push(b'[');
+    write_bar_row(
+        &mut json,
+        sequence,
+        ts_event,
+        [open, high, low, close, volume],
+        price,
+        size,
+    );
+    json.push(b']');
+    Ok(PyBytes::new(py, &json))
 }
 
 /// A fold's result: derived bars as little-endian column buffers, and withheld spans.

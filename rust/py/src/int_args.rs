@@ -55,6 +55,11 @@ pub fn nanos(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     narrow(value, "a nanosecond timestamp, an integer 0..2^64-1")
 }
 
+/// A bar's sequence number.
+pub fn sequence(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    narrow(value, "a sequence number, an integer 0..2^64-1")
+}
+
 /// A fixed-point mantissa (a price or a volume at its precision).
 pub fn mantissa(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     narrow(value, "a mantissa, an integer -2^63..2^63-1")

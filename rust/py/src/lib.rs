@@ -31,6 +31,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decimal::parse_timestamp, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::parse_decimal_column, m)?)?;
     m.add_function(wrap_pyfunction!(decimal::parse_timestamp_column, m)?)?;
+    m.add_function(wrap_pyfunction!(bars::bar_row, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns_many, m)?)?;
     m.add_class::<series::PySeries>()?;

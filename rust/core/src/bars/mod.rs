@@ -15,7 +15,7 @@ pub use coverage::Coverage;
 pub use error::BarsError;
 pub use fold::{fold, fold_many, Derived, FoldOutput, Withheld, WithheldReason};
 pub use incremental::{Closed, IncrementalFold};
-pub use page::{write_decimal, write_page, Page, PageQuery};
+pub use page::{write_bar_row, write_decimal, write_page, Page, PageQuery};
 pub use resolution::{Channel, Resolution, MINUTE_NS};
 
 /// The last instant a bar or a coverage span may carry: 2^63-1 ns (year 2262). Arrow's

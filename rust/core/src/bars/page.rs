@@ -66,17 +66,39 @@ pub fn write_page(view: &BarsView<'_>, query: &PageQuery, price_scale: u8, size_
 }
 
 fn write_row(out: &mut Vec<u8>, view: &BarsView<'_>, i: usize, price: u8, size: u8) {
+    let ohlcv = [
+        view.open[i],
+        view.high[i],
+        view.low[i],
+        view.close[i],
+        view.volume[i],
+    ];
+    let sequence = view.sequence.map_or(0, |s| s[i]);
+    write_bar_row(out, sequence, view.ts_event[i], ohlcv, price, size);
+}
+
+/// Append one bar row, the object a page's `bars` array holds: open, high, low and close
+/// mantissas at `price` fractional digits, volume at `size`.
+pub fn write_bar_row(
+    out: &mut Vec<u8>,
+    sequence: u64,
+    ts_event: u64,
+    ohlcv: [i64; 5],
+    price: u8,
+    size: u8,
+) {
     let mut ints = itoa::Buffer::new();
     out.extend_from_slice(b"{\"sequence\":");
-    out.extend_from_slice(ints.format(view.sequence.map_or(0, |s| s[i])).as_bytes());
+    out.extend_from_slice(ints.format(sequence).as_bytes());
     out.extend_from_slice(b",\"ts_event\":\"");
-    out.extend_from_slice(ints.format(view.ts_event[i]).as_bytes());
+    out.extend_from_slice(ints.format(ts_event).as_bytes());
+    let [open, high, low, close, volume] = ohlcv;
     for (key, value, scale) in [
-        (&b"\",\"open\":\""[..], view.open[i], price),
-        (b"\",\"high\":\"", view.high[i], price),
-        (b"\",\"low\":\"", view.low[i], price),
-        (b"\",\"close\":\"", view.close[i], price),
-        (b"\",\"volume\":\"", view.volume[i], size),
+        (&b"\",\"open\":\""[..], open, price),
+        (b"\",\"high\":\"", high, price),
+        (b"\",\"low\":\"", low, price),
+        (b"\",\"close\":\"", close, price),
+        (b"\",\"volume\":\"", volume, size),
     ] {
         out.extend_from_slice(key);
         write_decimal(out, value, scale);
