@@ -17,7 +17,7 @@ MACD(12, 26, 9), the parameters of Spine's default registry:
 Times are PER INSTRUMENT for every rival, so the medians in the "warmup" group compare
 directly: each round warms the rival's whole universe once (``pedantic`` with one iteration
 per instrument, each iteration the next instrument), and its time is divided by the
-universe's size. nautilus is about 150 times slower than the others, so its universe is the
+universe's size. nautilus' per-bar loop is far slower than the others, so its universe is the
 first max(1, INSTRUMENTS // 20) instruments (50 of the default 1,000); spine and talib warm
 all INSTRUMENTS. Nothing per-rival is shared between rounds: every warm-up is cold.
 
@@ -54,7 +54,8 @@ from benches.feature_rivals import (
 BARS = 5_000
 # The universe is 1,000 instruments; SPINE_BENCH_INSTRUMENTS shrinks it for smoke runs.
 INSTRUMENTS = int(os.environ.get("SPINE_BENCH_INSTRUMENTS", "1000"))
-# nautilus' per-bar Python loop is ~150x slower: it warms a twentieth of the universe.
+# nautilus' per-bar Python loop is far slower: it warms a twentieth of the universe, so a
+# round stays short.
 NAUTILUS_INSTRUMENTS = max(1, INSTRUMENTS // 20)
 RIVAL_NAMES = ["spine", "talib", "nautilus"]
 ROUNDS = {"spine": 10, "talib": 10, "nautilus": 5}

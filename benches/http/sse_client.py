@@ -3,10 +3,11 @@ operations so the client is not the bottleneck. Complete frames are counted with
 ``bytes.count``; the publish time in each bar's ``ts_event`` gives the publish-to-receipt
 delay (of every event when paced, of the first event of each read when flat out).
 
-``run_clients`` splits the subscribers over a few client processes (a 1,000-subscriber sweep
-costs one process ~13 ms of reads, which would show up as delay). One of them waits until the
-server holds every subscription, then triggers the publisher. Each counts deliveries inside
-the same window, anchored on the first event's publish time and skipping ``warmup`` seconds.
+``run_clients`` splits the subscribers over a few client processes (one process reading a
+whole 1,000-subscriber sweep would add its own read time to the measured delay). One of them
+waits until the server holds every subscription, then triggers the publisher. Each counts
+deliveries inside the same window, anchored on the first event's publish time and skipping
+``warmup`` seconds.
 
     python -m benches.http.sse_client PORT --subscribers 500 --rate 0 --seconds 4.5 [--trigger N]
 """

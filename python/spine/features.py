@@ -164,7 +164,7 @@ def _count(value: object) -> bool:
 def _value_defect(value: object) -> str | None:
     """Why ``value`` is not one of the typed variants of svc.feature_row (None when it is).
     By hand rather than through jsonschema: a delta is built per changed row, and the schema's
-    validator costs milliseconds where this costs microseconds; tests check the two agree."""
+    validator is far slower (figures in docs/performance.md); tests check the two agree."""
     if not isinstance(value, Mapping):
         return f"{value!r} is not a value object"
     kind, fields = value.get("kind"), set(value)

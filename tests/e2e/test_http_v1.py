@@ -66,7 +66,7 @@ def test_bars_are_the_v2_rows(base: str) -> None:
     query = "bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL&limit=20"
     # The node ingests while the test reads: a minute that closes between the two reads
     # changes the page (a bucket withheld NOT_CLOSED appears). Compare v1 with a v2 page
-    # that was the same before and after it (a few tries, each a few milliseconds).
+    # that was the same before and after it (a few tries: a minute seldom closes between reads).
     for _ in range(5):
         before = get(base + f"/v2/bars?{query}")[1]
         v1 = ok(base, f"/bars?{query}")

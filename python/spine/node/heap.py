@@ -2,7 +2,8 @@
 
 Everything start-up built (the framework, instruments, modules, the app) lives as long as the
 process. Moved out of the collector's generations once, it is never walked again by a full
-collection, which is what held streams and requests back for tens of milliseconds.
+collection, which would otherwise hold streams and requests back while it walks them
+(docs/performance.md has the figure).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Internal states are the spec's six; the wire (``GET /v2/hydration``) speaks four, with
 NO_HISTORY served as READY (nothing more to fetch: the series is as complete as the venue
-allows) and RETRY_WAIT as HYDRATING (the work is not finished) — docs/contract.md, Schemas.
+allows) and RETRY_WAIT as HYDRATING (the work is not finished) — docs/contract.md, Hydration.
 Both are served side by side, so the wire never loses what the node knows.
 
 Transient failures are retried with exponential backoff (no jitter: every time is exact and
