@@ -1,0 +1,16 @@
+//! What runs the kernels. The primitives the kernels build on: [`ring`] windows,
+//! [`bar_ring`], [`packed`] words, [`block`] columns and [`recurrence`] steps. Above the
+//! registry: a state's [`layout`] of packed kernels in one arena, the [`fused`] loop of the
+//! recurrences, [`lanes`] of states side by side, and the [`state`] of one instrument and
+//! resolution.
+
+pub(crate) mod bar_ring;
+pub mod block;
+pub(crate) mod check;
+pub(crate) mod fused;
+pub(crate) mod lanes;
+pub(crate) mod layout;
+pub(crate) mod packed;
+pub(crate) mod recurrence;
+pub mod ring;
+pub mod state;

@@ -1,0 +1,6 @@
+//! Momentum and trend: changes of price over a window or a smoothing.
+
+pub mod macd;
+pub mod roc;
+pub mod rsi;
+pub mod trend;
