@@ -114,32 +114,6 @@ impl Packed for BarRing {
     }
 }
 
-/// For a kernel whose window is its `bars` ring and whose bar count is `seen`: `bars()` (the
-/// ring, for a kernel that reads it) and `viewing()` (this kernel reading another's ring of
-/// every bar it took, long enough for its window), as `layout.rs` uses them.
-macro_rules! reads_bars {
-    ($kind:ident) => {
-        impl $kind {
-            /// The ring of every bar taken (the window), for a kernel that reads it.
-            pub(crate) fn bars(&self) -> BarRing {
-                self.bars
-            }
-
-            /// This kernel reading `bars`, another kernel's ring of every bar it took (long
-            /// enough for this window), after `seen` bars.
-            #[must_use]
-            pub(crate) fn viewing(&self, bars: BarRing, seen: u64) -> Self {
-                Self {
-                    bars,
-                    seen,
-                    ..*self
-                }
-            }
-        }
-    };
-}
-pub(crate) use reads_bars;
-
 #[cfg(test)]
 mod tests {
     use super::*;

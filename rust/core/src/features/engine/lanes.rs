@@ -21,7 +21,7 @@ use crate::bars::Bar;
 use crate::features::engine::layout::Layout;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::state::{convert_bar, FeatureState, Meta};
-use crate::features::registry::dispatch;
+use crate::features::registry::kinds as dispatch;
 use crate::features::{BarInput, Kernel};
 
 /// One kernel's words and slots for every lane: lane `l` holds `words[l * w..][..w]` and

@@ -14,3 +14,4 @@ pub(crate) mod packed;
 pub(crate) mod recurrence;
 pub mod ring;
 pub mod state;
+pub(crate) mod window;

@@ -257,32 +257,6 @@ impl Packed for Ring {
     }
 }
 
-/// For a kernel whose window is its `closes` ring and whose bar count is `seen`: `closes()`
-/// (the ring, for a kernel that reads it) and `viewing()` (this kernel reading another's
-/// ring of every close it took, long enough for its window), as `layout.rs` uses them.
-macro_rules! reads_closes {
-    ($kind:ident) => {
-        impl $kind {
-            /// The ring of every close taken (the window), for a kernel that reads it.
-            pub(crate) fn closes(&self) -> Ring {
-                self.closes
-            }
-
-            /// This kernel reading `closes`, another kernel's ring of every close it took
-            /// (long enough for this window), after `seen` bars.
-            #[must_use]
-            pub(crate) fn viewing(&self, closes: Ring, seen: u64) -> Self {
-                Self {
-                    closes,
-                    seen,
-                    ..*self
-                }
-            }
-        }
-    };
-}
-pub(crate) use reads_closes;
-
 /// Where a fresh sum starts: `Sum` for `f64` folds from -0.0, and the fresh sum must have
 /// the bits of the ring's sum.
 pub(super) const FRESH: f64 = -0.0;

@@ -13,3 +13,4 @@ pub use volatility::{
     atr::Atr, bollinger::Bollinger, donchian::Donchian, realized_vol::RealizedVol,
 };
 pub use volume::volume_zscore::VolumeZscore;
+pub mod windowed;

@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn defaults_all_build_with_their_warmups() {
     let registry = default_registry();
-    assert_eq!(registry.features().len(), DEFAULTS.len());
+    assert_eq!(registry.features().len(), defaults().len());
     let warmups: Vec<(&str, u64)> = registry
         .features()
         .iter()

@@ -3,7 +3,11 @@
 
 use crate::features::engine::packed::{tagged, untag, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::features::registry::define::{
+    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
+};
 use crate::features::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
+use crate::features::{FeatureError, ValueType};
 
 /// The EMA recurrence on its own, shared with MACD.
 #[derive(Debug, Clone, Copy)]
@@ -194,6 +198,21 @@ impl Packed for Ema {
             core: template.core.restored(words[0], seeded),
             seen,
         }
+    }
+}
+
+impl Declared for Ema {
+    const IMPLEMENTATION: &'static str = "spine_core.features.ema";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("ema_20", &[("period", "20")])];
+}
+
+impl Define for Ema {
+    type Declared = Self;
+
+    fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
+        Ok(Self::new(params.integer("period", 1)?))
     }
 }
 

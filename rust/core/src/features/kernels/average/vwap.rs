@@ -4,60 +4,45 @@
 //! finding no non-zero volume rather than by testing a float sum against zero. Warm-up:
 //! `period` bars.
 //!
-//! The kernel keeps only the window's bars ([`BarRing`]); the sums are computed when a row
-//! is read, so a bar's update is one entry written, and with a long enough ring in its
-//! layout it keeps nothing and reads that one (`layout.rs`).
+//! A window kernel ([`Windowed`]) over a [`BarRing`]: the sums are computed when a row is
+//! read.
 
-use crate::features::engine::bar_ring::{reads_bars, BarRing, CLOSE, HIGH, INPUTS, LOW, VOLUME};
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
+use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
 
-/// Vwap(period); its window is a ring of `period` bars (or, viewing, another kernel's ring of
-/// at least `period`).
-#[derive(Debug, Clone, Copy)]
-pub struct Vwap {
-    bars: BarRing,
-    period: usize,
-    seen: u64,
-}
+/// Vwap(period).
+pub type Vwap = Windowed<VolumeWeighted>;
 
 impl Vwap {
     /// A fresh kernel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = len_of(period.max(1));
-        Self {
-            bars: BarRing::new(period),
-            period,
-            seen: 0,
-        }
+        Self::with(VolumeWeighted, len_of(period.max(1)))
     }
 }
 
-reads_bars!(Vwap);
+/// The window's typical prices weighted by volume.
+#[derive(Debug, Clone, Copy)]
+pub struct VolumeWeighted;
 
-impl Kernel for Vwap {
-    fn slots(&self) -> usize {
-        self.bars.slots()
+impl Declared for VolumeWeighted {
+    const IMPLEMENTATION: &'static str = "spine_core.features.vwap";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("vwap_20", &[("period", "20")])];
+}
+
+impl Statistic for VolumeWeighted {
+    type Entries = BarRing;
+
+    fn build(params: &Params<'_>) -> Result<Vwap, FeatureError> {
+        Ok(Vwap::new(params.integer("period", 1)?))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.bars.push(slots, bar);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.bars.push_block(slots, block);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        INPUTS
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let window = self.bars.newest(slots, self.period);
+    fn values(&self, bars: &BarRing, slots: &[f64], len: usize) -> Outputs {
+        let window = bars.newest(slots, len);
         if window.clone().all(|bar| bar[VOLUME] == 0.0) {
             return one(Raw::Undefined);
         }
@@ -72,43 +57,13 @@ impl Kernel for Vwap {
         }
         one(real(price_volume / volume))
     }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.bars.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for Vwap {
-    const WORDS: usize = BarRing::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.bars.pack(words);
-        words[BarRing::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            bars: Packed::unpack(&template.bars, words),
-            seen: int(words[BarRing::WORDS]),
-            ..*template
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
+    use crate::features::{BarInput, Owned};
 
     #[test]
     fn weights_typical_price_by_volume() {

@@ -6,7 +6,11 @@
 use crate::features::engine::packed::{tagged, untag, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::kernels::average::ema::{EmaCore, EmaStep};
+use crate::features::registry::define::{
+    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
+};
 use crate::features::{real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::{FeatureError, ValueType};
 
 /// MACD(fast, slow, signal): outputs line, signal, histogram.
 #[derive(Debug, Clone, Copy)]
@@ -150,6 +154,33 @@ impl Packed for Macd {
             seen,
             ..*template
         }
+    }
+}
+
+impl Declared for Macd {
+    const IMPLEMENTATION: &'static str = "spine_core.features.macd";
+    const OUTPUTS: OutputTable = &[
+        ("line", ValueType::Decimal, PRICE),
+        ("signal", ValueType::Decimal, PRICE),
+        ("histogram", ValueType::Decimal, PRICE),
+    ];
+    const PARAMETERS: &'static [&'static str] = &["fast", "signal", "slow"];
+    const DEFAULTS: &'static [DefaultSpec] = &[(
+        "macd_12_26_9",
+        &[("fast", "12"), ("slow", "26"), ("signal", "9")],
+    )];
+}
+
+impl Define for Macd {
+    type Declared = Self;
+
+    fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
+        let (fast, slow) = (params.integer("fast", 1)?, params.integer("slow", 2)?);
+        if fast >= slow {
+            let text = params.get("fast")?;
+            return Err(params.bad("fast", text, format!("less than slow ({slow})")));
+        }
+        Ok(Self::new(fast, slow, params.integer("signal", 1)?))
     }
 }
 

@@ -1,91 +1,49 @@
 //! Rate of change of the close over `period` bars, in percent:
 //! `100 * (close - close[period bars ago]) / close[period bars ago]`. A zero base close is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period + 1` bars.
+//!
+//! A window kernel ([`Windowed`]) over `period + 1` closes.
 
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::engine::ring::{reads_closes, Ring};
-use crate::features::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::ring::Ring;
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
 
-/// ROC(period), percent; its window is its `period + 1` slots (or, viewing, another
-/// kernel's ring of at least `period + 1` closes).
-#[derive(Debug, Clone, Copy)]
-pub struct Roc {
-    closes: Ring,
-    period: usize,
-    seen: u64,
-}
+/// ROC(period), percent.
+pub type Roc = Windowed<Change>;
 
 impl Roc {
     /// A fresh ROC; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = len_of(period.max(1));
-        Self {
-            closes: Ring::new(period.saturating_add(1)),
-            period,
-            seen: 0,
-        }
+        Self::with(Change, len_of(period.max(1)).saturating_add(1))
     }
 }
 
-reads_closes!(Roc);
+/// The change from the oldest close of the window to the newest, in percent.
+#[derive(Debug, Clone, Copy)]
+pub struct Change;
 
-impl Kernel for Roc {
-    fn slots(&self) -> usize {
-        self.closes.slots()
+impl Declared for Change {
+    const IMPLEMENTATION: &'static str = "spine_core.features.roc";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("roc_10", &[("period", "10")])];
+}
+
+impl Statistic for Change {
+    type Entries = Ring;
+
+    fn build(params: &Params<'_>) -> Result<Roc, FeatureError> {
+        Ok(Roc::new(params.integer("period", 1)?))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.closes.push(slots, bar.close);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.closes.push_slice(slots, block.close);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::CLOSE
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let close = self.closes.nth_newest(slots, 0);
-        let base = self.closes.nth_newest(slots, self.period);
+    fn values(&self, closes: &Ring, slots: &[f64], len: usize) -> Outputs {
+        let close = closes.nth_newest(slots, 0);
+        let base = closes.nth_newest(slots, len - 1);
         match (close, base) {
             (Some(close), Some(base)) if base != 0.0 => one(real(100.0 * (close - base) / base)),
             _ => one(Raw::Undefined),
-        }
-    }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64 + 1
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.closes.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for Roc {
-    const WORDS: usize = Ring::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.closes.pack(words);
-        words[Ring::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            closes: Packed::unpack(&template.closes, words),
-            seen: int(words[Ring::WORDS]),
-            ..*template
         }
     }
 }

@@ -7,7 +7,9 @@
 
 use crate::features::engine::packed::{int, tagged, untag, word, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::features::registry::define::{Declared, DefaultSpec, Define, OutputTable, Params};
 use crate::features::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::{FeatureError, ValueType};
 
 /// RSI(period), Wilder.
 #[derive(Debug, Clone, Copy)]
@@ -167,6 +169,22 @@ impl Packed for Rsi {
             avg_loss: words[3],
             seen,
         }
+    }
+}
+
+impl Declared for Rsi {
+    const IMPLEMENTATION: &'static str = "spine_core.features.rsi";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] =
+        &[("rsi_14", &[("period", "14"), ("threshold", "70")])];
+}
+
+impl Define for Rsi {
+    type Declared = Self;
+
+    fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
+        Ok(Self::new(params.integer("period", 1)?))
     }
 }
 

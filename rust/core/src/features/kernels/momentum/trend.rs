@@ -10,8 +10,13 @@
 use crate::decimal::Fixed;
 use crate::features::engine::packed::{int, word, Packed};
 use crate::features::engine::ring::RollingSum;
+use crate::features::engine::window::Window;
+use crate::features::registry::define::{
+    Bound, Declared, DefaultSpec, Define, OutputTable, Params,
+};
 use crate::features::value::fixed_from_f64;
 use crate::features::{len_of, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::{FeatureError, ValueType};
 
 /// Trend(period, threshold): outputs ratio (decimal), sign (integer); its window is its
 /// average's `period` slots. The average is a rolling sum (O(1) to read: a long window).
@@ -44,11 +49,6 @@ impl Trend {
             return f64::NAN;
         }
         self.sum.sum() / self.sum.len() as f64
-    }
-
-    /// The ring of every close taken (the window), for a kernel that reads it.
-    pub(crate) fn closes(&self) -> crate::features::engine::ring::Ring {
-        self.sum.ring()
     }
 
     fn sign(&self, ratio: f64) -> Raw {
@@ -146,6 +146,33 @@ impl Packed for Trend {
             close: words[RollingSum::WORDS + 1],
             ..*template
         }
+    }
+}
+
+impl Declared for Trend {
+    const IMPLEMENTATION: &'static str = "spine_core.features.trend";
+    const OUTPUTS: OutputTable = &[
+        ("ratio", ValueType::Decimal, 6),
+        ("sign", ValueType::Integer, 0),
+    ];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const THRESHOLD: Bound = Bound::NonNegative;
+    const DEFAULTS: &'static [DefaultSpec] =
+        &[("trend_200", &[("period", "200"), ("threshold", "0")])];
+}
+
+impl Define for Trend {
+    type Declared = Self;
+
+    fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
+        let period = params.integer("period", 1)?;
+        let threshold = params.threshold.unwrap_or(Fixed::zero(0));
+        Ok(Self::new(period, threshold, Self::OUTPUTS[0].2))
+    }
+
+    /// Its ring of closes, for views; it keeps a running sum besides, so it reads no other's.
+    fn window(&self) -> Option<Window> {
+        Some(Window::Closes(self.sum.ring()))
     }
 }
 

@@ -5,7 +5,11 @@
 
 use crate::features::engine::packed::{int, tagged, untag, word, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::features::registry::define::{
+    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
+};
 use crate::features::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
+use crate::features::{FeatureError, ValueType};
 
 /// ATR(period), Wilder.
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +149,21 @@ impl Packed for Atr {
             atr: words[2],
             seen,
         }
+    }
+}
+
+impl Declared for Atr {
+    const IMPLEMENTATION: &'static str = "spine_core.features.atr";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("atr_14", &[("period", "14")])];
+}
+
+impl Define for Atr {
+    type Declared = Self;
+
+    fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
+        Ok(Self::new(params.integer("period", 1)?))
     }
 }
 

@@ -3,64 +3,56 @@
 //! `(close - lower) / (upper - lower)`. A window of equal closes has zero width: the bands
 //! equal the mid and `percent_b` is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 //!
-//! The kernel keeps only the window's closes; mean and variance are computed from them
-//! when a row is read, in two passes (the mean, then the squared deviations from it), so a
-//! bar's update is a ring write and no running sum drifts. As with the SMA, a kernel
-//! viewing another's ring of closes (`layout.rs`) reads the same values in the same order:
-//! the same bits, and the mid equals the SMA of the same period bit for bit.
+//! A window kernel ([`Windowed`]): mean and variance are computed from the window's closes
+//! when a row is read, in two passes (the mean, then the squared deviations from it), so no
+//! running sum drifts, and the mid equals the SMA of the same period bit for bit.
 
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::engine::ring::{reads_closes, Ring};
-use crate::features::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::ring::Ring;
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{
+    to_f64, Bound, Declared, DefaultSpec, OutputTable, Params, PRICE,
+};
+use crate::features::{len_of, real, FeatureError, Outputs, Raw, ValueType};
 
-/// Bollinger(period, k): outputs mid, upper, lower, percent_b; its window is its `period`
-/// slots (or, viewing, another kernel's ring of at least `period` closes).
-#[derive(Debug, Clone, Copy)]
-pub struct Bollinger {
-    k: f64,
-    closes: Ring,
-    period: usize,
-    seen: u64,
-}
+/// Bollinger(period, k): outputs mid, upper, lower, percent_b.
+pub type Bollinger = Windowed<Bands>;
 
 impl Bollinger {
     /// Fresh bands; `period` is at least 1, `k` positive (validated by the registry).
     #[must_use]
     pub fn new(period: u64, k: f64) -> Self {
-        let period = len_of(period.max(1));
-        Self {
-            k,
-            closes: Ring::new(period),
-            period,
-            seen: 0,
-        }
+        Self::with(Bands { k }, len_of(period.max(1)))
     }
 }
 
-reads_closes!(Bollinger);
+/// The bands `k` standard deviations around the mean of the window.
+#[derive(Debug, Clone, Copy)]
+pub struct Bands {
+    k: f64,
+}
 
-impl Kernel for Bollinger {
-    fn slots(&self) -> usize {
-        self.closes.slots()
+impl Declared for Bands {
+    const IMPLEMENTATION: &'static str = "spine_core.features.bollinger";
+    const OUTPUTS: OutputTable = &[
+        ("mid", ValueType::Decimal, PRICE),
+        ("upper", ValueType::Decimal, PRICE),
+        ("lower", ValueType::Decimal, PRICE),
+        ("percent_b", ValueType::Decimal, 6),
+    ];
+    const PARAMETERS: &'static [&'static str] = &["k", "period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("bb_20_2", &[("period", "20"), ("k", "2")])];
+}
+
+impl Statistic for Bands {
+    type Entries = Ring;
+
+    fn build(params: &Params<'_>) -> Result<Bollinger, FeatureError> {
+        let k = params.decimal("k", params.get("k")?, Bound::Positive)?;
+        Ok(Bollinger::new(params.integer("period", 1)?, to_f64(k)))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.closes.push(slots, bar.close);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.closes.push_slice(slots, block.close);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::CLOSE
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let (older, newer) = self.closes.newest(slots, self.period);
+    fn values(&self, closes: &Ring, slots: &[f64], len: usize) -> Outputs {
+        let (older, newer) = closes.newest(slots, len);
         let window = || older.iter().chain(newer).copied();
         let (Some(first), Some(close)) = (window().next(), window().last()) else {
             return [Raw::Undefined; 4];
@@ -81,36 +73,6 @@ impl Kernel for Bollinger {
             Raw::Undefined
         };
         [real(mid), real(upper), real(lower), percent_b]
-    }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.closes.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for Bollinger {
-    const WORDS: usize = Ring::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.closes.pack(words);
-        words[Ring::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            closes: Packed::unpack(&template.closes, words),
-            seen: int(words[Ring::WORDS]),
-            ..*template
-        }
     }
 }
 

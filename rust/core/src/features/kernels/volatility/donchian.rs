@@ -1,63 +1,50 @@
 //! Donchian channel: the highest high and lowest low of the last `period` bars, the current
 //! bar included. Warm-up: `period` bars.
 //!
-//! The kernel keeps only the window's bars ([`BarRing`]) and scans them for the extremes when
-//! a row is read, so a bar's update is one entry written, and with a long enough ring in its
-//! layout it keeps nothing and reads that one (`layout.rs`). Keeping the extremes as bars
-//! arrive (a rescan when the entry holding one left, or monotonic deques) cost every update
-//! a branch on the window and more state in cache, at midnight when every resolution of
-//! every instrument closes with its state out of cache (`docs/performance.md`).
+//! A window kernel ([`Windowed`]) over a [`BarRing`], scanned for the extremes when a row is
+//! read. Keeping the extremes as bars arrive (a rescan when the entry holding one left, or
+//! monotonic deques) cost every update a branch on the window and more state in cache, at
+//! midnight when every resolution of every instrument closes with its state out of cache.
 
-use crate::features::engine::bar_ring::{reads_bars, BarRing, HIGH, INPUTS, LOW};
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::{len_of, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::bar_ring::{BarRing, HIGH, LOW};
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
+use crate::features::{len_of, real, FeatureError, Outputs, Raw, ValueType};
 
-/// Donchian(period): outputs high, low; its window is a ring of `period` bars (or, viewing,
-/// another kernel's ring of at least `period`).
-#[derive(Debug, Clone, Copy)]
-pub struct Donchian {
-    bars: BarRing,
-    period: usize,
-    seen: u64,
-}
+/// Donchian(period): outputs high, low.
+pub type Donchian = Windowed<Extremes>;
 
 impl Donchian {
     /// A fresh channel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = len_of(period.max(1));
-        Self {
-            bars: BarRing::new(period),
-            period,
-            seen: 0,
-        }
+        Self::with(Extremes, len_of(period.max(1)))
     }
 }
 
-reads_bars!(Donchian);
+/// The highest high and lowest low of the window.
+#[derive(Debug, Clone, Copy)]
+pub struct Extremes;
 
-impl Kernel for Donchian {
-    fn slots(&self) -> usize {
-        self.bars.slots()
+impl Declared for Extremes {
+    const IMPLEMENTATION: &'static str = "spine_core.features.donchian";
+    const OUTPUTS: OutputTable = &[
+        ("high", ValueType::Decimal, PRICE),
+        ("low", ValueType::Decimal, PRICE),
+    ];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] = &[("donchian_20", &[("period", "20")])];
+}
+
+impl Statistic for Extremes {
+    type Entries = BarRing;
+
+    fn build(params: &Params<'_>) -> Result<Donchian, FeatureError> {
+        Ok(Donchian::new(params.integer("period", 1)?))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.bars.push(slots, bar);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.bars.push_block(slots, block);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        INPUTS
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let mut window = self.bars.newest(slots, self.period);
+    fn values(&self, bars: &BarRing, slots: &[f64], len: usize) -> Outputs {
+        let mut window = bars.newest(slots, len);
         let Some(oldest) = window.next() else {
             return [Raw::Undefined; 4];
         };
@@ -66,43 +53,15 @@ impl Kernel for Donchian {
         });
         [real(high), real(low), Raw::Undefined, Raw::Undefined]
     }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.bars.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for Donchian {
-    const WORDS: usize = BarRing::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.bars.pack(words);
-        words[BarRing::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            bars: Packed::unpack(&template.bars, words),
-            seen: int(words[BarRing::WORDS]),
-            ..*template
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::engine::packed::Packed;
     use crate::features::testing::{batch_equals_incremental, nth, series};
     use crate::features::Owned;
+    use crate::features::{BarInput, Kernel};
 
     #[test]
     fn extremes_of_the_window() {

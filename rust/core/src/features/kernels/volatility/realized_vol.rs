@@ -4,52 +4,49 @@
 //! A return is undefined when either close is not positive; while one is in the window the
 //! value is ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period + 1` bars (`period` returns).
 //!
-//! Like Bollinger's, the kernel keeps only the window's `period + 1` closes: the returns,
-//! their mean and variance (two passes) are computed when a row is read, so a bar's update
-//! is a ring write, and with a long enough ring of closes in the layout (the trend's) it
-//! keeps nothing and reads that one (`layout.rs`). The logarithms move from every bar to
-//! every read: a close updates each state once, and a screener reads a row at most as
+//! A window kernel ([`Windowed`]) over `period + 1` closes: the returns, their mean and
+//! variance (two passes) are computed when a row is read. The logarithms move from every bar
+//! to every read: a close updates each state once, and a screener reads a row at most as
 //! often, mostly far less.
 
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::engine::ring::{reads_closes, Ring};
-use crate::features::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::ring::Ring;
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
 
-/// RealizedVol(period, annualization); its window is its `period + 1` slots (or, viewing,
-/// another kernel's ring of at least `period + 1` closes).
-#[derive(Debug, Clone, Copy)]
-pub struct RealizedVol {
-    scale: f64,
-    closes: Ring,
-    /// Returns in the window.
-    period: usize,
-    seen: u64,
-}
+/// RealizedVol(period, annualization).
+pub type RealizedVol = Windowed<LogReturns>;
 
 impl RealizedVol {
     /// A fresh kernel; `period` at least 2, `annualization` at least 1 (validated by the
     /// registry).
     #[must_use]
     pub fn new(period: u64, annualization: u64) -> Self {
-        let period = len_of(period.max(2));
-        Self {
-            scale: (annualization.max(1) as f64).sqrt(),
-            closes: Ring::new(period.saturating_add(1)),
-            period,
-            seen: 0,
-        }
+        let scale = (annualization.max(1) as f64).sqrt();
+        Self::with(
+            LogReturns { scale },
+            len_of(period.max(2)).saturating_add(1),
+        )
     }
+}
 
-    /// The window's log returns, oldest first; `None` until it holds `period` of them or
-    /// while one is undefined.
-    fn returns(&self, slots: &[f64]) -> Option<Vec<f64>> {
-        let (older, newer) = self.closes.newest(slots, self.period + 1);
-        if older.len() + newer.len() <= self.period {
+/// The scaled sample standard deviation of the window's log returns.
+#[derive(Debug, Clone, Copy)]
+pub struct LogReturns {
+    scale: f64,
+}
+
+impl LogReturns {
+    /// The log returns of the newest `len` closes, oldest first; `None` until there are
+    /// `len - 1` of them or while one is undefined.
+    fn returns(closes: &Ring, slots: &[f64], len: usize) -> Option<Vec<f64>> {
+        let (older, newer) = closes.newest(slots, len);
+        if older.len() + newer.len() < len {
             return None;
         }
         let mut closes = older.iter().chain(newer).copied();
         let mut prev = closes.next()?;
-        let mut returns = Vec::with_capacity(self.period);
+        let mut returns = Vec::with_capacity(len - 1);
         for close in closes {
             if !(close > 0.0 && prev > 0.0) {
                 return None;
@@ -61,30 +58,27 @@ impl RealizedVol {
     }
 }
 
-reads_closes!(RealizedVol);
+impl Declared for LogReturns {
+    const IMPLEMENTATION: &'static str = "spine_core.features.realized_vol";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 8)];
+    const PARAMETERS: &'static [&'static str] = &["annualization", "period"];
+    const DEFAULTS: &'static [DefaultSpec] =
+        &[("rvol_20", &[("period", "20"), ("annualization", "1")])];
+}
 
-impl Kernel for RealizedVol {
-    fn slots(&self) -> usize {
-        self.closes.slots()
+impl Statistic for LogReturns {
+    type Entries = Ring;
+
+    fn build(params: &Params<'_>) -> Result<RealizedVol, FeatureError> {
+        let period = params.integer("period", 2)?;
+        Ok(RealizedVol::new(
+            period,
+            params.integer("annualization", 1)?,
+        ))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.closes.push(slots, bar.close);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.closes.push_slice(slots, block.close);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        Inputs::CLOSE
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let Some(returns) = self.returns(slots) else {
+    fn values(&self, closes: &Ring, slots: &[f64], len: usize) -> Outputs {
+        let Some(returns) = Self::returns(closes, slots, len) else {
             return one(Raw::Undefined);
         };
         let first = returns[0];
@@ -96,36 +90,6 @@ impl Kernel for RealizedVol {
         let mean = returns.iter().sum::<f64>() / n;
         let variance = returns.iter().map(|r| (r - mean) * (r - mean)).sum::<f64>() / (n - 1.0);
         one(real(variance.sqrt() * self.scale))
-    }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64 + 1
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.closes.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for RealizedVol {
-    const WORDS: usize = Ring::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.closes.pack(words);
-        words[Ring::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            closes: Packed::unpack(&template.closes, words),
-            seen: int(words[Ring::WORDS]),
-            ..*template
-        }
     }
 }
 

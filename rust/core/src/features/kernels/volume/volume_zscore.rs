@@ -2,62 +2,46 @@
 //! current bar, with the population standard deviation. A window of equal volumes is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
 //!
-//! Like Bollinger's, the kernel keeps only the window (a [`BarRing`], the bars' fields VWAP
-//! and Donchian read too) and computes mean and variance from it when a row is read (two
-//! passes), so a bar's update is one entry written. With a long enough ring in its layout
-//! it keeps nothing and reads that one (`layout.rs`): the same values in the same order,
-//! the same bits.
+//! A window kernel ([`Windowed`]) over a [`BarRing`] (the bars' fields VWAP and Donchian
+//! read too): mean and variance are computed from it when a row is read (two passes).
 
-use crate::features::engine::bar_ring::{reads_bars, BarRing, INPUTS, VOLUME};
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::{len_of, one, real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
+use crate::features::engine::bar_ring::{BarRing, VOLUME};
+use crate::features::kernels::windowed::{Statistic, Windowed};
+use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
 
-/// VolumeZscore(period); its window is a ring of `period` bars (or, viewing, another
-/// kernel's ring of at least `period`).
-#[derive(Debug, Clone, Copy)]
-pub struct VolumeZscore {
-    bars: BarRing,
-    period: usize,
-    seen: u64,
-}
+/// VolumeZscore(period).
+pub type VolumeZscore = Windowed<Zscore>;
 
 impl VolumeZscore {
     /// A fresh kernel; `period` is at least 1.
     #[must_use]
     pub fn new(period: u64) -> Self {
-        let period = len_of(period.max(1));
-        Self {
-            bars: BarRing::new(period),
-            period,
-            seen: 0,
-        }
+        Self::with(Zscore, len_of(period.max(1)))
     }
 }
 
-reads_bars!(VolumeZscore);
+/// The z-score of the newest volume in the window's.
+#[derive(Debug, Clone, Copy)]
+pub struct Zscore;
 
-impl Kernel for VolumeZscore {
-    fn slots(&self) -> usize {
-        self.bars.slots()
+impl Declared for Zscore {
+    const IMPLEMENTATION: &'static str = "spine_core.features.volume_zscore";
+    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
+    const PARAMETERS: &'static [&'static str] = &["period"];
+    const DEFAULTS: &'static [DefaultSpec] =
+        &[("vol_z_20", &[("period", "20"), ("threshold", "2")])];
+}
+
+impl Statistic for Zscore {
+    type Entries = BarRing;
+
+    fn build(params: &Params<'_>) -> Result<VolumeZscore, FeatureError> {
+        Ok(VolumeZscore::new(params.integer("period", 1)?))
     }
 
-    #[inline(always)]
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput) {
-        self.bars.push(slots, bar);
-        self.seen += 1;
-    }
-
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        self.bars.push_block(slots, block);
-        self.seen += block.len() as u64;
-    }
-
-    fn inputs(&self) -> Inputs {
-        INPUTS
-    }
-
-    fn values(&self, slots: &[f64]) -> Outputs {
-        let window = || self.bars.newest(slots, self.period).map(|bar| bar[VOLUME]);
+    fn values(&self, bars: &BarRing, slots: &[f64], len: usize) -> Outputs {
+        let window = || bars.newest(slots, len).map(|bar| bar[VOLUME]);
         let (Some(first), Some(volume)) = (window().next(), window().last()) else {
             return one(Raw::Undefined);
         };
@@ -71,36 +55,6 @@ impl Kernel for VolumeZscore {
             one(real((volume - mean) / variance.sqrt()))
         } else {
             one(Raw::Undefined)
-        }
-    }
-
-    fn warmup_bars(&self) -> u64 {
-        self.period as u64
-    }
-
-    fn bars_seen(&self) -> u64 {
-        self.seen
-    }
-
-    fn reset(&mut self) {
-        self.bars.clear();
-        self.seen = 0;
-    }
-}
-
-impl Packed for VolumeZscore {
-    const WORDS: usize = BarRing::WORDS + 1;
-
-    fn pack(&self, words: &mut [f64]) {
-        self.bars.pack(words);
-        words[BarRing::WORDS] = word(self.seen);
-    }
-
-    fn unpack(template: &Self, words: &[f64]) -> Self {
-        Self {
-            bars: Packed::unpack(&template.bars, words),
-            seen: int(words[BarRing::WORDS]),
-            ..*template
         }
     }
 }
