@@ -8,7 +8,7 @@ pub mod volatility;
 pub mod volume;
 
 pub use average::{ema::Ema, sma::Sma, vwap::Vwap};
-pub use momentum::{macd::Macd, roc::Roc, rsi::Rsi, trend::Trend};
+pub use momentum::{macd::Macd, roc::Roc, rsi::Rsi, stochastic::Stochastic, trend::Trend};
 pub use volatility::{
     atr::Atr, bollinger::Bollinger, donchian::Donchian, realized_vol::RealizedVol,
 };

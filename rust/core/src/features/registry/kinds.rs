@@ -6,7 +6,8 @@
 use crate::features::engine::packed::Packed;
 use crate::features::engine::window::Window;
 use crate::features::kernels::{
-    Atr, Bollinger, Donchian, Ema, Macd, RealizedVol, Roc, Rsi, Sma, Trend, VolumeZscore, Vwap,
+    Atr, Bollinger, Donchian, Ema, Macd, RealizedVol, Roc, Rsi, Sma, Stochastic, Trend,
+    VolumeZscore, Vwap,
 };
 use crate::features::registry::define::{
     Bound, Declared, DefaultSpec, Define, OutputTable, Params,
@@ -275,4 +276,5 @@ kinds!(
     Vwap(Vwap),
     Donchian(Donchian),
     Trend(Trend),
+    Stochastic(Stochastic),
 );

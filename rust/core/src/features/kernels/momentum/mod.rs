@@ -3,4 +3,5 @@
 pub mod macd;
 pub mod roc;
 pub mod rsi;
+pub mod stochastic;
 pub mod trend;
