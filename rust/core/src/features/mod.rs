@@ -28,10 +28,10 @@ pub mod universe;
 pub mod value;
 
 pub use engine::block::{BarBlock, Inputs};
-pub use engine::state::{BarColumns, FeatureState, Row};
+pub use engine::input::{BarColumns, BarInput};
+pub use engine::state::{FeatureState, Row};
 pub use error::FeatureError;
-pub(crate) use kernel::{len_of, one, pow10, real};
-pub use kernel::{BarInput, Kernel, Outputs, Owned, MAX_OUTPUTS};
+pub use kernel::{Kernel, Outputs, Owned, MAX_OUTPUTS};
 pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
 pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
 pub use universe::{Universe, Updated};

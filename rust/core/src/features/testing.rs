@@ -1,6 +1,10 @@
 //! Helpers for the kernel unit tests.
 
-use crate::features::{BarInput, Kernel, Owned, Raw};
+use crate::features::engine::input::BarInput;
+
+use crate::features::kernel::{Kernel, Owned};
+
+use crate::features::value::Raw;
 
 /// A bar with every price at `close`.
 pub fn flat(ts: u64, close: f64, volume: f64) -> BarInput {

@@ -8,9 +8,10 @@
 //! read, oldest entry first, so a feature reads the same values in the same order however
 //! its ring is shared: the same bits.
 
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::ring::Ring;
-use crate::features::{BarBlock, BarInput, Inputs};
 
 /// Where each field sits in an entry.
 pub(crate) const HIGH: usize = 0;

@@ -14,8 +14,8 @@
 use std::ops::Range;
 
 use crate::features::engine::check::QuickCheck;
-use crate::features::engine::state::BarColumns;
-use crate::features::{pow10, BarInput};
+use crate::features::engine::input::BarColumns;
+use crate::features::engine::input::{pow10, BarInput};
 
 /// The bar fields a kernel reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,6 +11,7 @@
 //! Only the first kernel of each kind joins the loop, once seeded; any other kernel (another
 //! kind, a second of a kind, one still seeding) takes the block alone.
 
+use crate::features::engine::block::BarBlock;
 use crate::features::engine::recurrence::{Recurrence, Step};
 use crate::features::kernels::average::ema::EmaStep;
 use crate::features::kernels::momentum::macd::MacdStep;
@@ -18,7 +19,6 @@ use crate::features::kernels::momentum::rsi::RsiStep;
 use crate::features::kernels::volatility::atr::AtrStep;
 use crate::features::kernels::{Atr, Ema, Macd, Rsi};
 use crate::features::registry::AnyKernel;
-use crate::features::BarBlock;
 
 /// Bars `kernel` must take before it can join the fused loop (0 for kinds that never do).
 #[must_use]

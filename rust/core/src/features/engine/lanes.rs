@@ -18,11 +18,12 @@
 use std::sync::Arc;
 
 use crate::bars::Bar;
+use crate::features::engine::input::BarInput;
 use crate::features::engine::layout::Layout;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::state::{convert_bar, FeatureState, Meta};
+use crate::features::kernel::Kernel;
 use crate::features::registry::kinds as dispatch;
-use crate::features::{BarInput, Kernel};
 
 /// One kernel's words and slots for every lane: lane `l` holds `words[l * w..][..w]` and
 /// `slots[l * s..][..s]`.

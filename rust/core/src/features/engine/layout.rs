@@ -24,11 +24,12 @@ use std::sync::Arc;
 
 use crate::features::engine::block::{BarBlock, Inputs};
 use crate::features::engine::fused::{self, Fused};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::window::Series;
+use crate::features::kernel::Kernel;
 use crate::features::registry::kinds as dispatch;
 use crate::features::registry::{AnyKernel, Compiled};
-use crate::features::{BarInput, Kernel};
 
 /// One kernel's template and place in the arena.
 #[derive(Debug)]

@@ -8,6 +8,7 @@ pub(crate) mod bar_ring;
 pub mod block;
 pub(crate) mod check;
 pub(crate) mod fused;
+pub mod input;
 pub(crate) mod lanes;
 pub(crate) mod layout;
 pub(crate) mod packed;

@@ -23,31 +23,15 @@ use crate::bars::Bar;
 use crate::decimal::MAX_SCALE;
 use crate::features::engine::block::{BlockBuffer, Inputs, BLOCK};
 use crate::features::engine::check::QuickCheck;
+use crate::features::engine::input::{pow10, BarColumns, BarInput};
 use crate::features::engine::layout::Layout;
 use crate::features::error::FeatureError;
+use crate::features::kernel::Kernel;
 use crate::features::registry::{Compiled, Registry};
 use crate::features::value::FeatureValue;
-use crate::features::{pow10, BarInput, Kernel};
 
 /// A feature row: `<feature_id>.<output_name>` -> value, in key order.
 pub type Row = BTreeMap<String, FeatureValue>;
-
-/// Borrowed columns of closed bars as fixed-point mantissas.
-#[derive(Debug, Clone, Copy)]
-pub struct BarColumns<'a> {
-    /// Close times, nanoseconds, strictly increasing.
-    pub ts_event: &'a [u64],
-    /// Open mantissas at the price scale.
-    pub open: &'a [i64],
-    /// High mantissas.
-    pub high: &'a [i64],
-    /// Low mantissas.
-    pub low: &'a [i64],
-    /// Close mantissas.
-    pub close: &'a [i64],
-    /// Volume mantissas at the size scale.
-    pub volume: &'a [i64],
-}
 
 /// The kernels of one instrument and resolution.
 #[derive(Debug, Clone)]

@@ -6,9 +6,10 @@
 use std::fmt::Debug;
 
 use crate::features::engine::bar_ring::{self, BarRing};
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::ring::Ring;
-use crate::features::{BarBlock, BarInput, Inputs};
 
 /// What a ring holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,13 @@
 
 use std::fmt::Debug;
 
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::{int, word, Packed};
 use crate::features::engine::window::{Entries, Window};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{Kernel, Outputs};
 use crate::features::registry::define::{Declared, Define, Params};
-use crate::features::{BarBlock, BarInput, FeatureError, Inputs, Kernel, Outputs};
 
 /// What an indicator computes from its window: the one part each window kernel writes.
 pub(crate) trait Statistic: Declared + Copy + Debug {

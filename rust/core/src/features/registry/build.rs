@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use super::define::Params;
 use super::{Compiled, KernelKind};
+use crate::features::error::FeatureError;
+use crate::features::kernel::Kernel;
 use crate::features::spec::{FeatureSpec, OutputSpec, Refresh, FEATURE_VERSION};
-use crate::features::{FeatureError, Kernel};
 use crate::identity::check_name;
 
 /// Build and check a spec for `kind` from exact string parameters.

@@ -8,9 +8,12 @@ use crate::decimal::Fixed;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
-use crate::features::registry::MAX_PERIOD;
+use crate::features::kernel::Kernel;
 use crate::features::spec::ValueType;
-use crate::features::Kernel;
+
+/// The longest window a spec may declare. The durable series keeps 5,000 bars; a longer
+/// period could never warm from it, and the bound caps the memory one spec can ask for.
+pub const MAX_PERIOD: u64 = 100_000;
 
 /// Price-level outputs (averages, bands, ranges) are published at 8 decimals: enough for
 /// every venue precision in use and far inside the i128 mantissa for any i64 price. Kernels

@@ -26,11 +26,12 @@ impl AnyKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::engine::input::BarInput;
     use crate::features::engine::packed::Packed;
+    use crate::features::kernel::Kernel;
     use crate::features::registry::kinds::{update_lanes, words};
     use crate::features::registry::{build_spec, default_registry, KernelKind};
     use crate::features::testing::series;
-    use crate::features::{BarInput, Kernel};
 
     #[test]
     fn every_kind_unpacks_to_what_it_packed() {

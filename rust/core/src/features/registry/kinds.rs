@@ -3,8 +3,12 @@
 //! kind and dispatches to it through one inlined `match` (no dynamic dispatch); the packed
 //! updates ([`update`], [`update_lanes`]) dispatch once per bar or batch.
 
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::Packed;
 use crate::features::engine::window::Window;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{Kernel, Outputs};
 use crate::features::kernels::{
     Atr, Bollinger, Donchian, Ema, Macd, RealizedVol, Roc, Rsi, Sma, Stochastic, Trend,
     VolumeZscore, Vwap,
@@ -12,7 +16,6 @@ use crate::features::kernels::{
 use crate::features::registry::define::{
     Bound, Declared, DefaultSpec, Define, OutputTable, Params,
 };
-use crate::features::{BarBlock, BarInput, FeatureError, Inputs, Kernel, Outputs};
 
 /// Unpack, update, pack back.
 #[inline(always)]

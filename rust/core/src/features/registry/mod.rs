@@ -8,10 +8,6 @@ use crate::features::error::FeatureError;
 use crate::features::spec::FeatureSpec;
 use define::DefaultSpec;
 
-/// The longest window a spec may declare. The durable series keeps 5,000 bars; a longer
-/// period could never warm from it, and the bound caps the memory one spec can ask for.
-pub const MAX_PERIOD: u64 = 100_000;
-
 /// A spec with its parameters parsed, ready to build kernels from. Shared (in an [`Arc`])
 /// by every state that computes it.
 #[derive(Debug, Clone)]
@@ -50,6 +46,7 @@ mod dispatch;
 pub(crate) mod kinds;
 
 pub use build::build_spec;
+pub use define::MAX_PERIOD;
 pub use kinds::{AnyKernel, KernelKind};
 
 impl KernelKind {

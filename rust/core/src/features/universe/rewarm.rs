@@ -4,8 +4,9 @@
 
 use super::{is_gap, slot_of, Instrument, Updated};
 use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
+use crate::features::engine::input::BarColumns;
 use crate::features::engine::lanes::Lanes;
-use crate::features::engine::state::{BarColumns, FeatureState};
+use crate::features::engine::state::FeatureState;
 use crate::features::error::FeatureError;
 
 impl Instrument {

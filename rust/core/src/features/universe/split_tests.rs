@@ -3,7 +3,7 @@
 //! closing the bars one at a time.
 
 use super::*;
-use crate::features::default_registry;
+use crate::features::registry::default_registry;
 use crate::features::value::FeatureValue;
 
 fn bar(minute: u64, k: u32) -> Bar {

@@ -3,9 +3,9 @@
 
 use super::{FeatureState, Row};
 use crate::decimal::Fixed;
+use crate::features::kernel::Kernel;
 use crate::features::spec::{OutputSpec, ValueType};
 use crate::features::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
-use crate::features::Kernel;
 
 /// Type a raw output at its declared value type and scale; anything undefined or out of
 /// range is ABSENT `INPUT_UNAVAILABLE`.

@@ -1,13 +1,16 @@
 //! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::{tagged, untag, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{one, real, Kernel, Outputs};
 use crate::features::registry::define::{
     Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
 };
-use crate::features::{one, real, BarBlock, BarInput, Inputs, Kernel, Outputs};
-use crate::features::{FeatureError, ValueType};
+use crate::features::spec::ValueType;
 
 /// The EMA recurrence on its own, shared with MACD.
 #[derive(Debug, Clone, Copy)]
@@ -219,8 +222,8 @@ impl Define for Ema {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
 
     #[test]
     fn seeded_with_the_first_close() {

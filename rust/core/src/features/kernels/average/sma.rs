@@ -4,9 +4,11 @@
 //! first, when a row is read.
 
 use crate::features::engine::ring::Ring;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
-use crate::features::{len_of, one, real, FeatureError, Outputs, ValueType};
+use crate::features::spec::ValueType;
 
 /// SMA(period) of closes.
 pub type Sma = Windowed<Mean>;
@@ -53,8 +55,8 @@ impl Statistic for Mean {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
 
     #[test]
     fn mean_of_the_last_period_closes() {

@@ -8,9 +8,12 @@
 //! read.
 
 use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
-use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// Vwap(period).
 pub type Vwap = Windowed<VolumeWeighted>;
@@ -62,8 +65,9 @@ impl Statistic for VolumeWeighted {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::engine::input::BarInput;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::{BarInput, Owned};
 
     #[test]
     fn weights_typical_price_by_volume() {

@@ -3,14 +3,18 @@
 //! (bar `slow`, seeded with that line value), `histogram` = line - signal.
 //! Warm-up: `slow + signal - 1` bars for every output (the same count as TA-Lib's first value).
 
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::{tagged, untag, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{real, Kernel, Outputs};
 use crate::features::kernels::average::ema::{EmaCore, EmaStep};
 use crate::features::registry::define::{
     Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
 };
-use crate::features::{real, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
-use crate::features::{FeatureError, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// MACD(fast, slow, signal): outputs line, signal, histogram.
 #[derive(Debug, Clone, Copy)]
@@ -187,9 +191,9 @@ impl Define for Macd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::kernels::average::ema::Ema;
     use crate::features::testing::{batch_equals_incremental, first, nth, series};
-    use crate::features::Owned;
 
     #[test]
     fn line_is_the_difference_of_two_emas() {

@@ -5,9 +5,12 @@
 //! A window kernel ([`Windowed`]) over `period + 1` closes.
 
 use crate::features::engine::ring::Ring;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
-use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// ROC(period), percent.
 pub type Roc = Windowed<Change>;
@@ -51,8 +54,8 @@ impl Statistic for Change {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
 
     #[test]
     fn percent_change_over_period() {

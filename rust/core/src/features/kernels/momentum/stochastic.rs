@@ -8,9 +8,12 @@
 //! `k` of the `d` window is computed from the ring when a row is read.
 
 use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, OutputTable, Params};
-use crate::features::{len_of, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// Stochastic(period, smoothing): outputs k, d.
 pub type Stochastic = Windowed<Oscillator>;
@@ -76,8 +79,9 @@ impl Statistic for Oscillator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::engine::input::BarInput;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, flat, nth, series};
-    use crate::features::{BarInput, Owned};
 
     fn bar(high: f64, low: f64, close: f64) -> BarInput {
         BarInput {
@@ -136,7 +140,8 @@ mod property_tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::features::{BarInput, Kernel, Owned};
+    use crate::features::engine::input::BarInput;
+    use crate::features::kernel::{Kernel, Owned};
 
     /// `k` and `d` as a plain scan of the bars seen would compute them.
     fn direct(bars: &[BarInput], period: usize, smoothing: usize) -> (Option<f64>, Option<f64>) {

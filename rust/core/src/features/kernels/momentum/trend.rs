@@ -8,15 +8,19 @@
 //! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
 use crate::decimal::Fixed;
+use crate::features::engine::block::{BarBlock, Inputs};
+use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::{int, word, Packed};
 use crate::features::engine::ring::RollingSum;
 use crate::features::engine::window::Window;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, Kernel, Outputs};
 use crate::features::registry::define::{
     Bound, Declared, DefaultSpec, Define, OutputTable, Params,
 };
+use crate::features::spec::ValueType;
 use crate::features::value::fixed_from_f64;
-use crate::features::{len_of, BarBlock, BarInput, Inputs, Kernel, Outputs, Raw};
-use crate::features::{FeatureError, ValueType};
+use crate::features::value::Raw;
 
 /// Trend(period, threshold): outputs ratio (decimal), sign (integer); its window is its
 /// average's `period` slots. The average is a rolling sum (O(1) to read: a long window).
@@ -179,8 +183,8 @@ impl Define for Trend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, flat, nth, series};
-    use crate::features::Owned;
 
     fn zero() -> Fixed {
         Fixed::zero(0)

@@ -8,11 +8,14 @@
 //! running sum drifts, and the mid equals the SMA of the same period bit for bit.
 
 use crate::features::engine::ring::Ring;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{
     to_f64, Bound, Declared, DefaultSpec, OutputTable, Params, PRICE,
 };
-use crate::features::{len_of, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// Bollinger(period, k): outputs mid, upper, lower, percent_b.
 pub type Bollinger = Windowed<Bands>;
@@ -79,8 +82,8 @@ impl Statistic for Bands {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, flat, nth, series};
-    use crate::features::Owned;
 
     #[test]
     fn bands_and_percent_b() {

@@ -7,9 +7,12 @@
 //! midnight when every resolution of every instrument closes with its state out of cache.
 
 use crate::features::engine::bar_ring::{BarRing, HIGH, LOW};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
-use crate::features::{len_of, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// Donchian(period): outputs high, low.
 pub type Donchian = Windowed<Extremes>;
@@ -58,10 +61,11 @@ impl Statistic for Extremes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::engine::input::BarInput;
     use crate::features::engine::packed::Packed;
+    use crate::features::kernel::Kernel;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, nth, series};
-    use crate::features::Owned;
-    use crate::features::{BarInput, Kernel};
 
     #[test]
     fn extremes_of_the_window() {

@@ -10,9 +10,12 @@
 //! often, mostly far less.
 
 use crate::features::engine::ring::Ring;
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
-use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// RealizedVol(period, annualization).
 pub type RealizedVol = Windowed<LogReturns>;
@@ -96,8 +99,8 @@ impl Statistic for LogReturns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
 
     #[test]
     fn sample_std_of_log_returns() {

@@ -6,9 +6,12 @@
 //! read too): mean and variance are computed from it when a row is read (two passes).
 
 use crate::features::engine::bar_ring::{BarRing, VOLUME};
+use crate::features::error::FeatureError;
+use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
 use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
-use crate::features::{len_of, one, real, FeatureError, Outputs, Raw, ValueType};
+use crate::features::spec::ValueType;
+use crate::features::value::Raw;
 
 /// VolumeZscore(period).
 pub type VolumeZscore = Windowed<Zscore>;
@@ -62,8 +65,8 @@ impl Statistic for Zscore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::features::kernel::Owned;
     use crate::features::testing::{batch_equals_incremental, first, flat, series};
-    use crate::features::Owned;
 
     #[test]
     fn z_of_the_current_volume() {
