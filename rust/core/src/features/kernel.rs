@@ -13,10 +13,10 @@ pub type Outputs = [Raw; MAX_OUTPUTS];
 
 /// An incremental indicator over closed bars.
 ///
-/// A kernel's windows live in `f64` slots it is handed on every call that reads or writes
-/// them ([`Self::slots`] of them, the same ones each time; see [`crate::features::engine::ring`]): a
-/// [`crate::features::FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`] gives one
-/// kernel its own.
+/// A kernel's windows live in `f64` slots it is handed on every call that reads or writes them
+/// ([`Self::slots`] of them, the same ones each time; see [`crate::features::engine::ring`]): a
+/// [`crate::features::FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`]
+/// gives one kernel its own.
 pub trait Kernel {
     /// Window slots the kernel needs (0 for none).
     fn slots(&self) -> usize {

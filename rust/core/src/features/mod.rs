@@ -13,7 +13,7 @@
 //! - [`engine`]'s primitives (rings, packed words, blocks, recurrences) the kernels build on;
 //! - [`kernels`]: one indicator per file, by family;
 //! - [`registry`]: the one table of kernels (`registry/kinds.rs`), spec building and the
-//!   default registry;
+//!   default registry (adding an indicator: see [`kernels`]);
 //! - [`engine`]'s state (layout, fusion, lanes, [`FeatureState`]) and the [`universe`].
 
 pub mod engine;

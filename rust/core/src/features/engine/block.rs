@@ -1,10 +1,9 @@
 //! Bars in blocks of `f64` columns, the batch form kernels warm from.
 //!
-//! A batch is converted block by block into columns on the stack ([`BlockBuffer`]): each
-//! block stays in L1 while every kernel reads it, nothing is allocated per batch, and only the
-//! columns some kernel reads are converted ([`Inputs`]): each costs a division per bar. The
-//! same pass over the mantissas checks them ([`crate::features::engine::check`]), so their loads overlap the
-//! divisions.
+//! A batch is converted block by block into columns on the stack (`BlockBuffer`): each block stays
+//! in L1 while every kernel reads it, nothing is allocated per batch, and only the columns some
+//! kernel reads are converted ([`Inputs`]): each costs a division per bar. The same pass over the
+//! mantissas checks them (`crate::features::engine::check`), so their loads overlap the divisions.
 //!
 //! (Moving this work into the fused recurrences' loop, to hide it under their chains,
 //! measured slower: the divider is not pipelined, so a conversion division it is busy with

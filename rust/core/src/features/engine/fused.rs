@@ -1,8 +1,8 @@
 //! One loop over a block for the kernels whose batch cost is a recurrence's latency.
 //!
 //! Once seeded, RSI, ATR, EMA and MACD are recurrences on a few `f64`s, each bar waiting on
-//! the previous one: Wilder's smoothing (RSI, ATR) on a multiply, an add and a division, about
-//! 19 cycles a bar, while its own work per bar is a handful of instructions. Run one after
+//! the previous one: Wilder's smoothing (RSI, ATR) on a multiply, an add and a division,
+//! while its own work per bar is a handful of instructions. Run one after
 //! another, their latencies add up; run in one loop, with every state in registers, the
 //! out-of-order core overlaps them and the block costs about the longest chain. Each kernel's
 //! own batch loop and its `update` run the same [`Step::step`], so a fused batch equals bar by
@@ -13,11 +13,10 @@
 
 use crate::features::engine::block::BarBlock;
 use crate::features::engine::recurrence::{Recurrence, Step};
-use crate::features::kernels::average::ema::EmaStep;
-use crate::features::kernels::momentum::macd::MacdStep;
-use crate::features::kernels::momentum::rsi::RsiStep;
-use crate::features::kernels::volatility::atr::AtrStep;
-use crate::features::kernels::{Atr, Ema, Macd, Rsi};
+use crate::features::kernels::average::ema::{Ema, EmaStep};
+use crate::features::kernels::momentum::macd::{Macd, MacdStep};
+use crate::features::kernels::momentum::rsi::{Rsi, RsiStep};
+use crate::features::kernels::volatility::atr::{Atr, AtrStep};
 use crate::features::registry::AnyKernel;
 
 /// Bars `kernel` must take before it can join the fused loop (0 for kinds that never do).

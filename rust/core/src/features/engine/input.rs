@@ -44,9 +44,9 @@ pub struct BarInput {
 }
 
 impl BarInput {
-    /// Convert fixed-point mantissas once: `raw / 10^scale`, a single correctly rounded
-    /// division (exact decimal-to-binary for mantissas below 2^53). Scales above 18 are
-    /// clamped to 18; callers validate scales first ([`crate::features::FeatureState::warm_columns`] does).
+    /// Convert fixed-point mantissas once: `raw / 10^scale`, a single correctly rounded division
+    /// (exact decimal-to-binary for mantissas below 2^53). Scales above 18 are clamped to 18;
+    /// callers validate scales first ([`crate::features::FeatureState::warm_columns`] does).
     #[must_use]
     pub fn from_raw(bar: &Bar, price_scale: u8, size_scale: u8) -> Self {
         let (p, s) = (pow10(price_scale), pow10(size_scale));

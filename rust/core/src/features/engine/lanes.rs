@@ -7,9 +7,7 @@
 //! kernel after kernel, behind a dispatch per kernel. Here a resolution's updates run kernel
 //! by kernel over the lanes that closed: each kernel's words are read as one stream in lane
 //! order (which the hardware prefetcher follows), its slots a step of one window per lane,
-//! and the dispatch happens once per kernel rather than once per kernel and instrument. On a
-//! prototype of 1,000 instruments × 7 resolutions with the caches flushed, the updates took
-//! 1.6-1.9 ms on one thread where the arenas took 2.6-3.4 ms (`docs/performance.md`).
+//! and the dispatch happens once per kernel rather than once per kernel and instrument.
 //!
 //! A lane reads as a [`FeatureState`] ([`Lanes::gather`]) for rows and for rewarming from
 //! the series; [`Lanes::scatter`] writes one back. The numerics are the state's: the same

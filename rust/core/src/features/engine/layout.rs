@@ -1,8 +1,8 @@
-//! Where a [`crate::features::FeatureState`]'s kernels live: one `f64` arena per state holding every
-//! kernel's packed mutable state ([`crate::features::engine::packed`]) and then every kernel's window slots
-//! ([`crate::features::engine::ring`]), and one [`Layout`] shared by every state built from the same
-//! features: the specs, a template kernel per spec (its parameters), and each kernel's place
-//! in the arena.
+//! Where a [`crate::features::FeatureState`]'s kernels live: one `f64` arena per state holding
+//! every kernel's packed mutable state ([`crate::features::engine::packed`]) and then every
+//! kernel's window slots ([`crate::features::engine::ring`]), and one [`Layout`] shared by every
+//! state built from the same features: the specs, a template kernel per spec (its parameters), and
+//! each kernel's place in the arena.
 //!
 //! A bar's update walks the layout (hot in cache, however many states share it) and touches
 //! only the arena: the packed words (about eight cache lines for the default registry) and

@@ -1,8 +1,8 @@
-//! What runs the kernels. The primitives the kernels build on: [`ring`] windows,
-//! [`bar_ring`], [`packed`] words, [`block`] columns and [`recurrence`] steps. Above the
-//! registry: a state's [`layout`] of packed kernels in one arena, the [`fused`] loop of the
-//! recurrences, [`lanes`] of states side by side, and the [`state`] of one instrument and
-//! resolution.
+//! What runs the kernels. Below them, the primitives they build on: bars in (`input`,
+//! `block`), rings (`ring`, `bar_ring`, `window`), packed words (`packed`) and recurrence
+//! steps (`recurrence`). Above the registry: a state's `layout` of packed kernels in one
+//! arena, the `fused` loop of the recurrences, `lanes` of states side by side, and the
+//! [`state`] of one instrument and resolution.
 
 pub(crate) mod bar_ring;
 pub mod block;

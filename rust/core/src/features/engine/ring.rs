@@ -1,12 +1,12 @@
 //! Fixed-size windows shared by the kernels: a ring buffer and a rolling sum. Every update is
 //! O(1) amortised and allocates nothing.
 //!
-//! A window is a small `Copy` descriptor (capacity, length, head) over slots it is handed on
-//! each call: every window of a [`crate::features::FeatureState`] lives in the one `Vec<f64>` arena the
-//! state owns (see `layout.rs`). A window per allocation would scatter a state over a
-//! dozen heap blocks, each costing a cache miss when a coarse resolution's bar closes hours
-//! after its last (and a reallocation when a copied state's window first grows); side by
-//! side they cost a few, and copying a state is one copy.
+//! A window is a small `Copy` descriptor (capacity, length, head) over slots it is handed on each
+//! call: every window of a [`crate::features::FeatureState`] lives in the one `Vec<f64>` arena the
+//! state owns (see `layout.rs`). A window per allocation would scatter a state over a dozen heap
+//! blocks, each costing a cache miss when a coarse resolution's bar closes hours after its last
+//! (and a reallocation when a copied state's window first grows); side by side they cost a few, and
+//! copying a state is one copy.
 //!
 //! Rolling sums drift (each add and subtract rounds). They are reset once per full turn (when
 //! the ring's head wraps) to the sum of the window, so the drift never accumulates past one
@@ -14,7 +14,7 @@
 //! sum also adds each pushed value to a second, fresh sum and takes that at the wrap: the
 //! same bits as summing the ring oldest first, in O(1) per push. Summing the ring instead
 //! would cost O(period) at once, and instruments warmed from the same history wrap at the
-//! same bar (the 200-bar trend window at midnight took a fifth of a minute close).
+//! same bar.
 //!
 //! The `push_slice` methods take a batch with the same result as `push` one value at a time,
 //! bit for bit, in O(period) rather than O(batch) once the ring is full. A refresh depends on

@@ -7,14 +7,13 @@
 //! parameters and places; see `layout.rs`): a bar's update touches a few adjacent cache
 //! lines, and a copy of the state is one allocation.
 //!
-//! A refused call leaves the state as it was: bars are checked before the kernels take them.
-//! A batch is checked and converted block by block into `f64` columns on the stack (one pass
-//! over the mantissas, no allocation); a batch of several blocks is saved first and restored
-//! when a later block is refused. Every kernel takes each block: the latency-bound
-//! recurrences (RSI, ATR, EMA, MACD) together in one loop ([`crate::features::engine::recurrence`]), the others each
-//! in its own tight loop.
-//! A gap in the input ([`FeatureState::mark_gap`]) restarts every kernel: their windows would
-//! otherwise span unobserved time. Until each is warm again it reports ABSENT `GAP_IN_INPUT`.
+//! A refused call leaves the state as it was: bars are checked before the kernels take them. A
+//! batch is checked and converted block by block into `f64` columns on the stack (one pass over the
+//! mantissas, no allocation); a batch of several blocks is saved first and restored when a later
+//! block is refused. Every kernel takes each block: the latency-bound recurrences (RSI, ATR, EMA,
+//! MACD) together in one loop (`crate::features::engine::recurrence`), the others each in its own
+//! tight loop. A gap in the input ([`FeatureState::mark_gap`]) restarts every kernel: their windows
+//! would otherwise span unobserved time. Until each is warm again it reports ABSENT `GAP_IN_INPUT`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

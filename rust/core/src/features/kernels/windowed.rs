@@ -1,6 +1,6 @@
 //! The one window kernel: a ring of the last `len` entries (closes or bars) and a count of
 //! bars taken. A bar's update is one entry written; what an indicator computes from its
-//! window ([`Statistic::values`]) runs when a row is read, oldest entry first, so the same
+//! window (`Statistic::values`) runs when a row is read, oldest entry first, so the same
 //! values come out whether the kernel keeps its ring or reads a longer one another kernel
 //! keeps (a view, `engine/layout.rs`): the same bits.
 

@@ -9,10 +9,7 @@ use crate::features::engine::packed::Packed;
 use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{Kernel, Outputs};
-use crate::features::kernels::{
-    Atr, Bollinger, Donchian, Ema, Macd, RealizedVol, Roc, Rsi, Sma, Stochastic, Trend,
-    VolumeZscore, Vwap,
-};
+use crate::features::kernels::{average, momentum, volatility, volume};
 use crate::features::registry::define::{
     Bound, Declared, DefaultSpec, Define, OutputTable, Params,
 };
@@ -267,17 +264,17 @@ fn update_column<K: Kernel + Packed>(
 }
 
 kinds!(
-    Sma(Sma),
-    Ema(Ema),
-    Rsi(Rsi),
-    Atr(Atr),
-    Bollinger(Bollinger),
-    Macd(Macd),
-    Roc(Roc),
-    RealizedVol(RealizedVol),
-    VolumeZscore(VolumeZscore),
-    Vwap(Vwap),
-    Donchian(Donchian),
-    Trend(Trend),
-    Stochastic(Stochastic),
+    Sma(average::sma::Sma),
+    Ema(average::ema::Ema),
+    Rsi(momentum::rsi::Rsi),
+    Atr(volatility::atr::Atr),
+    Bollinger(volatility::bollinger::Bollinger),
+    Macd(momentum::macd::Macd),
+    Roc(momentum::roc::Roc),
+    RealizedVol(volatility::realized_vol::RealizedVol),
+    VolumeZscore(volume::volume_zscore::VolumeZscore),
+    Vwap(average::vwap::Vwap),
+    Donchian(volatility::donchian::Donchian),
+    Trend(momentum::trend::Trend),
+    Stochastic(momentum::stochastic::Stochastic),
 );

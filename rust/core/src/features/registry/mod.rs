@@ -1,6 +1,6 @@
-//! The feature registry: which kernels exist, how a spec's exact parameters are parsed and
-//! checked, the default set of specs, and the enum that dispatches to a kernel without
-//! dynamic dispatch (one `match` per bar, inlined).
+//! The feature registry: the one table of kernels ([`kinds`]) with what each declares
+//! ([`define`]), spec building ([`build_spec`]), and the [`Registry`] of compiled specs with
+//! the default one.
 
 use std::sync::{Arc, OnceLock};
 

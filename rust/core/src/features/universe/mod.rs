@@ -67,14 +67,12 @@ struct Block {
 }
 
 /// Instruments per block. A resolution's batch runs kernel by kernel over a block's lanes, and
-/// longer runs measured faster: the midnight close of 1,000 instruments took 1.23 ms with
-/// blocks of 256 against 1.45 ms with 64 (in Python 1.41 against 1.86 ms; 128: 1.64 ms, 512:
-/// 1.40 ms). 256 still cuts 1,000 instruments into four blocks, two per thread on two cores.
+/// longer runs are faster, up to about this length. 256 still cuts 1,000 instruments into four
+/// blocks, two per thread on two cores.
 const BLOCK_LEN: usize = 256;
 
-/// A minute with at least this many bars splits over threads. Handing blocks to a helper
-/// costs a few microseconds: a day minute of 256 bars measured 42 µs split against 60 µs on
-/// one thread, and 128 bars came out even.
+/// A minute with at least this many bars splits over threads. Handing blocks to a helper has
+/// a fixed cost, which a smaller minute does not win back.
 const PARALLEL_MIN: usize = 256;
 
 /// At most this many threads close one minute.
@@ -207,7 +205,7 @@ impl Universe {
     }
 
     /// The feature state of an instrument at a resolution (a copy: the universe keeps its
-    /// states in lanes, see [`crate::features::engine::lanes`]).
+    /// states in lanes, see `crate::features::engine::lanes`).
     ///
     /// # Errors
     /// [`FeatureError::UnknownInstrument`].
@@ -266,7 +264,7 @@ impl Universe {
     /// changed row is pushed onto `updated` (per instrument: 1m first, then coarser).
     ///
     /// A large minute given in instrument order runs on several threads (see
-    /// [`Self::close_split`]).
+    /// `Self::close_split`).
     ///
     /// # Errors
     /// An unknown instrument or a malformed bar (its refusal names its position in `bars`):
@@ -363,7 +361,7 @@ impl Universe {
 
     /// The watermark of every instrument reached `watermark` (quiet minutes on INTERNAL):
     /// close their open buckets by then. Block by block, each in two passes as
-    /// [`Run::close`]: every fold, then the states resolution by resolution.
+    /// `Run::close`: every fold, then the states resolution by resolution.
     ///
     /// # Errors
     /// [`FeatureError::Bars`] on a volume overflow: the instruments after it are not

@@ -3,10 +3,8 @@
 //! ([`Lanes::take`](crate::features::engine::lanes::Lanes::take)) as a job of its own.
 //!
 //! Whole blocks as jobs left a thread idle at the end whenever the machine slowed the other
-//! one: 1,000 instruments are four blocks of about 0.45 ms each, and in 6 of 9 traced
-//! midnight closes one thread waited 60-317 µs for the other's last block. A resolution's
-//! take is a seventh of a block's second pass, so the last job to finish is short (2-67 µs
-//! apart in 17 of 18 traced closes).
+//! one, waiting out the other's last block. A resolution's take is a seventh of a block's
+//! second pass, so the last job to finish is short.
 //!
 //! Every first pass comes before every take in the queue, so a take's first pass was
 //! claimed first and is running or done: a take waits for it only while it runs.

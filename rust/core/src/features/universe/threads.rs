@@ -2,11 +2,11 @@
 //! up for the life of the process, taking a minute's jobs (see [`super::split`]) one at a
 //! time until none is left.
 //!
-//! The caller works from the first moment: a helper asleep between minutes wakes some tens
-//! of microseconds after it is called, and the caller does not wait for that. Jobs are
+//! The caller works from the first moment: a helper asleep between minutes wakes a while
+//! after it is called, and the caller does not wait for that. Jobs are
 //! taken one at a time from a shared counter, so a thread the machine slows down (a shared
 //! host) takes fewer. At the end the caller spins on the helpers' last jobs rather than
-//! sleeping: a sleeping thread, too, wakes tens of microseconds after it is released.
+//! sleeping: a sleeping thread, too, wakes a while after it is released.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};

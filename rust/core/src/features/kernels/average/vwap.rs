@@ -4,7 +4,7 @@
 //! finding no non-zero volume rather than by testing a float sum against zero. Warm-up:
 //! `period` bars.
 //!
-//! A window kernel ([`Windowed`]) over a [`BarRing`]: the sums are computed when a row is
+//! A window kernel ([`Windowed`]) over a `BarRing`: the sums are computed when a row is
 //! read.
 
 use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};

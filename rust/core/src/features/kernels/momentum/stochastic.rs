@@ -4,7 +4,7 @@
 //! whose highest high equals its lowest low has no range: its `k` is ABSENT
 //! `INPUT_UNAVAILABLE`, and so is every `d` it enters. Warm-up: `period + smoothing - 1` bars.
 //!
-//! A window kernel ([`Windowed`]) over a [`BarRing`] of `period + smoothing - 1` bars: each
+//! A window kernel ([`Windowed`]) over a `BarRing` of `period + smoothing - 1` bars: each
 //! `k` of the `d` window is computed from the ring when a row is read.
 
 use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW};

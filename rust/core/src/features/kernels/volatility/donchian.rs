@@ -1,7 +1,7 @@
 //! Donchian channel: the highest high and lowest low of the last `period` bars, the current
 //! bar included. Warm-up: `period` bars.
 //!
-//! A window kernel ([`Windowed`]) over a [`BarRing`], scanned for the extremes when a row is
+//! A window kernel ([`Windowed`]) over a `BarRing`, scanned for the extremes when a row is
 //! read. Keeping the extremes as bars arrive (a rescan when the entry holding one left, or
 //! monotonic deques) cost every update a branch on the window and more state in cache, at
 //! midnight when every resolution of every instrument closes with its state out of cache.

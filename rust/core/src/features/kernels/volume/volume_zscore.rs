@@ -2,7 +2,7 @@
 //! current bar, with the population standard deviation. A window of equal volumes is
 //! undefined (ABSENT `INPUT_UNAVAILABLE`). Warm-up: `period` bars.
 //!
-//! A window kernel ([`Windowed`]) over a [`BarRing`] (the bars' fields VWAP and Donchian
+//! A window kernel ([`Windowed`]) over a `BarRing` (the bars' fields VWAP and Donchian
 //! read too): mean and variance are computed from it when a row is read (two passes).
 
 use crate::features::engine::bar_ring::{BarRing, VOLUME};
