@@ -14,8 +14,8 @@
 //!      and `pub type <Name> = Windowed<Statistic>` with a `new`; the ring, warm-up, packing
 //!      and views come with [`windowed::Windowed`]. Any other kernel implements
 //!      [`super::Kernel`] and `Packed` (its mutable state as words) itself;
-//!    - `Declared`: the `implementation` string, outputs (name, type, scale), parameter
-//!      names, the `threshold` bound and its default specs (`&[]` keeps it out of the
+//!    - `DECLARED`: the `implementation` string, parameter names, outputs (name, type,
+//!      scale), the `threshold` bound and its default specs (none keeps it out of the
 //!      default registry, whose rows then stay as they are);
 //!    - `build` from a spec's checked parameters (`Params::integer`, `Params::decimal`);
 //!    - unit tests: values by hand, `testing::batch_equals_incremental`, and a proptest in

@@ -11,13 +11,16 @@ use crate::features::engine::input::BarInput;
 use crate::features::engine::packed::{int, word, Packed};
 use crate::features::engine::window::{Entries, Window};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{Kernel, Outputs};
+use crate::features::kernel::{len_of, Kernel, Outputs};
 use crate::features::registry::define::{Declared, Define, Params};
 
 /// What an indicator computes from its window: the one part each window kernel writes.
-pub(crate) trait Statistic: Declared + Copy + Debug {
+pub(crate) trait Statistic: Copy + Debug {
     /// The ring it reads.
     type Entries: Entries;
+
+    /// What its specs publish.
+    const DECLARED: Declared;
 
     /// The kernel of a spec's parameters, checked in the order they are read.
     ///
@@ -59,6 +62,19 @@ impl<S: Statistic> Windowed<S> {
     #[must_use]
     pub fn statistic(&self) -> &S {
         &self.stat
+    }
+}
+
+/// A statistic with no parameter but its window's length, `period`.
+pub(crate) trait OfPeriod: Statistic + Default {}
+
+#[allow(private_bounds)]
+impl<S: OfPeriod> Windowed<S> {
+    /// A fresh kernel over the last `period` entries; `period` is at least 1 (validated by
+    /// the registry).
+    #[must_use]
+    pub fn new(period: u64) -> Self {
+        Self::with(S::default(), len_of(period.max(1)))
     }
 }
 
@@ -118,7 +134,7 @@ impl<S: Statistic> Packed for Windowed<S> {
 }
 
 impl<S: Statistic> Define for Windowed<S> {
-    type Declared = S;
+    const DECLARED: Declared = S::DECLARED;
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         S::build(params)

@@ -1,5 +1,5 @@
 //! What a kernel's file declares for the registry: its `implementation`, outputs, parameters
-//! and default specs ([`Declared`]), and how it is built from a spec's checked parameters
+//! and default specs (`Declared`), and how it is built from a spec's checked parameters
 //! ([`Define`]). The table in `kinds.rs` generates every enum and dispatch from these.
 
 use std::collections::BTreeMap;
@@ -39,24 +39,55 @@ pub(crate) enum Bound {
 }
 
 /// The facts a spec of a kernel publishes.
-pub(crate) trait Declared {
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Declared {
     /// The `implementation` string of its specs.
-    const IMPLEMENTATION: &'static str;
-    /// Its outputs, in order.
-    const OUTPUTS: OutputTable;
+    pub(crate) implementation: &'static str,
     /// Parameter names it accepts besides the optional `threshold`, sorted.
-    const PARAMETERS: &'static [&'static str];
+    pub(crate) parameters: &'static [&'static str],
+    /// Its outputs, in order.
+    pub(crate) outputs: OutputTable,
     /// How an optional `threshold` is bounded.
-    const THRESHOLD: Bound = Bound::Any;
+    pub(crate) threshold: Bound,
     /// Its specs in the default registry.
-    const DEFAULTS: &'static [DefaultSpec] = &[];
+    pub(crate) defaults: &'static [DefaultSpec],
+}
+
+impl Declared {
+    /// `implementation` with these parameters: no outputs yet, any `threshold`, no defaults.
+    pub(crate) const fn new(
+        implementation: &'static str,
+        parameters: &'static [&'static str],
+    ) -> Self {
+        Self {
+            implementation,
+            parameters,
+            outputs: &[],
+            threshold: Bound::Any,
+            defaults: &[],
+        }
+    }
+
+    /// With these outputs.
+    pub(crate) const fn outputs(self, outputs: OutputTable) -> Self {
+        Self { outputs, ..self }
+    }
+
+    /// With `threshold` bounded so.
+    pub(crate) const fn threshold(self, threshold: Bound) -> Self {
+        Self { threshold, ..self }
+    }
+
+    /// With these specs in the default registry.
+    pub(crate) const fn defaults(self, defaults: &'static [DefaultSpec]) -> Self {
+        Self { defaults, ..self }
+    }
 }
 
 /// A kernel the registry builds from a spec.
 pub(crate) trait Define: Kernel + Packed + Copy + std::fmt::Debug {
-    /// Where its published facts are declared (the kernel itself, or a window kernel's
-    /// statistic).
-    type Declared: Declared;
+    /// What its specs publish.
+    const DECLARED: Declared;
 
     /// A fresh kernel from the spec's parameters, checked in the order they are read.
     ///

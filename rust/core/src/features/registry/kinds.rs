@@ -10,9 +10,7 @@ use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{Kernel, Outputs};
 use crate::features::kernels::{average, momentum, volatility, volume};
-use crate::features::registry::define::{
-    Bound, Declared, DefaultSpec, Define, OutputTable, Params,
-};
+use crate::features::registry::define::{Bound, DefaultSpec, Define, OutputTable, Params};
 
 /// Unpack, update, pack back.
 #[inline(always)]
@@ -22,10 +20,10 @@ fn step<K: Kernel + Packed>(template: &K, words: &mut [f64], slots: &mut [f64], 
     kernel.pack(words);
 }
 
-/// A kind's [`Declared`] facts.
+/// A kind's declared facts.
 macro_rules! declared {
     ($ty:ty, $fact:ident) => {
-        <<$ty as Define>::Declared as Declared>::$fact
+        <$ty as Define>::DECLARED.$fact
     };
 }
 
@@ -46,35 +44,35 @@ macro_rules! kinds {
             #[must_use]
             pub const fn implementation(self) -> &'static str {
                 match self {
-                    $(Self::$kind => declared!($ty, IMPLEMENTATION),)*
+                    $(Self::$kind => declared!($ty, implementation),)*
                 }
             }
 
             /// Declared outputs: name, value type, scale.
             pub(crate) const fn outputs(self) -> OutputTable {
                 match self {
-                    $(Self::$kind => declared!($ty, OUTPUTS),)*
+                    $(Self::$kind => declared!($ty, outputs),)*
                 }
             }
 
             /// Parameter names the kernel accepts besides the optional `threshold`.
             pub(crate) const fn parameter_names(self) -> &'static [&'static str] {
                 match self {
-                    $(Self::$kind => declared!($ty, PARAMETERS),)*
+                    $(Self::$kind => declared!($ty, parameters),)*
                 }
             }
 
             /// How an optional `threshold` is bounded.
             pub(crate) const fn threshold(self) -> Bound {
                 match self {
-                    $(Self::$kind => declared!($ty, THRESHOLD),)*
+                    $(Self::$kind => declared!($ty, threshold),)*
                 }
             }
 
             /// The kind's specs in the default registry.
             pub(crate) const fn defaults(self) -> &'static [DefaultSpec] {
                 match self {
-                    $(Self::$kind => declared!($ty, DEFAULTS),)*
+                    $(Self::$kind => declared!($ty, defaults),)*
                 }
             }
 

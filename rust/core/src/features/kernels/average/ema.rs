@@ -7,9 +7,7 @@ use crate::features::engine::packed::{tagged, untag, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::error::FeatureError;
 use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{
-    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
-};
+use crate::features::registry::define::{Declared, Define, Params, PRICE};
 use crate::features::spec::ValueType;
 
 /// The EMA recurrence on its own, shared with MACD.
@@ -204,15 +202,10 @@ impl Packed for Ema {
     }
 }
 
-impl Declared for Ema {
-    const IMPLEMENTATION: &'static str = "spine_core.features.ema";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("ema_20", &[("period", "20")])];
-}
-
 impl Define for Ema {
-    type Declared = Self;
+    const DECLARED: Declared = Declared::new("spine_core.features.ema", &["period"])
+        .outputs(&[("value", ValueType::Decimal, PRICE)])
+        .defaults(&[("ema_20", &[("period", "20")])]);
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         Ok(Self::new(params.integer("period", 1)?))

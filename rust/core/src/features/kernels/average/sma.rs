@@ -5,35 +5,25 @@
 
 use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, one, real, Outputs};
-use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
+use crate::features::kernel::{one, real, Outputs};
+use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
+use crate::features::registry::define::{Declared, Params, PRICE};
 use crate::features::spec::ValueType;
 
 /// SMA(period) of closes.
 pub type Sma = Windowed<Mean>;
 
-impl Sma {
-    /// A fresh SMA; `period` is at least 1 (validated by the registry).
-    #[must_use]
-    pub fn new(period: u64) -> Self {
-        Self::with(Mean, len_of(period.max(1)))
-    }
-}
-
 /// The mean of the window.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Mean;
 
-impl Declared for Mean {
-    const IMPLEMENTATION: &'static str = "spine_core.features.sma";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("sma_20", &[("period", "20")])];
-}
+impl OfPeriod for Mean {}
 
 impl Statistic for Mean {
     type Entries = Ring;
+    const DECLARED: Declared = Declared::new("spine_core.features.sma", &["period"])
+        .outputs(&[("value", ValueType::Decimal, PRICE)])
+        .defaults(&[("sma_20", &[("period", "20")])]);
 
     fn build(params: &Params<'_>) -> Result<Sma, FeatureError> {
         Ok(Sma::new(params.integer("period", 1)?))

@@ -9,36 +9,26 @@
 
 use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, one, real, Outputs};
-use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
+use crate::features::kernel::{one, real, Outputs};
+use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
+use crate::features::registry::define::{Declared, Params, PRICE};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
 /// Vwap(period).
 pub type Vwap = Windowed<VolumeWeighted>;
 
-impl Vwap {
-    /// A fresh kernel; `period` is at least 1.
-    #[must_use]
-    pub fn new(period: u64) -> Self {
-        Self::with(VolumeWeighted, len_of(period.max(1)))
-    }
-}
-
 /// The window's typical prices weighted by volume.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct VolumeWeighted;
 
-impl Declared for VolumeWeighted {
-    const IMPLEMENTATION: &'static str = "spine_core.features.vwap";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("vwap_20", &[("period", "20")])];
-}
+impl OfPeriod for VolumeWeighted {}
 
 impl Statistic for VolumeWeighted {
     type Entries = BarRing;
+    const DECLARED: Declared = Declared::new("spine_core.features.vwap", &["period"])
+        .outputs(&[("value", ValueType::Decimal, PRICE)])
+        .defaults(&[("vwap_20", &[("period", "20")])]);
 
     fn build(params: &Params<'_>) -> Result<Vwap, FeatureError> {
         Ok(Vwap::new(params.integer("period", 1)?))

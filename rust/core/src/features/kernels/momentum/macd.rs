@@ -10,9 +10,7 @@ use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::error::FeatureError;
 use crate::features::kernel::{real, Kernel, Outputs};
 use crate::features::kernels::average::ema::{EmaCore, EmaStep};
-use crate::features::registry::define::{
-    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
-};
+use crate::features::registry::define::{Declared, Define, Params, PRICE};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -161,22 +159,18 @@ impl Packed for Macd {
     }
 }
 
-impl Declared for Macd {
-    const IMPLEMENTATION: &'static str = "spine_core.features.macd";
-    const OUTPUTS: OutputTable = &[
-        ("line", ValueType::Decimal, PRICE),
-        ("signal", ValueType::Decimal, PRICE),
-        ("histogram", ValueType::Decimal, PRICE),
-    ];
-    const PARAMETERS: &'static [&'static str] = &["fast", "signal", "slow"];
-    const DEFAULTS: &'static [DefaultSpec] = &[(
-        "macd_12_26_9",
-        &[("fast", "12"), ("slow", "26"), ("signal", "9")],
-    )];
-}
-
 impl Define for Macd {
-    type Declared = Self;
+    const DECLARED: Declared =
+        Declared::new("spine_core.features.macd", &["fast", "signal", "slow"])
+            .outputs(&[
+                ("line", ValueType::Decimal, PRICE),
+                ("signal", ValueType::Decimal, PRICE),
+                ("histogram", ValueType::Decimal, PRICE),
+            ])
+            .defaults(&[(
+                "macd_12_26_9",
+                &[("fast", "12"), ("slow", "26"), ("signal", "9")],
+            )]);
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         let (fast, slow) = (params.integer("fast", 1)?, params.integer("slow", 2)?);

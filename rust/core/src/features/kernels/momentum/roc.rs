@@ -8,7 +8,7 @@ use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::registry::define::{Declared, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -27,15 +27,11 @@ impl Roc {
 #[derive(Debug, Clone, Copy)]
 pub struct Change;
 
-impl Declared for Change {
-    const IMPLEMENTATION: &'static str = "spine_core.features.roc";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("roc_10", &[("period", "10")])];
-}
-
 impl Statistic for Change {
     type Entries = Ring;
+    const DECLARED: Declared = Declared::new("spine_core.features.roc", &["period"])
+        .outputs(&[("value", ValueType::Decimal, 4)])
+        .defaults(&[("roc_10", &[("period", "10")])]);
 
     fn build(params: &Params<'_>) -> Result<Roc, FeatureError> {
         Ok(Roc::new(params.integer("period", 1)?))

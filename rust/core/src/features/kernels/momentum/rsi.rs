@@ -11,7 +11,7 @@ use crate::features::engine::packed::{int, tagged, untag, word, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::error::FeatureError;
 use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{Declared, DefaultSpec, Define, OutputTable, Params};
+use crate::features::registry::define::{Declared, Define, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -176,16 +176,10 @@ impl Packed for Rsi {
     }
 }
 
-impl Declared for Rsi {
-    const IMPLEMENTATION: &'static str = "spine_core.features.rsi";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] =
-        &[("rsi_14", &[("period", "14"), ("threshold", "70")])];
-}
-
 impl Define for Rsi {
-    type Declared = Self;
+    const DECLARED: Declared = Declared::new("spine_core.features.rsi", &["period"])
+        .outputs(&[("value", ValueType::Decimal, 4)])
+        .defaults(&[("rsi_14", &[("period", "14"), ("threshold", "70")])]);
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         Ok(Self::new(params.integer("period", 1)?))

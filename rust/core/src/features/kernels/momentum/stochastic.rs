@@ -11,7 +11,7 @@ use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW};
 use crate::features::error::FeatureError;
 use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, OutputTable, Params};
+use crate::features::registry::define::{Declared, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -37,14 +37,11 @@ pub struct Oscillator {
     period: usize,
 }
 
-impl Declared for Oscillator {
-    const IMPLEMENTATION: &'static str = "spine_core.features.stochastic";
-    const OUTPUTS: OutputTable = &[("k", ValueType::Decimal, 4), ("d", ValueType::Decimal, 4)];
-    const PARAMETERS: &'static [&'static str] = &["period", "smoothing"];
-}
-
 impl Statistic for Oscillator {
     type Entries = BarRing;
+    const DECLARED: Declared =
+        Declared::new("spine_core.features.stochastic", &["period", "smoothing"])
+            .outputs(&[("k", ValueType::Decimal, 4), ("d", ValueType::Decimal, 4)]);
 
     fn build(params: &Params<'_>) -> Result<Stochastic, FeatureError> {
         let period = params.integer("period", 1)?;

@@ -15,9 +15,7 @@ use crate::features::engine::ring::RollingSum;
 use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{len_of, Kernel, Outputs};
-use crate::features::registry::define::{
-    Bound, Declared, DefaultSpec, Define, OutputTable, Params,
-};
+use crate::features::registry::define::{Bound, Declared, Define, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::fixed_from_f64;
 use crate::features::value::Raw;
@@ -153,25 +151,19 @@ impl Packed for Trend {
     }
 }
 
-impl Declared for Trend {
-    const IMPLEMENTATION: &'static str = "spine_core.features.trend";
-    const OUTPUTS: OutputTable = &[
-        ("ratio", ValueType::Decimal, 6),
-        ("sign", ValueType::Integer, 0),
-    ];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const THRESHOLD: Bound = Bound::NonNegative;
-    const DEFAULTS: &'static [DefaultSpec] =
-        &[("trend_200", &[("period", "200"), ("threshold", "0")])];
-}
-
 impl Define for Trend {
-    type Declared = Self;
+    const DECLARED: Declared = Declared::new("spine_core.features.trend", &["period"])
+        .outputs(&[
+            ("ratio", ValueType::Decimal, 6),
+            ("sign", ValueType::Integer, 0),
+        ])
+        .threshold(Bound::NonNegative)
+        .defaults(&[("trend_200", &[("period", "200"), ("threshold", "0")])]);
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         let period = params.integer("period", 1)?;
         let threshold = params.threshold.unwrap_or(Fixed::zero(0));
-        Ok(Self::new(period, threshold, Self::OUTPUTS[0].2))
+        Ok(Self::new(period, threshold, Self::DECLARED.outputs[0].2))
     }
 
     /// Its ring of closes, for views; it keeps a running sum besides, so it reads no other's.

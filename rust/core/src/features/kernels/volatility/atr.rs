@@ -9,9 +9,7 @@ use crate::features::engine::packed::{int, tagged, untag, word, Packed};
 use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::error::FeatureError;
 use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{
-    Declared, DefaultSpec, Define, OutputTable, Params, PRICE,
-};
+use crate::features::registry::define::{Declared, Define, Params, PRICE};
 use crate::features::spec::ValueType;
 
 /// ATR(period), Wilder.
@@ -155,15 +153,10 @@ impl Packed for Atr {
     }
 }
 
-impl Declared for Atr {
-    const IMPLEMENTATION: &'static str = "spine_core.features.atr";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, PRICE)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("atr_14", &[("period", "14")])];
-}
-
 impl Define for Atr {
-    type Declared = Self;
+    const DECLARED: Declared = Declared::new("spine_core.features.atr", &["period"])
+        .outputs(&[("value", ValueType::Decimal, PRICE)])
+        .defaults(&[("atr_14", &[("period", "14")])]);
 
     fn build(params: &Params<'_>) -> Result<Self, FeatureError> {
         Ok(Self::new(params.integer("period", 1)?))

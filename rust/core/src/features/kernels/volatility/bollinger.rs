@@ -11,9 +11,7 @@ use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{
-    to_f64, Bound, Declared, DefaultSpec, OutputTable, Params, PRICE,
-};
+use crate::features::registry::define::{to_f64, Bound, Declared, Params, PRICE};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -34,20 +32,16 @@ pub struct Bands {
     k: f64,
 }
 
-impl Declared for Bands {
-    const IMPLEMENTATION: &'static str = "spine_core.features.bollinger";
-    const OUTPUTS: OutputTable = &[
-        ("mid", ValueType::Decimal, PRICE),
-        ("upper", ValueType::Decimal, PRICE),
-        ("lower", ValueType::Decimal, PRICE),
-        ("percent_b", ValueType::Decimal, 6),
-    ];
-    const PARAMETERS: &'static [&'static str] = &["k", "period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("bb_20_2", &[("period", "20"), ("k", "2")])];
-}
-
 impl Statistic for Bands {
     type Entries = Ring;
+    const DECLARED: Declared = Declared::new("spine_core.features.bollinger", &["k", "period"])
+        .outputs(&[
+            ("mid", ValueType::Decimal, PRICE),
+            ("upper", ValueType::Decimal, PRICE),
+            ("lower", ValueType::Decimal, PRICE),
+            ("percent_b", ValueType::Decimal, 6),
+        ])
+        .defaults(&[("bb_20_2", &[("period", "20"), ("k", "2")])]);
 
     fn build(params: &Params<'_>) -> Result<Bollinger, FeatureError> {
         let k = params.decimal("k", params.get("k")?, Bound::Positive)?;

@@ -8,39 +8,29 @@
 
 use crate::features::engine::bar_ring::{BarRing, HIGH, LOW};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, real, Outputs};
-use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params, PRICE};
+use crate::features::kernel::{real, Outputs};
+use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
+use crate::features::registry::define::{Declared, Params, PRICE};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
 /// Donchian(period): outputs high, low.
 pub type Donchian = Windowed<Extremes>;
 
-impl Donchian {
-    /// A fresh channel; `period` is at least 1.
-    #[must_use]
-    pub fn new(period: u64) -> Self {
-        Self::with(Extremes, len_of(period.max(1)))
-    }
-}
-
 /// The highest high and lowest low of the window.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Extremes;
 
-impl Declared for Extremes {
-    const IMPLEMENTATION: &'static str = "spine_core.features.donchian";
-    const OUTPUTS: OutputTable = &[
-        ("high", ValueType::Decimal, PRICE),
-        ("low", ValueType::Decimal, PRICE),
-    ];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] = &[("donchian_20", &[("period", "20")])];
-}
+impl OfPeriod for Extremes {}
 
 impl Statistic for Extremes {
     type Entries = BarRing;
+    const DECLARED: Declared = Declared::new("spine_core.features.donchian", &["period"])
+        .outputs(&[
+            ("high", ValueType::Decimal, PRICE),
+            ("low", ValueType::Decimal, PRICE),
+        ])
+        .defaults(&[("donchian_20", &[("period", "20")])]);
 
     fn build(params: &Params<'_>) -> Result<Donchian, FeatureError> {
         Ok(Donchian::new(params.integer("period", 1)?))

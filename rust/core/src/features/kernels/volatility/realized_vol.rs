@@ -13,7 +13,7 @@ use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
 use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::registry::define::{Declared, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -61,16 +61,14 @@ impl LogReturns {
     }
 }
 
-impl Declared for LogReturns {
-    const IMPLEMENTATION: &'static str = "spine_core.features.realized_vol";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 8)];
-    const PARAMETERS: &'static [&'static str] = &["annualization", "period"];
-    const DEFAULTS: &'static [DefaultSpec] =
-        &[("rvol_20", &[("period", "20"), ("annualization", "1")])];
-}
-
 impl Statistic for LogReturns {
     type Entries = Ring;
+    const DECLARED: Declared = Declared::new(
+        "spine_core.features.realized_vol",
+        &["annualization", "period"],
+    )
+    .outputs(&[("value", ValueType::Decimal, 8)])
+    .defaults(&[("rvol_20", &[("period", "20"), ("annualization", "1")])]);
 
     fn build(params: &Params<'_>) -> Result<RealizedVol, FeatureError> {
         let period = params.integer("period", 2)?;

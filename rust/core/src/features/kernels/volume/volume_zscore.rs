@@ -7,37 +7,26 @@
 
 use crate::features::engine::bar_ring::{BarRing, VOLUME};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, one, real, Outputs};
-use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, DefaultSpec, OutputTable, Params};
+use crate::features::kernel::{one, real, Outputs};
+use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
+use crate::features::registry::define::{Declared, Params};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
 /// VolumeZscore(period).
 pub type VolumeZscore = Windowed<Zscore>;
 
-impl VolumeZscore {
-    /// A fresh kernel; `period` is at least 1.
-    #[must_use]
-    pub fn new(period: u64) -> Self {
-        Self::with(Zscore, len_of(period.max(1)))
-    }
-}
-
 /// The z-score of the newest volume in the window's.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Zscore;
 
-impl Declared for Zscore {
-    const IMPLEMENTATION: &'static str = "spine_core.features.volume_zscore";
-    const OUTPUTS: OutputTable = &[("value", ValueType::Decimal, 4)];
-    const PARAMETERS: &'static [&'static str] = &["period"];
-    const DEFAULTS: &'static [DefaultSpec] =
-        &[("vol_z_20", &[("period", "20"), ("threshold", "2")])];
-}
+impl OfPeriod for Zscore {}
 
 impl Statistic for Zscore {
     type Entries = BarRing;
+    const DECLARED: Declared = Declared::new("spine_core.features.volume_zscore", &["period"])
+        .outputs(&[("value", ValueType::Decimal, 4)])
+        .defaults(&[("vol_z_20", &[("period", "20"), ("threshold", "2")])]);
 
     fn build(params: &Params<'_>) -> Result<VolumeZscore, FeatureError> {
         Ok(VolumeZscore::new(params.integer("period", 1)?))
