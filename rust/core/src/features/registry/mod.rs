@@ -1,5 +1,5 @@
-//! The feature registry: the one table of kernels ([`kinds`]) with what each declares
-//! ([`define`]), spec building ([`build_spec`]), and the [`Registry`] of compiled specs with
+//! The feature registry: the one table of kernels (`kinds.rs`) with what each declares
+//! (`define.rs`), spec building ([`build_spec`]), and the [`Registry`] of compiled specs with
 //! the default one.
 
 use std::sync::{Arc, OnceLock};
@@ -42,8 +42,8 @@ impl Compiled {
 
 mod build;
 pub(crate) mod define;
-mod dispatch;
 pub(crate) mod kinds;
+mod views;
 
 pub use build::build_spec;
 pub use define::MAX_PERIOD;
