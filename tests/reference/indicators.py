@@ -175,3 +175,26 @@ def trend(close: Array, period: int, scale: int, threshold: str = "0") -> tuple[
         ratios.append(text)
         signs.append("1" if value > band else "-1" if value < -band else "0")
     return ratios, signs
+
+
+def stochastic(high: Array, low: Array, close: Array, period: int, smoothing: int) -> tuple[Array, Array]:
+    """(%K, %D): %K = 100 * (close - lowest low) / (highest high - lowest low) over ``period``
+    bars, NaN where the window has no range; %D = the mean of the last ``smoothing`` %K, summed
+    oldest first, NaN unless all of them are defined. Both NaN before bar
+    ``period + smoothing - 1``."""
+    n = len(close)
+    k = np.full(n, np.nan)
+    for end in range(period - 1, n):
+        hh, ll = max(high[end + 1 - period : end + 1]), min(low[end + 1 - period : end + 1])
+        if hh > ll:
+            k[end] = 100.0 * (close[end] - ll) / (hh - ll)
+    d = np.full(n, np.nan)
+    for end in range(period + smoothing - 2, n):
+        window = [float(x) for x in k[end + 1 - smoothing : end + 1]]
+        if not any(np.isnan(window)):
+            total = -0.0
+            for x in window:
+                total += x
+            d[end] = total / smoothing
+    k[: period + smoothing - 2] = np.nan
+    return k, d

@@ -1,5 +1,5 @@
-//! Indicator feature kernels: one indicator per file, the feature registry, and the
-//! incremental state per (instrument, resolution).
+//! Indicator features: kernels, the registry that builds them from specs, and the engine
+//! that keeps their incremental state per (instrument, resolution).
 //!
 //! Kernels take closed bars as `f64` (one [`BarInput`], or a [`BarBlock`] of columns when
 //! warming; converted once from the fixed-point mantissas), compute in `f64` in O(1)
@@ -7,313 +7,32 @@
 //! only when a row is read ([`value::fixed_from_f64`]: exact, half to even). A kernel reports
 //! ABSENT `WARMING_UP` until it has seen exactly `warmupBars` bars, and a value from that bar
 //! on.
+//!
+//! Layers, each importing only the ones above it:
+//! - [`kernel`], [`spec`], [`value`], [`error`]: the kernel contract and the published shapes;
+//! - [`engine`]'s primitives (rings, packed words, blocks, recurrences) the kernels build on;
+//! - [`kernels`]: one indicator per file, by family;
+//! - [`registry`]: the one table of kernels (`registry/kinds.rs`), spec building and the
+//!   default registry (adding an indicator: see [`kernels`]);
+//! - [`engine`]'s state (layout, fusion, lanes, [`FeatureState`]) and the [`universe`].
 
-pub mod atr;
-pub(crate) mod bar_ring;
-pub mod block;
-pub mod bollinger;
-pub(crate) mod check;
-pub mod donchian;
-pub mod ema;
+pub mod engine;
 pub mod error;
-pub(crate) mod fused;
-pub(crate) mod lanes;
-pub(crate) mod layout;
-pub mod macd;
-pub(crate) mod packed;
-pub mod realized_vol;
+pub mod kernel;
+pub mod kernels;
 pub mod registry;
-pub mod roc;
-pub mod rsi;
-pub mod sma;
 pub mod spec;
-pub mod state;
-pub mod trend;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod universe;
 pub mod value;
-pub mod volume_zscore;
-pub mod vwap;
-pub mod window;
 
-use crate::bars::Bar;
-use block::{BlockBuffer, BLOCK};
-
-pub use block::{BarBlock, Inputs};
+pub use engine::block::{BarBlock, Inputs};
+pub use engine::input::{BarColumns, BarInput};
+pub use engine::state::{FeatureState, Row};
 pub use error::FeatureError;
+pub use kernel::{Kernel, Outputs, Owned, MAX_OUTPUTS};
 pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
 pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};
-pub use state::{BarColumns, FeatureState, Row};
 pub use universe::{Universe, Updated};
 pub use value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
-
-/// The most outputs any kernel declares (Bollinger: mid, upper, lower, percent_b).
-pub const MAX_OUTPUTS: usize = 4;
-
-/// A kernel's raw outputs in declared order; slots past the declared count are `Undefined`.
-pub type Outputs = [Raw; MAX_OUTPUTS];
-
-/// `10^k` as `f64` for `k` in `0..=18`; every entry is exact (5^18 < 2^53).
-const POW10_F64: [f64; 19] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18,
-];
-
-/// One closed bar as the kernels see it: prices and volume as `f64`.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct BarInput {
-    /// Close time, nanoseconds since the UNIX epoch.
-    pub ts_event: u64,
-    /// Open price.
-    pub open: f64,
-    /// High price.
-    pub high: f64,
-    /// Low price.
-    pub low: f64,
-    /// Close price.
-    pub close: f64,
-    /// Volume.
-    pub volume: f64,
-}
-
-impl BarInput {
-    /// Convert fixed-point mantissas once: `raw / 10^scale`, a single correctly rounded
-    /// division (exact decimal-to-binary for mantissas below 2^53). Scales above 18 are
-    /// clamped to 18; callers validate scales first ([`FeatureState::warm_columns`] does).
-    #[must_use]
-    pub fn from_raw(bar: &Bar, price_scale: u8, size_scale: u8) -> Self {
-        let (p, s) = (pow10(price_scale), pow10(size_scale));
-        Self {
-            ts_event: bar.ts_event,
-            open: bar.open as f64 / p,
-            high: bar.high as f64 / p,
-            low: bar.low as f64 / p,
-            close: bar.close as f64 / p,
-            volume: bar.volume as f64 / s,
-        }
-    }
-}
-
-/// `10^scale` as `f64`, the divisor that converts a mantissa (scales above 18 clamp to 18).
-#[must_use]
-pub(crate) fn pow10(scale: u8) -> f64 {
-    POW10_F64[usize::from(scale.min(18))]
-}
-
-/// An incremental indicator over closed bars.
-///
-/// A kernel's windows live in `f64` slots it is handed on every call that reads or writes
-/// them ([`Self::slots`] of them, the same ones each time; see [`window`]): a
-/// [`FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`] gives one
-/// kernel its own.
-pub trait Kernel {
-    /// Window slots the kernel needs (0 for none).
-    fn slots(&self) -> usize {
-        0
-    }
-
-    /// Take one closed bar. O(1) amortised, no allocation.
-    fn update(&mut self, slots: &mut [f64], bar: &BarInput);
-
-    /// Take a block of closed bars, oldest first: the same state, bit for bit, as
-    /// [`Self::update`] on each in turn. Kernels override it with a tight loop over the
-    /// columns they read (the default is that loop over `update`).
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
-        for i in 0..block.len() {
-            self.update(slots, &block.bar(i));
-        }
-    }
-
-    /// Take a batch of closed bars, oldest first, through [`Self::warm_block`].
-    fn warm(&mut self, slots: &mut [f64], bars: &[BarInput]) {
-        let mut buffer = BlockBuffer::new();
-        for chunk in bars.chunks(BLOCK) {
-            self.warm_block(slots, &buffer.transpose(chunk));
-        }
-    }
-
-    /// The bar fields this kernel reads (a batch may leave the others unset).
-    fn inputs(&self) -> Inputs {
-        Inputs::ALL
-    }
-
-    /// The current outputs in declared order (meaningful once warm).
-    fn values(&self, slots: &[f64]) -> Outputs;
-
-    /// Closed bars needed before the first value.
-    fn warmup_bars(&self) -> u64;
-
-    /// Closed bars seen since creation or the last reset.
-    fn bars_seen(&self) -> u64;
-
-    /// Forget every bar (the slots need no clearing: each window counts what it holds).
-    fn reset(&mut self);
-}
-
-/// A kernel with slots of its own, to use one outside a [`FeatureState`].
-#[derive(Debug, Clone)]
-pub struct Owned<K> {
-    kernel: K,
-    slots: Vec<f64>,
-}
-
-impl<K: Kernel> Owned<K> {
-    /// `kernel` with its slots.
-    #[must_use]
-    pub fn new(kernel: K) -> Self {
-        let slots = vec![0.0; kernel.slots()];
-        Self { kernel, slots }
-    }
-
-    /// The kernel.
-    #[must_use]
-    pub fn kernel(&self) -> &K {
-        &self.kernel
-    }
-
-    /// As [`Kernel::update`].
-    pub fn update(&mut self, bar: &BarInput) {
-        self.kernel.update(&mut self.slots, bar);
-    }
-
-    /// As [`Kernel::warm`].
-    pub fn warm(&mut self, bars: &[BarInput]) {
-        self.kernel.warm(&mut self.slots, bars);
-    }
-
-    /// As [`Kernel::values`].
-    #[must_use]
-    pub fn values(&self) -> Outputs {
-        self.kernel.values(&self.slots)
-    }
-
-    /// As [`Kernel::warmup_bars`].
-    #[must_use]
-    pub fn warmup_bars(&self) -> u64 {
-        self.kernel.warmup_bars()
-    }
-
-    /// As [`Kernel::bars_seen`].
-    #[must_use]
-    pub fn bars_seen(&self) -> u64 {
-        self.kernel.bars_seen()
-    }
-
-    /// As [`Kernel::reset`].
-    pub fn reset(&mut self) {
-        self.kernel.reset();
-    }
-}
-
-/// Outputs with only the first slot set.
-#[must_use]
-pub(crate) fn one(value: Raw) -> Outputs {
-    [value, Raw::Undefined, Raw::Undefined, Raw::Undefined]
-}
-
-/// `Real(x)` when `x` is finite, else `Undefined`.
-#[must_use]
-pub(crate) fn real(x: f64) -> Raw {
-    if x.is_finite() {
-        Raw::Real(x)
-    } else {
-        Raw::Undefined
-    }
-}
-
-/// A window length from a validated period (periods are bounded by the registry).
-#[must_use]
-pub(crate) fn len_of(period: u64) -> usize {
-    usize::try_from(period).unwrap_or(usize::MAX)
-}
-
-#[cfg(test)]
-pub(crate) mod testing {
-    //! Helpers for the kernel unit tests.
-    use super::{BarInput, Kernel, Owned, Raw};
-
-    /// A bar with every price at `close`.
-    pub fn flat(ts: u64, close: f64, volume: f64) -> BarInput {
-        BarInput {
-            ts_event: ts,
-            open: close,
-            high: close,
-            low: close,
-            close,
-            volume,
-        }
-    }
-
-    /// A deterministic wavy series of bars (no randomness in unit tests).
-    pub fn series(n: usize) -> Vec<BarInput> {
-        (0..n)
-            .map(|i| {
-                let t = i as f64;
-                let close = 100.0 + 5.0 * (t * 0.3).sin() + 0.05 * t;
-                BarInput {
-                    ts_event: (i as u64 + 1) * 60_000_000_000,
-                    open: close - 0.2 * (t * 0.7).cos(),
-                    high: close + 0.5 + 0.1 * (t * 1.3).sin().abs(),
-                    low: close - 0.5 - 0.1 * (t * 0.9).cos().abs(),
-                    close,
-                    volume: 10.0 + 3.0 * (t * 0.5).sin(),
-                }
-            })
-            .collect()
-    }
-
-    /// The first output as f64 (NaN when undefined).
-    pub fn first<K: Kernel>(kernel: &Owned<K>) -> f64 {
-        nth(kernel, 0)
-    }
-
-    /// Output `i` as f64 (NaN when undefined).
-    pub fn nth<K: Kernel>(kernel: &Owned<K>, i: usize) -> f64 {
-        match kernel.values()[i] {
-            Raw::Real(x) => x,
-            Raw::Int(v) => v as f64,
-            Raw::Undefined => f64::NAN,
-        }
-    }
-
-    /// Incremental and batch paths agree bit for bit, however the batch is split (the split
-    /// points exercise every prologue/steady-state boundary of the kernels' batch loops).
-    pub fn batch_equals_incremental<K: Kernel + Clone>(fresh: K, bars: &[BarInput]) {
-        let fresh = Owned::new(fresh);
-        let mut a = fresh.clone();
-        let mut b = fresh.clone();
-        for bar in bars {
-            a.update(bar);
-        }
-        b.warm(bars);
-        assert_eq!(format!("{:?}", a.values()), format!("{:?}", b.values()));
-        assert_eq!(a.bars_seen(), bars.len() as u64);
-        let mut c = a.clone();
-        c.reset();
-        assert_eq!(c.bars_seen(), 0);
-        c.warm(bars);
-        assert_eq!(format!("{:?}", a.values()), format!("{:?}", c.values()));
-        for step in [1, 2, 7, 33, 300] {
-            let (mut batch, mut single) = (fresh.clone(), fresh.clone());
-            for chunk in bars.chunks(step) {
-                batch.warm(chunk);
-                for bar in chunk {
-                    single.update(bar);
-                }
-                assert_eq!(
-                    format!("{:?}", batch.values()),
-                    format!("{:?}", single.values())
-                );
-                assert_eq!(batch.bars_seen(), single.bars_seen());
-            }
-        }
-        for first in [1, 5, 40] {
-            let mut mixed = fresh.clone();
-            let first = first.min(bars.len());
-            for bar in &bars[..first] {
-                mixed.update(bar);
-            }
-            mixed.warm(&bars[first..]);
-            assert_eq!(format!("{:?}", a.values()), format!("{:?}", mixed.values()));
-        }
-    }
-}

@@ -1,0 +1,69 @@
+//! Reading a [`FeatureState`]: each kernel's raw outputs typed at their declared value type
+//! and scale, or ABSENT with the reason.
+
+use super::{FeatureState, Row};
+use crate::decimal::Fixed;
+use crate::features::kernel::Kernel;
+use crate::features::spec::{OutputSpec, ValueType};
+use crate::features::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
+
+/// Type a raw output at its declared value type and scale; anything undefined or out of
+/// range is ABSENT `INPUT_UNAVAILABLE`.
+pub(super) fn typed(raw: Raw, output: &OutputSpec) -> FeatureValue {
+    let unavailable = FeatureValue::Absent(AbsentReason::InputUnavailable);
+    match (raw, output.value_type) {
+        (Raw::Real(x), ValueType::Decimal) => {
+            fixed_from_f64(x, output.scale).map_or(unavailable, FeatureValue::Decimal)
+        }
+        (Raw::Int(i), ValueType::Decimal) => Fixed {
+            raw: i128::from(i),
+            scale: 0,
+        }
+        .rescale_half_even(u32::from(output.scale))
+        .map_or(unavailable, FeatureValue::Decimal),
+        (Raw::Int(i), ValueType::Integer) => FeatureValue::Integer(i),
+        (Raw::Int(i), ValueType::UnixNanos) => {
+            u64::try_from(i).map_or(unavailable, FeatureValue::UnixNanos)
+        }
+        _ => unavailable,
+    }
+}
+
+impl FeatureState {
+    /// Visit every value in selection order, then output order, without allocating.
+    pub fn for_each_value(&self, mut visit: impl FnMut(&str, FeatureValue)) {
+        for (compiled, kernel, slots) in self.layout.kernels(&self.arena) {
+            let seen = kernel.bars_seen();
+            let needed = kernel.warmup_bars();
+            let outputs = &compiled.spec.outputs;
+            if seen < needed {
+                let reason = if self.meta.after_gap {
+                    AbsentReason::GapInInput
+                } else {
+                    AbsentReason::WarmingUp {
+                        bars_seen: seen,
+                        bars_needed: needed,
+                    }
+                };
+                for key in &compiled.keys {
+                    visit(key, FeatureValue::Absent(reason));
+                }
+                continue;
+            }
+            let raw = kernel.values(slots);
+            for ((key, output), value) in compiled.keys.iter().zip(outputs).zip(raw) {
+                visit(key, typed(value, output));
+            }
+        }
+    }
+
+    /// The current row.
+    #[must_use]
+    pub fn row(&self) -> Row {
+        let mut row = Row::new();
+        self.for_each_value(|key, value| {
+            row.insert(key.to_owned(), value);
+        });
+        row
+    }
+}

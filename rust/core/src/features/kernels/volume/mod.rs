@@ -1,0 +1,3 @@
+//! Volume statistics.
+
+pub mod volume_zscore;
