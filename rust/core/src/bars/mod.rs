@@ -108,14 +108,7 @@ impl<'a> BarsView<'a> {
 /// bracketing open and close; volume not negative.
 #[inline]
 fn check_bar(index: usize, bar: &Bar, previous: Option<u64>) -> Result<(), BarsError> {
-    let Bar {
-        ts_event,
-        open,
-        high,
-        low,
-        close,
-        volume,
-    } = *bar;
+    let ts_event = bar.ts_event;
     if ts_event > MAX_TS {
         return Err(BarsError::TimestampOutOfRange { index, ts_event });
     }
@@ -129,7 +122,7 @@ fn check_bar(index: usize, bar: &Bar, previous: Option<u64>) -> Result<(), BarsE
             previous,
         });
     }
-    if high < open.max(close) || low > open.min(close) || volume < 0 {
+    if bar.high < bar.open.max(bar.close) || bar.low > bar.open.min(bar.close) || bar.volume < 0 {
         return Err(BarsError::InconsistentBar { index, ts_event });
     }
     Ok(())
