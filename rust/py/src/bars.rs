@@ -10,24 +10,13 @@ use spine_core::bars::{
 };
 use spine_core::decimal::checked_scale;
 
+use crate::columns::le_bytes;
 use crate::errors::{bars_error, decimal_error};
 use crate::int_args;
 use crate::ohlcv::{Ohlcv, Refusal};
 
 pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
-}
-
-fn bytes_of<T: Copy, const N: usize>(
-    py: Python<'_>,
-    values: &[T],
-    to_le: impl Fn(T) -> [u8; N],
-) -> Py<PyAny> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for &v in values {
-        out.extend_from_slice(&to_le(v));
-    }
-    PyBytes::new(py, &out).into_any().unbind()
 }
 
 /// Bars as little-endian column buffers by name: ts_event and sequence (empty without one)
@@ -37,7 +26,7 @@ pub(crate) fn columns_dict<'py>(
     view: &BarsView<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    dict.set_item("ts_event", bytes_of(py, view.ts_event, u64::to_le_bytes))?;
+    dict.set_item("ts_event", le_bytes(py, view.ts_event, u64::to_le_bytes))?;
     for (name, column) in [
         ("open", view.open),
         ("high", view.high),
@@ -45,10 +34,10 @@ pub(crate) fn columns_dict<'py>(
         ("close", view.close),
         ("volume", view.volume),
     ] {
-        dict.set_item(name, bytes_of(py, column, i64::to_le_bytes))?;
+        dict.set_item(name, le_bytes(py, column, i64::to_le_bytes))?;
     }
     let sequence = view.sequence.unwrap_or_default();
-    dict.set_item("sequence", bytes_of(py, sequence, u64::to_le_bytes))?;
+    dict.set_item("sequence", le_bytes(py, sequence, u64::to_le_bytes))?;
     Ok(dict)
 }
 
