@@ -30,6 +30,10 @@ struct Columns([Vec<i64>; 5], Vec<u64>);
 
 fn columns(instrument: u64) -> Columns {
     let bars: Vec<Bar> = (1..=BARS).map(|m| bar(instrument, m)).collect();
+    columns_of(&bars)
+}
+
+fn columns_of(bars: &[Bar]) -> Columns {
     Columns(
         [
             bars.iter().map(|b| b.open).collect(),
@@ -112,17 +116,7 @@ fn bench_midnight(c: &mut Criterion) {
         };
         let first = midnight - BARS + 1;
         let bars: Vec<Bar> = (first..=midnight - LIVE - 1).map(|m| bar(i, m)).collect();
-        let columns = Columns(
-            [
-                bars.iter().map(|b| b.open).collect(),
-                bars.iter().map(|b| b.high).collect(),
-                bars.iter().map(|b| b.low).collect(),
-                bars.iter().map(|b| b.close).collect(),
-                bars.iter().map(|b| b.volume).collect(),
-            ],
-            bars.iter().map(|b| b.ts_event).collect(),
-        );
-        let _ = u.warm(index, &view(&columns));
+        let _ = u.warm(index, &view(&columns_of(&bars)));
     }
     let minute =
         |m: u64| -> Vec<(u32, Bar)> { (0..instruments).map(|i| (i as u32, bar(i, m))).collect() };

@@ -10,72 +10,35 @@ use spine_core::bars::{
 };
 use spine_core::decimal::checked_scale;
 
-use crate::columns::Column;
+use crate::columns::le_bytes;
 use crate::errors::{bars_error, decimal_error};
 use crate::int_args;
+use crate::ohlcv::{Ohlcv, Refusal};
 
 pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
 }
 
-/// The six OHLCV columns plus an optional sequence, borrowed from Python buffers.
-pub(crate) struct Columns {
-    ts_event: Column<u64>,
-    open: Column<i64>,
-    high: Column<i64>,
-    low: Column<i64>,
-    close: Column<i64>,
-    volume: Column<i64>,
-    sequence: Option<Column<u64>>,
-}
-
-impl Columns {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        ts_event: &Bound<'_, PyAny>,
-        open: &Bound<'_, PyAny>,
-        high: &Bound<'_, PyAny>,
-        low: &Bound<'_, PyAny>,
-        close: &Bound<'_, PyAny>,
-        volume: &Bound<'_, PyAny>,
-        sequence: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        Ok(Self {
-            ts_event: Column::new("ts_event", ts_event, "uint64")?,
-            open: Column::new("open", open, "int64")?,
-            high: Column::new("high", high, "int64")?,
-            low: Column::new("low", low, "int64")?,
-            close: Column::new("close", close, "int64")?,
-            volume: Column::new("volume", volume, "int64")?,
-            sequence: sequence
-                .map(|s| Column::new("sequence", s, "uint64"))
-                .transpose()?,
-        })
+/// Bars as little-endian column buffers by name: ts_event and sequence (empty without one)
+/// as uint64, prices and volume as int64 mantissas.
+pub(crate) fn columns_dict<'py>(
+    py: Python<'py>,
+    view: &BarsView<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("ts_event", le_bytes(py, view.ts_event, u64::to_le_bytes))?;
+    for (name, column) in [
+        ("open", view.open),
+        ("high", view.high),
+        ("low", view.low),
+        ("close", view.close),
+        ("volume", view.volume),
+    ] {
+        dict.set_item(name, le_bytes(py, column, i64::to_le_bytes))?;
     }
-
-    pub(crate) fn view(&self) -> BarsView<'_> {
-        BarsView {
-            ts_event: self.ts_event.slice(),
-            open: self.open.slice(),
-            high: self.high.slice(),
-            low: self.low.slice(),
-            close: self.close.slice(),
-            volume: self.volume.slice(),
-            sequence: self.sequence.as_ref().map(Column::slice),
-        }
-    }
-}
-
-pub(crate) fn bytes_of<T: Copy, const N: usize>(
-    py: Python<'_>,
-    values: &[T],
-    to_le: impl Fn(T) -> [u8; N],
-) -> Py<PyAny> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for &v in values {
-        out.extend_from_slice(&to_le(v));
-    }
-    PyBytes::new(py, &out).into_any().unbind()
+    let sequence = view.sequence.unwrap_or_default();
+    dict.set_item("sequence", le_bytes(py, sequence, u64::to_le_bytes))?;
+    Ok(dict)
 }
 
 /// The JSON bar rows `query` selects at the given precisions, and whether more match after
@@ -145,20 +108,8 @@ impl PyFoldResult {
 
     /// Column buffers: ts_event and sequence as uint64, prices and volume as int64 mantissas.
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let bars = &self.out.bars;
-        let dict = PyDict::new(py);
-        dict.set_item("ts_event", bytes_of(py, &bars.ts_event, u64::to_le_bytes))?;
-        for (name, column) in [
-            ("open", &bars.open),
-            ("high", &bars.high),
-            ("low", &bars.low),
-            ("close", &bars.close),
-            ("volume", &bars.volume),
-        ] {
-            dict.set_item(name, bytes_of(py, column, i64::to_le_bytes))?;
-        }
-        dict.set_item("sequence", bytes_of(py, &bars.sequence, u64::to_le_bytes))?;
-        Ok(dict)
+        // The sequence column as held: empty for a fold of bars given without sequences.
+        columns_dict(py, &self.out.bars.view(true))
     }
 
     /// The JSON array of the bar rows a page query selects (see `Series.page`), at the given
@@ -224,14 +175,11 @@ pub fn fold_columns(
 ) -> PyResult<PyFoldResult> {
     let resolution = to_py(py, Resolution::parse(resolution))?;
     let channel = to_py(py, Channel::parse(channel))?;
-    let columns = Columns::new(ts_event, open, high, low, close, volume, sequence)?;
-    let view = columns.view();
-    to_py(py, view.validate())?;
-    let coverage = match coverage {
-        Some(spans) => to_py(py, Coverage::from_spans(spans))?,
-        None => default_coverage(&view),
-    };
-    let out = to_py(py, fold(&view, &coverage, channel, resolution))?;
+    let ohlcv = [open, high, low, close, volume];
+    let columns = Ohlcv::read(py, ts_event, ohlcv, sequence, Refusal::Layout)?;
+    let out = fold_offline(py, &columns, coverage, |view, coverage| {
+        fold(view, coverage, channel, resolution)
+    })?;
     Ok(PyFoldResult { out })
 }
 
@@ -254,18 +202,32 @@ pub fn fold_columns_many(
 ) -> PyResult<Vec<PyFoldResult>> {
     let resolutions = to_py(py, parse_resolutions(&resolutions))?;
     let channel = to_py(py, Channel::parse(channel))?;
-    let columns = Columns::new(ts_event, open, high, low, close, volume, sequence)?;
+    let ohlcv = [open, high, low, close, volume];
+    let columns = Ohlcv::read(py, ts_event, ohlcv, sequence, Refusal::Layout)?;
+    let outputs = fold_offline(py, &columns, coverage, |view, coverage| {
+        fold_many(view, coverage, channel, &resolutions)
+    })?;
+    Ok(outputs
+        .into_iter()
+        .map(|out| PyFoldResult { out })
+        .collect())
+}
+
+/// Validate offline columns, then `fold` them over the coverage stated with them (or, with
+/// none stated, the span they cover).
+fn fold_offline<T>(
+    py: Python<'_>,
+    columns: &Ohlcv,
+    coverage: Option<Vec<(u64, u64)>>,
+    fold: impl FnOnce(&BarsView<'_>, &Coverage) -> Result<T, BarsError>,
+) -> PyResult<T> {
     let view = columns.view();
     to_py(py, view.validate())?;
     let coverage = match coverage {
         Some(spans) => to_py(py, Coverage::from_spans(spans))?,
         None => default_coverage(&view),
     };
-    let outputs = to_py(py, fold_many(&view, &coverage, channel, &resolutions))?;
-    Ok(outputs
-        .into_iter()
-        .map(|out| PyFoldResult { out })
-        .collect())
+    to_py(py, fold(&view, &coverage))
 }
 
 pub(crate) fn parse_resolutions(names: &[String]) -> Result<Vec<Resolution>, BarsError> {

@@ -1,9 +1,11 @@
-//! Zero-copy views of 1-D numeric buffers (numpy arrays, Arrow buffers, `bytes`).
+//! Zero-copy views of 1-D numeric buffers (numpy arrays, Arrow buffers, `bytes`) coming in,
+//! and numeric columns going out as little-endian `bytes`.
 #![allow(unsafe_code)]
 
 use pyo3::buffer::{Element, PyBuffer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 /// A held buffer; its slice borrows from it.
 pub struct Column<T: Element> {
@@ -48,4 +50,17 @@ impl<T: Element + Copy> Column<T> {
         // no Python code runs while the slice is used, so nothing mutates it meanwhile.
         unsafe { std::slice::from_raw_parts(self.buffer.buf_ptr().cast::<T>(), len) }
     }
+}
+
+/// `values` as one `bytes` object, each value written by `to_le` (its little-endian bytes).
+pub fn le_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_le: impl Fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to_le(v));
+    }
+    PyBytes::new(py, &out)
 }

@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyInt, PyList, PyString};
 use spine_core::decimal::checked_scale;
 use spine_core::{parse_timestamp as core_parse_timestamp, DecimalError, Fixed};
 
+use crate::columns::le_bytes;
 use crate::errors::{decimal_error, decimal_error_at, timestamp_error, timestamp_error_at};
 
 /// A scale argument, checked against `0..=MAX_SCALE` whatever its size.
@@ -122,8 +123,7 @@ pub fn parse_decimal_column<'py>(
             })
         })
     })?;
-    let bytes: Vec<u8> = mantissas.iter().flat_map(|m| m.to_le_bytes()).collect();
-    Ok(PyBytes::new(py, &bytes))
+    Ok(le_bytes(py, &mantissas, i64::to_le_bytes))
 }
 
 /// A column of nanosecond-timestamp strings as little-endian `u64`s.
@@ -135,6 +135,5 @@ pub fn parse_timestamp_column<'py>(
     let stamps = parse_column(values, |row, text| {
         core_parse_timestamp(text).map_err(|e| timestamp_error_at(py, &e, row))
     })?;
-    let bytes: Vec<u8> = stamps.iter().flat_map(|t| t.to_le_bytes()).collect();
-    Ok(PyBytes::new(py, &bytes))
+    Ok(le_bytes(py, &stamps, u64::to_le_bytes))
 }

@@ -40,28 +40,20 @@ pub fn json_error(py: Python<'_>, err: &JsonError) -> PyErr {
     )
 }
 
+/// A refusal whose `message` starts with its symbol, as `spine.errors.<class_name>`.
+fn refusal(py: Python<'_>, class_name: &str, message: String) -> PyErr {
+    let symbol = symbol_of(&message).to_owned();
+    raise(py, class_name, message, &symbol, None)
+}
+
 /// A decimal refusal.
 pub fn decimal_error(py: Python<'_>, err: &DecimalError) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "DecimalError",
-        message.clone(),
-        symbol_of(&message),
-        None,
-    )
+    refusal(py, "DecimalError", err.to_string())
 }
 
 /// A timestamp refusal.
 pub fn timestamp_error(py: Python<'_>, err: &TimestampError) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "TimestampError",
-        message.clone(),
-        symbol_of(&message),
-        None,
-    )
+    refusal(py, "TimestampError", err.to_string())
 }
 
 /// A refusal of one row of a column (`class_name` from `spine.errors`): `SYMBOL: row N: text`.
@@ -85,54 +77,35 @@ pub fn timestamp_error_at(py: Python<'_>, err: &TimestampError, row: usize) -> P
 
 /// A bad identity name.
 pub fn identity_error(py: Python<'_>, err: &IdentityError) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "IdentityNameError",
-        message.clone(),
-        symbol_of(&message),
-        None,
-    )
+    refusal(py, "IdentityNameError", err.to_string())
 }
 
 /// A refused bar input or fold request.
 pub fn bars_error(py: Python<'_>, err: &BarsError) -> PyErr {
-    let message = err.to_string();
-    raise(py, "BarsError", message.clone(), symbol_of(&message), None)
+    refusal(py, "BarsError", err.to_string())
 }
 
 /// A refusal of a bars argument before it reaches the core (`message` starts with its symbol).
 pub fn bars_refusal(py: Python<'_>, message: String) -> PyErr {
-    let symbol = symbol_of(&message).to_owned();
-    raise(py, "BarsError", message, &symbol, None)
+    refusal(py, "BarsError", message)
 }
 
 /// A refused feature selection, spec parameter or bar input.
 pub fn feature_error(py: Python<'_>, err: &FeatureError) -> PyErr {
-    let message = err.to_string();
-    raise(
-        py,
-        "FeatureError",
-        message.clone(),
-        symbol_of(&message),
-        None,
-    )
+    refusal(py, "FeatureError", err.to_string())
 }
 
 /// A refusal of the fan-out hub.
 pub fn hub_error(py: Python<'_>, err: &spine_core::fanout::HubError) -> PyErr {
-    let message = err.to_string();
-    raise(py, "HubError", message.clone(), symbol_of(&message), None)
+    refusal(py, "HubError", err.to_string())
 }
 
 /// A refusal of a feature argument before it reaches the core (`message` starts with its symbol).
 pub fn feature_refusal(py: Python<'_>, message: String) -> PyErr {
-    let symbol = symbol_of(&message).to_owned();
-    raise(py, "FeatureError", message, &symbol, None)
+    refusal(py, "FeatureError", message)
 }
 
 /// A refusal of a hub argument before it reaches the core (`message` starts with its symbol).
 pub fn hub_refusal(py: Python<'_>, message: String) -> PyErr {
-    let symbol = symbol_of(&message).to_owned();
-    raise(py, "HubError", message, &symbol, None)
+    refusal(py, "HubError", message)
 }

@@ -9,20 +9,19 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList};
-use spine_core::bars::{Bar, BarsView};
+use spine_core::bars::Bar;
 use spine_core::features::{
-    default_registry, AbsentReason, BarColumns, FeatureError, FeatureState, FeatureValue,
+    default_registry, AbsentReason, FeatureError, FeatureState, FeatureValue,
 };
 use spine_core::Value;
 
-use crate::columns::Column;
 use crate::errors::feature_error;
+use crate::ohlcv::{Ohlcv, Refusal};
 
 /// Add this module's functions and classes to `spine._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(feature_specs, m)?)?;
     m.add_class::<PyFeatureState>()?;
-    m.add_class::<crate::universe::PyFeatureUniverse>()?;
     Ok(())
 }
 
@@ -92,77 +91,6 @@ pub(crate) fn feature_value_to_py<'py>(
         }
     }
     Ok(dict)
-}
-
-/// A column argument; a wrong type or layout is a `FeatureError` (INVALID_COLUMN).
-pub(crate) fn column<T: pyo3::buffer::Element + Copy>(
-    py: Python<'_>,
-    name: &'static str,
-    obj: &Bound<'_, PyAny>,
-    type_name: &'static str,
-) -> PyResult<Column<T>> {
-    Column::new(name, obj, type_name).map_err(|_| {
-        feature_error(
-            py,
-            &FeatureError::InvalidColumn {
-                name: name.to_owned(),
-                expected: type_name,
-            },
-        )
-    })
-}
-
-/// The six OHLCV column arguments (ts_event uint64; open..volume int64 mantissas), each
-/// checked as [`column`] checks it.
-pub(crate) struct Ohlcv {
-    pub(crate) ts_event: Column<u64>,
-    /// open, high, low, close, volume.
-    pub(crate) values: [Column<i64>; 5],
-}
-
-impl Ohlcv {
-    pub(crate) fn read(
-        py: Python<'_>,
-        ts_event: &Bound<'_, PyAny>,
-        [open, high, low, close, volume]: [&Bound<'_, PyAny>; 5],
-    ) -> PyResult<Self> {
-        let value = |name, obj| column::<i64>(py, name, obj, "int64");
-        Ok(Self {
-            ts_event: column::<u64>(py, "ts_event", ts_event, "uint64")?,
-            values: [
-                value("open", open)?,
-                value("high", high)?,
-                value("low", low)?,
-                value("close", close)?,
-                value("volume", volume)?,
-            ],
-        })
-    }
-
-    pub(crate) fn columns(&self) -> BarColumns<'_> {
-        let [open, high, low, close, volume] = self.values.each_ref().map(Column::slice);
-        BarColumns {
-            ts_event: self.ts_event.slice(),
-            open,
-            high,
-            low,
-            close,
-            volume,
-        }
-    }
-
-    pub(crate) fn view(&self) -> BarsView<'_> {
-        let c = self.columns();
-        BarsView {
-            ts_event: c.ts_event,
-            open: c.open,
-            high: c.high,
-            low: c.low,
-            close: c.close,
-            volume: c.volume,
-            sequence: None,
-        }
-    }
 }
 
 /// A scalar bar field of any Python int size, checked against its machine range.
@@ -270,7 +198,8 @@ impl PyFeatureState {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
+        let ohlcv = [open, high, low, close, volume];
+        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
         to_py(py, self.inner.warm_columns(&columns.columns()))
     }
 

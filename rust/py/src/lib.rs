@@ -13,6 +13,7 @@ mod fanout;
 mod features;
 mod int_args;
 mod key_shapes;
+mod ohlcv;
 mod series;
 mod universe;
 mod walk;
@@ -37,6 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<series::PySeries>()?;
     m.add_class::<bars::PyFoldResult>()?;
     features::register(m)?;
+    m.add_class::<universe::PyFeatureUniverse>()?;
     m.add_class::<fanout::PyHub>()?;
     Ok(())
 }

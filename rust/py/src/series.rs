@@ -12,10 +12,11 @@ use spine_core::bars::{
     SeriesConfig,
 };
 
-use crate::bars::{bytes_of, page_bytes, parse_resolutions, to_py, Columns, PyFoldResult};
+use crate::bars::{columns_dict, page_bytes, parse_resolutions, to_py, PyFoldResult};
 use crate::columns::Column;
 use crate::errors::{bars_error, bars_refusal};
 use crate::int_args;
+use crate::ohlcv::{Ohlcv, Refusal};
 
 /// The durable 1-minute series of one instrument and channel, with its incremental folds.
 #[pyclass(module = "spine._core", name = "Series")]
@@ -248,7 +249,8 @@ impl PySeries {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let columns = Columns::new(ts_event, open, high, low, close, volume, None)?;
+        let ohlcv = [open, high, low, close, volume];
+        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Layout)?;
         let view = columns.view();
         let count = u64::try_from(view.ts_event.len()).unwrap_or(u64::MAX);
         self.make_room(py, self.series.last_sequence().saturating_add(count))?;
@@ -354,23 +356,7 @@ impl PySeries {
 
     /// The held bars as little-endian column buffers (ts_event, sequence: uint64; others int64).
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let view = self.series.view();
-        let dict = PyDict::new(py);
-        dict.set_item("ts_event", bytes_of(py, view.ts_event, u64::to_le_bytes))?;
-        for (name, column) in [
-            ("open", view.open),
-            ("high", view.high),
-            ("low", view.low),
-            ("close", view.close),
-            ("volume", view.volume),
-        ] {
-            dict.set_item(name, bytes_of(py, column, i64::to_le_bytes))?;
-        }
-        dict.set_item(
-            "sequence",
-            bytes_of(py, view.sequence.unwrap_or(&[]), u64::to_le_bytes),
-        )?;
-        Ok(dict)
+        columns_dict(py, &self.series.view())
     }
 
     /// Consecutive held closes more than a minute apart, `[(earlier, later), ...]`.

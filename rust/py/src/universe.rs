@@ -8,8 +8,9 @@ use spine_core::bars::{Bar, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY}
 use spine_core::features::{default_registry, FeatureError, Universe, Updated};
 
 use crate::errors::bars_error;
-use crate::features::{column, feature_value_to_py, to_py, Ohlcv};
+use crate::features::{feature_value_to_py, to_py};
 use crate::int_args;
+use crate::ohlcv::{column, Ohlcv, Refusal};
 
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
 /// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
@@ -95,7 +96,8 @@ impl PyFeatureUniverse {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<usize> {
-        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
+        let ohlcv = [open, high, low, close, volume];
+        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
         to_py(py, self.inner.warm(instrument, &columns.view()))
     }
 
@@ -114,16 +116,16 @@ impl PyFeatureUniverse {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let ix = column::<u32>(py, "instrument", instrument, "uint32")?;
-        let columns = Ohlcv::read(py, ts_event, [open, high, low, close, volume])?;
-        let c = columns.columns();
+        let ix = column::<u32>(py, "instrument", instrument, "uint32", Refusal::Feature)?;
+        let ohlcv = [open, high, low, close, volume];
+        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
+        let view = columns.view();
         let n = ix.slice().len();
         // open..volume, then ts_event: the order the error has always named them in.
-        let lengths: Vec<usize> = columns
-            .values
+        let lengths: Vec<usize> = [view.open, view.high, view.low, view.close, view.volume]
             .iter()
-            .map(|column| column.slice().len())
-            .chain([c.ts_event.len()])
+            .map(|column| column.len())
+            .chain([view.ts_event.len()])
             .collect();
         if lengths.iter().any(|&len| len != n) {
             return Err(crate::errors::feature_error(
@@ -134,19 +136,7 @@ impl PyFeatureUniverse {
                 },
             ));
         }
-        let bars: Vec<(u32, Bar)> = (0..n)
-            .map(|k| {
-                let bar = Bar {
-                    ts_event: c.ts_event[k],
-                    open: c.open[k],
-                    high: c.high[k],
-                    low: c.low[k],
-                    close: c.close[k],
-                    volume: c.volume[k],
-                };
-                (ix.slice()[k], bar)
-            })
-            .collect();
+        let bars: Vec<(u32, Bar)> = (0..n).map(|k| (ix.slice()[k], view.bar(k))).collect();
         // Room for the worst minute (every resolution closes) without growing.
         let mut updated = Vec::with_capacity(n * Resolution::ALL.len());
         to_py(py, self.inner.close_minute(&bars, &mut updated))?;

@@ -11,7 +11,8 @@
 //! A bar accepted into a bucket that has already closed (a late or repaired bar) re-emits
 //! that bucket with its new value and sequence.
 
-use super::fold::{aggregate, closed_reason, sum_volume, Withheld};
+use super::derived::sum_volume;
+use super::fold::{aggregate, closed_reason, Withheld};
 use super::{Bar, BarsError, PushOutcome, Resolution, Series, MINUTE_NS};
 
 /// One closed derived bucket: a bar, or the reason it was withheld.

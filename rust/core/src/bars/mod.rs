@@ -3,6 +3,7 @@
 //! series").
 
 mod coverage;
+mod derived;
 mod error;
 mod fold;
 mod incremental;
@@ -12,8 +13,9 @@ mod runs;
 mod series;
 
 pub use coverage::Coverage;
+pub use derived::Derived;
 pub use error::BarsError;
-pub use fold::{fold, fold_many, Derived, FoldOutput, Withheld, WithheldReason};
+pub use fold::{fold, fold_many, FoldOutput, Withheld, WithheldReason};
 pub use incremental::{Closed, IncrementalFold};
 pub use page::{write_bar_row, write_decimal, write_page, Page, PageQuery};
 pub use resolution::{Channel, Resolution, MINUTE_NS};
@@ -56,6 +58,19 @@ impl<'a> BarsView<'a> {
         self.ts_event.is_empty()
     }
 
+    /// The bar at `index`, which must be below [`Self::len`].
+    #[must_use]
+    pub fn bar(&self, index: usize) -> Bar {
+        Bar {
+            ts_event: self.ts_event[index],
+            open: self.open[index],
+            high: self.high[index],
+            low: self.low[index],
+            close: self.close[index],
+            volume: self.volume[index],
+        }
+    }
+
     /// Check the view: equal lengths, whole minutes, strictly increasing, and each bar's
     /// high/low bracketing its open and close.
     ///
@@ -82,8 +97,7 @@ impl<'a> BarsView<'a> {
         }
         for i in 0..n {
             let previous = i.checked_sub(1).map(|p| self.ts_event[p]);
-            let prices = [self.open[i], self.high[i], self.low[i], self.close[i]];
-            check_bar(i, self.ts_event[i], previous, prices, self.volume[i])?;
+            check_bar(i, &self.bar(i), previous)?;
         }
         Ok(())
     }
@@ -93,13 +107,8 @@ impl<'a> BarsView<'a> {
 /// them: the timestamp in range, on a whole minute, after the `previous` bar's; high and low
 /// bracketing open and close; volume not negative.
 #[inline]
-fn check_bar(
-    index: usize,
-    ts_event: u64,
-    previous: Option<u64>,
-    [open, high, low, close]: [i64; 4],
-    volume: i64,
-) -> Result<(), BarsError> {
+fn check_bar(index: usize, bar: &Bar, previous: Option<u64>) -> Result<(), BarsError> {
+    let ts_event = bar.ts_event;
     if ts_event > MAX_TS {
         return Err(BarsError::TimestampOutOfRange { index, ts_event });
     }
@@ -113,7 +122,7 @@ fn check_bar(
             previous,
         });
     }
-    if high < open.max(close) || low > open.min(close) || volume < 0 {
+    if bar.high < bar.open.max(bar.close) || bar.low > bar.open.min(bar.close) || bar.volume < 0 {
         return Err(BarsError::InconsistentBar { index, ts_event });
     }
     Ok(())

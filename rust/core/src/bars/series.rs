@@ -73,8 +73,7 @@ impl Bar {
     /// The checks of [`BarsView::validate`] on this one bar (errors name index 0).
     #[inline]
     pub(crate) fn check(&self) -> Result<(), BarsError> {
-        let prices = [self.open, self.high, self.low, self.close];
-        super::check_bar(0, self.ts_event, None, prices, self.volume)
+        super::check_bar(0, self, None)
     }
 }
 
@@ -462,18 +461,7 @@ impl Series {
     /// The view's own validation error; nothing is loaded then.
     pub fn extend(&mut self, view: &BarsView<'_>) -> Result<Vec<PushOutcome>, BarsError> {
         view.validate()?;
-        Ok((0..view.len())
-            .map(|i| {
-                self.push(Bar {
-                    ts_event: view.ts_event[i],
-                    open: view.open[i],
-                    high: view.high[i],
-                    low: view.low[i],
-                    close: view.close[i],
-                    volume: view.volume[i],
-                })
-            })
-            .collect())
+        Ok((0..view.len()).map(|i| self.push(view.bar(i))).collect())
     }
 
     fn next_sequence(&mut self) -> u64 {

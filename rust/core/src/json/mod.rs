@@ -1,15 +1,17 @@
 //! Canonical JSON (pinned decision 2): the writer, the strict parser for JSON text, and the
 //! small value tree the parser produces.
 
+mod error;
 mod parser;
+mod string;
 mod value;
 mod writer;
 
+pub use error::{JsonError, JsonErrorKind, PathSegment};
 pub use parser::parse;
+pub use string::write_string;
 pub use value::Value;
-pub use writer::{compare_keys, sort_members, write_string, CanonicalWriter};
-
-use crate::error::JsonError;
+pub use writer::{compare_keys, sort_members, CanonicalWriter};
 
 /// Deepest nesting of arrays and objects accepted (the root container is depth 1).
 ///

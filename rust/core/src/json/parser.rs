@@ -6,9 +6,9 @@
 
 use std::borrow::Cow;
 
+use super::error::{JsonError, JsonErrorKind};
 use super::value::Value;
 use super::MAX_DEPTH;
-use crate::error::{JsonError, JsonErrorKind};
 
 /// Parse JSON text into a [`Value`].
 ///
@@ -116,39 +116,51 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+    /// Step past a container's opening byte and the whitespace after it; whether `close`
+    /// follows at once (then stepped past too), i.e. the container is empty.
+    fn open(&mut self, close: u8) -> bool {
         self.pos += 1;
-        let mut items = Vec::new();
         self.skip_ws();
-        if self.peek() == Some(b']') {
+        let empty = self.peek() == Some(close);
+        if empty {
             self.pos += 1;
-            return Ok(Value::Array(items));
         }
-        loop {
-            self.skip_ws();
-            let index = items.len();
-            items.push(self.value(depth).map_err(|e| e.at_index(index))?);
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                _ => return Err(self.unexpected("',' or ']'")),
+        empty
+    }
+
+    /// After a container's item: step past `,` (false: an item follows) or `close` (true: the
+    /// container ends); anything else is a syntax error expecting `expected`.
+    fn after_item(&mut self, close: u8, expected: &str) -> Result<bool, JsonError> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(false)
             }
+            Some(byte) if byte == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            _ => Err(self.unexpected(expected)),
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
-        self.pos += 1;
-        let mut members = Vec::new();
-        self.skip_ws();
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(Value::Object(members));
+    fn array(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+        let mut items = Vec::new();
+        let mut closed = self.open(b']');
+        while !closed {
+            self.skip_ws();
+            let index = items.len();
+            items.push(self.value(depth).map_err(|e| e.at_index(index))?);
+            closed = self.after_item(b']', "',' or ']'")?;
         }
-        loop {
+        Ok(Value::Array(items))
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value<'a>, JsonError> {
+        let mut members = Vec::new();
+        let mut closed = self.open(b'}');
+        while !closed {
             self.skip_ws();
             match self.peek() {
                 Some(b'"') => {}
@@ -172,16 +184,9 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             let value = self.value(depth).map_err(|e| e.at_key(&key))?;
             members.push((key, value));
-            self.skip_ws();
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(Value::Object(members));
-                }
-                _ => return Err(self.unexpected("',' or '}'")),
-            }
+            closed = self.after_item(b'}', "',' or '}'")?;
         }
+        Ok(Value::Object(members))
     }
 
     fn number(&mut self) -> Result<Value<'a>, JsonError> {

@@ -2,8 +2,8 @@
 
 use std::borrow::Cow;
 
+use super::error::JsonError;
 use super::writer::{sort_members, CanonicalWriter};
-use crate::error::JsonError;
 
 /// A parsed JSON value. Numbers are integers only: the parser refuses everything else.
 /// Strings borrow from the parsed text unless they held escapes.
