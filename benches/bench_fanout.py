@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from spine.fanout import QUEUE_EVENTS, FanOut
+from spine.fanout import QUEUE_EVENTS, FanOut, Subscription
 
 EVENTS = 10_000
 IDLE = 100
@@ -104,21 +104,12 @@ def test_publish(benchmark: BenchmarkFixture, rival: str) -> None:
         loop.close()
 
 
-async def _round_trips_spine(n: int) -> None:
-    fan = FanOut()
-    sub = fan.subscribe()
+async def _round_trips(fan: FanOut | QueueFanOut, n: int) -> None:
+    """One event at a time: a waiting subscriber, a publish, the event received."""
+    subscriber = fan.subscribe()
+    receive = subscriber.next if isinstance(subscriber, Subscription) else subscriber.get
     for instrument, payload in TRADES[:n]:
-        waiter = asyncio.ensure_future(sub.next())
-        await asyncio.sleep(0)
-        fan.publish("trade", instrument, payload)
-        assert await waiter == payload
-
-
-async def _round_trips_queue(n: int) -> None:
-    fan = QueueFanOut()
-    queue = fan.subscribe()
-    for instrument, payload in TRADES[:n]:
-        waiter = asyncio.ensure_future(queue.get())
+        waiter = asyncio.ensure_future(receive())
         await asyncio.sleep(0)
         fan.publish("trade", instrument, payload)
         assert await waiter == payload
@@ -127,8 +118,8 @@ async def _round_trips_queue(n: int) -> None:
 @pytest.mark.benchmark(group="round-trip-1000")
 @pytest.mark.parametrize("rival", ["spine", "asyncio.Queue"])
 def test_round_trip(benchmark: BenchmarkFixture, rival: str) -> None:
-    body = _round_trips_spine if rival == "spine" else _round_trips_queue
-    benchmark.pedantic(lambda: asyncio.run(body(1_000)), rounds=10, iterations=1)
+    fan = FanOut if rival == "spine" else QueueFanOut
+    benchmark.pedantic(lambda: asyncio.run(_round_trips(fan(), 1_000)), rounds=10, iterations=1)
 
 
 SUBSCRIBERS = 1_000

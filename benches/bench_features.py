@@ -28,7 +28,6 @@ in full; each benchmark warms one instrument once).
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -50,10 +49,8 @@ from benches.feature_rivals import (
     talib_features,
     talib_last,
 )
+from benches.sizes import BARS, INSTRUMENTS
 
-BARS = 5_000
-# The universe is 1,000 instruments; SPINE_BENCH_INSTRUMENTS shrinks it for smoke runs.
-INSTRUMENTS = int(os.environ.get("SPINE_BENCH_INSTRUMENTS", "1000"))
 # nautilus' per-bar Python loop is far slower: it warms a twentieth of the universe, so a
 # round stays short.
 NAUTILUS_INSTRUMENTS = max(1, INSTRUMENTS // 20)

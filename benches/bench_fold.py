@@ -10,7 +10,6 @@ would; only the fold is timed. Smoke mode (CI): --benchmark-disable.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -31,10 +30,8 @@ from benches.fold_rivals import (
     spine_fold_columns,
     spine_series,
 )
+from benches.sizes import BARS, INSTRUMENTS
 
-BARS = 5_000
-# The batch universe is 1,000 instruments; SPINE_BENCH_INSTRUMENTS shrinks it for smoke runs.
-INSTRUMENTS = int(os.environ.get("SPINE_BENCH_INSTRUMENTS", "1000"))
 RIVAL_NAMES = ["spine", "numpy.reduceat", "polars.group_by_dynamic", "pandas.resample"]
 
 

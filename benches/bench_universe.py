@@ -18,31 +18,18 @@ pandas-resampled bars. Smoke mode (CI): SPINE_BENCH_INSTRUMENTS=5 and --benchmar
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from nautilus_trader.indicators import (
-    AverageTrueRange,
-    BollingerBands,
-    DonchianChannel,
-    ExponentialMovingAverage,
-    MovingAverageConvergenceDivergence,
-    MovingAverageType,
-    RateOfChange,
-    RelativeStrengthIndex,
-    SimpleMovingAverage,
-    VolumeWeightedAveragePrice,
-)
+from nautilus_trader import indicators as nt
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from benches.feature_rivals import PRICE_SCALE, SIZE_SCALE, as_floats, make_bars, quantize
+from benches.sizes import BARS, INSTRUMENTS
 from spine.features import FeatureUniverse
 
-BARS = 5_000
-INSTRUMENTS = int(os.environ.get("SPINE_BENCH_INSTRUMENTS", "1000"))
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 RESOLUTION_MINUTES = {"1m": 1, "5m": 5, "15m": 15, "30m": 30, "1h": 60, "4h": 240, "1d": 1440}
 
@@ -103,16 +90,16 @@ class _Nautilus:
     """One resolution's indicator set for one instrument."""
 
     def __init__(self) -> None:
-        self.sma = SimpleMovingAverage(20)
-        self.ema = ExponentialMovingAverage(20)
-        self.rsi = RelativeStrengthIndex(14, MovingAverageType.WILDER)
-        self.atr = AverageTrueRange(14, MovingAverageType.WILDER)
-        self.bb = BollingerBands(20, 2.0)
-        self.macd = MovingAverageConvergenceDivergence(12, 26, MovingAverageType.EXPONENTIAL)
-        self.signal = ExponentialMovingAverage(9)
-        self.roc = RateOfChange(11)
-        self.vwap = VolumeWeightedAveragePrice()
-        self.donchian = DonchianChannel(20)
+        self.sma = nt.SimpleMovingAverage(20)
+        self.ema = nt.ExponentialMovingAverage(20)
+        self.rsi = nt.RelativeStrengthIndex(14, nt.MovingAverageType.WILDER)
+        self.atr = nt.AverageTrueRange(14, nt.MovingAverageType.WILDER)
+        self.bb = nt.BollingerBands(20, 2.0)
+        self.macd = nt.MovingAverageConvergenceDivergence(12, 26, nt.MovingAverageType.EXPONENTIAL)
+        self.signal = nt.ExponentialMovingAverage(9)
+        self.roc = nt.RateOfChange(11)
+        self.vwap = nt.VolumeWeightedAveragePrice()
+        self.donchian = nt.DonchianChannel(20)
 
     def update(self, o: float, h: float, lo: float, c: float, v: float) -> None:
         self.sma.update_raw(c)
@@ -158,7 +145,7 @@ def test_spine_rows_agree_with_nautilus_on_resampled_bars() -> None:
     for i in range(min(INSTRUMENTS, 3)):
         for resolution in ("1h", "1d"):
             closes = _resampled(_BARS[i], RESOLUTION_MINUTES[resolution])["close"].tolist()
-            sma = SimpleMovingAverage(20)
+            sma = nt.SimpleMovingAverage(20)
             for c in closes:
                 sma.update_raw(c)
             value = u.row(i, resolution)["sma_20.value"]

@@ -10,20 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from nautilus_trader.config import (
-    InstrumentProviderConfig,
-    LiveDataEngineConfig,
-    LiveExecEngineConfig,
-    LoggingConfig,
-    TradingNodeConfig,
-)
-from nautilus_trader.live.node import TradingNode
 
+from framework import sim_trading_node
 from reference.wire_validator import validate
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
 from spine.node.series_book import SeriesBook
-from spine.node.sim.client import SimDataClient, SimDataClientConfig, SimDataClientFactory
+from spine.node.sim.client import SimDataClient, SimDataClientFactory
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9
@@ -53,15 +46,7 @@ class Recording(SimDataClientFactory):
 
 
 async def run(seconds: float) -> tuple[IngestionActor, SimDataClient, bytes]:
-    config = TradingNodeConfig(
-        trader_id="SPINE-001", logging=LoggingConfig(log_level="ERROR"),
-        exec_engine=LiveExecEngineConfig(reconciliation=False),
-        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False, time_bars_skip_first_non_full_bar=True),
-        data_clients={"SIM": SimDataClientConfig(speed=900.0, start_ns=START + 17 * 10**9,
-                                                 instrument_provider=InstrumentProviderConfig(load_all=True))},
-        timeout_connection=5.0, timeout_post_stop=0.05, timeout_disconnection=1.0, timeout_portfolio=1.0,
-    )
-    node = TradingNode(config=config, loop=asyncio.get_running_loop())
+    node = sim_trading_node(speed=900.0, start_ns=START + 17 * 10**9)
     hub = FanOut()
     everything = hub.subscribe(capacity=1_000_000)
     actor = IngestionActor(hub=hub, book=SeriesBook())

@@ -9,18 +9,11 @@ from typing import Any
 import pandas as pd
 from nautilus_trader.common.actor import Actor
 from nautilus_trader.common.config import ActorConfig
-from nautilus_trader.config import (
-    InstrumentProviderConfig,
-    LiveDataEngineConfig,
-    LiveExecEngineConfig,
-    LoggingConfig,
-    TradingNodeConfig,
-)
-from nautilus_trader.live.node import TradingNode
 from nautilus_trader.model.data import BarType, DataType
 from nautilus_trader.model.identifiers import ClientId
 
-from spine.node.sim.client import SimDataClientConfig, SimDataClientFactory
+from framework import sim_trading_node
+from spine.node.sim.client import SimDataClientFactory
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 
 START = 29_000_000 * 60 * 10**9
@@ -80,17 +73,7 @@ class Watch(Actor):
 
 
 async def run_node(seconds: float) -> Watch:
-    config = TradingNodeConfig(
-        trader_id="SPINE-001",
-        logging=LoggingConfig(log_level="ERROR"),
-        exec_engine=LiveExecEngineConfig(reconciliation=False),
-        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False,
-                                         time_bars_skip_first_non_full_bar=True),
-        data_clients={"SIM": SimDataClientConfig(speed=600.0, start_ns=START,
-                                                 instrument_provider=InstrumentProviderConfig(load_all=True))},
-        timeout_connection=5.0, timeout_post_stop=0.05, timeout_disconnection=1.0, timeout_portfolio=1.0,
-    )
-    node = TradingNode(config=config, loop=asyncio.get_running_loop())
+    node = sim_trading_node(speed=600.0, start_ns=START)
     watch = Watch()
     node.trader.add_actor(watch)
     node.add_data_client_factory("SIM", SimDataClientFactory)

@@ -5,6 +5,7 @@ imports spine."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,17 @@ def _validators() -> dict[str, Draft202012Validator]:
 def validate(document: dict[str, Any], schema_id: str | None = None) -> None:
     """Raise jsonschema.ValidationError unless ``document`` is valid for its schema."""
     _validators()[schema_id or document["schema_id"]].validate(document)
+
+
+def put(path: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """An edit that sets the value at a dotted ``path`` (list indexes as digits), for showing a
+    schema rule holding and broken on a copy of an example."""
+
+    def edit(document: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = document
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        node[int(last) if last.isdigit() else last] = value
+
+    return edit

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from jsonschema import ValidationError
 from reference.canonical_json import identity
-from reference.wire_validator import validate
+from reference.wire_validator import put, validate
 
 from spine.schemas import all_schemas, validator_for
 
@@ -48,17 +48,6 @@ def edited(schema_id: str, edit: Callable[[Doc], object]) -> bool:
     document = copy.deepcopy(example(schema_id))
     edit(document)
     return valid(schema_id, document)
-
-
-def put(path: str, value: object) -> Callable[[Doc], None]:
-    def edit(document: Doc) -> None:
-        *parents, last = path.split(".")
-        node: Any = document
-        for part in parents:
-            node = node[int(part)] if part.isdigit() else node[part]
-        node[int(last) if last.isdigit() else last] = value
-
-    return edit
 
 
 # --- the set and the examples --------------------------------------------------------------------

@@ -77,14 +77,14 @@ fn external_missing_candle_withholds_its_bucket_internal_quiet_minute_does_not()
         let out = s.fold(Resolution::M5).unwrap();
         assert_eq!(out.bars.ts_event[0], T0 + 5 * M);
         if channel == Channel::External {
-            assert_eq!(out.bars.len(), 1);
+            assert_eq!(out.bars.ts_event.len(), 1);
             assert_eq!(out.withheld[0].reason, WithheldReason::GapInInput);
             assert_eq!(
                 (out.withheld[0].start, out.withheld[0].end),
                 (T0 + 5 * M, T0 + 10 * M)
             );
         } else {
-            assert_eq!(out.bars.len(), 2);
+            assert_eq!(out.bars.ts_event.len(), 2);
             assert_eq!(out.bars.volume[1], 40);
             assert!(out.withheld.is_empty());
         }

@@ -103,7 +103,7 @@ impl PyFoldResult {
     }
 
     fn __len__(&self) -> usize {
-        self.out.bars.len()
+        self.out.bars.ts_event.len()
     }
 
     /// Column buffers: ts_event and sequence as uint64, prices and volume as int64 mantissas.
@@ -135,7 +135,7 @@ impl PyFoldResult {
             limit,
         };
         // A fold of bars given without sequences has none (its rows carry sequence 0).
-        let sequenced = self.out.bars.sequence.len() == self.out.bars.len();
+        let sequenced = self.out.bars.sequence.len() == self.out.bars.ts_event.len();
         page_bytes(
             py,
             &self.out.bars.view(sequenced),

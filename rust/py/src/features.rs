@@ -200,7 +200,7 @@ impl PyFeatureState {
     ) -> PyResult<usize> {
         let ohlcv = [open, high, low, close, volume];
         let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
-        to_py(py, self.inner.warm_columns(&columns.columns()))
+        to_py(py, self.inner.warm_columns(&columns.view()))
     }
 
     /// Take one closed bar (mantissas at the state's scales).

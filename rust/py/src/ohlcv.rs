@@ -5,7 +5,7 @@
 use pyo3::buffer::Element;
 use pyo3::prelude::*;
 use spine_core::bars::BarsView;
-use spine_core::features::{BarColumns, FeatureError};
+use spine_core::features::FeatureError;
 
 use crate::columns::Column;
 use crate::errors::feature_error;
@@ -83,19 +83,6 @@ impl Ohlcv {
             close,
             volume,
             sequence: self.sequence.as_ref().map(Column::slice),
-        }
-    }
-
-    /// The columns as the feature core takes them (no sequence).
-    pub(crate) fn columns(&self) -> BarColumns<'_> {
-        let view = self.view();
-        BarColumns {
-            ts_event: view.ts_event,
-            open: view.open,
-            high: view.high,
-            low: view.low,
-            close: view.close,
-            volume: view.volume,
         }
     }
 }

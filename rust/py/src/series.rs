@@ -193,14 +193,7 @@ impl PySeries {
         #[pyo3(from_py_with = int_args::mantissa)] close: i64,
         #[pyo3(from_py_with = int_args::mantissa)] volume: i64,
     ) -> PyResult<(String, Bound<'py, PyList>)> {
-        let bar = Bar {
-            ts_event,
-            open,
-            high,
-            low,
-            close,
-            volume,
-        };
+        let bar = Bar::new(ts_event, open, high, low, close, volume);
         self.make_room(py, self.series.last_sequence().saturating_add(1))?;
         let mut closed = Vec::new();
         let outcome = self.series.push(bar);

@@ -24,19 +24,7 @@ pub struct Derived {
 }
 
 impl Derived {
-    /// Number of bars.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.ts_event.len()
-    }
-
-    /// Whether there are none.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.ts_event.is_empty()
-    }
-
-    /// The bars as a column view; with `sequenced`, their sequences too.
+    /// The bars as a column view (its `len` is their count); with `sequenced`, their sequences too.
     #[must_use]
     pub fn view(&self, sequenced: bool) -> BarsView<'_> {
         BarsView {

@@ -71,6 +71,23 @@ impl<'a> BarsView<'a> {
         }
     }
 
+    /// The bars in `range` (every column sliced alike, the sequences too).
+    ///
+    /// # Panics
+    /// When `range` runs past a column.
+    #[must_use]
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Self {
+        Self {
+            ts_event: &self.ts_event[range.clone()],
+            open: &self.open[range.clone()],
+            high: &self.high[range.clone()],
+            low: &self.low[range.clone()],
+            close: &self.close[range.clone()],
+            volume: &self.volume[range.clone()],
+            sequence: self.sequence.map(|s| &s[range]),
+        }
+    }
+
     /// Check the view: equal lengths, whole minutes, strictly increasing, and each bar's
     /// high/low bracketing its open and close.
     ///
@@ -122,7 +139,7 @@ fn check_bar(index: usize, bar: &Bar, previous: Option<u64>) -> Result<(), BarsE
             previous,
         });
     }
-    if bar.high < bar.open.max(bar.close) || bar.low > bar.open.min(bar.close) || bar.volume < 0 {
+    if !bar.is_consistent() {
         return Err(BarsError::InconsistentBar { index, ts_event });
     }
     Ok(())

@@ -70,6 +70,35 @@ pub struct Bar {
 }
 
 impl Bar {
+    /// A bar from its values in column order.
+    #[must_use]
+    pub const fn new(
+        ts_event: u64,
+        open: i64,
+        high: i64,
+        low: i64,
+        close: i64,
+        volume: i64,
+    ) -> Self {
+        Self {
+            ts_event,
+            open,
+            high,
+            low,
+            close,
+            volume,
+        }
+    }
+
+    /// Whether the high and low bracket the open and close and the volume is not negative.
+    #[inline]
+    #[must_use]
+    pub fn is_consistent(&self) -> bool {
+        self.high >= self.open.max(self.close)
+            && self.low <= self.open.min(self.close)
+            && self.volume >= 0
+    }
+
     /// The checks of [`BarsView::validate`] on this one bar (errors name index 0).
     #[inline]
     pub(crate) fn check(&self) -> Result<(), BarsError> {

@@ -230,14 +230,9 @@ impl BlockBuffer {
         range: Range<usize>,
         p: f64,
     ) -> QuickCheck {
-        let (o, h, l, c, v) = (
-            &columns.open[range.clone()],
-            &columns.high[range.clone()],
-            &columns.low[range.clone()],
-            &columns.close[range.clone()],
-            &columns.volume[range.clone()],
-        );
         let n = range.len();
+        let bars = columns.slice(range);
+        let (o, h, l, c, v) = (bars.open, bars.high, bars.low, bars.close, bars.volume);
         let (high, low, close) = (
             &mut self.high[..n],
             &mut self.low[..n],

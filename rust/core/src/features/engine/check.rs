@@ -27,17 +27,12 @@ impl QuickCheck {
         range: Range<usize>,
         last_ts: Option<u64>,
     ) {
-        let (o, h, l, c, v) = (
-            &columns.open[range.clone()],
-            &columns.high[range.clone()],
-            &columns.low[range.clone()],
-            &columns.close[range.clone()],
-            &columns.volume[range.clone()],
-        );
+        let bars = columns.slice(range);
+        let (o, h, l, c, v) = (bars.open, bars.high, bars.low, bars.close, bars.volume);
         for i in 0..o.len() {
             self.bar(o[i], h[i], l[i], c[i], v[i]);
         }
-        self.times(&columns.ts_event[range], last_ts);
+        self.times(bars.ts_event, last_ts);
     }
 
     /// Check one bar's values.
@@ -81,13 +76,7 @@ mod tests {
             let ts = columns.ts_event[i];
             let in_order = previous.is_none_or(|p| ts > p);
             previous = Some(ts);
-            let (o, h, l, c) = (
-                columns.open[i],
-                columns.high[i],
-                columns.low[i],
-                columns.close[i],
-            );
-            in_order && h >= o.max(c) && l <= o.min(c) && columns.volume[i] >= 0
+            in_order && columns.bar(i).is_consistent()
         })
     }
 
@@ -163,6 +152,7 @@ mod tests {
                 low: &cols[2],
                 close: &cols[3],
                 volume: &cols[4],
+                sequence: None,
             };
             let mut check = QuickCheck::default();
             check.columns(&columns, 0..n, last_ts);

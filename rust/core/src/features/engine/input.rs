@@ -1,24 +1,11 @@
 //! Closed bars as the engine takes them: borrowed fixed-point columns ([`BarColumns`]), and
 //! one bar converted once to `f64` ([`BarInput`]), as the kernels see it.
 
-use crate::bars::Bar;
+use crate::bars::{Bar, BarsView};
 
-/// Borrowed columns of closed bars as fixed-point mantissas.
-#[derive(Debug, Clone, Copy)]
-pub struct BarColumns<'a> {
-    /// Close times, nanoseconds, strictly increasing.
-    pub ts_event: &'a [u64],
-    /// Open mantissas at the price scale.
-    pub open: &'a [i64],
-    /// High mantissas.
-    pub high: &'a [i64],
-    /// Low mantissas.
-    pub low: &'a [i64],
-    /// Close mantissas.
-    pub close: &'a [i64],
-    /// Volume mantissas at the size scale.
-    pub volume: &'a [i64],
-}
+/// Borrowed columns of closed bars as fixed-point mantissas: the bars' own column view (the
+/// engine never reads its sequences).
+pub type BarColumns<'a> = BarsView<'a>;
 
 /// `10^k` as `f64` for `k` in `0..=18`; every entry is exact (5^18 < 2^53).
 const POW10_F64: [f64; 19] = [

@@ -177,13 +177,7 @@ impl FeatureState {
             let ts = columns.ts_event[i];
             self.check_order(i, ts, previous)?;
             previous = Some(ts);
-            let (o, h, l, c) = (
-                columns.open[i],
-                columns.high[i],
-                columns.low[i],
-                columns.close[i],
-            );
-            if h < o.max(c) || l > o.min(c) || columns.volume[i] < 0 {
+            if !columns.bar(i).is_consistent() {
                 return Err(FeatureError::InconsistentBar {
                     index: i,
                     ts_event: ts,
@@ -268,6 +262,7 @@ impl FeatureState {
             low: &[bar.low],
             close: &[bar.close],
             volume: &[bar.volume],
+            sequence: None,
         })?;
         self.take_validated(bar);
         Ok(())

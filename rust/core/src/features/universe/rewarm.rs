@@ -3,7 +3,7 @@
 //! it and warmed in one pass per run between gaps.
 
 use super::{is_gap, slot_of, Instrument, Updated};
-use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
+use crate::bars::{fold_many, Closed, Resolution, WithheldReason};
 use crate::features::engine::input::BarColumns;
 use crate::features::engine::lanes::Lanes;
 use crate::features::engine::state::FeatureState;
@@ -56,7 +56,7 @@ impl Instrument {
         let coverage = self.series.coverage();
         state.reset();
         if resolution == Resolution::M1 {
-            return warm_split(state, &columns_of_view(&view), |prev, next| {
+            return warm_split(state, &view, |prev, next| {
                 is_gap(coverage, channel, resolution, prev, next)
             });
         }
@@ -78,7 +78,7 @@ impl Instrument {
             .map(|w| w.start)
             .collect();
         let closed = out.bars.ts_event.partition_point(|&t| t <= closed_through);
-        let columns = slice(&columns_of_view(&out.bars.view(false)), 0, closed);
+        let columns = out.bars.view(false).slice(0..closed);
         warm_split(state, &columns, |prev, next| {
             is_gap(coverage, channel, resolution, prev, next)
                 || breaks.iter().any(|&b| prev <= b && b < next)
@@ -102,7 +102,7 @@ fn warm_split(
     let mut from = 0;
     for i in 1..=ts.len() {
         if i == ts.len() || gap(ts[i - 1], ts[i]) {
-            state.warm_columns(&slice(columns, from, i))?;
+            state.warm_columns(&columns.slice(from..i))?;
             if i < ts.len() {
                 state.mark_gap();
             }
@@ -110,26 +110,4 @@ fn warm_split(
         }
     }
     Ok(())
-}
-
-fn slice<'a>(c: &BarColumns<'a>, from: usize, to: usize) -> BarColumns<'a> {
-    BarColumns {
-        ts_event: &c.ts_event[from..to],
-        open: &c.open[from..to],
-        high: &c.high[from..to],
-        low: &c.low[from..to],
-        close: &c.close[from..to],
-        volume: &c.volume[from..to],
-    }
-}
-
-fn columns_of_view<'a>(view: &BarsView<'a>) -> BarColumns<'a> {
-    BarColumns {
-        ts_event: view.ts_event,
-        open: view.open,
-        high: view.high,
-        low: view.low,
-        close: view.close,
-        volume: view.volume,
-    }
 }

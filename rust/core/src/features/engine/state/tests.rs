@@ -10,14 +10,7 @@ use crate::features::value::{AbsentReason, Raw};
 
 /// A bar of mantissas, in column order.
 fn raw(ts_event: u64, open: i64, high: i64, low: i64, close: i64, volume: i64) -> Bar {
-    Bar {
-        ts_event,
-        open,
-        high,
-        low,
-        close,
-        volume,
-    }
+    Bar::new(ts_event, open, high, low, close, volume)
 }
 
 fn state(ids: &[&str]) -> FeatureState {
@@ -66,6 +59,7 @@ fn refuses_bad_input_and_keeps_state() {
         low: &[1, 1],
         close: &[1, 1],
         volume: &[1],
+        sequence: None,
     };
     assert!(matches!(
         s.warm_columns(&cols),
@@ -73,6 +67,7 @@ fn refuses_bad_input_and_keeps_state() {
     ));
     let inconsistent = BarColumns {
         volume: &[1, 1],
+        sequence: None,
         high: &[1, 0],
         ..cols
     };
@@ -134,6 +129,7 @@ fn batch_equals_incremental_over_every_default() {
         low: &low,
         close: &close,
         volume: &volume,
+        sequence: None,
     };
     let Ok(mut batch) = FeatureState::new(default_registry().features().to_vec(), 2, 3) else {
         unreachable!("valid scales");
@@ -211,6 +207,7 @@ fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarColumns<'a> {
         low: &c[2],
         close: &c[3],
         volume: &c[4],
+        sequence: None,
     }
 }
 
