@@ -34,7 +34,7 @@ class BenchApp:
 
     def __init__(self) -> None:
         self.node: Any = SimpleNamespace(hub=FanOut(), holds={INSTRUMENT}.__contains__, run_id="bench-sse-run",
-                                         lifecycle=lambda: "RUNNING")
+                                         lifecycle=lambda: "RUNNING", deployment_mode="public-readonly")
         self.app = NodeApp(self.node, heartbeat_secs=3600.0)  # no heartbeats inside a run
         settle_heap()  # as ``spine node`` does once it has started
 

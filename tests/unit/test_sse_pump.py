@@ -55,7 +55,7 @@ class Proto:
 
 def app() -> tuple[NodeApp, FanOut]:
     hub = FanOut()
-    node: Any = SimpleNamespace(hub=hub, run_id="r", holds={"A.SIM"}.__contains__)
+    node: Any = SimpleNamespace(hub=hub, run_id="r", holds={"A.SIM"}.__contains__, deployment_mode="public-readonly")
     return NodeApp(node, heartbeat_secs=60), hub
 
 

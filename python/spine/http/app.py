@@ -1,5 +1,9 @@
-"""The node's RSGI application (served by Granian): routing by the route table through
-``http_router``, msgspec encoding, one error envelope, and SSE streams fed by the fan-out hub.
+"""The RSGI applications (served by Granian). :class:`App` is what every process's app shares:
+routing by the route table through ``http_router`` (an operation another process serves is
+refused, never missing), msgspec encoding, one error envelope, the deployment-mode gate, POST
+bodies, OpenAPI and the schema files. :class:`NodeApp` is a venue node's: its handlers over a
+:class:`~spine.http.view.NodeView`, the health probe's cached document, and SSE streams fed by
+the fan-out hub.
 
 Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``, whole
 within ``body_secs``), decodes it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
@@ -27,7 +31,7 @@ from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers, schema_file
 from spine.http.openapi import openapi_document
 from spine.http.request import NANOS, U64, Query, memoizable
-from spine.http.routes import OPERATIONS, Operation
+from spine.http.routes import OPERATIONS, Operation, Process, serving
 from spine.http.search import SearchHandlers
 from spine.http.send_queue import SendQueue
 from spine.http.streams import SSE, pump
@@ -37,7 +41,7 @@ from spine.http.v1_stream import Journal
 from spine.http.view import NodeView
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
-__all__ = ["NodeApp", "build_app"]
+__all__ = ["App", "NodeApp", "build_app"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
@@ -46,26 +50,31 @@ _encode = msgspec.json.Encoder().encode
 QUERY_MEMO = 1_024
 
 
-class NodeApp:
-    """``__rsgi__`` entry point over one :class:`~spine.http.view.NodeView`."""
+class App:
+    """``__rsgi__`` over the route table for one process: ``v2`` and ``v1`` are the objects
+    whose methods (named by :attr:`Operation.handler`) answer the operations ``process`` serves.
+    Streams and the health probe's fast path are the subclass's."""
 
-    def __init__(self, node: NodeView, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
-        self.node = node
-        self.handlers = MarketHandlers(node)
-        self.v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
-        self.v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node))
-        self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
-        node.hub.taps.append(self.journal.record)
-        self.heartbeat_secs = heartbeat_secs
+    def __init__(self, process: Process, v2: tuple[Any, ...], v1: tuple[Any, ...], *, deployment_mode: str,
+                 body_secs: float = 10.0) -> None:
+        self.process = process
+        self.v2, self.v1 = v2, v1
+        self.deployment_mode = deployment_mode
         self.body_secs = body_secs
         self.router = Router(trim_last_slash=False)
         for op in OPERATIONS:
             self.router.route(_router_path(op.path), methods=[op.method])(op)
         # Paths without parameters resolve by one dictionary lookup before the router.
         self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
+        self._serving = {op.id: serving(op, process) for op in OPERATIONS}
         self._handlers: dict[str, Callable[..., Any]] = {}
         self._queries: dict[tuple[str, str], Query] = {}
-        self.openapi = _encode(openapi_document(OPERATIONS))
+        self.openapi = _encode(openapi_document(OPERATIONS, process))
+
+    def health_bytes(self) -> bytes | None:
+        """The encoded ``/v2/health`` document when the process keeps one ready (the probe's
+        fast path), else None (the route's handler answers)."""
+        return None
 
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
@@ -75,8 +84,10 @@ class NodeApp:
             method, proto = "GET", _HeadOnly(proto)
         if scope.path == "/v2/health" and method == "GET" and not scope.query_string:
             # The probe path: one comparison and a cached document (see health_bytes).
-            proto.response_bytes(200, JSON, self.handlers.health_bytes())
-            return
+            health = self.health_bytes()
+            if health is not None:
+                proto.response_bytes(200, JSON, health)
+                return
         op: Operation | None = self.static.get((method, scope.path))
         if op is not None:
             return await self._serve(op, {}, scope, proto)
@@ -98,15 +109,16 @@ class NodeApp:
     async def _serve(self, op: Operation, params: dict[str, str], scope: Any, proto: Any) -> None:
         v1 = op.wire_version == "v1"
         try:
-            if op.serving == "deferred":
+            how = self._serving[op.id]
+            if how == "deferred":
                 raise HttpError("CAPABILITY_DEFERRED", f"{op.id} is deferred on this node (a market-data node "
                                                        "registers no execution client); not yet")
-            if op.serving == "elsewhere":
-                raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a venue node; "
-                                                              "the gateway or screener serves it")
-            if op.effect == "COMMAND" and self.node.deployment_mode != "private-operator":
+            if how == "elsewhere":
+                raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; "
+                                                              f"{_served_by(op)}")
+            if op.effect == "COMMAND" and self.deployment_mode != "private-operator":
                 raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
-                                                    f"mode is {self.node.deployment_mode} (set server-side only, by "
+                                                    f"mode is {self.deployment_mode} (set server-side only, by "
                                                     "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
                                                     "private-operator allows it")
             query = self._query(op, scope.query_string)
@@ -154,7 +166,7 @@ class NodeApp:
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)
         if handler is None:
-            owners = (self.v1,) if op.wire_version == "v1" else self.v2
+            owners = self.v1 if op.wire_version == "v1" else self.v2
             handler = self._handlers[op.id] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
         return handler
 
@@ -164,6 +176,29 @@ class NodeApp:
         if v1:  # the same envelope and code table under the v1 version string
             body["version"] = V1_VERSION
         proto.response_bytes(status, JSON + (headers or []), _encode(body))
+
+    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} serves no stream {op.id}")
+
+    async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} serves no v1 stream")
+
+
+class NodeApp(App):
+    """A venue node's app over one :class:`~spine.http.view.NodeView`."""
+
+    def __init__(self, node: NodeView, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
+        self.node = node
+        self.handlers = MarketHandlers(node)
+        v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
+        super().__init__("node", (self.handlers, SelectionHandlers(node), SearchHandlers(node)), (v1,),
+                         deployment_mode=node.deployment_mode, body_secs=body_secs)
+        self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
+        node.hub.taps.append(self.journal.record)
+        self.heartbeat_secs = heartbeat_secs
+
+    def health_bytes(self) -> bytes:
+        return self.handlers.health_bytes()
 
     # --- streams --------------------------------------------------------------------------------
 
@@ -231,6 +266,16 @@ async def _read_body(proto: Any, seconds: float) -> bytes:
         raise HttpError("INVALID_BODY", f"the body did not arrive within {seconds} s of the request "
                                         f"({size} bytes came)") from None
     return b"".join(chunks)
+
+
+#: How a refusal names the process that does not serve an operation.
+_NAMES: dict[Process, str] = {"node": "venue node", "screener": "screener"}
+
+
+def _served_by(op: Operation) -> str:
+    if op.served_by:
+        return f"the gateway or the {' or '.join(_NAMES[p] for p in op.served_by)} serves it"
+    return "the gateway serves it"
 
 
 def _is_v1(path: str) -> bool:

@@ -18,7 +18,7 @@ from spine.errors import DiscoveryNotRegistered
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.http.routes import OPERATIONS, Operation
+from spine.http.registry import registry_document
 from spine.http.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 
@@ -116,19 +116,8 @@ class MarketHandlers:
                 "history": sim, "instrument_search": True, "execution": False}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return {**_head("svc.capability_registry"), "node_id": self.node.node_id,
-                "operations": [self.registry_entry(op) for op in OPERATIONS]}
-
-    def registry_entry(self, op: Operation) -> dict[str, Any]:
-        availability = {"handler": "READY", "deferred": "UNAVAILABLE", "elsewhere": "UNSUPPORTED"}[op.serving]
-        if op.serving == "handler" and op.effect == "COMMAND" and self.node.deployment_mode != "private-operator":
-            availability = "DISABLED"  # served here, refused by this host's deployment mode (403)
-        elif op.serving == "handler" and self.node.lifecycle() == "STARTING":
-            availability = "WARMING"
-        return {"id": op.id, "wire_version": op.wire_version, "effect": op.effect, "method": op.method,
-                "path": op.path, "tool": op.tool, "schema_ids": list(op.schema_ids), "providers": list(op.providers),
-                "requires_paper": op.requires_paper, "requires_confirmation": op.requires_confirmation,
-                "availability": availability}
+        return registry_document(self.node.node_id, "node", deployment_mode=self.node.deployment_mode,
+                                 warming=self.node.lifecycle() == "STARTING")
 
     # --- the schema set ----------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from spine.http.bodies import body_schemas
 from spine.http.bar_pages import BAR_PAGE_MAX
-from spine.http.routes import Operation
+from spine.http.routes import Operation, Process, Serving, serving
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
 from spine.wire.bar_types import BAR_RESOLUTIONS
 
@@ -18,6 +18,7 @@ __all__ = ["openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
 _COMPONENT = "#/components/schemas/{name}"
+_TITLES = {"node": "Spine venue node", "screener": "Spine screener"}
 _PARAM = re.compile(r"\{([a-z_]+)\}")
 _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "instrument_id": {"type": "string", "pattern": "^[!-~]+\\.[A-Z][A-Z0-9_]*$", "maxLength": 128},
@@ -34,12 +35,12 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _responses(op: Operation) -> dict[str, Any]:
+def _responses(op: Operation, how: Serving) -> dict[str, Any]:
     envelope = "v1/v1.error_envelope.json" if op.wire_version == "v1" else "svc.error_envelope.json"
     error = {"description": "error envelope", "content": {"application/json": {
         "schema": {"$ref": SCHEMA_BASE + envelope}}}}
-    if op.serving != "handler":
-        status = "501" if op.serving == "deferred" else "404"
+    if how != "handler":
+        status = "501" if how == "deferred" else "404"
         return {status: error}
     if op.effect == "STREAM":
         ok: dict[str, Any] = {"description": "Server-Sent Events", "content": {"text/event-stream": {}}}
@@ -61,17 +62,18 @@ def _query_schema(op: Operation, name: str) -> dict[str, Any]:
     return _QUERY_SCHEMAS[name]
 
 
-def openapi_document(operations: tuple[Operation, ...]) -> dict[str, Any]:
+def openapi_document(operations: tuple[Operation, ...], process: Process) -> dict[str, Any]:
+    """The OpenAPI document of ``process``: every route, answered as that process answers it."""
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
         parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                       for name in _PARAM.findall(op.path)]
         parameters += [{"name": name, "in": "query", "required": name in op.required,
                         "schema": _query_schema(op, name)} for name in op.params]
-        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op)}
+        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op, serving(op, process))}
         if op.body is not None:
             operation["requestBody"] = {"required": True, "content": {"application/json": {
                 "schema": {"$ref": _COMPONENT.format(name=op.body.__name__)}}}}
         paths.setdefault(op.path, {})[op.method.lower()] = operation
-    return {"openapi": "3.1.0", "info": {"title": "Spine venue node", "version": "spine.v2"}, "paths": paths,
+    return {"openapi": "3.1.0", "info": {"title": _TITLES[process], "version": "spine.v2"}, "paths": paths,
             "components": {"schemas": body_schemas(_COMPONENT)}}

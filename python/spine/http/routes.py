@@ -1,8 +1,10 @@
 """The route table: the single source of the router, the capability registry and the OpenAPI
 document. Each row is one operation: its stable dotted id, effect (by effect, not verb),
-method and path, the schemas it serves, the query parameters and POST body it takes, and how
-this node serves it (a handler, deferred, or never here). A served COMMAND is operator-only:
-the app refuses it unless the deployment mode is private-operator.
+method and path, the schemas it serves, the query parameters and POST body it takes, and which
+processes serve it. Every process's app routes the whole table: an operation another process
+serves answers NOT_SUPPORTED_ON_THIS_NODE there, a deferred one CAPABILITY_DEFERRED
+everywhere (``serving``). A served COMMAND is operator-only: the app refuses it unless the
+deployment mode is private-operator.
 """
 
 from __future__ import annotations
@@ -14,12 +16,18 @@ import msgspec
 
 from spine.http.bodies import SearchBody, SelectionBody
 
-__all__ = ["OPERATIONS", "Operation", "Serving"]
+__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "Operation", "Process", "Serving", "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
 #: ``elsewhere``: 404 NOT_SUPPORTED_ON_THIS_NODE (another process serves it, never this one).
 Serving = Literal["handler", "deferred", "elsewhere"]
+#: The processes that serve routes of their own.
+Process = Literal["node", "screener"]
+NODE: tuple[Process, ...] = ("node",)
+SCREENER: tuple[Process, ...] = ("screener",)
+#: Health, the registry, OpenAPI and the schema set: every process answers them itself.
+EVERY: tuple[Process, ...] = ("node", "screener")
 
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
@@ -38,7 +46,10 @@ class Operation:
     required: tuple[str, ...] = ()
     #: Whether the route answers 503 NOT_READY until the node has discovered its instruments.
     awaits_discovery: bool = False
-    serving: Serving = "handler"
+    #: The processes whose handlers answer it (none yet: a process still to come serves it).
+    served_by: tuple[Process, ...] = NODE
+    #: Defined but not yet served by any process (501 CAPABILITY_DEFERRED).
+    deferred: bool = False
     wire_version: Literal["v1", "v2"] = "v2"
     tool: str | None = None
     providers: tuple[str, ...] = field(default=())
@@ -64,8 +75,15 @@ class Operation:
         return self.id.removeprefix("spine.").replace(".", "_")
 
 
+def serving(op: Operation, process: Process) -> Serving:
+    """How ``process`` answers ``op``."""
+    if op.deferred:
+        return "deferred"
+    return "handler" if process in op.served_by else "elsewhere"
+
+
 def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
-    return Operation(id, method, path, effect, serving="deferred")
+    return Operation(id, method, path, effect, served_by=(), deferred=True)
 
 
 def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, ...] = (),
@@ -76,19 +94,27 @@ def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, 
 
 
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
-    return Operation(id, method, path, effect, schemas, serving="elsewhere")
+    """An operation a process still to come serves (the gateway, the strategy workers)."""
+    return Operation(id, method, path, effect, schemas, served_by=())
+
+
+def _screener(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
+    return Operation(id, method, path, effect, schemas, served_by=SCREENER)
 
 
 OPERATIONS: tuple[Operation, ...] = (
     # --- health, status, registry -------------------------------------------------------------
-    Operation("spine.health.get", "GET", "/v2/health", schema_ids=("svc.health", "svc.engine_status"), tool="health"),
+    Operation("spine.health.get", "GET", "/v2/health", schema_ids=("svc.health", "svc.engine_status"), tool="health",
+              served_by=EVERY),
     Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status",), tool="status"),
-    Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry"),
+    Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry",
+              served_by=EVERY),
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
     Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.connection_state",)),
-    Operation("spine.openapi.get", "GET", "/v2/openapi.json"),
-    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",), params=PAGE),
-    Operation("spine.schemas.get", "GET", "/v2/schemas/{file}"),
+    Operation("spine.openapi.get", "GET", "/v2/openapi.json", served_by=EVERY),
+    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",), params=PAGE,
+              served_by=EVERY),
+    Operation("spine.schemas.get", "GET", "/v2/schemas/{file}", served_by=EVERY),
     # --- market data ------------------------------------------------------------------------------
     Operation("spine.instruments.list", "GET", "/v2/instruments",
               schema_ids=("svc.instrument_page", "svc.instrument_ref"), params=PAGE, tool="instruments_list"),
@@ -133,20 +159,20 @@ OPERATIONS: tuple[Operation, ...] = (
     _deferred("spine.sandbox.start", "POST", "/v2/sandbox/start", "COMMAND"),
     _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),
     _deferred("spine.sandbox.stop", "POST", "/v2/sandbox/stop", "COMMAND"),
-    # --- never on a market-data node: served by the screener and gateway processes --------------
-    Operation("spine.orders.submit", "POST", "/v2/orders", "COMMAND", serving="elsewhere", requires_paper=True,
+    # --- never on a market-data node: served by the screener and processes still to come ---------
+    Operation("spine.orders.submit", "POST", "/v2/orders", "COMMAND", served_by=(), requires_paper=True,
               requires_confirmation=True),
-    Operation("spine.orders.cancel", "POST", "/v2/orders/cancel", "COMMAND", serving="elsewhere",
+    Operation("spine.orders.cancel", "POST", "/v2/orders/cancel", "COMMAND", served_by=(),
               requires_paper=True, requires_confirmation=True),
     _elsewhere("spine.commands.get", "GET", "/v2/commands/{id}"),
-    _elsewhere("spine.screener.features", "GET", "/v2/screener/features", schemas=("svc.feature_spec",)),
-    _elsewhere("spine.screener.health", "GET", "/v2/screener/health", schemas=("svc.screener_health",)),
-    _elsewhere("spine.screener.instrument", "GET", "/v2/screener/instrument/{id}", schemas=("svc.feature_row",)),
-    _elsewhere("spine.screener.observations", "GET", "/v2/screener/observations"),
-    _elsewhere("spine.screener.rows", "GET", "/v2/screener/rows", schemas=("svc.feature_row",)),
-    _elsewhere("spine.screener.screen", "POST", "/v2/screener/screen"),
-    _elsewhere("spine.screener.snapshot", "GET", "/v2/screener/snapshot", schemas=("svc.feature_row",)),
-    _elsewhere("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
+    _screener("spine.screener.features", "GET", "/v2/screener/features", schemas=("svc.feature_spec",)),
+    _screener("spine.screener.health", "GET", "/v2/screener/health", schemas=("svc.screener_health",)),
+    _screener("spine.screener.instrument", "GET", "/v2/screener/instrument/{id}", schemas=("svc.feature_row",)),
+    _screener("spine.screener.observations", "GET", "/v2/screener/observations"),
+    _screener("spine.screener.rows", "GET", "/v2/screener/rows", schemas=("svc.feature_row",)),
+    _screener("spine.screener.screen", "POST", "/v2/screener/screen"),
+    _screener("spine.screener.snapshot", "GET", "/v2/screener/snapshot", schemas=("svc.feature_row",)),
+    _screener("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
                schemas=("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat")),
     _elsewhere("spine.authoring.registry", "GET", "/v2/authoring/registry"),
     _elsewhere("spine.backtests.list", "GET", "/v2/backtests"),

@@ -1,0 +1,66 @@
+"""One route table, served per process: each process's app and registry answer an operation
+as that process serves it (its own: READY; another process's: UNSUPPORTED, 404
+NOT_SUPPORTED_ON_THIS_NODE; a deferred one: UNAVAILABLE, 501), and the node's answers are
+those it gave before processes were named."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference.wire_validator import validate
+from spine.http.app import App
+from spine.http.registry import registry_document
+from spine.http.routes import EVERY, OPERATIONS, serving
+
+BY_ID = {op.id: op for op in OPERATIONS}
+
+
+@pytest.mark.parametrize(("op_id", "node", "screener"), [
+    ("spine.bars.list", "handler", "elsewhere"),
+    ("spine.screener.rows", "elsewhere", "handler"),
+    ("spine.stream.screener", "elsewhere", "handler"),
+    ("spine.health.get", "handler", "handler"),
+    ("spine.registry.get", "handler", "handler"),
+    ("spine.strategies.list", "elsewhere", "elsewhere"),
+    ("spine.orders.list", "deferred", "deferred"),
+    ("spine.v1.bars.get", "handler", "elsewhere"),
+])
+def test_each_process_serves_its_own_operations(op_id: str, node: str, screener: str) -> None:
+    op = BY_ID[op_id]
+    assert (serving(op, "node"), serving(op, "screener")) == (node, screener)
+
+
+def test_every_process_answers_health_registry_openapi_and_schemas_itself() -> None:
+    shared = {op.id for op in OPERATIONS if op.served_by == EVERY}
+    assert shared == {"spine.health.get", "spine.registry.get", "spine.openapi.get", "spine.schemas.list",
+                      "spine.schemas.get"}
+
+
+@pytest.mark.parametrize("process", ["node", "screener"])
+def test_a_registry_reports_availability_as_its_process_serves(process: str) -> None:
+    document = registry_document("p-1", process, deployment_mode="public-readonly", warming=False)  # type: ignore[arg-type]
+    validate(document, "svc.capability_registry")
+    availability = {entry["id"]: entry["availability"] for entry in document["operations"]}
+    own = "spine.bars.list" if process == "node" else "spine.screener.rows"
+    other = "spine.screener.rows" if process == "node" else "spine.bars.list"
+    assert (availability[own], availability[other], availability["spine.orders.list"]) == (
+        "READY", "UNSUPPORTED", "UNAVAILABLE")
+    assert availability["spine.selection.set"] == ("DISABLED" if process == "node" else "UNSUPPORTED")
+
+
+def test_a_warming_process_reports_its_own_operations_warming() -> None:
+    document = registry_document("p-1", "node", deployment_mode="private-operator", warming=True)
+    availability = {entry["id"]: entry["availability"] for entry in document["operations"]}
+    assert availability["spine.bars.list"] == availability["spine.selection.set"] == "WARMING"
+    assert availability["spine.screener.rows"] == "UNSUPPORTED"
+
+
+def test_an_apps_openapi_answers_as_its_process() -> None:
+    import json
+
+    node, screener = (json.loads(App(p, (), (), deployment_mode="public-readonly").openapi)  # type: ignore[arg-type]
+                      for p in ("node", "screener"))
+    assert list(node["paths"]["/v2/screener/rows"]["get"]["responses"]) == ["404"]
+    assert "200" in screener["paths"]["/v2/screener/rows"]["get"]["responses"]
+    assert list(screener["paths"]["/v2/bars"]["get"]["responses"]) == ["404"]
+    assert (node["info"]["title"], screener["info"]["title"]) == ("Spine venue node", "Spine screener")
