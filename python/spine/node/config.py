@@ -9,22 +9,19 @@ catalogs under ``./var/spine``, loopback HTTP.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
+
+from spine.settings import ConfigError, load_settings
 
 __all__ = ["MAX_SIM_SPEED", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
 
 DeploymentMode = Literal["public-readonly", "private-operator"]
 #: The simulated venue's fastest clock: a venue hour per wall second.
 MAX_SIM_SPEED = 3_600.0
-
-
-class ConfigError(ValueError):
-    """A configuration value or key refused, naming it and what is allowed."""
 
 
 class FloorsConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -126,27 +123,7 @@ ENVIRONMENT = {
 }
 
 
-def _set(tree: dict[str, Any], dotted: str, value: str) -> None:
-    *parents, leaf = dotted.split(".")
-    for key in parents:
-        tree = tree.setdefault(key, {})
-    tree[leaf] = value
-
-
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> NodeConfig:
     """The file (if any) over the defaults, then the environment over both."""
-    path = path or environ.get("SPINE_NODE_CONFIG")
-    tree: dict[str, Any] = {}
-    if path:
-        try:
-            tree = tomllib.loads(Path(path).read_text())
-        except (OSError, tomllib.TOMLDecodeError) as error:
-            raise ConfigError(f"config file {path}: {error}") from error
-    for variable, dotted in ENVIRONMENT.items():
-        if variable in environ:
-            _set(tree, dotted, environ[variable])
-    try:
-        # strict=False lets environment strings convert to the declared int/float types.
-        return msgspec.convert(tree, NodeConfig, strict=False)
-    except msgspec.ValidationError as error:
-        raise ConfigError(f"node configuration: {error}") from error
+    return load_settings(NodeConfig, path or environ.get("SPINE_NODE_CONFIG"), environ, ENVIRONMENT,
+                         "node configuration")
