@@ -1,0 +1,137 @@
+"""One venue node feeding the screener's rows: discover its instruments, warm each from its
+durable 1-minute bars (a bounded number of page requests in flight), then follow its live
+closes. A close whose sequence is not the next one means bars were missed (a dropped event,
+a reconnect, a node restart): the instrument catches up from the pages after the last
+sequence it folded. A lost stream reconnects with exponential backoff and jitter, catching
+every instrument up first; a node that is down never stops the others (each has its feed)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any, Literal
+
+import numpy as np
+
+from spine.errors import SpineError
+from spine.screener.rows import Rows
+from spine.screener.upstream import Bars, NodeClient, UpstreamError, bar_columns
+
+__all__ = ["NodeFeed"]
+
+log = logging.getLogger("spine.screener")
+FeedState = Literal["STARTING", "RUNNING", "RECONNECTING", "STOPPED"]
+
+
+class NodeFeed:
+    """See the module docs. ``channel`` None reads the node's live channel."""
+
+    def __init__(self, node: NodeClient, rows: Rows, *, channel: str | None, concurrency: int,
+                 backoff: tuple[float, float]) -> None:
+        self.node, self.rows = node, rows
+        self.channel = channel
+        self._concurrency = concurrency
+        self._backoff = backoff
+        self.state: FeedState = "STARTING"
+        self.instruments: dict[str, dict[str, Any]] = {}
+        #: Stream connections opened, and those lost (a reconnect each).
+        self.connects = 0
+        self.reconnects = 0
+        #: Times an instrument caught up from pages after a sequence jump.
+        self.catch_ups = 0
+        self.last_error: str | None = None
+
+    async def warm(self) -> None:
+        """Discover the node's instruments and warm each (``UpstreamError`` if the node
+        cannot be read)."""
+        listed = await self.node.instruments()
+        if self.channel is None:
+            self.channel = await self._live_channel(listed)
+        gate = asyncio.Semaphore(self._concurrency)
+
+        async def one(instrument: dict[str, Any]) -> None:
+            async with gate:
+                bars, coverage = await self._history(instrument)
+            self.rows.warm(instrument["instrument_id"], bars, coverage)
+
+        for instrument in listed:
+            self.instruments[instrument["instrument_id"]] = instrument
+            self.rows.add(instrument, self.channel)
+        await asyncio.gather(*(one(instrument) for instrument in listed))
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        """Fold the node's live closes until ``stop`` is set, reconnecting when the stream
+        is lost."""
+        delay = self._backoff[0]
+        while not stop.is_set():
+            try:
+                self.connects += 1
+                self.state = "RUNNING"
+                async for event in self.node.closes(self.channel or "EXTERNAL"):
+                    await self._take(event)
+                    delay = self._backoff[0]
+                    if stop.is_set():
+                        return
+                raise UpstreamError(self.node.base_url, "GET /v2/stream/bars", "the stream ended")
+            except (UpstreamError, SpineError) as error:  # a refused bar too: reconnect and catch up
+                self._lost(str(error))
+            if await _sleep_or_stop(stop, delay * random.uniform(0.5, 1.5)):
+                break
+            delay = min(delay * 2, self._backoff[1])
+            try:
+                for iid in list(self.instruments):
+                    await self._catch_up(iid)
+            except (UpstreamError, SpineError) as error:
+                self._lost(str(error))
+        self.state = "STOPPED"
+
+    def _lost(self, error: str) -> None:
+        self.state, self.last_error = "RECONNECTING", error
+        self.reconnects += 1
+        log.warning("%s", error)
+
+    async def _take(self, event: dict[str, Any]) -> None:
+        iid = event["instrument_id"]
+        instrument = self.instruments.get(iid)
+        if instrument is None or not event["bars"]:
+            return  # listed after discovery: the next warm takes it
+        bar = bar_columns(event["bars"], instrument["price_precision"], instrument["size_precision"])
+        sequence, last = int(bar["sequence"][0]), self.rows.sequence.get(iid)
+        if last is not None and sequence <= last:
+            return  # folded already (a catch-up took it)
+        if last is not None and sequence != last + 1:
+            await self._catch_up(iid)
+            return
+        self.rows.close(iid, bar)
+
+    async def _catch_up(self, instrument_id: str) -> None:
+        """Fold the bars after the last sequence folded, oldest first."""
+        instrument = self.instruments[instrument_id]
+        after = self.rows.sequence.get(instrument_id)
+        async for bars, _ in self.node.bar_pages(instrument, self.channel or "EXTERNAL", after_sequence=after):
+            if len(bars["ts_event"]):
+                self.catch_ups += 1
+                self.rows.close(instrument_id, bars)
+
+    async def _history(self, instrument: dict[str, Any]) -> tuple[Bars, dict[str, Any]]:
+        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL")]
+        bars = {k: np.concatenate([columns[k] for columns, _ in pages]) for k in pages[0][0]}
+        return bars, pages[-1][1]
+
+    async def _live_channel(self, listed: list[dict[str, Any]]) -> str:
+        """The channel the node serves by default: a page asked without a bar type says."""
+        if not listed:
+            return "EXTERNAL"
+        page = await self.node.get("/v2/bars", {"instrument_id": listed[0]["instrument_id"], "limit": 1})
+        channel: str = page["channel"]
+        return channel
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait ``seconds`` unless ``stop`` is set first; whether it was."""
+    try:
+        await asyncio.wait_for(stop.wait(), seconds)
+        return True
+    except TimeoutError:
+        return False

@@ -1,0 +1,75 @@
+"""The screener's feature state: one ``FeatureUniverse`` over every node's instruments, fed
+the node's durable 1-minute bars (warm) and its live closes, and read as ``svc.feature_row``
+documents. Rows of an instrument come from one channel only, never mixed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from spine._core import WIRE_VERSION, FeatureUniverse
+from spine.screener.upstream import Bars
+
+__all__ = ["RESOLUTIONS", "Rows"]
+
+#: The seven resolutions of every instrument's rows, finest first.
+RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+_COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
+MINUTE_NS = 60_000_000_000
+
+
+class Rows:
+    """See the module docs. Instruments are added once, warmed once, then closed live."""
+
+    def __init__(self, feature_ids: list[str] | None = None) -> None:
+        self.universe = FeatureUniverse(feature_ids=feature_ids)
+        self.index: dict[str, int] = {}
+        self.ids: list[str] = []
+        #: The newest sequence folded per instrument (the node's series numbering).
+        self.sequence: dict[str, int] = {}
+        #: Live 1-minute closes folded since start.
+        self.processed = 0
+
+    def add(self, instrument: dict[str, Any], channel: str) -> int:
+        """Register an ``svc.instrument_ref`` (its precisions) with the channel its rows read."""
+        iid = instrument["instrument_id"]
+        if iid in self.index:
+            raise ValueError(f"{iid} is already in the screener's universe")
+        index = self.universe.add(channel=channel, price_precision=instrument["price_precision"],
+                                  size_precision=instrument["size_precision"])
+        self.index[iid] = index
+        self.ids.append(iid)
+        return index
+
+    def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any]) -> int:
+        """Fold an instrument's history: the spans its node observed, then its bars."""
+        index = self.index[instrument_id]
+        for span in coverage["observed"]:
+            self.universe.observe(index, int(span["start"]), int(span["end"]))
+        taken = self.universe.warm(index, *(np.ascontiguousarray(bars[k]) for k in _COLUMNS))
+        if len(bars["sequence"]):
+            self.sequence[instrument_id] = int(bars["sequence"].max())
+        return taken
+
+    def close(self, instrument_id: str, bars: Bars) -> bytes:
+        """Fold live closes of one instrument, oldest first; the changed (instrument,
+        resolution) pairs as the universe reports them."""
+        index = self.index[instrument_id]
+        instrument = np.array([index], dtype=np.uint32)
+        changed = []
+        for k in range(len(bars["ts_event"])):  # a call closes one minute
+            ts = int(bars["ts_event"][k])
+            self.universe.observe(index, ts - MINUTE_NS, ts)
+            changed.append(self.universe.close_minute(instrument, *(bars[c][k:k + 1] for c in _COLUMNS)))
+            self.sequence[instrument_id] = max(self.sequence.get(instrument_id, 0), int(bars["sequence"][k]))
+            self.processed += 1
+        return b"".join(changed)
+
+    def row(self, instrument_id: str, resolution: str) -> dict[str, Any]:
+        """The instrument's ``svc.feature_row`` at ``resolution``."""
+        index = self.index[instrument_id]
+        last = self.universe.last_ts_event(index, resolution)
+        return {"version": WIRE_VERSION, "schema_id": "svc.feature_row", "schema_version": 1,
+                "instrument_id": instrument_id, "resolution": resolution,
+                "ts_event": None if last is None else str(last), "values": self.universe.row(index, resolution)}

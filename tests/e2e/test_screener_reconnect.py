@@ -1,0 +1,66 @@
+"""A node stopped and restarted under the screener's feed: the feed reconnects with backoff,
+counts the reconnect, catches up from the pages it missed, and goes on folding closes."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import httpx
+
+from nodes import START, free_port, get, node_env, spawn, stop, wait_for
+from spine.screener.feed import NodeFeed
+from spine.screener.rows import Rows
+from spine.screener.upstream import NodeClient
+
+IID = "BTCUSDT.SIM"
+
+
+def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "node.toml"
+    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
+                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    env = node_env(tmp_path / "data")
+    url = f"http://127.0.0.1:{port}"
+    process = spawn(config, env)
+    processes = [process]
+    try:
+        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
+        restarted = threading.Event()
+
+        def restart() -> None:
+            stop(processes[-1])
+            processes.append(spawn(config, env))
+            wait_for(processes[-1], lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
+            restarted.set()
+
+        async def run() -> tuple[Rows, NodeFeed, int]:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
+                rows = Rows()
+                feed = NodeFeed(NodeClient(url, client), rows, channel=None, concurrency=4, backoff=(0.05, 0.5))
+                await asyncio.wait_for(feed.warm(), 60)
+                stop_event = asyncio.Event()
+                follow = asyncio.create_task(feed.follow(stop_event))
+                async with asyncio.timeout(60):
+                    while rows.processed < 20:
+                        await asyncio.sleep(0.05)
+                    await asyncio.to_thread(restart)
+                    before = rows.processed
+                    while rows.processed < before + 20 or feed.state != "RUNNING":
+                        await asyncio.sleep(0.05)
+                stop_event.set()
+                await asyncio.wait_for(follow, 15)
+                return rows, feed, before
+
+        rows, feed, before = asyncio.run(run())
+        assert restarted.is_set()
+        assert feed.reconnects >= 1 and feed.connects >= 2 and feed.last_error is not None
+        assert "UPSTREAM_UNAVAILABLE: " + url in feed.last_error
+        assert rows.processed >= before + 20
+        served = get(url + f"/v2/bars?instrument_id={IID}&limit=5000")[1]["bars"]
+        assert rows.sequence[IID] >= served[0]["sequence"]
+    finally:
+        for p in processes:
+            stop(p)
