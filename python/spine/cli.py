@@ -61,6 +61,13 @@ def _cmd_node(args: argparse.Namespace) -> int:
     return run_node(args.config)
 
 
+def _cmd_screener(args: argparse.Namespace) -> int:
+    """Run the screener over one or more venue nodes until SIGINT or SIGTERM."""
+    from spine.screener.main import run_screener
+
+    return run_screener(args.config, args.node or (), args.port, args.data_dir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
     parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
@@ -72,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     node = commands.add_parser("node", help="run a venue node (default: the simulated venue, local catalogs)")
     node.add_argument("--config", metavar="TOML", help="node configuration file (default: SPINE_NODE_CONFIG or built-in)")
     node.set_defaults(handler=_cmd_node)
+    screener = commands.add_parser("screener", help="run the feature screener over venue nodes")
+    screener.add_argument("--config", metavar="TOML",
+                          help="screener configuration file (default: SPINE_SCREENER_CONFIG or built-in)")
+    screener.add_argument("--node", action="append", metavar="URL",
+                          help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
+    screener.add_argument("--port", type=int, help="the port it serves on (default 8710)")
+    screener.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-screener)")
+    screener.set_defaults(handler=_cmd_screener)
     return parser
 
 

@@ -28,7 +28,8 @@ from http_router import InvalidMethodError, NotFoundError, Router
 
 from spine.http.bodies import MAX_BODY_BYTES, decode_body
 from spine.http.errors import HttpError, error_response
-from spine.http.market import MarketHandlers, schema_file
+from spine.http.market import MarketHandlers
+from spine.http.schema_routes import SchemaHandlers, schema_file
 from spine.http.openapi import openapi_document
 from spine.http.request import NANOS, U64, Query, memoizable
 from spine.http.routes import OPERATIONS, Operation, Process, serving
@@ -191,7 +192,7 @@ class NodeApp(App):
         self.node = node
         self.handlers = MarketHandlers(node)
         v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
-        super().__init__("node", (self.handlers, SelectionHandlers(node), SearchHandlers(node)), (v1,),
+        super().__init__("node", (self.handlers, SelectionHandlers(node), SearchHandlers(node), SchemaHandlers()), (v1,),
                          deployment_mode=node.deployment_mode, body_secs=body_secs)
         self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
         node.hub.taps.append(self.journal.record)

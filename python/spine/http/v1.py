@@ -16,7 +16,8 @@ import msgspec
 
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
-from spine.http.market import MarketHandlers, schema_entries, schema_file
+from spine.http.market import MarketHandlers
+from spine.http.schema_routes import schema_entries, schema_file
 from spine.http.request import Query
 from spine.http.view import NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange, paginate

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 import sys
 
+from spine.http.serve import check_listen
 from spine.node.config import ConfigError, load_config
 from spine.node.store import VolumeNotReady
 
@@ -26,7 +26,7 @@ def run_node(config_path: str | None) -> int:
     from spine.node.runner import NodeFailed, VenueNode  # nautilus imports take a second: only when running
 
     try:
-        _check_listen(config.host, config.port)
+        check_listen(config.host, config.port)
     except OSError as error:
         print(f"spine node: refusing to start: cannot listen on {config.host}:{config.port}: "
               f"{error.strerror or error}", file=sys.stderr)
@@ -56,13 +56,3 @@ def run_node(config_path: str | None) -> int:
         loop.close()
     print(f"spine node {config.node_id}: stopped; catalogs flushed", flush=True)
     return 0
-
-
-def _check_listen(host: str, port: int) -> None:
-    """Raise OSError unless ``host:port`` can be bound now (as Granian binds it, with
-    SO_REUSEADDR: a socket in TIME_WAIT from a previous run does not count, a listener does)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
-    with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        probe.bind(address)

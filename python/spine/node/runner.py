@@ -286,22 +286,13 @@ class VenueNode:
                 log.warning("hydration state write failed: %s", error)
 
     def _http_server(self) -> Any:
-        from granian.constants import Interfaces
-        from granian.log import LogLevels
-        from granian.server.embed import Server
-
         from spine.http.app import build_app
+        from spine.http.serve import embedded_server
         from spine.node.view import VenueView
 
         app = build_app(VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs,
                         body_secs=self.config.http_body_secs)
-        # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
-        # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
-        # ordinary GET that the app answers with a wire document or the error envelope.
-        server = Server(app, address=self.config.host, port=self.config.port, interface=Interfaces.RSGI,
-                        log_level=LogLevels.warning, backlog=self.config.http_backlog, websockets=False)
-        logging.getLogger("_granian").addFilter(_embedded_notice)
-        return server
+        return embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
 
     # --- running ------------------------------------------------------------------------------------
 
@@ -405,14 +396,6 @@ class VenueNode:
             self.status.fail(error)
         elif self.status.lifecycle not in ("COMPLETED", "FAILED"):
             self.status.record_error(error)
-
-
-def _embedded_notice(record: logging.LogRecord) -> bool:
-    """Drop Granian's notice that embedding is experimental. Embedding is the one mode that
-    serves from the node's own loop on a GIL build (its process workers cannot share the
-    node's memory; its thread workers need free-threaded Python): a known, chosen trade
-    (docs/contract.md), not news for every start."""
-    return record.getMessage() != "Embedded server is experimental!"
 
 
 class NodeFailed(RuntimeError):

@@ -41,10 +41,14 @@ class NodeFeed:
         #: Times an instrument caught up from pages after a sequence jump.
         self.catch_ups = 0
         self.last_error: str | None = None
+        #: The newest close time the node offered (input lag is measured against it).
+        self.offered: int | None = None
+        self._warmed: set[str] = set()
 
     async def warm(self) -> None:
-        """Discover the node's instruments and warm each (``UpstreamError`` if the node
-        cannot be read)."""
+        """Discover the node's instruments and warm each not warmed yet (``UpstreamError`` if
+        the node cannot be read; calling again goes on where it stopped). An instrument another
+        node's feed already serves is left to it."""
         listed = await self.node.instruments()
         if self.channel is None:
             self.channel = await self._live_channel(listed)
@@ -54,11 +58,17 @@ class NodeFeed:
             async with gate:
                 bars, coverage = await self._history(instrument)
             self.rows.warm(instrument["instrument_id"], bars, coverage)
+            self._warmed.add(instrument["instrument_id"])
 
         for instrument in listed:
-            self.instruments[instrument["instrument_id"]] = instrument
-            self.rows.add(instrument, self.channel)
-        await asyncio.gather(*(one(instrument) for instrument in listed))
+            iid = instrument["instrument_id"]
+            if iid in self.rows.index and iid not in self.instruments:
+                log.warning("%s: %s is already fed by another node; skipped", self.node.base_url, iid)
+                continue
+            if iid not in self.instruments:
+                self.instruments[iid] = instrument
+                self.rows.add(instrument, self.channel)
+        await asyncio.gather(*(one(self.instruments[iid]) for iid in self.instruments if iid not in self._warmed))
 
     async def follow(self, stop: asyncio.Event) -> None:
         """Fold the node's live closes until ``stop`` is set, reconnecting when the stream
@@ -97,6 +107,8 @@ class NodeFeed:
         if instrument is None or not event["bars"]:
             return  # listed after discovery: the next warm takes it
         bar = bar_columns(event["bars"], instrument["price_precision"], instrument["size_precision"])
+        ts = int(bar["ts_event"][0])
+        self.offered = ts if self.offered is None else max(self.offered, ts)
         sequence, last = int(bar["sequence"][0]), self.rows.sequence.get(iid)
         if last is not None and sequence <= last:
             return  # folded already (a catch-up took it)

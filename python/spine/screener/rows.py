@@ -30,6 +30,10 @@ class Rows:
         self.sequence: dict[str, int] = {}
         #: Live 1-minute closes folded since start.
         self.processed = 0
+        #: Moves with every change to any row (a snapshot is consistent with one version).
+        self.version = 0
+        #: The newest close time folded (None before the first bar).
+        self.newest: int | None = None
 
     def add(self, instrument: dict[str, Any], channel: str) -> int:
         """Register an ``svc.instrument_ref`` (its precisions) with the channel its rows read."""
@@ -50,6 +54,8 @@ class Rows:
         taken = self.universe.warm(index, *(np.ascontiguousarray(bars[k]) for k in _COLUMNS))
         if len(bars["sequence"]):
             self.sequence[instrument_id] = int(bars["sequence"].max())
+            self._saw(int(bars["ts_event"][-1]))
+        self.version += 1
         return taken
 
     def close(self, instrument_id: str, bars: Bars) -> bytes:
@@ -64,7 +70,12 @@ class Rows:
             changed.append(self.universe.close_minute(instrument, *(bars[c][k:k + 1] for c in _COLUMNS)))
             self.sequence[instrument_id] = max(self.sequence.get(instrument_id, 0), int(bars["sequence"][k]))
             self.processed += 1
+            self._saw(ts)
+        self.version += 1
         return b"".join(changed)
+
+    def _saw(self, ts_event: int) -> None:
+        self.newest = ts_event if self.newest is None else max(self.newest, ts_event)
 
     def row(self, instrument_id: str, resolution: str) -> dict[str, Any]:
         """The instrument's ``svc.feature_row`` at ``resolution``."""

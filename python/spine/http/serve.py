@@ -1,0 +1,42 @@
+"""Serving an app on Granian embedded in the process's own event loop (on a GIL build the one
+mode that shares the process's memory), and the check that its address is free."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from typing import Any
+
+__all__ = ["check_listen", "embedded_server"]
+
+
+def embedded_server(app: Any, *, host: str, port: int, backlog: int) -> Any:
+    """A Granian RSGI server for ``app`` on ``host:port``; ``await server.serve()`` runs it in
+    the running loop, ``server.stop()`` ends it."""
+    from granian.constants import Interfaces
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
+    # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
+    # ordinary GET that the app answers with a wire document or the error envelope.
+    server = Server(app, address=host, port=port, interface=Interfaces.RSGI, log_level=LogLevels.warning,
+                    backlog=backlog, websockets=False)
+    logging.getLogger("_granian").addFilter(_embedded_notice)
+    return server
+
+
+def _embedded_notice(record: logging.LogRecord) -> bool:
+    """Drop Granian's notice that embedding is experimental: a known, chosen trade
+    (docs/contract.md), not news for every start."""
+    return record.getMessage() != "Embedded server is experimental!"
+
+
+def check_listen(host: str, port: int) -> None:
+    """Raise OSError unless ``host:port`` can be bound now (as Granian binds it, with
+    SO_REUSEADDR: a socket in TIME_WAIT from a previous run does not count, a listener does)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind(address)

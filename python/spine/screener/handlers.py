@@ -1,0 +1,124 @@
+"""The screener's routes: its feature registry, current rows and snapshots (both
+``svc.screener_snapshot``: rows as of one instant, one identity over them), its own health
+(``svc.screener_health``) and the process health every app answers (``svc.health``).
+
+A snapshot is taken when its first page is asked and kept while a few newer ones are taken,
+so every page of it carries the same rows, ``as_of``, ``snapshot_id`` and ``sequence``."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from spine._core import WIRE_VERSION, identity
+from spine.features import feature_specs
+from spine.http.errors import HttpError
+from spine.http.registry import registry_document
+from spine.http.request import Query
+from spine.screener.rows import RESOLUTIONS
+from spine.wire.cursors import InvalidCursor, decode_cursor
+
+if TYPE_CHECKING:
+    from spine.screener.service import Screener
+
+__all__ = ["ScreenerHandlers"]
+
+#: Snapshots kept for their later pages.
+KEPT_SNAPSHOTS = 8
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    route: str
+    as_of: int
+    sequence: int
+    snapshot_id: str
+    rows: list[dict[str, Any]]
+
+
+class ScreenerHandlers:
+    """Handlers over one running :class:`~spine.screener.service.Screener`."""
+
+    def __init__(self, screener: Screener) -> None:
+        self.screener = screener
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+
+    # --- health and registry -------------------------------------------------------------------
+
+    def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
+        state = self.screener.process_state()
+        reasons = ["UPSTREAM_UNAVAILABLE"] if state == "DEGRADED" else []
+        return {**_head("svc.health"), "live": True, "ready": state in ("RUNNING", "DEGRADED"),
+                "degraded": bool(reasons), "degraded_reasons": reasons, "engine_status": None,
+                "ts_event": str(time.time_ns())}
+
+    def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return registry_document(self.screener.config.screener_id, "screener",
+                                 deployment_mode=self.screener.config.mode,
+                                 warming=self.screener.process_state() == "STARTING")
+
+    def screener_health(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        screener, now = self.screener, time.time_ns()
+        lag = screener.input_lag()
+        return {**_head("svc.screener_health"), "process_state": screener.process_state(),
+                "input_lag_nanos": None if lag is None else str(lag), "processed": screener.rows.processed,
+                "dropped": 0, "checkpoint_age_nanos": None,
+                # The subscriber side: no stream is served yet, so no connection was ever made.
+                "connections": {"open": 0, "accepted": 0, "closed": 0, "refused": 0},
+                "egress": None, "last_error": screener.last_error(), "ts_event": str(now)}
+
+    # --- the registry and rows -------------------------------------------------------------------
+
+    def screener_features(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        items, cursor = query.page("/v2/screener/features", feature_specs())
+        return {**_head("svc.feature_page"), "items": items, "next_cursor": cursor}
+
+    def screener_rows(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid = query.instrument_id()
+        resolution = query.choice("resolution", RESOLUTIONS)
+        if iid is not None and iid not in self.screener.rows.index:
+            raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
+        return self._page(f"/v2/screener/rows?instrument_id={iid or ''}&resolution={resolution or ''}", query,
+                          lambda: [self.screener.rows.row(i, r) for i in ([iid] if iid else self.screener.rows.ids)
+                                   for r in ([resolution] if resolution else RESOLUTIONS)])
+
+    def screener_snapshot(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        rows = self.screener.rows
+        return self._page("/v2/screener/snapshot", query,
+                          lambda: [rows.row(i, r) for i in rows.ids for r in RESOLUTIONS])
+
+    def _page(self, route: str, query: Query, take: Any) -> dict[str, Any]:
+        snapshot = self._snapshot(route, query.text("cursor"), take)
+        items, cursor = query.page(snapshot.route, snapshot.rows)
+        return {**_head("svc.screener_snapshot"), "as_of": str(snapshot.as_of), "snapshot_id": snapshot.snapshot_id,
+                "sequence": snapshot.sequence, "rows": items, "next_cursor": cursor}
+
+    def _snapshot(self, route: str, cursor: str | None, take: Any) -> Snapshot:
+        """The snapshot a cursor pages (one of those kept), or a fresh one for a first page."""
+        if cursor is not None:
+            for snapshot in reversed(self._snapshots.values()):
+                if snapshot.route.startswith(route + "@"):
+                    try:
+                        decode_cursor(snapshot.route, cursor)
+                    except InvalidCursor:
+                        continue
+                    return snapshot
+            raise HttpError("INVALID_CURSOR", f"this cursor pages no snapshot kept here (the newest "
+                                              f"{KEPT_SNAPSHOTS} are kept, and only in this process); start again "
+                                              "without a cursor")
+        version = self.screener.rows.version
+        key = f"{route}@{version}"
+        kept = self._snapshots.get(key)
+        if kept is not None:
+            return kept
+        rows = take()
+        fresh = self._snapshots[key] = Snapshot(key, time.time_ns(), version, identity("snapshot_id", rows), rows)
+        if len(self._snapshots) > KEPT_SNAPSHOTS:
+            self._snapshots.popitem(last=False)
+        return fresh
+
+
+def _head(schema_id: str) -> dict[str, Any]:
+    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}

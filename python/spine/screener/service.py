@@ -1,0 +1,106 @@
+"""The screener process: its rows, one feed per configured node, and its app on Granian, all in
+one event loop. A feed that cannot warm (its node down) retries with backoff while the others
+serve; the process state is STARTING until every feed has warmed once, then RUNNING, or
+DEGRADED while any feed is down."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any, Literal
+
+import httpx
+
+from spine.http.app import App
+from spine.http.schema_routes import SchemaHandlers
+from spine.http.serve import embedded_server
+from spine.screener.config import ScreenerConfig
+from spine.screener.feed import NodeFeed
+from spine.screener.handlers import ScreenerHandlers
+from spine.screener.rows import Rows
+from spine.screener.upstream import NodeClient, UpstreamError
+
+__all__ = ["Screener", "ScreenerApp"]
+
+log = logging.getLogger("spine.screener")
+ProcessState = Literal["STARTING", "RUNNING", "DEGRADED", "STOPPING"]
+
+
+class Screener:
+    """See the module docs."""
+
+    def __init__(self, config: ScreenerConfig) -> None:
+        self.config = config
+        self.rows = Rows()
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
+                                        limits=httpx.Limits(max_connections=16 * len(config.nodes)))
+        backoff = (config.reconnect_min_secs, config.reconnect_max_secs)
+        self.feeds = [NodeFeed(NodeClient(url, self.client), self.rows, channel=config.channel,
+                               concurrency=config.warm_concurrency, backoff=backoff) for url in config.nodes]
+        self.warmed: set[int] = set()
+        self.stopping = False
+
+    def process_state(self) -> ProcessState:
+        if self.stopping:
+            return "STOPPING"
+        if len(self.warmed) < len(self.feeds):
+            return "STARTING"
+        return "RUNNING" if all(feed.state == "RUNNING" for feed in self.feeds) else "DEGRADED"
+
+    def input_lag(self) -> int | None:
+        """The newest close a node offered minus the newest folded; None before the first."""
+        offered = [feed.offered for feed in self.feeds if feed.offered is not None]
+        if not offered or self.rows.newest is None:
+            return None
+        return max(0, max(offered) - self.rows.newest)
+
+    def last_error(self) -> str | None:
+        errors = [feed.last_error for feed in self.feeds if feed.last_error is not None]
+        return errors[-1] if errors else None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Serve and feed until ``stop`` is set."""
+        server = embedded_server(ScreenerApp(self), host=self.config.host, port=self.config.port,
+                                 backlog=self.config.http_backlog)
+        http_task = asyncio.create_task(server.serve())
+        feeds = [asyncio.create_task(self._feed(k, feed, stop)) for k, feed in enumerate(self.feeds)]
+        try:
+            await stop.wait()
+        finally:
+            self.stopping = True
+            await asyncio.wait(feeds, timeout=10)
+            for task in feeds:
+                task.cancel()
+            await self.client.aclose()
+            server.stop()
+            await asyncio.wait({http_task}, timeout=5)
+
+    async def _feed(self, k: int, feed: NodeFeed, stop: asyncio.Event) -> None:
+        delay = self.config.reconnect_min_secs
+        while not stop.is_set():
+            try:
+                await feed.warm()
+                break
+            except UpstreamError as error:
+                feed.last_error = str(error)
+                log.warning("%s", error)
+            try:
+                await asyncio.wait_for(stop.wait(), delay * random.uniform(0.5, 1.5))
+                return
+            except TimeoutError:
+                delay = min(delay * 2, self.config.reconnect_max_secs)
+        self.warmed.add(k)
+        await feed.follow(stop)
+
+
+class ScreenerApp(App):
+    """The screener's app: its handlers, the schema set, no v1 surface."""
+
+    def __init__(self, screener: Screener) -> None:
+        self.handlers = ScreenerHandlers(screener)
+        super().__init__("screener", (self.handlers, SchemaHandlers()), (), deployment_mode=screener.config.mode,
+                         body_secs=screener.config.http_body_secs)
+
+    def health_bytes(self) -> Any:
+        return None  # answered by the handler: the document is cheap and always current

@@ -1,0 +1,135 @@
+"""``spine screener`` as a real process over a real ``spine node`` on loopback: its routes
+answer schema-valid documents (checked by the stock validator), snapshots page consistently
+under one identity, bad input is a 400 naming it, other processes' routes are refused, a
+screener whose node is down still answers its health, and SIGTERM stops it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nodes import envelope, free_port, get, node_env, stop, wait_for
+from reference.canonical_json import identity
+from reference.wire_validator import validate
+from spine.features import feature_specs
+
+IID = "BTCUSDT.SIM"
+
+
+def spawn_screener(directory: Path, *nodes: str) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    args = [sys.executable, "-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(directory)]
+    for node in nodes:
+        args += ["--node", node]
+    process = subprocess.Popen(args, env=node_env(directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    return process, f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def screener(base: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    process, url = spawn_screener(tmp_path_factory.mktemp("screener"), base)
+    try:
+        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["process_state"] == "RUNNING", "running")
+        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["processed"] > 0, "folding closes")
+        yield url
+    finally:
+        out, err = stop(process)
+        assert process.returncode == 0, err
+
+
+def ok(url: str) -> dict[str, Any]:
+    status, document = get(url)
+    assert status == 200, document
+    validate(document)
+    return document
+
+
+def pages(url: str, sep: str = "?") -> list[dict[str, Any]]:
+    out = [ok(url + f"{sep}limit=100")]
+    while out[-1]["next_cursor"] is not None:
+        out.append(ok(url + f"{sep}limit=100&cursor={out[-1]['next_cursor']}"))
+    return out
+
+
+def test_health_registry_and_its_own_health(screener: str) -> None:
+    health = ok(screener + "/v2/health")
+    assert health["ready"] and not health["degraded"] and health["engine_status"] is None
+    own = ok(screener + "/v2/screener/health")
+    assert own["process_state"] == "RUNNING" and own["last_error"] is None and own["egress"] is None
+    assert int(own["input_lag_nanos"]) >= 0
+    availability = {e["id"]: e["availability"] for e in ok(screener + "/v2/registry")["operations"]}
+    assert availability["spine.screener.rows"] == availability["spine.screener.snapshot"] == "READY"
+    assert availability["spine.bars.list"] == availability["spine.screener.screen"] == "UNSUPPORTED"
+
+
+def test_the_feature_registry_pages_definitions_only(screener: str) -> None:
+    items = [spec for page in pages(screener + "/v2/screener/features") for spec in page["items"]]
+    assert items == feature_specs()
+
+
+def test_a_snapshot_pages_one_set_of_rows_under_one_identity(screener: str) -> None:
+    got = pages(screener + "/v2/screener/snapshot")
+    assert len({(p["snapshot_id"], p["as_of"], p["sequence"]) for p in got}) == 1
+    rows = [row for page in got for row in page["rows"]]
+    assert len(rows) == 48 * 7
+    assert got[0]["snapshot_id"] == identity("snapshot_id", rows)
+    assert [(r["instrument_id"], r["resolution"]) for r in rows[:7]] == [
+        (rows[0]["instrument_id"], r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+
+
+def test_rows_filter_by_instrument_and_resolution(screener: str) -> None:
+    mine = pages(screener + f"/v2/screener/rows?instrument_id={IID}", "&")
+    assert [(r["instrument_id"], r["resolution"]) for p in mine for r in p["rows"]] == [
+        (IID, r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+    one = ok(screener + f"/v2/screener/rows?instrument_id={IID}&resolution=1h")
+    assert [(r["instrument_id"], r["resolution"]) for r in one["rows"]] == [(IID, "1h")]
+    hourly = pages(screener + "/v2/screener/rows?resolution=1h", "&")
+    assert len([r for p in hourly for r in p["rows"]]) == 48
+
+
+@pytest.mark.parametrize(("path", "status", "symbol"), [
+    ("/v2/screener/rows?resolution=2h", 400, "INVALID_PARAMETER"),
+    ("/v2/screener/rows?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+    ("/v2/screener/rows?instrument_id=bad id", 400, "INVALID_INSTRUMENT_ID"),
+    ("/v2/screener/snapshot?limit=0", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/v2/screener/snapshot?cursor=forged", 400, "INVALID_CURSOR"),
+    ("/v2/screener/features?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
+    ("/v2/bars?instrument_id=BTCUSDT.SIM", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
+    ("/v2/screener/instrument/BTCUSDT.SIM", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
+])
+def test_bad_input_and_other_processes_routes_are_refused(screener: str, path: str, status: int,
+                                                         symbol: str) -> None:
+    envelope(get(screener + path.replace(" ", "%20")), status, symbol)
+
+
+def test_a_cursor_of_one_route_does_not_page_another(screener: str) -> None:
+    cursor = ok(screener + "/v2/screener/snapshot?limit=10")["next_cursor"]
+    envelope(get(screener + f"/v2/screener/rows?resolution=1h&cursor={cursor}"), 400, "INVALID_CURSOR")
+
+
+def test_a_screener_whose_node_is_down_answers_its_health_and_stops(tmp_path: Path) -> None:
+    down = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_screener(tmp_path, down)
+    try:
+        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["last_error"] is not None, "reporting")
+        own = ok(url + "/v2/screener/health")
+        assert own["process_state"] == "STARTING" and own["processed"] == 0
+        assert own["last_error"].startswith(f"UPSTREAM_UNAVAILABLE: {down}: GET /v2/instruments: ")
+        assert ok(url + "/v2/health")["ready"] is False
+    finally:
+        started = time.monotonic()
+        stop(process)
+        assert process.returncode == 0 and time.monotonic() - started < 30
+
+
+def test_a_bad_configuration_exits_2_naming_it(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "spine.cli", "screener", "--node", "nowhere"], capture_output=True,
+                          text=True, timeout=60, env=node_env(tmp_path))
+    assert done.returncode == 2 and "nodes: 'nowhere' is not a node base URL" in done.stderr
