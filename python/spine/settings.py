@@ -7,31 +7,73 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
 
-__all__ = ["ConfigError", "load_settings"]
+__all__ = ["ConfigError", "ServerSettings", "load_settings"]
 
-S = TypeVar("S", bound=msgspec.Struct)
+S = TypeVar("S", bound="ServerSettings")
 
 
 class ConfigError(ValueError):
     """A configuration value or key refused, naming it and what is allowed."""
 
 
-def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str], overrides: Mapping[str, str],
-                  what: str) -> S:
-    """``kind`` from the file at ``path`` (if any) over its defaults, then the variables of
-    ``overrides`` (variable -> dotted key) found in ``environ`` over both. A key ending in
-    ``[]`` takes a comma-separated list (``a,b`` -> ``["a", "b"]``)."""
+class ServerSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """What every serving process is configured with (a process's settings extend these, and
+    name their file variable, environment overrides and what they are in errors)."""
+
+    FILE_VARIABLE: ClassVar[str] = ""
+    #: Environment overrides: variable -> dotted key (``[]``: a comma-separated list).
+    ENVIRONMENT: ClassVar[Mapping[str, str]] = {}
+    WHAT: ClassVar[str] = "configuration"
+
+    host: str = "127.0.0.1"
+    port: int = 8700
+    #: Pending connections the listener queues; Granian also bounds requests in flight by it,
+    #: so it caps concurrent streams (1,000 SSE subscribers need more than the default 128).
+    http_backlog: int = 4_096
+    #: A stream with nothing to send for this long sends ``event: heartbeat``.
+    stream_heartbeat_secs: float = 15.0
+    #: A POST body must arrive whole within this long of its request, else 400 INVALID_BODY: a
+    #: client that stops sending midway holds no request open.
+    http_body_secs: float = 10.0
+    log_level: str = "ERROR"
+    #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
+    #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
+    deployment_mode: str = "public-readonly"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65_536:
+            raise ConfigError(f"port {self.port}: allowed 1..65535")
+        if not 0 < self.http_backlog <= 65_535:
+            raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
+        for name in ("stream_heartbeat_secs", "http_body_secs"):
+            value = getattr(self, name)
+            if not 0 < value <= 3_600:
+                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+
+    @property
+    def mode(self) -> Literal["public-readonly", "private-operator"]:
+        """Only an exact ``private-operator`` unlocks the mutating routes; unset or anything
+        else (a typo included) resolves to ``public-readonly``, the safe side."""
+        return "private-operator" if self.deployment_mode == "private-operator" else "public-readonly"
+
+
+def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str]) -> S:
+    """``kind`` from the file at ``path`` (else the one its ``FILE_VARIABLE`` names, if any)
+    over its defaults, then the variables of its ``ENVIRONMENT`` (variable -> dotted key)
+    found in ``environ`` over both. A key ending in ``[]`` takes a comma-separated list
+    (``a,b`` -> ``["a", "b"]``)."""
+    path = path or environ.get(kind.FILE_VARIABLE) or None
     tree: dict[str, Any] = {}
     if path:
         try:
             tree = tomllib.loads(Path(path).read_text())
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise ConfigError(f"config file {path}: {error}") from error
-    for variable, dotted in overrides.items():
+    for variable, dotted in kind.ENVIRONMENT.items():
         if variable in environ:
             *parents, leaf = dotted.removesuffix("[]").split(".")
             node = tree
@@ -43,4 +85,4 @@ def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str], o
         # strict=False lets environment strings convert to the declared int/float types.
         return msgspec.convert(tree, kind, strict=False)
     except msgspec.ValidationError as error:
-        raise ConfigError(f"{what}: {error}") from error
+        raise ConfigError(f"{kind.WHAT}: {error}") from error

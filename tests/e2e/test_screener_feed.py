@@ -7,16 +7,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 
+from feeds import folded, warmed_feed
 from nodes import ok
 from reference.wire_validator import validate
 from spine.features import FeatureUniverse
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import NodeClient, bar_columns
+from spine.screener.upstream import bar_columns
 
 IID = "BTCUSDT.SIM"
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
@@ -25,15 +25,10 @@ COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 def run_feed(base: str, closes: int) -> tuple[Rows, NodeFeed]:
     """Warm from the node, then follow until ``closes`` live closes are folded."""
     async def run() -> tuple[Rows, NodeFeed]:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
-            rows = Rows()
-            feed = NodeFeed(NodeClient(base, client), rows, channel=None, concurrency=4, backoff=(0.05, 0.5))
-            await asyncio.wait_for(feed.warm(), 60)
+        async with warmed_feed(base) as (rows, feed):
             stop = asyncio.Event()
             follow = asyncio.create_task(feed.follow(stop))
-            async with asyncio.timeout(30):
-                while rows.processed < closes:
-                    await asyncio.sleep(0.05)
+            await asyncio.wait_for(folded(rows, closes), 30)
             stop.set()
             await asyncio.wait_for(follow, 15)
             return rows, feed

@@ -94,19 +94,22 @@ def test_rows_filter_by_instrument_and_resolution(screener: str) -> None:
     assert len([r for p in hourly for r in p["rows"]]) == 48
 
 
-@pytest.mark.parametrize(("path", "status", "symbol"), [
-    ("/v2/screener/rows?resolution=2h", 400, "INVALID_PARAMETER"),
-    ("/v2/screener/rows?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
-    ("/v2/screener/rows?instrument_id=bad id", 400, "INVALID_INSTRUMENT_ID"),
-    ("/v2/screener/snapshot?limit=0", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/screener/snapshot?cursor=forged", 400, "INVALID_CURSOR"),
-    ("/v2/screener/features?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
-    ("/v2/screener/instrument/BTCUSDT.SIM", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
-])
-def test_bad_input_and_other_processes_routes_are_refused(screener: str, path: str, status: int,
-                                                         symbol: str) -> None:
-    envelope(get(screener + path.replace(" ", "%20")), status, symbol)
+#: Each refusal: the path asked, then the status and symbol it is answered with.
+REFUSALS = {
+    "/v2/screener/rows?resolution=2h": (400, "INVALID_PARAMETER"),
+    "/v2/screener/rows?instrument_id=NOPE.SIM": (404, "NOT_FOUND"),
+    "/v2/screener/rows?instrument_id=bad%20id": (400, "INVALID_INSTRUMENT_ID"),
+    "/v2/screener/snapshot?limit=0": (400, "LIMIT_OUT_OF_RANGE"),
+    "/v2/screener/snapshot?cursor=forged": (400, "INVALID_CURSOR"),
+    "/v2/screener/features?limit=1001": (400, "LIMIT_OUT_OF_RANGE"),
+    "/v2/bars?instrument_id=BTCUSDT.SIM": (404, "NOT_SUPPORTED_ON_THIS_NODE"),
+    "/v2/screener/instrument/BTCUSDT.SIM": (404, "NOT_SUPPORTED_ON_THIS_NODE"),
+}
+
+
+@pytest.mark.parametrize("path", REFUSALS)
+def test_bad_input_and_other_processes_routes_are_refused(screener: str, path: str) -> None:
+    envelope(get(screener + path), *REFUSALS[path])
 
 
 def test_a_cursor_of_one_route_does_not_page_another(screener: str) -> None:

@@ -7,12 +7,10 @@ import asyncio
 import threading
 from pathlib import Path
 
-import httpx
-
+from feeds import folded, warmed_feed
 from nodes import START, free_port, get, node_env, spawn, stop, wait_for
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import Rows
-from spine.screener.upstream import NodeClient
 
 IID = "BTCUSDT.SIM"
 
@@ -37,15 +35,11 @@ def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
             restarted.set()
 
         async def run() -> tuple[Rows, NodeFeed, int]:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
-                rows = Rows()
-                feed = NodeFeed(NodeClient(url, client), rows, channel=None, concurrency=4, backoff=(0.05, 0.5))
-                await asyncio.wait_for(feed.warm(), 60)
+            async with warmed_feed(url, timeout=5.0) as (rows, feed):
                 stop_event = asyncio.Event()
                 follow = asyncio.create_task(feed.follow(stop_event))
                 async with asyncio.timeout(60):
-                    while rows.processed < 20:
-                        await asyncio.sleep(0.05)
+                    await folded(rows, 20)
                     await asyncio.to_thread(restart)
                     before = rows.processed
                     while rows.processed < before + 20 or feed.state != "RUNNING":

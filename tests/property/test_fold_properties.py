@@ -220,7 +220,7 @@ def expected(case: Case, resolution: str, channel: str) -> tuple[dict, list]:
     """What the references say the fold serves and withholds."""
     coverage = ref.default_coverage(case.ts) if case.coverage is None else case.coverage
     verdict = ref.withholding(case.ts, coverage, channel, resolution)
-    aggregates = ref.pandas_fold(case.ts, *case.columns(), resolution)
+    aggregates = ref.pandas_fold(case.ts, case.columns(), resolution)
     return {end: aggregates[end] for end in verdict.served}, verdict.withheld
 
 
@@ -243,8 +243,8 @@ def test_offline_fold_matches_pandas_polars_and_the_withholding_rules(
     folded each from the next finer one requested) on both channels."""
     aggregates = {}
     for resolution in wanted:
-        by_pandas = ref.pandas_fold(case.ts, *case.columns(), resolution)
-        by_polars = ref.polars_fold(case.ts, *case.columns(), resolution)
+        by_pandas = ref.pandas_fold(case.ts, case.columns(), resolution)
+        by_polars = ref.polars_fold(case.ts, case.columns(), resolution)
         assert by_pandas == by_polars, f"the references disagree at {resolution}"
         aggregates[resolution] = by_pandas
     coverage = ref.default_coverage(case.ts) if case.coverage is None else case.coverage
@@ -288,7 +288,7 @@ def test_fold_columns_one_resolution_and_constituent_sequences(
     bars, withheld = decode(result, with_sequence=True)
     coverage = ref.default_coverage(case.ts) if case.coverage is None else case.coverage
     verdict = ref.withholding(case.ts, coverage, channel, resolution)
-    aggregates = ref.polars_fold(case.ts, *case.columns(), resolution, sequence=sequence)
+    aggregates = ref.polars_fold(case.ts, case.columns(), resolution, sequence=sequence)
     assert withheld == verdict.withheld, case.describe
     assert bars == {end: aggregates[end] for end in verdict.served}, case.describe
     assert len(result) == len(verdict.served)
@@ -369,7 +369,7 @@ def test_incremental_fold_emits_exactly_the_bars_of_the_whole_fold(
         whole, whole_withheld = decode(series.fold(resolution), with_sequence=True)
         assert emitted[resolution] == whole, f"{channel} {resolution}: stream != page"
         verdict = ref.withholding(ts, coverage, channel, resolution)
-        aggregates = ref.pandas_fold(ts, *columns, resolution, sequence=sequence)
+        aggregates = ref.pandas_fold(ts, columns, resolution, sequence=sequence)
         assert whole == {e: aggregates[e] for e in verdict.served}
         assert whole_withheld == verdict.withheld
     for resolution, reason, b_start, b_end in withheld_events:
@@ -515,7 +515,7 @@ def test_eviction_keeps_the_newest_bars_and_the_fold_matches_the_offline_fold(
         )  # fmt: skip
         assert whole == decode(offline, with_sequence=True), resolution
         verdict = ref.withholding(ts.tolist(), coverage, channel, resolution)
-        aggregates = ref.pandas_fold(ts, *columns, resolution, sequence=sequence)
+        aggregates = ref.pandas_fold(ts, columns, resolution, sequence=sequence)
         assert whole == ({e: aggregates[e] for e in verdict.served}, verdict.withheld)
     many = series.fold_many(RESOLUTIONS[::-1])
     assert [r.resolution for r in many] == RESOLUTIONS[::-1]
@@ -554,5 +554,5 @@ def test_reference_oracles_agree_on_a_fixed_long_series() -> None:
     ts = 20_000 * DAY - 90 * M + np.sort(rng.choice(7200, 7000, replace=False) + 1) * M
     cols = _ohlcv(rng, len(ts), large=True)
     for resolution in RESOLUTIONS:
-        assert ref.pandas_fold(ts, *cols, resolution) == ref.polars_fold(ts, *cols, resolution)
+        assert ref.pandas_fold(ts, cols, resolution) == ref.polars_fold(ts, cols, resolution)
 

@@ -31,9 +31,11 @@ __all__ = [
     "quantize_decimal",
 ]
 
+#: The widest scale a decimal may have (fractional digits).
 MAX_SCALE = 18
-I128_MIN = -(2**127)
-I128_MAX = 2**127 - 1
+#: A mantissa's range: the core holds decimals as i128 mantissas.
+I128_MIN, I128_MAX = -(2**127), 2**127 - 1
+#: The latest nanosecond timestamp (u64).
 U64_MAX = 2**64 - 1
 
 _DECIMAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")

@@ -85,18 +85,10 @@ def _frame_columns(
     return out
 
 
-def pandas_fold(
-    ts_event: Sequence[int],
-    open_: Sequence[int],
-    high: Sequence[int],
-    low: Sequence[int],
-    close: Sequence[int],
-    volume: Sequence[int],
-    resolution: str,
-    sequence: Sequence[int] | None = None,
-) -> dict[int, Agg]:
+def pandas_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str,
+                sequence: Sequence[int] | None = None) -> dict[int, Agg]:
     """``{bucket end ns: (o, h, l, c, v[, max seq])}`` for every bucket holding a bar."""
-    cols = _frame_columns(ts_event, (open_, high, low, close, volume), sequence)
+    cols = _frame_columns(ts_event, ohlcv, sequence)
     if len(cols["ts_event"]) == 0:
         return {}
     index = pd.DatetimeIndex(pd.to_datetime(cols.pop("ts_event"), unit="ns", utc=True))
@@ -118,18 +110,10 @@ def pandas_fold(
     }
 
 
-def polars_fold(
-    ts_event: Sequence[int],
-    open_: Sequence[int],
-    high: Sequence[int],
-    low: Sequence[int],
-    close: Sequence[int],
-    volume: Sequence[int],
-    resolution: str,
-    sequence: Sequence[int] | None = None,
-) -> dict[int, Agg]:
+def polars_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str,
+                sequence: Sequence[int] | None = None) -> dict[int, Agg]:
     """The same as :func:`pandas_fold`, from ``group_by_dynamic`` on the open times."""
-    cols = _frame_columns(ts_event, (open_, high, low, close, volume), sequence)
+    cols = _frame_columns(ts_event, ohlcv, sequence)
     if len(cols["ts_event"]) == 0:
         return {}
     opened = cols.pop("ts_event") - MINUTE_NS

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import logging
 import socket
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["check_listen", "embedded_server"]
+from spine.settings import ConfigError, ServerSettings
+
+__all__ = ["check_listen", "embedded_server", "start_config"]
+
+S = TypeVar("S", bound=ServerSettings)
 
 
 def embedded_server(app: Any, *, host: str, port: int, backlog: int) -> Any:
@@ -40,3 +46,20 @@ def check_listen(host: str, port: int) -> None:
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(address)
+
+
+def start_config(command: str, load: Callable[[], S]) -> S | int:
+    """A process's configuration once it can start, or its exit code: 2 for a configuration
+    refused, 3 for an address it cannot listen on (both printed, naming what was wrong)."""
+    try:
+        config = load()
+    except ConfigError as error:
+        print(f"{command}: {error}", file=sys.stderr)
+        return 2
+    try:
+        check_listen(config.host, config.port)
+    except OSError as error:
+        print(f"{command}: refusing to start: cannot listen on {config.host}:{config.port}: "
+              f"{error.strerror or error}", file=sys.stderr)
+        return 3
+    return config

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
-from spine.settings import ConfigError, load_settings
+from spine.settings import ConfigError, ServerSettings, load_settings
 
 __all__ = ["MAX_SIM_SPEED", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
 
@@ -44,7 +44,16 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     history: dict[str, str] = {}
 
 
-class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
+    FILE_VARIABLE: ClassVar[str] = "SPINE_NODE_CONFIG"
+    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
+        "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
+        "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
+        "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
+        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
+    }
+    WHAT: ClassVar[str] = "node configuration"
+
     node_id: str = "spine-node-1"
     venue: Literal["sim", "binance", "bybit"] = "sim"
     data_dir: str = "var/spine"
@@ -65,65 +74,28 @@ class NodeConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     expect_mount: str | None = None
     #: A retained-ingestion manifest: a file with one instrument id per line (None: unmanaged).
     manifest: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8700
-    #: Pending connections the listener queues; Granian also bounds requests in flight by it,
-    #: so it caps concurrent streams (1,000 SSE subscribers need more than the default 128).
-    http_backlog: int = 4_096
-    #: A stream with nothing to send for this long sends ``event: heartbeat``.
-    stream_heartbeat_secs: float = 15.0
-    #: A POST body must arrive whole within this long of its request, else 400 INVALID_BODY: a
-    #: client that stops sending midway holds no request open.
-    http_body_secs: float = 10.0
     #: The interpreter's thread switch interval (``sys.setswitchinterval``): how long the
     #: HTTP server's threads may wait for the GIL while ingestion holds it (Python's default
     #: is 5 ms).
     gil_switch_secs: float = 0.000_2
-    log_level: str = "ERROR"
-    #: Pinned decision 7: read from here (or ``SPINE_DEPLOYMENT_MODE``) only, never from a
-    #: request. Any text is accepted; see :attr:`mode` for what it resolves to.
-    deployment_mode: str = "public-readonly"
     sim: SimConfig = SimConfig()
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.capacity < 1 or self.seconds_prefix < 0 or self.flush_secs <= 0 or self.hydrate_minutes < 0:
             raise ConfigError("capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required")
-        if not 0 < self.http_backlog <= 65_535:
-            raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
-        if not 0 < self.port < 65_536:
-            raise ConfigError(f"port {self.port}: allowed 1..65535")
         if not 0 <= self.external_grace_secs <= 3_600:
             raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
-        if not 0 < self.stream_heartbeat_secs <= 3_600:
-            raise ConfigError(f"stream_heartbeat_secs {self.stream_heartbeat_secs}: allowed above 0, at most 3600")
         if not 0.000_01 <= self.gil_switch_secs <= 0.1:
             raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:
             raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
-        if not 0 < self.http_body_secs <= 3_600:
-            raise ConfigError(f"http_body_secs {self.http_body_secs}: allowed above 0, at most 3600")
-
-    @property
-    def mode(self) -> DeploymentMode:
-        """Only an exact ``private-operator`` unlocks the mutating routes; unset or anything
-        else (a typo included) resolves to ``public-readonly``, the safe side."""
-        return "private-operator" if self.deployment_mode == "private-operator" else "public-readonly"
 
     @property
     def catalog_dir(self) -> Path:
         return Path(self.data_dir) / "catalog"
 
 
-#: Environment overrides: variable -> dotted config key.
-ENVIRONMENT = {
-    "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
-    "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
-    "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-    "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-}
-
-
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> NodeConfig:
     """The file (if any) over the defaults, then the environment over both."""
-    return load_settings(NodeConfig, path or environ.get("SPINE_NODE_CONFIG"), environ, ENVIRONMENT,
-                         "node configuration")
+    return load_settings(NodeConfig, path, environ)

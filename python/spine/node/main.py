@@ -10,27 +10,19 @@ import asyncio
 import signal
 import sys
 
-from spine.http.serve import check_listen
-from spine.node.config import ConfigError, load_config
+from spine.http.serve import start_config
+from spine.node.config import load_config
 from spine.node.store import VolumeNotReady
 
 __all__ = ["run_node"]
 
 
 def run_node(config_path: str | None) -> int:
-    try:
-        config = load_config(config_path)
-    except ConfigError as error:
-        print(f"spine node: {error}", file=sys.stderr)
-        return 2
+    config = start_config("spine node", lambda: load_config(config_path))
+    if isinstance(config, int):
+        return config
     from spine.node.runner import NodeFailed, VenueNode  # nautilus imports take a second: only when running
 
-    try:
-        check_listen(config.host, config.port)
-    except OSError as error:
-        print(f"spine node: refusing to start: cannot listen on {config.host}:{config.port}: "
-              f"{error.strerror or error}", file=sys.stderr)
-        return 3
     try:
         venue = VenueNode(config)
     except VolumeNotReady as error:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 from collections.abc import Mapping, Sequence
 
-from spine.http.serve import check_listen
-from spine.screener.config import ConfigError, ScreenerConfig, load_config
+from spine.http.serve import start_config
+from spine.screener.config import ScreenerConfig, load_config
 
 __all__ = ["run_screener"]
 
@@ -36,17 +35,9 @@ def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int |
         overrides["SPINE_SCREENER_PORT"] = str(port)
     if data_dir is not None:
         overrides["SPINE_SCREENER_DATA_DIR"] = data_dir
-    try:
-        config = load_config(config_path, overrides)
-    except ConfigError as error:
-        print(f"spine screener: {error}", file=sys.stderr)
-        return 2
-    try:
-        check_listen(config.host, config.port)
-    except OSError as error:
-        print(f"spine screener: refusing to start: cannot listen on {config.host}:{config.port}: "
-              f"{error.strerror or error}", file=sys.stderr)
-        return 3
+    config = start_config("spine screener", lambda: load_config(config_path, overrides))
+    if isinstance(config, int):
+        return config
     print(f"spine screener {config.screener_id}: nodes {', '.join(config.nodes)}; "
           f"http://{config.host}:{config.port}/v2/screener/health", flush=True)
     asyncio.run(_serve(config))
