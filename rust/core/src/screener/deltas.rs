@@ -53,13 +53,12 @@ impl Deltas {
     }
 
     /// Each document's row and bytes, in the order the rows changed.
-    pub fn iter(&self) -> impl Iterator<Item = (Updated, &[u8])> {
-        let bytes = self.writer.as_bytes();
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        self.rows
-            .iter()
-            .zip(starts.zip(&self.ends))
-            .map(move |(row, (start, &end))| (*row, &bytes[start..end]))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (Updated, &[u8])> {
+        let (bytes, ends) = (self.writer.as_bytes(), &self.ends);
+        self.rows.iter().enumerate().map(move |(k, row)| {
+            let start = k.checked_sub(1).map_or(0, |before| ends[before]);
+            (*row, &bytes[start..ends[k]])
+        })
     }
 }
 

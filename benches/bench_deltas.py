@@ -1,0 +1,91 @@
+"""The screener's midnight close from the 1-minute bars in to every ``svc.feature_row_delta``
+encoded: 1,000 instruments (``SPINE_BENCH_INSTRUMENTS``), all seven resolutions closing at
+00:00 UTC, each warmed and run live up to 23:59 as in ``bench_universe.py``. Target: 2 ms.
+
+- spine: one ``DeltaWriter.close_minute`` call: the universe's close, then in Rust every
+  changed row's values against the ones last published and its document encoded once (one
+  ``bytes`` per document, ready for ``Hub.publish``).
+- python: what a user writes with the same universe: ``FeatureUniverse.close_minute``, then
+  per changed row ``row()``, ``spine.features.row_delta`` against the row kept from the last
+  minute, and ``canonical_json`` to encode it.
+
+Both produce the same documents, byte for byte (checked before timing). Each round's setup
+(untimed) copies the universe warmed up to the day's start, closes the day's minutes, and
+publishes every row once. Smoke mode (CI): SPINE_BENCH_INSTRUMENTS=5 and --benchmark-disable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from benches.bench_universe import _DAY_START, _INDEXES, _LIVE_MINUTES, _MIDNIGHT, COLUMNS
+from benches.sizes import INSTRUMENTS
+from spine._core import canonical_json
+from spine.features import DeltaWriter, FeatureUniverse, row_delta
+
+RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+IDS = [f"SYM{i}USDT.SIM" for i in range(INSTRUMENTS)]
+_BARS = [_INDEXES, *(_MIDNIGHT[k] for k in COLUMNS)]
+
+Rows = dict[tuple[int, int], dict[str, Any]]
+
+
+def _before_midnight() -> FeatureUniverse:
+    u = _DAY_START.copy()
+    for minute in _LIVE_MINUTES:
+        u.close_minute(_INDEXES, *minute)
+    return u
+
+
+def _spine_setup() -> tuple[tuple[DeltaWriter, FeatureUniverse], dict[str, Any]]:
+    u, w = _before_midnight(), DeltaWriter()
+    for i, name in enumerate(IDS):
+        w.register(i, name)
+    w.refresh(u)
+    return (w, u), {}
+
+
+def _spine(w: DeltaWriter, u: FeatureUniverse) -> list[bytes]:
+    _, documents = w.close_minute(u, *_BARS)
+    return documents
+
+
+def _python_setup() -> tuple[tuple[FeatureUniverse, Rows], dict[str, Any]]:
+    u = _before_midnight()
+    return (u, {(i, r): u.row(i, name) for i in range(INSTRUMENTS) for r, name in enumerate(RESOLUTIONS)}), {}
+
+
+def _python(u: FeatureUniverse, published: Rows) -> list[bytes]:
+    changed = np.frombuffer(u.close_minute(*_BARS), dtype="<u4").reshape(-1, 2).tolist()
+    documents = []
+    for i, r in changed:
+        resolution = RESOLUTIONS[r]
+        row = u.row(i, resolution)
+        ts = u.last_ts_event(i, resolution)
+        document = row_delta(published[(i, r)], row, instrument_id=IDS[i], resolution=resolution,
+                             ts_event=0 if ts is None else ts)
+        published[(i, r)] = row
+        if document["operations"]:
+            documents.append(canonical_json(document))
+    return documents
+
+
+def test_both_rivals_encode_the_same_documents() -> None:
+    (w, u), _ = _spine_setup()
+    (v, published), _ = _python_setup()
+    ours, theirs = _spine(w, u), _python(v, published)
+    assert len(ours) == INSTRUMENTS * len(RESOLUTIONS)
+    assert ours == theirs
+
+
+@pytest.mark.benchmark(group="midnight-deltas")
+@pytest.mark.parametrize("rival", ["spine", "python"])
+def test_midnight_deltas(benchmark: BenchmarkFixture, rival: str) -> None:
+    if rival == "spine":
+        benchmark.pedantic(_spine, setup=_spine_setup, rounds=10, iterations=1)
+    else:
+        benchmark.pedantic(_python, setup=_python_setup, rounds=5, iterations=1)
