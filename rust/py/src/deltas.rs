@@ -28,7 +28,11 @@ fn documents<'py>(
         }
         Ok(())
     })?;
-    let docs = PyList::new(py, deltas.iter().map(|(_, bytes)| PyBytes::new(py, bytes)))?;
+    let docs: Vec<Bound<'py, PyBytes>> = deltas
+        .iter()
+        .map(|(_, bytes)| PyBytes::new(py, bytes))
+        .collect();
+    let docs = PyList::new(py, docs)?;
     Ok((rows, docs))
 }
 

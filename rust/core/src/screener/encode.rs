@@ -105,25 +105,41 @@ pub(super) fn value(w: &mut CanonicalWriter, value: FeatureValue) {
 }
 
 /// A decimal's canonical string (as [`Fixed`]'s `Display`: exactly `scale` fractional
-/// digits, no sign on zero), quoted, formatted on the stack.
+/// digits, no sign on zero), quoted, formatted on the stack. Mantissas within `u64` (every
+/// feature value in practice) take 64-bit arithmetic: an `i128` division is a library call.
 fn decimal(w: &mut CanonicalWriter, d: Fixed) {
     // Sign, 39 integer digits of an i128, the point, 18 fractional digits, two quotes.
     let mut buf = [0u8; 64];
     let scale = usize::from(d.scale.min(crate::decimal::MAX_SCALE));
-    let mut magnitude = d.raw.unsigned_abs();
+    let magnitude = d.raw.unsigned_abs();
     let mut end = buf.len() - 1;
     buf[end] = b'"';
-    for _ in 0..scale {
-        end -= 1;
-        buf[end] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-    }
+    let integer = if let Ok(mut small) = u64::try_from(magnitude) {
+        for _ in 0..scale {
+            end -= 1;
+            buf[end] = b'0' + (small % 10) as u8;
+            small /= 10;
+        }
+        u128::from(small)
+    } else {
+        let mut large = magnitude;
+        for _ in 0..scale {
+            end -= 1;
+            buf[end] = b'0' + (large % 10) as u8;
+            large /= 10;
+        }
+        large
+    };
     if scale > 0 {
         end -= 1;
         buf[end] = b'.';
     }
     let mut digits = itoa::Buffer::new();
-    let integer = digits.format(magnitude).as_bytes();
+    let integer = match u64::try_from(integer) {
+        Ok(small) => digits.format(small),
+        Err(_) => digits.format(integer),
+    }
+    .as_bytes();
     let mut start = end - integer.len();
     buf[start..end].copy_from_slice(integer);
     if d.raw < 0 {

@@ -162,6 +162,30 @@ fn closes_match_the_snapshot_reference_and_are_canonical() {
 }
 
 #[test]
+fn many_rows_split_over_threads_match_the_reference_in_row_order() {
+    let n = 150;
+    let (mut u, mut w, mut out) = (universe(None, n), writer(n), Deltas::default());
+    w.refresh(&u, &mut out).unwrap();
+    assert_eq!(out.len(), n as usize * 7);
+    let mut before = snapshot(&u);
+    for m in 1..=6 {
+        w.close_minute(&mut u, &minute(n, m), &mut out).unwrap();
+        let after = snapshot(&u);
+        assert!(
+            documents(&out) == references(&u, &before, &after),
+            "minute {m}"
+        );
+        let rows: Vec<Updated> = out.iter().map(|(row, _)| row).collect();
+        assert!(rows.windows(2).all(|p| p[0].instrument <= p[1].instrument));
+        before = after;
+    }
+    // Buckets of every resolution close at 00:00 (after a gap): over 512 rows, on threads.
+    w.close_minute(&mut u, &minute(n, 1_440), &mut out).unwrap();
+    assert!(documents(&out) == references(&u, &before, &snapshot(&u)));
+    assert!(out.len() >= n as usize);
+}
+
+#[test]
 fn an_unchanged_row_produces_no_document() {
     let (mut u, mut w, mut out) = (universe(None, 2), writer(2), Deltas::default());
     w.close_minute(&mut u, &minute(2, 1), &mut out).unwrap();

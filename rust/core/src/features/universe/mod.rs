@@ -439,7 +439,7 @@ mod close;
 mod rewarm;
 mod split;
 mod swept;
-mod threads;
+pub(crate) mod threads;
 
 #[cfg(test)]
 mod split_tests;
