@@ -5,10 +5,12 @@
 //! The kernels, the engine and the universe know nothing of deltas: the writer reads rows
 //! through [`crate::features::Universe::for_each_value`] like any other reader.
 
+mod batch;
 mod deltas;
 mod encode;
 
-pub use deltas::{DeltaWriter, Deltas};
+pub use batch::Deltas;
+pub use deltas::DeltaWriter;
 
 #[cfg(test)]
 mod tests;
