@@ -79,9 +79,9 @@ impl PyDeltaWriter {
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
         let bars = minute_bars(py, instrument, [ts_event, open, high, low, close, volume])?;
-        let closed = self
-            .inner
-            .close_minute(&mut universe.inner, &bars, &mut self.out);
+        // The close and the encoding run detached: the event loop's other threads go on.
+        let (writer, out, u) = (&mut self.inner, &mut self.out, &mut universe.inner);
+        let closed = py.detach(|| writer.close_minute(u, &bars, out));
         to_py(py, closed)?;
         documents(py, &self.out)
     }
@@ -93,9 +93,8 @@ impl PyDeltaWriter {
         mut universe: PyRefMut<'_, PyFeatureUniverse>,
         #[pyo3(from_py_with = int_args::feature_nanos)] watermark: u64,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
-        let advanced = self
-            .inner
-            .advance(&mut universe.inner, watermark, &mut self.out);
+        let (writer, out, u) = (&mut self.inner, &mut self.out, &mut universe.inner);
+        let advanced = py.detach(|| writer.advance(u, watermark, out));
         to_py(py, advanced)?;
         documents(py, &self.out)
     }
@@ -108,7 +107,8 @@ impl PyDeltaWriter {
         py: Python<'py>,
         universe: PyRef<'_, PyFeatureUniverse>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
-        to_py(py, self.inner.refresh(&universe.inner, &mut self.out))?;
+        let (writer, out, u) = (&mut self.inner, &mut self.out, &universe.inner);
+        to_py(py, py.detach(|| writer.refresh(u, out)))?;
         documents(py, &self.out)
     }
 }
