@@ -78,6 +78,8 @@ def test_refusals() -> None:
     for index in (-1, 2**32, True):
         with pytest.raises((FeatureError, TypeError, OverflowError)):
             w.register(index, "A.SIM")  # type: ignore[arg-type]
+    error = raises("UNKNOWN_INSTRUMENT", lambda: w.register(2**32 - 1, "A.SIM"))
+    assert "skips index 0" in str(error)
     w.register(0, "A.SIM")
     error = raises("UNKNOWN_INSTRUMENT", lambda: w.close_minute(u, *minute(2, 1)))
     assert "index 1" in str(error)

@@ -102,6 +102,14 @@ pub enum FeatureError {
         /// The first such index.
         index: usize,
     },
+    /// An instrument index registered with a delta writer ahead of the next one.
+    #[error("UNKNOWN_INSTRUMENT: instrument index {index} skips index {next}; register instrument ids in index order from 0, as the universe numbers instruments")]
+    InstrumentIndexGap {
+        /// The index given.
+        index: u32,
+        /// The next index not yet registered.
+        next: usize,
+    },
     /// A scalar bar field outside its machine range (raised by bindings).
     #[error("INVALID_BAR: {name} = {value} is out of range; expected {expected}")]
     BarValueOutOfRange {

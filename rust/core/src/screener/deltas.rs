@@ -62,11 +62,12 @@ impl DeltaWriter {
         Self::default()
     }
 
-    /// Name instrument `index` (its documents' `instrument_id`). Renaming keeps what was
-    /// published for it.
+    /// Name instrument `index` (its documents' `instrument_id`): indexes in order from 0, as
+    /// [`Universe::add`] returns them. Renaming keeps what was published for it.
     ///
     /// # Errors
-    /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse.
+    /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
+    /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
         if !is_instrument_id(instrument_id) {
             return Err(FeatureError::InvalidInstrumentId {
@@ -75,6 +76,12 @@ impl DeltaWriter {
             });
         }
         let i = index as usize;
+        if i > self.heads.len() {
+            return Err(FeatureError::InstrumentIndexGap {
+                index,
+                next: self.heads.len(),
+            });
+        }
         if self.heads.len() <= i {
             self.heads.resize(i + 1, None);
             self.published

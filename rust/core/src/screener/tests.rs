@@ -239,6 +239,11 @@ fn refusals() {
             "{bad}"
         );
     }
+    assert_eq!(
+        w.register(1, "A.SIM"),
+        Err(FeatureError::InstrumentIndexGap { index: 1, next: 0 })
+    );
+    assert!(w.register(u32::MAX, "A.SIM").is_err());
     let (mut u, mut out) = (universe(None, 2), Deltas::default());
     w.register(0, "A\"B.SIM").unwrap();
     let refused = w.close_minute(&mut u, &minute(2, 1), &mut out);
