@@ -32,6 +32,7 @@ from spine.errors import (
     TimestampError,
 )
 from spine.features import (
+    DeltaWriter,
     FeatureState,
     FeatureUniverse,
     compute_features,
@@ -50,6 +51,7 @@ __all__ = [
     "FoldResult",
     "Series",
     "DecimalError",
+    "DeltaWriter",
     "FeatureError",
     "FeatureState",
     "FeatureUniverse",

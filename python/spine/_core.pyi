@@ -23,6 +23,7 @@ __all__ = [
     "feature_specs",
     "FeatureState",
     "FeatureUniverse",
+    "DeltaWriter",
     "Hub",
 ]
 
@@ -240,6 +241,29 @@ class FeatureUniverse:
     def advance(self, watermark: int) -> bytes: ...
     def row(self, instrument: int, resolution: str) -> dict[str, dict[str, str | int]]: ...
     def last_ts_event(self, instrument: int, resolution: str) -> int | None: ...
+
+@final
+class DeltaWriter:
+    """Per (instrument, resolution), the values last published. Each call returns the
+    documents' rows as little-endian uint32 pairs ``(instrument, resolution index into 1m, 5m,
+    15m, 30m, 1h, 4h, 1d)`` and the ``svc.feature_row_delta`` documents (canonical JSON), one
+    ``bytes`` each, in the same order; a row whose values did not change has none."""
+
+    def __new__(cls) -> DeltaWriter: ...
+    def register(self, instrument: int, instrument_id: str) -> None: ...
+    def close_minute(
+        self,
+        universe: FeatureUniverse,
+        instrument: Any,
+        ts_event: Any,
+        open: Any,
+        high: Any,
+        low: Any,
+        close: Any,
+        volume: Any,
+    ) -> tuple[bytes, list[bytes]]: ...
+    def advance(self, universe: FeatureUniverse, watermark: int) -> tuple[bytes, list[bytes]]: ...
+    def refresh(self, universe: FeatureUniverse) -> tuple[bytes, list[bytes]]: ...
 
 @final
 class Hub:

@@ -10,10 +10,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spine._core import WIRE_VERSION, FeatureState, FeatureUniverse, feature_specs
+from spine._core import WIRE_VERSION, DeltaWriter, FeatureState, FeatureUniverse, feature_specs
 from spine.errors import FeatureError, TimestampError
 
 __all__ = [
+    "DeltaWriter",
     "FeatureState",
     "FeatureUniverse",
     "FeatureValue",

@@ -27,6 +27,9 @@
 //! SPINE_BUSY_US=20000  loop 20 ms first on registers alone (the thread keeps its core)
 //! ```
 //!
+//! `SPINE_DELTAS=1` times the close through a `DeltaWriter` that published every row before
+//! it: the close and every changed row's `svc.feature_row_delta` encoded.
+//!
 //! `docs/performance.md` records what they measured.
 #![allow(missing_docs)]
 
@@ -34,6 +37,7 @@ use std::time::{Duration, Instant};
 
 use spine_core::bars::{Bar, BarsView, Channel, SeriesConfig};
 use spine_core::features::{default_registry, Universe, Updated};
+use spine_core::screener::{DeltaWriter, Deltas};
 
 #[path = "../benches/common/walk.rs"]
 mod walk;
@@ -188,6 +192,24 @@ fn main() -> Result<(), String> {
         }
         minutes.push(start.elapsed() / LIVE as u32);
         updated.clear();
+        if std::env::var_os("SPINE_DELTAS").is_some() {
+            let (mut writer, mut out) = (DeltaWriter::new(), Deltas::default());
+            for i in 0..closes.len() {
+                let index = u32::try_from(i).unwrap_or(u32::MAX);
+                writer
+                    .register(index, &format!("SYM{i}USDT.SIM"))
+                    .map_err(|e| e.to_string())?;
+            }
+            writer.refresh(&copy, &mut out).map_err(|e| e.to_string())?;
+            args.before.run();
+            let start = Instant::now();
+            timed_deltas(&mut writer, &mut copy, &closes, &mut out).map_err(|e| e.to_string())?;
+            midnights.push(start.elapsed());
+            if out.len() != 7 * closes.len() {
+                return Err(format!("{} documents, not 7 per bar", out.len()));
+            }
+            continue;
+        }
         args.before.run();
         let start = Instant::now();
         timed_close(&mut copy, &closes, &mut updated).map_err(|e| e.to_string())?;
@@ -229,4 +251,15 @@ fn timed_close(
     updated: &mut Vec<Updated>,
 ) -> Result<(), spine_core::features::FeatureError> {
     u.close_minute(bars, updated)
+}
+
+/// The midnight close with every delta encoded (`SPINE_DELTAS=1`).
+#[inline(never)]
+fn timed_deltas(
+    writer: &mut DeltaWriter,
+    u: &mut Universe,
+    bars: &[(u32, Bar)],
+    out: &mut Deltas,
+) -> Result<(), spine_core::features::FeatureError> {
+    writer.close_minute(u, bars, out)
 }

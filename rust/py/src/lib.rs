@@ -8,6 +8,7 @@ mod bars;
 mod canonical;
 mod columns;
 mod decimal;
+mod deltas;
 mod errors;
 mod fanout;
 mod features;
@@ -39,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bars::PyFoldResult>()?;
     features::register(m)?;
     m.add_class::<universe::PyFeatureUniverse>()?;
+    m.add_class::<deltas::PyDeltaWriter>()?;
     m.add_class::<fanout::PyHub>()?;
     Ok(())
 }

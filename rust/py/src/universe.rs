@@ -25,12 +25,42 @@ fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> PyResult<Bound<'p
     })
 }
 
+/// A minute's bars from columns: `instrument` (uint32) beside ts_event (uint64) and
+/// open..volume (int64 mantissas), all of one length.
+pub(crate) fn minute_bars(
+    py: Python<'_>,
+    instrument: &Bound<'_, PyAny>,
+    [ts_event, open, high, low, close, volume]: [&Bound<'_, PyAny>; 6],
+) -> PyResult<Vec<(u32, Bar)>> {
+    let ix = column::<u32>(py, "instrument", instrument, "uint32", Refusal::Feature)?;
+    let ohlcv = [open, high, low, close, volume];
+    let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
+    let view = columns.view();
+    let n = ix.slice().len();
+    // open..volume, then ts_event: the order the error has always named them in.
+    let lengths: Vec<usize> = [view.open, view.high, view.low, view.close, view.volume]
+        .iter()
+        .map(|column| column.len())
+        .chain([view.ts_event.len()])
+        .collect();
+    if lengths.iter().any(|&len| len != n) {
+        return Err(crate::errors::feature_error(
+            py,
+            &FeatureError::LengthMismatch {
+                expected: n,
+                lengths,
+            },
+        ));
+    }
+    Ok((0..n).map(|k| (ix.slice()[k], view.bar(k))).collect())
+}
+
 /// Per instrument: the durable 1-minute series, its incremental fold, and feature state at
 /// all seven resolutions.
 #[pyclass(module = "spine._core", name = "FeatureUniverse")]
 #[derive(Clone)]
 pub struct PyFeatureUniverse {
-    inner: Universe,
+    pub(crate) inner: Universe,
 }
 
 #[pymethods]
@@ -116,29 +146,9 @@ impl PyFeatureUniverse {
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let ix = column::<u32>(py, "instrument", instrument, "uint32", Refusal::Feature)?;
-        let ohlcv = [open, high, low, close, volume];
-        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
-        let view = columns.view();
-        let n = ix.slice().len();
-        // open..volume, then ts_event: the order the error has always named them in.
-        let lengths: Vec<usize> = [view.open, view.high, view.low, view.close, view.volume]
-            .iter()
-            .map(|column| column.len())
-            .chain([view.ts_event.len()])
-            .collect();
-        if lengths.iter().any(|&len| len != n) {
-            return Err(crate::errors::feature_error(
-                py,
-                &FeatureError::LengthMismatch {
-                    expected: n,
-                    lengths,
-                },
-            ));
-        }
-        let bars: Vec<(u32, Bar)> = (0..n).map(|k| (ix.slice()[k], view.bar(k))).collect();
+        let bars = minute_bars(py, instrument, [ts_event, open, high, low, close, volume])?;
         // Room for the worst minute (every resolution closes) without growing.
-        let mut updated = Vec::with_capacity(n * Resolution::ALL.len());
+        let mut updated = Vec::with_capacity(bars.len() * Resolution::ALL.len());
         to_py(py, self.inner.close_minute(&bars, &mut updated))?;
         updated_bytes(py, &updated)
     }

@@ -88,6 +88,28 @@ pub enum FeatureError {
         /// Instruments held.
         len: usize,
     },
+    /// An instrument id outside the schemas' `SYMBOL.VENUE` pattern (a delta writer's).
+    #[error("INVALID_FEATURE_INPUT: instrument_id {instrument_id:?} for instrument index {index} is not a canonical id; allowed: SYMBOL.VENUE (printable ASCII symbol, venue [A-Z][A-Z0-9_]*), at most 128 characters")]
+    InvalidInstrumentId {
+        /// The instrument index it was given for.
+        index: u32,
+        /// The refused id.
+        instrument_id: String,
+    },
+    /// An instrument of the universe with no id registered with the delta writer.
+    #[error("UNKNOWN_INSTRUMENT: instrument index {index} has no instrument_id registered; register every instrument of the universe before closing a minute")]
+    UnregisteredInstrument {
+        /// The first such index.
+        index: usize,
+    },
+    /// An instrument index registered with a delta writer ahead of the next one.
+    #[error("UNKNOWN_INSTRUMENT: instrument index {index} skips index {next}; register instrument ids in index order from 0, as the universe numbers instruments")]
+    InstrumentIndexGap {
+        /// The index given.
+        index: u32,
+        /// The next index not yet registered.
+        next: usize,
+    },
     /// A scalar bar field outside its machine range (raised by bindings).
     #[error("INVALID_BAR: {name} = {value} is out of range; expected {expected}")]
     BarValueOutOfRange {

@@ -19,9 +19,10 @@ use crate::bars::Bar;
 use crate::features::engine::input::BarInput;
 use crate::features::engine::layout::Layout;
 use crate::features::engine::packed::Packed;
-use crate::features::engine::state::{convert_bar, FeatureState, Meta};
+use crate::features::engine::state::{convert_bar, visit_values, FeatureState, Meta};
 use crate::features::kernel::Kernel;
 use crate::features::registry::kinds as dispatch;
+use crate::features::value::FeatureValue;
 
 /// One kernel's words and slots for every lane: lane `l` holds `words[l * w..][..w]` and
 /// `slots[l * s..][..s]`.
@@ -63,6 +64,31 @@ impl Store {
             slots[placed.slots.clone()].copy_from_slice(&column.slots[l * s..(l + 1) * s]);
         }
         FeatureState::from_parts(Arc::clone(layout), arena, self.meta[l])
+    }
+
+    /// Visit lane `l`'s values as [`FeatureState::for_each_value`] does, read in place (no
+    /// gathered copy): a minute close reads every changed row this way.
+    pub(crate) fn for_each_value<'a>(
+        &'a self,
+        layout: &'a Arc<Layout>,
+        l: usize,
+        visit: impl FnMut(&'a str, FeatureValue),
+    ) {
+        let columns = &self.columns;
+        let kernels = layout.kernels_with(move |k, placed| {
+            let column = &columns[k];
+            let (w, s) = (placed.words.len(), placed.slots.len());
+            (
+                &column.words[l * w..(l + 1) * w],
+                &column.slots[l * s..(l + 1) * s],
+            )
+        });
+        visit_values(kernels, self.meta[l].after_gap, visit);
+    }
+
+    /// The close time of lane `l`'s newest bar.
+    pub(crate) fn last_ts_event(&self, l: usize) -> Option<u64> {
+        self.meta[l].last_ts
     }
 
     /// Every lane, to read and update.

@@ -141,10 +141,21 @@ impl Layout {
         arena: &'a [f64],
     ) -> impl Iterator<Item = (&'a Compiled, AnyKernel, &'a [f64])> {
         let (words, slots) = arena.split_at(self.words);
+        self.kernels_with(move |_, placed| {
+            (&words[placed.words.clone()], &slots[placed.slots.clone()])
+        })
+    }
+
+    /// [`Self::kernels`] with kernel `k`'s words and slots found by `place` (a universe's
+    /// lanes keep them in columns, see [`crate::features::engine::lanes`]).
+    pub(crate) fn kernels_with<'a>(
+        &'a self,
+        place: impl Fn(usize, &'a Placed) -> (&'a [f64], &'a [f64]) + 'a,
+    ) -> impl Iterator<Item = (&'a Compiled, AnyKernel, &'a [f64])> {
         let unpack = move |k: usize| {
             let placed = &self.kernels[k];
-            let kernel = Packed::unpack(&placed.template, &words[placed.words.clone()]);
-            (kernel, &slots[placed.slots.clone()])
+            let (words, slots) = place(k, placed);
+            (Packed::unpack(&placed.template, words), slots)
         };
         self.reads
             .iter()

@@ -379,5 +379,7 @@ pub(crate) fn convert_bar(inputs: Inputs, price_scale: u8, size_scale: u8, bar: 
 
 mod values;
 
+pub(crate) use values::visit_values;
+
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,7 @@ use crate::features::engine::layout::Layout;
 use crate::features::engine::state::FeatureState;
 use crate::features::error::FeatureError;
 use crate::features::registry::Compiled;
+use crate::features::value::FeatureValue;
 use close::{distinct_runs, Run, Scratch};
 use threads::{pool, THREADS};
 
@@ -218,6 +219,42 @@ impl Universe {
         Ok(self.blocks[block].stores[slot_of(resolution)].gather(&self.layout, lane))
     }
 
+    /// Visit the row of an instrument at a resolution, value by value in selection order,
+    /// then output order, read in place: the values [`Self::state`]'s row holds, without
+    /// copying the state.
+    ///
+    /// # Errors
+    /// [`FeatureError::UnknownInstrument`].
+    pub fn for_each_value<'a>(
+        &'a self,
+        instrument: u32,
+        resolution: Resolution,
+        visit: impl FnMut(&'a str, FeatureValue),
+    ) -> Result<(), FeatureError> {
+        let (block, lane) = self.locate(instrument)?;
+        let store = &self.blocks[block].stores[slot_of(resolution)];
+        store.for_each_value(&self.layout, lane, visit);
+        Ok(())
+    }
+
+    /// The close of the newest bar an instrument's state at `resolution` took.
+    ///
+    /// # Errors
+    /// [`FeatureError::UnknownInstrument`].
+    pub fn last_ts_event(
+        &self,
+        instrument: u32,
+        resolution: Resolution,
+    ) -> Result<Option<u64>, FeatureError> {
+        let (block, lane) = self.locate(instrument)?;
+        Ok(self.blocks[block].stores[slot_of(resolution)].last_ts_event(lane))
+    }
+
+    /// The selected features, in selection order (every row holds their keys).
+    pub fn features(&self) -> &[Arc<Compiled>] {
+        &self.layout.features
+    }
+
     /// Record that an instrument observed `[start, end)`.
     ///
     /// # Errors
@@ -402,7 +439,7 @@ mod close;
 mod rewarm;
 mod split;
 mod swept;
-mod threads;
+pub(crate) mod threads;
 
 #[cfg(test)]
 mod split_tests;

@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Threads this process may run at once.
-pub(super) static THREADS: LazyLock<usize> =
+pub(crate) static THREADS: LazyLock<usize> =
     LazyLock::new(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
 
 /// The pool of helpers, and the process that built it.
@@ -27,7 +27,7 @@ const SPIN_FOR: Duration = Duration::from_micros(500);
 /// built on first use, and built again in a child forked after it: a fork copies the pool
 /// but not its threads, and the child would wait forever on work no thread takes. `None`
 /// when no thread can be started.
-pub(super) fn pool() -> Option<Arc<rayon::ThreadPool>> {
+pub(crate) fn pool() -> Option<Arc<rayon::ThreadPool>> {
     let pid = std::process::id();
     let mut held = POOL.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((owner, pool)) = held.as_ref() {

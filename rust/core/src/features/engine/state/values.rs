@@ -4,6 +4,7 @@
 use super::{FeatureState, Row};
 use crate::decimal::Fixed;
 use crate::features::kernel::Kernel;
+use crate::features::registry::{AnyKernel, Compiled};
 use crate::features::spec::{OutputSpec, ValueType};
 use crate::features::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};
 
@@ -29,32 +30,43 @@ pub(super) fn typed(raw: Raw, output: &OutputSpec) -> FeatureValue {
     }
 }
 
+/// Visit every value of `kernels` (as [`crate::features::engine::layout::Layout::kernels`]
+/// gives them) in selection order, then output order, without allocating; `after_gap` says
+/// why a kernel that is not warm is ABSENT.
+pub(crate) fn visit_values<'a>(
+    kernels: impl Iterator<Item = (&'a Compiled, AnyKernel, &'a [f64])>,
+    after_gap: bool,
+    mut visit: impl FnMut(&'a str, FeatureValue),
+) {
+    for (compiled, kernel, slots) in kernels {
+        let seen = kernel.bars_seen();
+        let needed = kernel.warmup_bars();
+        let outputs = &compiled.spec.outputs;
+        if seen < needed {
+            let reason = if after_gap {
+                AbsentReason::GapInInput
+            } else {
+                AbsentReason::WarmingUp {
+                    bars_seen: seen,
+                    bars_needed: needed,
+                }
+            };
+            for key in &compiled.keys {
+                visit(key, FeatureValue::Absent(reason));
+            }
+            continue;
+        }
+        let raw = kernel.values(slots);
+        for ((key, output), value) in compiled.keys.iter().zip(outputs).zip(raw) {
+            visit(key, typed(value, output));
+        }
+    }
+}
+
 impl FeatureState {
     /// Visit every value in selection order, then output order, without allocating.
-    pub fn for_each_value(&self, mut visit: impl FnMut(&str, FeatureValue)) {
-        for (compiled, kernel, slots) in self.layout.kernels(&self.arena) {
-            let seen = kernel.bars_seen();
-            let needed = kernel.warmup_bars();
-            let outputs = &compiled.spec.outputs;
-            if seen < needed {
-                let reason = if self.meta.after_gap {
-                    AbsentReason::GapInInput
-                } else {
-                    AbsentReason::WarmingUp {
-                        bars_seen: seen,
-                        bars_needed: needed,
-                    }
-                };
-                for key in &compiled.keys {
-                    visit(key, FeatureValue::Absent(reason));
-                }
-                continue;
-            }
-            let raw = kernel.values(slots);
-            for ((key, output), value) in compiled.keys.iter().zip(outputs).zip(raw) {
-                visit(key, typed(value, output));
-            }
-        }
+    pub fn for_each_value(&self, visit: impl FnMut(&str, FeatureValue)) {
+        visit_values(self.layout.kernels(&self.arena), self.meta.after_gap, visit);
     }
 
     /// The current row.
