@@ -11,6 +11,7 @@ pub mod fanout;
 pub mod features;
 pub mod identity;
 pub mod json;
+pub mod screener;
 pub mod time;
 
 pub use decimal::{Fixed, MAX_SCALE};
