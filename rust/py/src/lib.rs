@@ -14,6 +14,7 @@ mod features;
 mod int_args;
 mod key_shapes;
 mod ohlcv;
+mod screener;
 mod series;
 mod universe;
 mod walk;
@@ -40,5 +41,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     features::register(m)?;
     m.add_class::<universe::PyFeatureUniverse>()?;
     m.add_class::<fanout::PyHub>()?;
+    m.add_class::<screener::PyScreenTable>()?;
     Ok(())
 }

@@ -30,7 +30,7 @@ fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> PyResult<Bound<'p
 #[pyclass(module = "spine._core", name = "FeatureUniverse")]
 #[derive(Clone)]
 pub struct PyFeatureUniverse {
-    inner: Universe,
+    pub(crate) inner: Universe,
 }
 
 #[pymethods]

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::bars::Resolution;
 use crate::decimal::{Fixed, MAX_SCALE};
-use crate::features::FeatureValue;
+use crate::features::{FeatureState, FeatureValue, Registry};
 use crate::screener::error::ScreenError;
 
 /// One cell: the mantissa at the key's scale, or `None` for ABSENT.
@@ -54,6 +54,8 @@ pub struct ScreenTable {
     pub(crate) row_instrument: Vec<u32>,
     pub(crate) row_resolution: Vec<Resolution>,
     row_of: HashMap<(u32, Resolution), u32>,
+    /// One row's cells, reused by [`ScreenTable::upsert_state`].
+    scratch: Vec<Cell>,
 }
 
 impl ScreenTable {
@@ -88,6 +90,82 @@ impl ScreenTable {
             });
         }
         Ok(table)
+    }
+
+    /// A table over every output of `registry`, in registry order, at the declared scales.
+    ///
+    /// # Errors
+    /// As [`Self::new`] (a registry's keys are unique row keys, so none in practice).
+    pub fn from_registry(registry: &Registry) -> Result<Self, ScreenError> {
+        let keys: Vec<(String, u8)> = registry
+            .features()
+            .iter()
+            .flat_map(|f| {
+                f.keys
+                    .iter()
+                    .cloned()
+                    .zip(f.spec.outputs.iter().map(|o| o.scale))
+            })
+            .collect();
+        Self::new(&keys)
+    }
+
+    /// Replace (or add) a row from a feature state's current values, without building the
+    /// row: each key lands in its column, exactly (see [`Self::cell`]).
+    ///
+    /// # Errors
+    /// [`ScreenError::Table`] for a key of the state outside the table, a table key the
+    /// state lacks, or a value finer than its key's scale.
+    pub fn upsert_state(
+        &mut self,
+        instrument_id: &str,
+        resolution: Resolution,
+        state: &FeatureState,
+    ) -> Result<usize, ScreenError> {
+        let mut cells = std::mem::take(&mut self.scratch);
+        cells.clear();
+        cells.resize(self.keys.len(), None);
+        let mut seen = vec![false; self.keys.len()];
+        let mut refusal = None;
+        let mut next = 0;
+        state.for_each_value(|key, value| {
+            if refusal.is_some() {
+                return;
+            }
+            // Same order as the table (a table from the same registry): no lookup.
+            let column = match self.keys.get(next) {
+                Some((name, _)) if name == key => Some(next),
+                _ => self.key_index(key),
+            };
+            next += 1;
+            match column.map(|c| (c, self.cell(c, value))) {
+                Some((c, Ok(cell))) => {
+                    cells[c] = cell;
+                    seen[c] = true;
+                }
+                Some((_, Err(e))) => refusal = Some(e),
+                None => {
+                    refusal = Some(ScreenError::table(format!(
+                        "row key {key:?} is not in the table; allowed: {}",
+                        self.allowed_keys()
+                    )));
+                }
+            }
+        });
+        if refusal.is_none() {
+            if let Some(missing) = seen.iter().position(|s| !s) {
+                refusal = Some(ScreenError::table(format!(
+                    "the row has no value for {:?}; a row holds every key of the table",
+                    self.keys[missing].0
+                )));
+            }
+        }
+        let result = match refusal {
+            Some(e) => Err(e),
+            None => self.upsert(instrument_id, resolution, &cells),
+        };
+        self.scratch = cells;
+        result
     }
 
     /// The keys with their scales, in declaration order (the order of [`Self::upsert`]'s cells).

@@ -225,6 +225,46 @@ fn table_declarations_are_checked() {
     assert!(ScreenTable::new(&[("a.b", 2), ("a.b", 3)]).is_err());
 }
 
+#[test]
+fn rows_straight_from_a_feature_state() {
+    use crate::bars::Bar;
+    use crate::features::{default_registry, FeatureState};
+    let mut t = ScreenTable::from_registry(default_registry()).unwrap_or_default();
+    assert_eq!(t.keys().len(), 19);
+    let state = FeatureState::from_registry(default_registry(), None::<&[&str]>, 2, 0);
+    let Ok(mut state) = state else { return };
+    for k in 0..30u64 {
+        let p = i64::try_from(10_000 + k * 7 % 13).unwrap_or(0);
+        let bar = Bar {
+            ts_event: (k + 1) * 60_000_000_000,
+            open: p,
+            high: p + 5,
+            low: p - 5,
+            close: p,
+            volume: 10,
+        };
+        assert!(state.update_raw(&bar).is_ok());
+    }
+    assert_eq!(t.upsert_state("A.X", Resolution::M1, &state), Ok(0));
+    let sma = t.key_index("sma_20.value").unwrap_or(0);
+    let mut expected = None;
+    state.for_each_value(|key, value| {
+        if key == "sma_20.value" {
+            expected = Some(value);
+        }
+    });
+    let cell = expected.map(|v| t.cell(sma, v));
+    assert!(matches!(cell, Some(Ok(Some(_)))));
+    assert_eq!(
+        t.columns[sma].values[0],
+        cell.and_then(Result::ok).flatten().unwrap_or(-1)
+    );
+    let narrow = ScreenTable::new(&[("sma_20.value", 8)]);
+    assert!(narrow
+        .and_then(|mut n| n.upsert_state("A.X", Resolution::M1, &state))
+        .is_err());
+}
+
 mod property_tests {
     use std::cmp::Ordering;
 
