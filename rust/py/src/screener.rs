@@ -37,9 +37,25 @@ fn refuse(detail: String) -> ScreenError {
 pub struct PyScreenTable {
     inner: ScreenTable,
     cells: Vec<Cell>,
+    /// Each instrument id as a Python str, by instrument index, made once: ranked rows
+    /// share them rather than building a str per row per screen.
+    names: Vec<Py<PyString>>,
+    /// The seven resolution names, by declaration index.
+    resolutions: Vec<Py<PyString>>,
 }
 
 impl PyScreenTable {
+    /// Make the Python names of instruments the table learnt since the last call.
+    fn learn_names(&mut self, py: Python<'_>) {
+        for index in self.names.len()..self.inner.instruments() {
+            let id = u32::try_from(index)
+                .ok()
+                .and_then(|i| self.inner.instrument_id(i))
+                .unwrap_or_default();
+            self.names.push(PyString::new(py, id).unbind());
+        }
+    }
+
     /// One wire-shaped value dict as a cell at key `k`'s scale.
     fn cell(
         &self,
@@ -106,6 +122,11 @@ impl PyScreenTable {
         Ok(Self {
             cells: Vec::with_capacity(inner.keys().len()),
             inner,
+            names: Vec::new(),
+            resolutions: Resolution::ALL
+                .iter()
+                .map(|r| PyString::new(py, r.name()).unbind())
+                .collect(),
         })
     }
 
@@ -163,6 +184,7 @@ impl PyScreenTable {
         let result =
             read.and_then(|()| to_py(py, self.inner.upsert(instrument_id, resolution, &cells)));
         self.cells = cells;
+        self.learn_names(py);
         result.map(|_| ())
     }
 
@@ -178,11 +200,12 @@ impl PyScreenTable {
     ) -> PyResult<()> {
         let resolution = self::resolution(py, resolution)?;
         let state = crate::features::to_py(py, universe.inner.state(instrument, resolution))?;
-        to_py(
+        let result = to_py(
             py,
             self.inner.upsert_state(instrument_id, resolution, &state),
-        )
-        .map(|_| ())
+        );
+        self.learn_names(py);
+        result.map(|_| ())
     }
 
     /// Drop a retired row; returns whether it was held.
@@ -219,19 +242,26 @@ impl PyScreenTable {
         };
         let screen = to_py(py, screen)?;
         let ranked = py.detach(|| screen.evaluate(table));
-        let rows = PyList::empty(py);
+        let mut rows = Vec::with_capacity(ranked.rows.len());
         for (position, &row) in ranked.rows.iter().enumerate() {
-            if let Some((instrument_id, resolution)) = table.row_id(row) {
-                rows.append(PyTuple::new(
+            let names = table.row_key(row).and_then(|(i, r)| {
+                Some((
+                    self.names.get(i as usize)?,
+                    self.resolutions.get(r as usize)?,
+                ))
+            });
+            if let Some((name, resolution)) = names {
+                rows.push(PyTuple::new(
                     py,
                     [
-                        PyString::new(py, instrument_id).into_any(),
-                        PyString::intern(py, resolution.name()).into_any(),
+                        name.bind(py).clone().into_any(),
+                        resolution.bind(py).clone().into_any(),
                         (position + 1).into_pyobject(py)?.into_any(),
                     ],
-                )?)?;
+                )?);
             }
         }
+        let rows = PyList::new(py, rows)?;
         Ok((rows, ranked.evaluated, ranked.matched))
     }
 }

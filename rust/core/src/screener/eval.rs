@@ -1,9 +1,9 @@
 //! Evaluating a compiled [`Screen`] over a [`ScreenTable`]: scope, filter, sort, top `limit`.
 //!
-//! The filter runs a column at a time: each test is one tight loop over the rows in scope
-//! writing a mask, and groups combine their members' masks with `&=` / `|=`, so the hot loops
-//! are branch-free integer compares with no allocation per row (one mask per nesting level per
-//! evaluation). The ranking selects the top `limit` before sorting them (`select_nth`), so a
+//! The filter runs a column at a time: each test is one tight loop over a whole column (every
+//! row, contiguous; the scope is a mask applied after) writing a mask, and groups combine
+//! their members' masks with `&=` / `|=`, so the hot loops are branch-free integer compares
+//! with no allocation per row (one mask per nesting level per evaluation). The ranking selects the top `limit` before sorting them (`select_nth`), so a
 //! top-50 of thousands sorts 50 rows, not thousands.
 
 use std::cmp::Ordering;
@@ -25,13 +25,9 @@ pub struct Ranked {
 /// One mask per nesting level below the top (members of a group are evaluated into them).
 type Scratch = Vec<Vec<bool>>;
 
-fn test(
-    condition: &Condition,
-    table: &ScreenTable,
-    rows: &[u32],
-    out: &mut [bool],
-    scratch: &mut [Vec<bool>],
-) {
+/// Evaluate `condition` for every row of the table into `out` (one entry per row): contiguous
+/// loops over whole columns, which the compiler keeps branch-free.
+fn test(condition: &Condition, table: &ScreenTable, out: &mut [bool], scratch: &mut [Vec<bool>]) {
     match condition {
         Condition::Range {
             column,
@@ -40,18 +36,15 @@ fn test(
             negate,
         } => {
             let column = &table.columns[*column];
-            let (values, present) = (&column.values[..], &column.present[..]);
             let (lo, hi, negate) = (*lo, *hi, *negate);
-            for (mask, &row) in out.iter_mut().zip(rows) {
-                let row = row as usize;
-                let m = values[row];
-                *mask = present[row] & (((lo <= m) & (m <= hi)) != negate);
+            for ((mask, &m), &present) in out.iter_mut().zip(&column.values).zip(&column.present) {
+                *mask = present & (((lo <= m) & (m <= hi)) != negate);
             }
         }
         Condition::Absent { column, absent } => {
-            let present = &table.columns[*column].present[..];
-            for (mask, &row) in out.iter_mut().zip(rows) {
-                *mask = present[row as usize] != *absent;
+            let present = &table.columns[*column].present;
+            for (mask, &p) in out.iter_mut().zip(present) {
+                *mask = p != *absent;
             }
         }
         Condition::All(members) | Condition::Any(members) => {
@@ -61,19 +54,17 @@ fn test(
             };
             let mut members = members.iter();
             if let Some(first) = members.next() {
-                test(first, table, rows, out, deeper);
+                test(first, table, out, deeper);
             }
             for member in members {
-                let member_mask = &mut level[..rows.len()];
-                test(member, table, rows, member_mask, deeper);
+                if level.len() != out.len() {
+                    level.resize(out.len(), false);
+                }
+                test(member, table, level, deeper);
                 if all {
-                    out.iter_mut()
-                        .zip(member_mask.iter())
-                        .for_each(|(o, m)| *o &= *m);
+                    out.iter_mut().zip(level.iter()).for_each(|(o, m)| *o &= *m);
                 } else {
-                    out.iter_mut()
-                        .zip(member_mask.iter())
-                        .for_each(|(o, m)| *o |= *m);
+                    out.iter_mut().zip(level.iter()).for_each(|(o, m)| *o |= *m);
                 }
             }
         }
@@ -86,18 +77,19 @@ impl Screen {
     /// direction; ties by instrument_id, then resolution by duration), top `limit`.
     #[must_use]
     pub fn evaluate(&self, table: &ScreenTable) -> Ranked {
-        let scope = self.scope(table);
-        let evaluated = scope.len();
-        let mut mask = vec![true; evaluated];
+        let mut keep = self.scope(table);
+        let evaluated = keep.iter().filter(|&&k| k).count();
         if let Some(filter) = &self.filter {
-            let mut scratch: Scratch =
-                vec![vec![false; evaluated]; crate::screener::definition::MAX_DEPTH];
-            test(filter, table, &scope, &mut mask, &mut scratch);
+            let mut hits = vec![false; keep.len()];
+            // Group levels get their mask on first use.
+            let mut scratch: Scratch = vec![Vec::new(); crate::screener::definition::MAX_DEPTH];
+            test(filter, table, &mut hits, &mut scratch);
+            keep.iter_mut().zip(&hits).for_each(|(k, h)| *k &= *h);
         }
-        let mut matched: Vec<u32> = scope
-            .iter()
-            .zip(&mask)
-            .filter_map(|(&row, &keep)| keep.then_some(row))
+        let n = u32::try_from(keep.len()).unwrap_or(u32::MAX);
+        let mut matched: Vec<u32> = (0..n)
+            .zip(&keep)
+            .filter_map(|(row, &k)| k.then_some(row))
             .collect();
         let count = matched.len();
         let order = |a: &u32, b: &u32| compare(table, &self.sort, *a as usize, *b as usize);
@@ -113,27 +105,27 @@ impl Screen {
         }
     }
 
-    /// The rows in scope, in table order.
-    fn scope(&self, table: &ScreenTable) -> Vec<u32> {
-        let instruments: Option<Vec<bool>> = self.instrument_ids.as_ref().map(|ids| {
-            let mut wanted = vec![false; table.instruments()];
-            for id in ids {
-                if let Some(i) = table.instrument(id) {
-                    wanted[i as usize] = true;
+    /// Whether each row is in scope (its resolution and instrument asked for).
+    fn scope(&self, table: &ScreenTable) -> Vec<bool> {
+        let by_resolution = table
+            .row_resolution
+            .iter()
+            .map(|&r| self.resolutions[r as usize]);
+        match &self.instrument_ids {
+            None => by_resolution.collect(),
+            Some(ids) => {
+                let mut wanted = vec![false; table.instruments()];
+                for id in ids {
+                    if let Some(i) = table.instrument(id) {
+                        wanted[i as usize] = true;
+                    }
                 }
+                by_resolution
+                    .zip(&table.row_instrument)
+                    .map(|(r, &i)| r & wanted[i as usize])
+                    .collect()
             }
-            wanted
-        });
-        let n = u32::try_from(table.len()).unwrap_or(u32::MAX);
-        (0..n)
-            .filter(|&row| {
-                let r = row as usize;
-                self.resolutions[table.row_resolution[r] as usize]
-                    && instruments
-                        .as_ref()
-                        .is_none_or(|w| w[table.row_instrument[r] as usize])
-            })
-            .collect()
+        }
     }
 }
 

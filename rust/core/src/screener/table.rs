@@ -210,13 +210,30 @@ impl ScreenTable {
         Some((name.as_str(), self.row_resolution[row]))
     }
 
+    /// The instrument index and resolution of row `row`.
+    #[must_use]
+    pub fn row_key(&self, row: usize) -> Option<(u32, Resolution)> {
+        Some((
+            *self.row_instrument.get(row)?,
+            *self.row_resolution.get(row)?,
+        ))
+    }
+
+    /// The id of instrument `index` (indexes are dense, from 0, in order of first upsert, and
+    /// stay valid: removing rows never forgets an instrument).
+    #[must_use]
+    pub fn instrument_id(&self, index: u32) -> Option<&str> {
+        self.instruments.get(index as usize).map(String::as_str)
+    }
+
     /// The instrument index of an id the table holds.
     pub(crate) fn instrument(&self, instrument_id: &str) -> Option<u32> {
         self.instrument_of.get(instrument_id).copied()
     }
 
-    /// Number of instruments ever seen.
-    pub(crate) fn instruments(&self) -> usize {
+    /// Number of instruments ever upserted.
+    #[must_use]
+    pub fn instruments(&self) -> usize {
         self.instruments.len()
     }
 
