@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 
 use crate::screener::definition::{Condition, Screen, SortKey};
-use crate::screener::table::ScreenTable;
+use crate::screener::table::{ScreenTable, Values};
 
 /// What an evaluation found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -36,9 +36,17 @@ fn test(condition: &Condition, table: &ScreenTable, out: &mut [bool], scratch: &
             negate,
         } => {
             let column = &table.columns[*column];
-            let (lo, hi, negate) = (*lo, *hi, *negate);
-            for ((mask, &m), &present) in out.iter_mut().zip(&column.values).zip(&column.present) {
-                *mask = present & (((lo <= m) & (m <= hi)) != negate);
+            match &column.values {
+                Values::Narrow(values) => {
+                    // The interval clipped to i64: the same rows, in 64-bit compares.
+                    let (lo, hi) = if *lo > i128::from(i64::MAX) || *hi < i128::from(i64::MIN) {
+                        (1, 0)
+                    } else {
+                        (clip(*lo), clip(*hi))
+                    };
+                    range(out, values, &column.present, lo, hi, *negate);
+                }
+                Values::Wide(values) => range(out, values, &column.present, *lo, *hi, *negate),
             }
         }
         Condition::Absent { column, absent } => {
@@ -68,6 +76,25 @@ fn test(condition: &Condition, table: &ScreenTable, out: &mut [bool], scratch: &
                 }
             }
         }
+    }
+}
+
+/// `i128` clipped into `i64`.
+fn clip(x: i128) -> i64 {
+    i64::try_from(x).unwrap_or(if x < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// `out[r] = present[r] & ((lo <= v[r] <= hi) != negate)` over a whole column.
+fn range<T: Copy + PartialOrd>(
+    out: &mut [bool],
+    values: &[T],
+    present: &[bool],
+    lo: T,
+    hi: T,
+    negate: bool,
+) {
+    for ((mask, &m), &p) in out.iter_mut().zip(values).zip(present) {
+        *mask = p & (((lo <= m) & (m <= hi)) != negate);
     }
 }
 
@@ -136,7 +163,7 @@ fn compare(table: &ScreenTable, sort: &[SortKey], a: usize, b: usize) -> Orderin
         let column = &table.columns[key.column];
         let order = match (column.present[a], column.present[b]) {
             (true, true) => {
-                let o = column.values[a].cmp(&column.values[b]);
+                let o = column.values.get(a).cmp(&column.values.get(b));
                 if key.descending {
                     o.reverse()
                 } else {

@@ -219,6 +219,27 @@ fn cells_from_feature_values_are_exact() {
 }
 
 #[test]
+fn a_column_widens_past_i64_and_stays_exact() {
+    let mut t = ScreenTable::new(&[("a.x", 18)]).unwrap_or_default();
+    let big = 10i128.pow(20) + 1; // 100 at scale 18, beyond i64
+    for (id, cell) in [
+        ("A.X", Some(5)),
+        ("B.X", Some(big)),
+        ("C.X", None),
+        ("D.X", Some(-big)),
+    ] {
+        assert!(t.upsert(id, Resolution::M1, &[cell]).is_ok());
+    }
+    assert!(matches!(t.columns[0].values, table::Values::Wide(_)));
+    let gt = r#"{"key":"a.x","op":"GT","value":"100"}"#;
+    let desc = r#"[{"key":"a.x","direction":"DESC"}]"#;
+    let (rows, _, matched) = run(&t, gt, desc, 10).unwrap_or_default();
+    assert_eq!((rows, matched), (vec!["B.X/1m".to_owned()], 1));
+    let (rows, ..) = run(&t, "null", desc, 10).unwrap_or_default();
+    assert_eq!(rows, ["B.X/1m", "A.X/1m", "D.X/1m", "C.X/1m"]);
+}
+
+#[test]
 fn table_declarations_are_checked() {
     assert!(ScreenTable::new(&[("Bad", 2)]).is_err());
     assert!(ScreenTable::new(&[("a.b", 19)]).is_err());
@@ -256,7 +277,7 @@ fn rows_straight_from_a_feature_state() {
     let cell = expected.map(|v| t.cell(sma, v));
     assert!(matches!(cell, Some(Ok(Some(_)))));
     assert_eq!(
-        t.columns[sma].values[0],
+        t.columns[sma].values.get(0),
         cell.and_then(Result::ok).flatten().unwrap_or(-1)
     );
     let narrow = ScreenTable::new(&[("sma_20.value", 8)]);
@@ -319,7 +340,7 @@ mod property_tests {
     proptest! {
         #[test]
         fn matches_a_row_at_a_time_reference(
-            rows in prop::collection::vec((0u8..6, 0usize..7, prop::collection::vec(prop::option::weighted(0.8, -30i128..30), 3)), 0..40),
+            rows in prop::collection::vec((0u8..6, 0usize..7, prop::collection::vec(prop::option::weighted(0.8, prop_oneof![9 => -30i128..30, 1 => (-3i128..3).prop_map(|k| k * 10i128.pow(25) + k)]), 3)), 0..40),
             leaves in prop::collection::vec((0usize..3, 0u8..9, -40i64..40, -40i64..40, 0u8..4), 1..4),
             any in any::<bool>(),
             sort in prop::collection::vec((0usize..3, any::<bool>()), 0..3),
