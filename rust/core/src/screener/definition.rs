@@ -314,21 +314,13 @@ fn compile_condition(
             if literal::compare(low_text, high_text).is_gt() {
                 return Err(ScreenError::at(path, format!("BETWEEN low {low_text:?} is above high {high_text:?}; allowed: low <= high")));
             }
-            let lo = interval("GE", low).0;
-            let (_, hi, _) = interval("LE", high);
-            Ok(match low.ceil() {
-                None => Condition::Range {
-                    column,
-                    lo: EMPTY.0,
-                    hi: EMPTY.1,
-                    negate: false,
-                },
-                Some(_) => Condition::Range {
-                    column,
-                    lo,
-                    hi,
-                    negate: false,
-                },
+            // low <= m <= high is ceil(low) <= m <= floor(high) on the key's grid.
+            let (lo, hi) = low.ceil().map_or((EMPTY.0, EMPTY.1), |lo| (lo, high.floor));
+            Ok(Condition::Range {
+                column,
+                lo,
+                hi,
+                negate: false,
             })
         }
         "IS_ABSENT" | "IS_NOT_ABSENT" => {
