@@ -241,7 +241,7 @@ impl PyScreenTable {
             )));
         };
         let screen = to_py(py, screen)?;
-        let ranked = py.detach(|| screen.evaluate(table));
+        let ranked = to_py(py, py.detach(|| screen.evaluate(table)))?;
         let mut rows = Vec::with_capacity(ranked.rows.len());
         for (position, &row) in ranked.rows.iter().enumerate() {
             let names = table.row_key(row).and_then(|(i, r)| {

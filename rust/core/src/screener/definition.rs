@@ -6,6 +6,8 @@
 //! at most once. Every comparison becomes a closed interval on the key's integer grid (see
 //! [`super::literal`]), so evaluation is integer compares only.
 
+use std::sync::Arc;
+
 use crate::bars::Resolution;
 use crate::json::{self, Value};
 use crate::screener::error::ScreenError;
@@ -64,6 +66,8 @@ pub struct Screen {
     pub limit: usize,
     /// The point in time asked for; `None`: the current rows.
     pub as_of: Option<u64>,
+    /// The keys of the table compiled against (column indexes refer to them).
+    pub(crate) keys: Arc<[(String, u8)]>,
 }
 
 const EMPTY: (i128, i128, bool) = (1, 0, false);
@@ -117,6 +121,7 @@ impl Screen {
             return Err(ScreenError::at("$.schema_version", "allowed: 1"));
         }
         Ok(Self {
+            keys: Arc::clone(&table.keys),
             resolutions: scope_resolutions(resolutions)?,
             instrument_ids: scope_instruments(instrument_ids)?,
             filter: match filter {

@@ -7,8 +7,10 @@
 //! top-50 of thousands sorts 50 rows, not thousands.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::screener::definition::{Condition, Screen, SortKey};
+use crate::screener::error::ScreenError;
 use crate::screener::table::{ScreenTable, Values};
 
 /// What an evaluation found.
@@ -102,8 +104,15 @@ impl Screen {
     /// Evaluate over `table` (the table this screen was compiled against, or one with the
     /// same keys): rows in scope, filtered, ranked by the sort keys (ABSENT last in either
     /// direction; ties by instrument_id, then resolution by duration), top `limit`.
-    #[must_use]
-    pub fn evaluate(&self, table: &ScreenTable) -> Ranked {
+    ///
+    /// # Errors
+    /// [`ScreenError::Table`] when `table`'s keys are not the ones compiled against.
+    pub fn evaluate(&self, table: &ScreenTable) -> Result<Ranked, ScreenError> {
+        if !Arc::ptr_eq(&self.keys, &table.keys) && self.keys != table.keys {
+            return Err(ScreenError::table(
+                "the screen was compiled against a table with other keys; compile it against this one",
+            ));
+        }
         let mut keep = self.scope(table);
         let evaluated = keep.iter().filter(|&&k| k).count();
         if let Some(filter) = &self.filter {
@@ -125,11 +134,11 @@ impl Screen {
             matched.truncate(self.limit);
         }
         matched.sort_unstable_by(order);
-        Ranked {
+        Ok(Ranked {
             rows: matched.into_iter().map(|r| r as usize).collect(),
             evaluated,
             matched: count,
-        }
+        })
     }
 
     /// Whether each row is in scope (its resolution and instrument asked for).

@@ -8,6 +8,7 @@
 //! are exact integer operations.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::bars::Resolution;
 use crate::decimal::{Fixed, MAX_SCALE};
@@ -92,8 +93,9 @@ pub(crate) struct Column {
 /// The screener's row table.
 #[derive(Debug, Clone, Default)]
 pub struct ScreenTable {
-    /// Row keys in declaration order, with their scales.
-    keys: Vec<(String, u8)>,
+    /// Row keys in declaration order, with their scales (shared with the screens compiled
+    /// against the table, which check it before evaluating).
+    pub(crate) keys: Arc<[(String, u8)]>,
     /// Key -> column index; ordered, so "allowed" lists read in key order.
     index: BTreeMap<String, usize>,
     pub(crate) columns: Vec<Column>,
@@ -118,6 +120,7 @@ impl ScreenTable {
     /// above [`MAX_SCALE`].
     pub fn new<S: AsRef<str>>(keys: &[(S, u8)]) -> Result<Self, ScreenError> {
         let mut table = Self::default();
+        let mut declared = Vec::with_capacity(keys.len());
         for (i, (key, scale)) in keys.iter().enumerate() {
             let key = key.as_ref();
             if !is_row_key(key) {
@@ -135,12 +138,13 @@ impl ScreenTable {
                     "key {key:?} is declared twice; keys are unique"
                 )));
             }
-            table.keys.push((key.to_owned(), *scale));
+            declared.push((key.to_owned(), *scale));
             table.columns.push(Column {
                 values: Values::Narrow(Vec::new()),
                 present: Vec::new(),
             });
         }
+        table.keys = declared.into();
         Ok(table)
     }
 

@@ -41,7 +41,7 @@ fn run(
     limit: u32,
 ) -> Result<(Vec<String>, usize, usize), ScreenError> {
     let screen = Screen::from_json(definition(filter, sort, limit).as_bytes(), t)?;
-    let ranked = screen.evaluate(t);
+    let ranked = screen.evaluate(t)?;
     let names = ranked
         .rows
         .iter()
@@ -131,7 +131,7 @@ fn scope_by_resolution_and_instrument() {
             r#""instrument_ids":["A.X","Z.X"]"#,
         );
     let screen = Screen::from_json(text.as_bytes(), &t);
-    let ranked = screen.map(|s| s.evaluate(&t)).unwrap_or_default();
+    let ranked = screen.and_then(|s| s.evaluate(&t)).unwrap_or_default();
     assert_eq!(
         (ranked.evaluated, ranked.matched, ranked.rows.len()),
         (2, 2, 2)
@@ -237,6 +237,16 @@ fn a_column_widens_past_i64_and_stays_exact() {
     assert_eq!((rows, matched), (vec!["B.X/1m".to_owned()], 1));
     let (rows, ..) = run(&t, "null", desc, 10).unwrap_or_default();
     assert_eq!(rows, ["B.X/1m", "A.X/1m", "D.X/1m", "C.X/1m"]);
+}
+
+#[test]
+fn a_screen_evaluates_only_over_the_keys_it_was_compiled_against() {
+    let t = table();
+    let screen = Screen::from_json(definition("null", "[]", 5).as_bytes(), &t);
+    let other = ScreenTable::new(&[("rsi_14.value", 4)]).unwrap_or_default();
+    let same = ScreenTable::new(t.keys()).unwrap_or_default();
+    assert!(screen.as_ref().is_ok_and(|s| s.evaluate(&other).is_err()));
+    assert!(screen.as_ref().is_ok_and(|s| s.evaluate(&same).is_ok()));
 }
 
 #[test]
@@ -366,7 +376,7 @@ mod property_tests {
             let text = super::definition(&filter, &format!("[{}]", sort_json.join(",")), u32::try_from(limit).unwrap_or(1));
             let screen = Screen::from_json(text.as_bytes(), &t);
             prop_assert!(screen.is_ok(), "{:?}", screen);
-            let ranked = screen.map(|s| s.evaluate(&t)).unwrap_or_default();
+            let ranked = screen.and_then(|s| s.evaluate(&t)).unwrap_or_default();
 
             // The reference: every row, one at a time, then a full stable sort.
             let mut held: Vec<(String, Resolution, Vec<Cell>)> = Vec::new();
