@@ -9,9 +9,10 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::screener::column::Values;
 use crate::screener::definition::{Condition, Screen, SortKey};
 use crate::screener::error::ScreenError;
-use crate::screener::table::{ScreenTable, Values};
+use crate::screener::table::ScreenTable;
 
 /// What an evaluation found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

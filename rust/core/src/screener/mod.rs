@@ -4,6 +4,7 @@
 //! Imports point one way: this module reads [`crate::features`] (value types),
 //! [`crate::decimal`] and [`crate::bars`] (resolutions); nothing there imports it.
 
+mod column;
 mod definition;
 mod error;
 mod eval;

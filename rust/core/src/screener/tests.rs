@@ -230,7 +230,7 @@ fn a_column_widens_past_i64_and_stays_exact() {
     ] {
         assert!(t.upsert(id, Resolution::M1, &[cell]).is_ok());
     }
-    assert!(matches!(t.columns[0].values, table::Values::Wide(_)));
+    assert!(matches!(t.columns[0].values, column::Values::Wide(_)));
     let gt = r#"{"key":"a.x","op":"GT","value":"100"}"#;
     let desc = r#"[{"key":"a.x","direction":"DESC"}]"#;
     let (rows, _, matched) = run(&t, gt, desc, 10).unwrap_or_default();
