@@ -55,7 +55,7 @@ def _spine_setup(bars: list[Any] = _BARS) -> tuple[tuple[DeltaWriter, FeatureUni
 
 
 def _spine(w: DeltaWriter, u: FeatureUniverse, bars: list[Any]) -> list[bytes]:
-    _, documents = w.close_minute(u, *bars)
+    _, documents = w.deltas(u, u.close_minute(*bars))
     return documents
 
 
@@ -92,10 +92,8 @@ def test_both_rivals_encode_the_same_documents(bars: list[Any]) -> None:
 @pytest.mark.benchmark(group="midnight-deltas")
 @pytest.mark.parametrize("rival", ["spine", "python"])
 def test_midnight_deltas(benchmark: BenchmarkFixture, rival: str) -> None:
-    if rival == "spine":
-        benchmark.pedantic(_spine, setup=_spine_setup, rounds=10, iterations=1)
-    else:
-        benchmark.pedantic(_python, setup=_python_setup, rounds=5, iterations=1)
+    run, setup, rounds = {"spine": (_spine, _spine_setup, 10), "python": (_python, _python_setup, 5)}[rival]
+    benchmark.pedantic(run, setup=setup, rounds=rounds, iterations=1)
 
 
 @pytest.mark.benchmark(group="day-minute-deltas")

@@ -25,6 +25,7 @@ __all__ = [
     "FeatureUniverse",
     "DeltaWriter",
     "Hub",
+    "ScreenTable",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -251,19 +252,40 @@ class DeltaWriter:
 
     def __new__(cls) -> DeltaWriter: ...
     def register(self, instrument: int, instrument_id: str) -> None: ...
-    def close_minute(
-        self,
-        universe: FeatureUniverse,
-        instrument: Any,
-        ts_event: Any,
-        open: Any,
-        high: Any,
-        low: Any,
-        close: Any,
-        volume: Any,
-    ) -> tuple[bytes, list[bytes]]: ...
-    def advance(self, universe: FeatureUniverse, watermark: int) -> tuple[bytes, list[bytes]]: ...
+    def deltas(self, universe: FeatureUniverse, changed: bytes) -> tuple[bytes, list[bytes]]:
+        """The deltas of the rows a ``close_minute`` or ``advance`` of ``universe`` changed
+        (``changed``: what that call returned)."""
+
     def refresh(self, universe: FeatureUniverse) -> tuple[bytes, list[bytes]]: ...
+
+@final
+class ScreenTable:
+    """The rows a screener ranks, kept as columns: per row key an exact fixed-point value at the
+    key's scale or ABSENT, per row its instrument and resolution. ``keys=None``: every output
+    of the default registry at its declared scale."""
+
+    def __new__(cls, keys: list[tuple[str, int]] | None = None) -> ScreenTable: ...
+    @property
+    def keys(self) -> list[tuple[str, int]]:
+        """``(row key, scale)`` pairs, in declaration order."""
+
+    def __len__(self) -> int: ...
+    def upsert(self, instrument_id: str, resolution: str, values: dict[str, dict[str, str | int]]) -> None:
+        """Replace (or add) a row from ``FeatureUniverse.row``-shaped values (every key, no other)."""
+
+    def upsert_universe(
+        self, universe: FeatureUniverse, instrument: int, instrument_id: str, resolution: str
+    ) -> None:
+        """Replace (or add) a row straight from a universe's instrument, without value dicts."""
+
+    def remove(self, instrument_id: str, resolution: str) -> bool:
+        """Drop a retired row; whether it was held."""
+
+    def screen(
+        self, definition: bytes | str | dict[str, Any]
+    ) -> tuple[list[tuple[str, str, int]], int, int]:
+        """Evaluate an ``svc.screen_definition``: ``([(instrument_id, resolution, rank)],
+        evaluated, matched)``, rows in rank order, at most ``limit``."""
 
 @final
 class Hub:

@@ -15,6 +15,7 @@ __all__ = [
     "BarsError",
     "FeatureError",
     "HubError",
+    "ScreenError",
     "DiscoveryNotRegistered",
 ]
 
@@ -86,6 +87,16 @@ class HubError(SpineError, ValueError):
     distinct event kinds than a hub tells apart."""
 
     symbol = "INVALID_SUBSCRIPTION"
+
+
+class ScreenError(SpineError, ValueError):
+    """A screen definition the screener cannot evaluate (``INVALID_SCREEN``: a key outside the
+    registry, BETWEEN with low above high, nesting deeper than 4, a repeated sort key, or
+    anything outside the svc.screen_definition grammar), or a row or key declaration a
+    ``ScreenTable`` cannot hold (``INVALID_SCREEN_TABLE``). The message names the JSON path or
+    key, what was wrong and what is allowed."""
+
+    symbol = "INVALID_SCREEN"
 
 
 class DiscoveryNotRegistered(SpineError, LookupError):

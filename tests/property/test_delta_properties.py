@@ -106,7 +106,7 @@ def test_deltas_are_the_differences_of_consecutive_rows(plan: list[tuple[str, An
         skip, mask, seed = arg
         minute += skip
         if kind == "advance":
-            before = check(u, before, w.advance(u, BASE + minute * M))
+            before = check(u, before, w.deltas(u, u.advance(BASE + minute * M)))
             continue
         rng = np.random.default_rng(seed)
         chosen = [i for i in range(INSTRUMENTS) if mask >> i & 1]
@@ -120,6 +120,6 @@ def test_deltas_are_the_differences_of_consecutive_rows(plan: list[tuple[str, An
             history[i][ts] = bar
             for f in range(5):
                 cols[f].append(bar[f])
-        result = w.close_minute(u, np.array(chosen, dtype=np.uint32), np.full(len(chosen), ts, dtype=np.uint64),
-                                *(np.array(c, dtype=np.int64) for c in cols))
+        result = w.deltas(u, u.close_minute(np.array(chosen, dtype=np.uint32), np.full(len(chosen), ts, dtype=np.uint64),
+                                            *(np.array(c, dtype=np.int64) for c in cols)))
         before = check(u, before, result)

@@ -17,9 +17,9 @@ from referencing.jsonschema import DRAFT202012
 
 from reference.canonical_json import canonical_dumps
 from spine import canonical_json, identity
-from spine.errors import FeatureError, SpineError
 from spine.features import FeatureState, compute_features, feature_row, feature_specs, row_delta
 from test_features import make_bars
+from refusals import raises
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 LOADED = {p.name: json.loads(p.read_bytes()) for p in SCHEMAS.glob("*.json")}
@@ -123,12 +123,6 @@ def test_schemas_refuse_what_the_contract_refuses() -> None:
 # --- refusals ---------------------------------------------------------------------------------
 
 
-def raises(symbol: str, call: Any) -> FeatureError:
-    with pytest.raises(FeatureError) as caught:
-        call()
-    assert isinstance(caught.value, SpineError) and isinstance(caught.value, ValueError)
-    assert caught.value.symbol == symbol and str(caught.value).startswith(symbol + ": ")
-    return caught.value
 
 
 def test_bad_input_raises_clear_errors() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from collections.abc import Mapping, Sequence
 
 from spine.http.serve import start_config
@@ -42,4 +43,8 @@ def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int |
           f"http://{config.host}:{config.port}/v2/screener/health", flush=True)
     asyncio.run(_serve(config))
     print(f"spine screener {config.screener_id}: stopped", flush=True)
-    return 0
+    # Everything is stopped and closed. Leave now rather than through interpreter teardown:
+    # there a native server thread finishing late can abort the process (seen under load), and
+    # a clean stop must exit 0.
+    sys.stderr.flush()
+    os._exit(0)

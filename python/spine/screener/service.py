@@ -68,13 +68,16 @@ class Screener:
         try:
             await stop.wait()
         finally:
+            # Feeds first (a stream waiting for its next close is cancelled, not awaited for a
+            # minute), then the upstream client, then the server, each awaited to its end: a
+            # server thread left running at exit would outlive the interpreter.
             self.stopping = True
-            await asyncio.wait(feeds, timeout=10)
             for task in feeds:
                 task.cancel()
+            await asyncio.gather(*feeds, return_exceptions=True)
             await self.client.aclose()
             server.stop()
-            await asyncio.wait({http_task}, timeout=5)
+            await asyncio.wait({http_task}, timeout=30)
 
     async def _feed(self, k: int, feed: NodeFeed, stop: asyncio.Event) -> None:
         delay = self.config.reconnect_min_secs

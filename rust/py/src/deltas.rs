@@ -1,15 +1,17 @@
-//! The delta writer for Python (`DeltaWriter`): a minute close of a `FeatureUniverse` with
-//! every changed row's `svc.feature_row_delta` document encoded in Rust, one `bytes` per
-//! document (what `Hub.publish` takes). Convert, call core, return.
+//! The delta writer for Python (`DeltaWriter`): after a minute close or an advance of a
+//! `FeatureUniverse`, every changed row's `svc.feature_row_delta` document encoded in Rust, one
+//! `bytes` per document (what `Hub.publish` takes). Convert, call core, return.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
+use spine_core::bars::Resolution;
 use spine_core::features::Updated;
 use spine_core::screener::{DeltaWriter, Deltas};
 
+use crate::errors::feature_refusal;
 use crate::features::to_py;
 use crate::int_args;
-use crate::universe::{minute_bars, PyFeatureUniverse};
+use crate::universe::PyFeatureUniverse;
 
 /// The documents' rows as little-endian uint32 pairs `(instrument, resolution index)` (as
 /// `FeatureUniverse.close_minute` returns changed rows), and the documents.
@@ -34,6 +36,37 @@ fn documents<'py>(
         .collect();
     let docs = PyList::new(py, docs)?;
     Ok((rows, docs))
+}
+
+/// `changed` as rows: little-endian uint32 pairs `(instrument, resolution index)`.
+fn changed_rows(py: Python<'_>, changed: &[u8]) -> PyResult<Vec<Updated>> {
+    if changed.len() % 8 != 0 {
+        return Err(feature_refusal(py, format!(
+            "INVALID_COLUMN: changed holds {} bytes; allowed: uint32 pairs (instrument, resolution index) as \
+             FeatureUniverse.close_minute and advance return them",
+            changed.len()
+        )));
+    }
+    changed
+        .chunks_exact(8)
+        .map(|pair| {
+            let instrument = u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]);
+            let index = u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]) as usize;
+            let resolution = *Resolution::ALL.get(index).ok_or_else(|| {
+                feature_refusal(
+                    py,
+                    format!(
+                        "INVALID_COLUMN: changed names resolution index {index}; allowed 0..=6 \
+                                             (1m, 5m, 15m, 30m, 1h, 4h, 1d)"
+                    ),
+                )
+            })?;
+            Ok(Updated {
+                instrument,
+                resolution,
+            })
+        })
+        .collect()
 }
 
 /// Per (instrument, resolution), the values last published; encodes the deltas of a close.
@@ -63,39 +96,19 @@ impl PyDeltaWriter {
         to_py(py, self.inner.register(instrument, instrument_id))
     }
 
-    /// `universe.close_minute(...)`, then the delta of every row it changed.
-    #[pyo3(signature = (universe, instrument, ts_event, open, high, low, close, volume))]
-    #[allow(clippy::too_many_arguments)]
-    fn close_minute<'py>(
+    /// The delta of each row a close or an advance of `universe` changed: `changed` is what
+    /// `FeatureUniverse.close_minute` / `advance` returned (uint32 pairs `(instrument,
+    /// resolution index)`).
+    fn deltas<'py>(
         &mut self,
         py: Python<'py>,
-        mut universe: PyRefMut<'_, PyFeatureUniverse>,
-        instrument: &Bound<'_, PyAny>,
-        ts_event: &Bound<'_, PyAny>,
-        open: &Bound<'_, PyAny>,
-        high: &Bound<'_, PyAny>,
-        low: &Bound<'_, PyAny>,
-        close: &Bound<'_, PyAny>,
-        volume: &Bound<'_, PyAny>,
+        universe: PyRef<'_, PyFeatureUniverse>,
+        changed: &[u8],
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
-        let bars = minute_bars(py, instrument, [ts_event, open, high, low, close, volume])?;
-        // The close and the encoding run detached: the event loop's other threads go on.
-        let (writer, out, u) = (&mut self.inner, &mut self.out, &mut universe.inner);
-        let closed = py.detach(|| writer.close_minute(u, &bars, out));
-        to_py(py, closed)?;
-        documents(py, &self.out)
-    }
-
-    /// `universe.advance(watermark)`, then the delta of every row it changed.
-    fn advance<'py>(
-        &mut self,
-        py: Python<'py>,
-        mut universe: PyRefMut<'_, PyFeatureUniverse>,
-        #[pyo3(from_py_with = int_args::feature_nanos)] watermark: u64,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyList>)> {
-        let (writer, out, u) = (&mut self.inner, &mut self.out, &mut universe.inner);
-        let advanced = py.detach(|| writer.advance(u, watermark, out));
-        to_py(py, advanced)?;
+        let rows = changed_rows(py, changed)?;
+        // The encoding runs detached: the event loop's other threads go on.
+        let (writer, out, u) = (&mut self.inner, &mut self.out, &universe.inner);
+        to_py(py, py.detach(|| writer.deltas(u, &rows, out)))?;
         documents(py, &self.out)
     }
 

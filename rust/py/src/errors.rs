@@ -109,3 +109,8 @@ pub fn feature_refusal(py: Python<'_>, message: String) -> PyErr {
 pub fn hub_refusal(py: Python<'_>, message: String) -> PyErr {
     refusal(py, "HubError", message)
 }
+
+/// A refused screen definition or screen-table input.
+pub fn screen_error(py: Python<'_>, err: &spine_core::screener::ScreenError) -> PyErr {
+    raise(py, "ScreenError", err.to_string(), err.symbol(), None)
+}

@@ -15,6 +15,7 @@ mod features;
 mod int_args;
 mod key_shapes;
 mod ohlcv;
+mod screener;
 mod series;
 mod universe;
 mod walk;
@@ -42,5 +43,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<universe::PyFeatureUniverse>()?;
     m.add_class::<deltas::PyDeltaWriter>()?;
     m.add_class::<fanout::PyHub>()?;
+    m.add_class::<screener::PyScreenTable>()?;
     Ok(())
 }

@@ -27,7 +27,7 @@ fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> PyResult<Bound<'p
 
 /// A minute's bars from columns: `instrument` (uint32) beside ts_event (uint64) and
 /// open..volume (int64 mantissas), all of one length.
-pub(crate) fn minute_bars(
+fn minute_bars(
     py: Python<'_>,
     instrument: &Bound<'_, PyAny>,
     [ts_event, open, high, low, close, volume]: [&Bound<'_, PyAny>; 6],

@@ -129,6 +129,31 @@ impl DeltaWriter {
         advanced
     }
 
+    /// The delta of each of `rows` (what a close or an advance of `universe` reported
+    /// changed) against what was published, into `out` (cleared).
+    ///
+    /// # Errors
+    /// [`FeatureError::UnregisteredInstrument`], [`FeatureError::UnknownInstrument`] for a row
+    /// outside the universe.
+    pub fn deltas(
+        &mut self,
+        universe: &Universe,
+        rows: &[Updated],
+        out: &mut Deltas,
+    ) -> Result<(), FeatureError> {
+        self.check_ids(universe)?;
+        if let Some(row) = rows
+            .iter()
+            .find(|r| r.instrument as usize >= universe.len())
+        {
+            return Err(FeatureError::UnknownInstrument {
+                index: row.instrument as usize,
+                len: universe.len(),
+            });
+        }
+        self.encode(universe, rows, out)
+    }
+
     /// The delta of every row of `universe` against what was published (after a registry
     /// change: the keys it lacks retire, the ones it adds upsert), into `out` (cleared).
     ///

@@ -1,16 +1,31 @@
-//! The screener's publishing side over a [`crate::features::Universe`]: the values last
-//! published per (instrument, resolution), and after a minute close the
-//! `svc.feature_row_delta` documents of the rows that changed, encoded once.
+//! The screener's kernels over the feature universe: evaluation (a row table kept as columns,
+//! screen definitions compiled against its registry, filter / sort / rank over the columns)
+//! and publishing (the values last published per (instrument, resolution), and after a minute
+//! close the `svc.feature_row_delta` documents of the rows that changed, encoded once).
 //!
-//! The kernels, the engine and the universe know nothing of deltas: the writer reads rows
-//! through [`crate::features::Universe::for_each_value`] like any other reader.
+//! Imports point one way: this module reads [`crate::features`] (value types, and rows through
+//! [`crate::features::Universe::for_each_value`] like any other reader), [`crate::decimal`]
+//! and [`crate::bars`] (resolutions); nothing there imports it.
 
 mod batch;
+mod column;
+mod definition;
 mod deltas;
 mod encode;
-
-pub use batch::Deltas;
-pub use deltas::DeltaWriter;
+mod error;
+mod eval;
+mod literal;
+mod members;
+mod table;
 
 #[cfg(test)]
-mod tests;
+mod delta_tests;
+#[cfg(test)]
+mod screen_tests;
+
+pub use batch::Deltas;
+pub use definition::{Screen, MAX_DEPTH, MAX_GROUP, MAX_INSTRUMENTS, MAX_LIMIT, MAX_SORT};
+pub use deltas::DeltaWriter;
+pub use error::ScreenError;
+pub use eval::Ranked;
+pub use table::{Cell, ScreenTable};

@@ -24,14 +24,18 @@ fn config() -> SeriesConfig {
 
 fn bar(minute: u64, seed: u64) -> Bar {
     let price = 10_000 + ((minute * 7_919 + seed * 13) % 97) as i64 - 48;
-    Bar {
-        ts_event: T0 + minute * M,
-        open: price,
-        high: price + 25,
-        low: price - 25,
-        close: price + ((minute % 5) as i64 - 2),
-        volume: ((minute * 31 + seed) % 11) as i64 * 1_000,
-    }
+    let (close, volume) = (
+        price + ((minute % 5) as i64 - 2),
+        ((minute * 31 + seed) % 11) as i64 * 1_000,
+    );
+    Bar::new(
+        T0 + minute * M,
+        price,
+        price + 25,
+        price - 25,
+        close,
+        volume,
+    )
 }
 
 fn universe(ids: Option<&[&str]>, instruments: u32) -> Universe {
