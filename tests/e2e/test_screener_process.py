@@ -8,54 +8,18 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from nodes import envelope, free_port, get, node_env, stop, wait_for
 from reference.canonical_json import identity
-from reference.wire_validator import validate
+from screeners import ok, pages, screener, spawn_screener
 from spine.features import feature_specs
 
+__all__ = ["screener"]  # the fixture, imported for this module's tests
+
 IID = "BTCUSDT.SIM"
-
-
-def spawn_screener(directory: Path, *nodes: str) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    args = [sys.executable, "-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(directory)]
-    for node in nodes:
-        args += ["--node", node]
-    process = subprocess.Popen(args, env=node_env(directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-    return process, f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture(scope="module")
-def screener(base: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    process, url = spawn_screener(tmp_path_factory.mktemp("screener"), base)
-    try:
-        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["process_state"] == "RUNNING", "running")
-        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["processed"] > 0, "folding closes")
-        yield url
-    finally:
-        out, err = stop(process)
-        assert process.returncode == 0, err
-
-
-def ok(url: str) -> dict[str, Any]:
-    status, document = get(url)
-    assert status == 200, document
-    validate(document)
-    return document
-
-
-def pages(url: str, sep: str = "?") -> list[dict[str, Any]]:
-    out = [ok(url + f"{sep}limit=100")]
-    while out[-1]["next_cursor"] is not None:
-        out.append(ok(url + f"{sep}limit=100&cursor={out[-1]['next_cursor']}"))
-    return out
 
 
 def test_health_registry_and_its_own_health(screener: str) -> None:
@@ -66,7 +30,8 @@ def test_health_registry_and_its_own_health(screener: str) -> None:
     assert int(own["input_lag_nanos"]) >= 0
     availability = {e["id"]: e["availability"] for e in ok(screener + "/v2/registry")["operations"]}
     assert availability["spine.screener.rows"] == availability["spine.screener.snapshot"] == "READY"
-    assert availability["spine.bars.list"] == availability["spine.screener.screen"] == "UNSUPPORTED"
+    assert availability["spine.bars.list"] == availability["spine.backtests.list"] == "UNSUPPORTED"
+    assert availability["spine.screener.screen"] == "READY"
 
 
 def test_the_feature_registry_pages_definitions_only(screener: str) -> None:

@@ -18,7 +18,8 @@ BY_ID = {op.id: op for op in OPERATIONS}
 @pytest.mark.parametrize(("op_id", "node", "screener"), [
     ("spine.bars.list", "handler", "elsewhere"),
     ("spine.screener.rows", "elsewhere", "handler"),
-    ("spine.screener.screen", "elsewhere", "elsewhere"),
+    ("spine.screener.screen", "elsewhere", "handler"),
+    ("spine.stream.screener", "elsewhere", "elsewhere"),
 
     ("spine.health.get", "handler", "handler"),
     ("spine.registry.get", "handler", "handler"),

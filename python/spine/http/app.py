@@ -18,6 +18,7 @@ a ``heartbeat`` event after ``heartbeat_secs`` without a write.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from typing import Any
 import msgspec
 from http_router import InvalidMethodError, NotFoundError, Router
 
-from spine.http.bodies import MAX_BODY_BYTES, decode_body
+from spine.http.bodies import MAX_BODY_BYTES, DocumentBody, decode_body, decode_document
 from spine.http.errors import HttpError, error_response
 from spine.http.market import MarketHandlers
 from spine.http.schema_routes import SchemaHandlers, schema_file
@@ -138,10 +139,11 @@ class App:
                 return
             handler = self._handler(op)
             if op.body is not None:
-                request = decode_body(f"{op.method} {op.path}", await _read_body(proto, self.body_secs), op.body)
-                document = handler(query, params, request)
+                document = handler(query, params, self._body(op, await _read_body(proto, self.body_secs)))
             else:
                 document = handler(query, params)
+            if inspect.isawaitable(document):  # a handler that waits on an upstream
+                document = await document
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
@@ -163,6 +165,14 @@ class App:
                 self._queries.clear()
             self._queries[key] = query
         return query
+
+    @staticmethod
+    def _body(op: Operation, raw: bytes) -> Any:
+        route = f"{op.method} {op.path}"
+        if isinstance(op.body, DocumentBody):
+            return decode_document(route, raw, op.body)
+        assert op.body is not None
+        return decode_body(route, raw, op.body)
 
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)

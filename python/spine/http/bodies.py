@@ -9,11 +9,17 @@ A body is checked in three steps, each with its own answer:
 2. the keys: anything but an object is INVALID_BODY, keys outside the Struct's fields are
    UNKNOWN_BODY_KEYS naming the route, every unknown key and the allowed keys;
 3. the values, by msgspec against the Struct: INVALID_BODY naming the path.
+
+A body that is a published document (``DocumentBody``: a screen definition) takes steps 1 and
+2 against the document's own schema properties and is passed on as its bytes: its owner (the
+Rust screen evaluator) enforces the rest of its grammar and names the path it refuses.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
@@ -22,7 +28,8 @@ from spine._core import canonicalize
 from spine.errors import CanonicalJsonError
 from spine.http.errors import HttpError
 
-__all__ = ["BODIES", "MAX_BODY_BYTES", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas", "decode_body"]
+__all__ = ["BODIES", "MAX_BODY_BYTES", "DocumentBody", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas",
+           "decode_body", "decode_document"]
 
 #: Large enough for 1,000 ids of 128 characters, pretty-printed; past it a body is refused unread.
 MAX_BODY_BYTES = 1 << 20
@@ -54,8 +61,35 @@ class SearchBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody)
 
 
+@dataclass(frozen=True)
+class DocumentBody:
+    """A POST body that is one published document, passed on as its strict-parsed bytes."""
+
+    schema_id: str
+
+    @cached_property
+    def keys(self) -> list[str]:
+        from spine.schemas import all_schemas  # the schema set is read once, on first use
+
+        return list(all_schemas()[(self.schema_id, 1)]["properties"])
+
+
 def decode_body(route: str, raw: bytes, kind: type[B]) -> B:
     """``raw`` as a ``kind``, or the :class:`HttpError` of the first step it fails (module docs)."""
+    _sealed_object(route, raw, [field.encode_name for field in msgspec.structs.fields(kind)])
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except msgspec.ValidationError as error:
+        raise HttpError("INVALID_BODY", f"{route}: {error}") from None
+
+
+def decode_document(route: str, raw: bytes, kind: DocumentBody) -> bytes:
+    """``raw``, once it is strict JSON and an object holding no key outside ``kind``'s."""
+    _sealed_object(route, raw, kind.keys)
+    return raw
+
+
+def _sealed_object(route: str, raw: bytes, allowed: list[str]) -> None:
     try:
         canonicalize(raw)
     except CanonicalJsonError as error:
@@ -64,15 +98,10 @@ def decode_body(route: str, raw: bytes, kind: type[B]) -> B:
         keys = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
     except msgspec.ValidationError:
         raise HttpError("INVALID_BODY", f"{route}: the body must be a JSON object") from None
-    allowed = [field.encode_name for field in msgspec.structs.fields(kind)]
     unknown = sorted(set(keys).difference(allowed))
     if unknown:
         raise HttpError("UNKNOWN_BODY_KEYS", f"{route}: unknown keys {', '.join(unknown)}; "
                                              f"allowed keys: {', '.join(allowed)}")
-    try:
-        return msgspec.json.decode(raw, type=kind)
-    except msgspec.ValidationError as error:
-        raise HttpError("INVALID_BODY", f"{route}: {error}") from None
 
 
 def body_schemas(ref_template: str) -> dict[str, Any]:

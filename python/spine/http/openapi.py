@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spine.http.bodies import body_schemas
+from spine.http.bodies import DocumentBody, body_schemas
 from spine.http.bar_pages import BAR_PAGE_MAX
 from spine.http.routes import Operation, Process, Serving, serving
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
@@ -72,8 +72,9 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
                         "schema": _query_schema(op, name)} for name in op.params]
         operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op, serving(op, process))}
         if op.body is not None:
-            operation["requestBody"] = {"required": True, "content": {"application/json": {
-                "schema": {"$ref": _COMPONENT.format(name=op.body.__name__)}}}}
+            body = (SCHEMA_BASE + f"{op.body.schema_id}.json" if isinstance(op.body, DocumentBody)
+                    else _COMPONENT.format(name=op.body.__name__))
+            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"$ref": body}}}}
         paths.setdefault(op.path, {})[op.method.lower()] = operation
     return {"openapi": "3.1.0", "info": {"title": _TITLES[process], "version": "spine.v2"}, "paths": paths,
             "components": {"schemas": body_schemas(_COMPONENT)}}

@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from spine.http.bodies import SearchBody, SelectionBody
+from spine.http.bodies import DocumentBody, SearchBody, SelectionBody
 
 __all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "Operation", "Process", "Serving", "serving"]
 
@@ -57,8 +57,9 @@ class Operation:
     requires_confirmation: bool = False
     #: The 200 document when it is not ``schema_ids[0]`` (v1 routes answer their own ``v1.*``).
     response: str | None = None
-    #: The sealed POST body the handler takes (decoded by the app), if any.
-    body: type[msgspec.Struct] | None = None
+    #: The POST body the handler takes (decoded by the app), if any: a sealed Struct, or a
+    #: published document passed on as its bytes.
+    body: type[msgspec.Struct] | DocumentBody | None = None
 
     @property
     def document(self) -> str | None:
@@ -172,7 +173,9 @@ OPERATIONS: tuple[Operation, ...] = (
     _elsewhere("spine.screener.observations", "GET", "/v2/screener/observations"),
     Operation("spine.screener.rows", "GET", "/v2/screener/rows", schema_ids=("svc.screener_snapshot", "svc.feature_row"),
               params=("instrument_id", "resolution", *PAGE), served_by=SCREENER),
-    _elsewhere("spine.screener.screen", "POST", "/v2/screener/screen"),
+    Operation("spine.screener.screen", "POST", "/v2/screener/screen",
+              schema_ids=("svc.screen_result", "svc.screen_definition", "svc.screener_row"),
+              body=DocumentBody("svc.screen_definition"), served_by=SCREENER),
     Operation("spine.screener.snapshot", "GET", "/v2/screener/snapshot",
               schema_ids=("svc.screener_snapshot", "svc.feature_row"), params=PAGE, served_by=SCREENER),
     _elsewhere("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",

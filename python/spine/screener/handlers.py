@@ -18,6 +18,7 @@ from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query
 from spine.screener.rows import RESOLUTIONS
+from spine.screener.screens import evaluate
 from spine.wire.cursors import InvalidCursor, decode_cursor
 
 if TYPE_CHECKING:
@@ -88,6 +89,10 @@ class ScreenerHandlers:
         rows = self.screener.rows
         return self._page("/v2/screener/snapshot", query,
                           lambda: [rows.row(i, r) for i in rows.ids for r in RESOLUTIONS])
+
+    def screener_screen(self, query: Query, params: dict[str, str], body: bytes) -> dict[str, Any]:
+        rows = self.screener.rows
+        return evaluate(body, rows.table(), rows.row, time.time_ns())
 
     def _page(self, route: str, query: Query, take: Any) -> dict[str, Any]:
         snapshot = self._snapshot(route, query.text("cursor"), take)

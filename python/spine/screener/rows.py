@@ -4,11 +4,12 @@ documents. Rows of an instrument come from one channel only, never mixed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from spine._core import WIRE_VERSION, FeatureUniverse
+from spine._core import WIRE_VERSION, FeatureUniverse, ScreenTable
 from spine.screener.upstream import Bars
 
 __all__ = ["RESOLUTIONS", "Rows"]
@@ -34,6 +35,12 @@ class Rows:
         self.version = 0
         #: The newest close time folded (None before the first bar).
         self.newest: int | None = None
+        #: Called after every change with the rows it changed (``FeatureUniverse.close_minute``'s
+        #: uint32 pairs), the version already moved on: the stream's deltas, the observations.
+        self.listeners: list[Callable[[bytes], None]] = []
+        self._table = ScreenTable()
+        #: Instruments whose rows changed since the screen table last took them.
+        self._stale: set[int] = set()
 
     def add(self, instrument: dict[str, Any], channel: str) -> int:
         """Register an ``svc.instrument_ref`` (its precisions) with the channel its rows read."""
@@ -55,7 +62,7 @@ class Rows:
         if len(bars["sequence"]):
             self.sequence[instrument_id] = int(bars["sequence"].max())
             self._saw(int(bars["ts_event"][-1]))
-        self.version += 1
+        self._changed(np.array([(index, r) for r in range(len(RESOLUTIONS))], dtype="<u4").tobytes())
         return taken
 
     def close(self, instrument_id: str, bars: Bars) -> bytes:
@@ -71,8 +78,23 @@ class Rows:
             self.sequence[instrument_id] = max(self.sequence.get(instrument_id, 0), int(bars["sequence"][k]))
             self.processed += 1
             self._saw(ts)
+        pairs = b"".join(changed)
+        self._changed(pairs)
+        return pairs
+
+    def _changed(self, pairs: bytes) -> None:
         self.version += 1
-        return b"".join(changed)
+        self._stale.update(np.frombuffer(pairs, dtype="<u4")[0::2].tolist())
+        for listener in self.listeners:
+            listener(pairs)
+
+    def table(self) -> ScreenTable:
+        """The screen table over every current row (rows changed since the last call re-read)."""
+        for index in sorted(self._stale):
+            for resolution in RESOLUTIONS:
+                self._table.upsert_universe(self.universe, index, self.ids[index], resolution)
+        self._stale.clear()
+        return self._table
 
     def _saw(self, ts_event: int) -> None:
         self.newest = ts_event if self.newest is None else max(self.newest, ts_event)
