@@ -59,6 +59,20 @@ def test_rows_filter_by_instrument_and_resolution(screener: str) -> None:
     assert len([r for p in hourly for r in p["rows"]]) == 48
 
 
+def test_an_instrument_has_its_rows_states_and_vote_from_those_rows(screener: str, base: str) -> None:
+    document = ok(screener + f"/v2/screener/instrument/{IID}")
+    assert [r["resolution"] for r in document["rows"]] == [s["resolution"] for s in document["states"]] == [
+        "1m", "5m", "15m", "30m", "1h", "4h", "1d"]
+    assert [r["ts_event"] for r in document["rows"]] == [s["ts_event"] for s in document["states"]]
+    assert {s["source_node"] for s in document["states"]} == {base}
+    assert document["states"][0]["bars_folded"] > 0
+    assert all((s["ts_event"] is None) == (s["bars_folded"] == 0) for s in document["states"])
+    for row, state, vote in zip(document["rows"], document["states"], document["confluence"]["timeframes"],
+                                strict=True):
+        assert vote["voting"] == state["warm"]
+        assert vote["trend"] == (int(row["values"]["trend_200.sign"].get("value", 0)) if state["warm"] else 0)
+
+
 #: Each refusal: the path asked, then the status and symbol it is answered with.
 REFUSALS = {
     "/v2/screener/rows?resolution=2h": (400, "INVALID_PARAMETER"),
@@ -68,7 +82,9 @@ REFUSALS = {
     "/v2/screener/snapshot?cursor=forged": (400, "INVALID_CURSOR"),
     "/v2/screener/features?limit=1001": (400, "LIMIT_OUT_OF_RANGE"),
     "/v2/bars?instrument_id=BTCUSDT.SIM": (404, "NOT_SUPPORTED_ON_THIS_NODE"),
-    "/v2/screener/instrument/BTCUSDT.SIM": (404, "NOT_SUPPORTED_ON_THIS_NODE"),
+    "/v2/screener/instrument/NOPE.SIM": (404, "NOT_FOUND"),
+    "/v2/screener/instrument/bad%20id": (400, "INVALID_INSTRUMENT_ID"),
+    "/v2/backtests": (404, "NOT_SUPPORTED_ON_THIS_NODE"),
 }
 
 

@@ -63,7 +63,7 @@ def test_scope_ties_and_absent_values(screener: str) -> None:
     assert everything["evaluated"] == everything["matched"] == 14
     assert [(r["instrument_id"], r["resolution"]) for r in everything["rows"]] == [
         (i, r) for i in ids[:2] for r in RESOLUTIONS]
-    # The 1d rows of a two-day history are still warming: ABSENT, and IS_ABSENT finds them.
+    # The 1d rows of a short history are still warming: ABSENT, and IS_ABSENT finds them.
     absent = screened(screener, definition(resolutions=list(RESOLUTIONS), instrument_ids=ids, limit=1000,
                                            filter={"key": "trend_200.ratio", "op": "IS_ABSENT"}, sort=[]))
     assert {r["resolution"] for r in absent["rows"]} >= {"1d"}

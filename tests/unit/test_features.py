@@ -9,7 +9,6 @@ must stay rare. Warm-up boundaries are checked exactly to the bar.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 

@@ -27,8 +27,11 @@ EXAMPLES = ROOT / "tests" / "data" / "wire_examples"
 FILES = sorted(SCHEMA_DIR.glob("*.json"), key=lambda p: p.name)
 LOADED = {path.name: json.loads(path.read_bytes()) for path in FILES}
 TAGS = ("version", "schema_id", "schema_version")
-# Integers are allowed only for counters, sequences, codes, scales and schema_version.
-INTEGER_PLACES = {"count", "code", "schema_version", "price_precision", "size_precision", "scale"}
+# Integers are allowed only for counters, sequences, codes, scales, schema_version and the
+# confluence vote's small integers (a vote is +1, -1 or 0 by the spec; the sums and the
+# number of timeframes voting are bounded by 7).
+INTEGER_PLACES = {"count", "code", "schema_version", "price_precision", "size_precision", "scale", "vote", "trend",
+                  "momentum", "voting"}
 
 
 def _registry() -> referencing.Registry[Any]:

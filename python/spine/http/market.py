@@ -15,7 +15,7 @@ from spine._core import WIRE_VERSION
 from spine.errors import DiscoveryNotRegistered
 from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
-from spine.http.request import Query
+from spine.http.request import Query, path_instrument_id
 from spine.http.registry import registry_document
 from spine.http.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
@@ -163,7 +163,7 @@ class MarketHandlers:
         return _cursor_errors(lambda: self.node.hydration_page(cursor, limit))
 
     def hydration_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        iid = _instrument(params["id"])
+        iid = path_instrument_id(params["id"])
         entry = self.node.hydration_entry(iid)
         if entry is None:
             raise HttpError("NOT_FOUND", f"{iid} has no hydration state on this node")
@@ -183,7 +183,7 @@ class MarketHandlers:
         return _cursor_errors(lambda: self._ledger(lambda: self.node.coverage_page(cursor, limit, view)))
 
     def coverage_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        iid = _instrument(params["id"])
+        iid = path_instrument_id(params["id"])
 
         def entry() -> dict[str, Any]:
             try:
@@ -219,14 +219,6 @@ def _rate(count: int, per_ns: int, elapsed_ns: int) -> str:
     scale 3 (every rate at the same scale, computed without floats)."""
     exact = _RATE.divide(decimal.Decimal(count * per_ns), decimal.Decimal(elapsed_ns))
     return str(exact.quantize(decimal.Decimal("0.001"), context=_RATE))
-
-
-def _instrument(value: str) -> str:
-    from spine.http.request import INSTRUMENT_ID
-
-    if len(value) > 128 or not INSTRUMENT_ID.match(value):
-        raise HttpError("INVALID_INSTRUMENT_ID", f"{value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
-    return value
 
 
 def _page(route: str, query: Query, items: list[Any]) -> tuple[list[Any], str | None]:

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 from spine.http.errors import HttpError
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
-__all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable"]
+__all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable", "path_instrument_id"]
 
 INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
 NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
@@ -108,3 +108,10 @@ class Query:
 def memoizable(raw: str) -> bool:
     """Whether a raw query string is short enough to be kept by a memo (see MEMO_RAW_MAX)."""
     return len(raw) <= MEMO_RAW_MAX
+
+
+def path_instrument_id(value: str) -> str:
+    """An instrument id from a route's path (``/v2/coverage/{id}``), checked as the query's are."""
+    if len(value) > 128 or not INSTRUMENT_ID.match(value):
+        raise HttpError("INVALID_INSTRUMENT_ID", f"{value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
+    return value

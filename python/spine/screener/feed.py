@@ -67,7 +67,7 @@ class NodeFeed:
                 continue
             if iid not in self.instruments:
                 self.instruments[iid] = instrument
-                self.rows.add(instrument, self.channel)
+                self.rows.add(instrument, self.channel, self.node.base_url)
         await asyncio.gather(*(one(self.instruments[iid]) for iid in self.instruments if iid not in self._warmed))
 
     async def follow(self, stop: asyncio.Event) -> None:

@@ -16,7 +16,8 @@ from spine._core import WIRE_VERSION, identity
 from spine.features import feature_specs
 from spine.http.errors import HttpError
 from spine.http.registry import registry_document
-from spine.http.request import Query
+from spine.http.request import Query, path_instrument_id
+from spine.screener.instrument import instrument_document
 from spine.screener.rows import RESOLUTIONS
 from spine.screener.screens import evaluate
 from spine.wire.cursors import InvalidCursor, decode_cursor
@@ -89,6 +90,13 @@ class ScreenerHandlers:
         rows = self.screener.rows
         return self._page("/v2/screener/snapshot", query,
                           lambda: [rows.row(i, r) for i in rows.ids for r in RESOLUTIONS])
+
+    def screener_instrument(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid = path_instrument_id(params["id"])
+        rows = self.screener.rows
+        if iid not in rows.index:
+            raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
+        return instrument_document(iid, [rows.row(iid, r) for r in RESOLUTIONS], [rows.state(iid, r) for r in RESOLUTIONS])
 
     def screener_screen(self, query: Query, params: dict[str, str], body: bytes) -> dict[str, Any]:
         rows = self.screener.rows

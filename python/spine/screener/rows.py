@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from spine._core import WIRE_VERSION, FeatureUniverse, ScreenTable
+from spine.screener.instrument import feature_state
 from spine.screener.upstream import Bars
 
 __all__ = ["RESOLUTIONS", "Rows"]
@@ -27,6 +28,8 @@ class Rows:
         self.universe = FeatureUniverse(feature_ids=feature_ids)
         self.index: dict[str, int] = {}
         self.ids: list[str] = []
+        #: Per instrument, the channel its rows read and the node its bars come from.
+        self.origin: dict[str, tuple[str, str]] = {}
         #: The newest sequence folded per instrument (the node's series numbering).
         self.sequence: dict[str, int] = {}
         #: Live 1-minute closes folded since start.
@@ -42,8 +45,9 @@ class Rows:
         #: Instruments whose rows changed since the screen table last took them.
         self._stale: set[int] = set()
 
-    def add(self, instrument: dict[str, Any], channel: str) -> int:
-        """Register an ``svc.instrument_ref`` (its precisions) with the channel its rows read."""
+    def add(self, instrument: dict[str, Any], channel: str, source: str = "local") -> int:
+        """Register an ``svc.instrument_ref`` (its precisions) with the channel its rows read and
+        the node (base URL) its bars come from."""
         iid = instrument["instrument_id"]
         if iid in self.index:
             raise ValueError(f"{iid} is already in the screener's universe")
@@ -51,6 +55,7 @@ class Rows:
                                   size_precision=instrument["size_precision"])
         self.index[iid] = index
         self.ids.append(iid)
+        self.origin[iid] = (channel, source)
         return index
 
     def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any]) -> int:
@@ -98,6 +103,12 @@ class Rows:
 
     def _saw(self, ts_event: int) -> None:
         self.newest = ts_event if self.newest is None else max(self.newest, ts_event)
+
+    def state(self, instrument_id: str, resolution: str) -> dict[str, Any]:
+        """The ``svc.feature_state`` summary of the instrument's row at ``resolution``."""
+        channel, source = self.origin[instrument_id]
+        taken = self.universe.bars_taken(self.index[instrument_id], resolution)
+        return feature_state(self.row(instrument_id, resolution), taken, channel, source)
 
     def row(self, instrument_id: str, resolution: str) -> dict[str, Any]:
         """The instrument's ``svc.feature_row`` at ``resolution``."""

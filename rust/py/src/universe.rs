@@ -191,4 +191,15 @@ impl PyFeatureUniverse {
         let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;
         Ok(to_py(py, self.inner.state(instrument, resolution))?.last_ts_event())
     }
+
+    /// Bars an instrument's state at `resolution` has taken since it started.
+    fn bars_taken(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
+        resolution: &str,
+    ) -> PyResult<u64> {
+        let resolution = Resolution::parse(resolution).map_err(|e| bars_error(py, &e))?;
+        to_py(py, self.inner.bars_taken(instrument, resolution))
+    }
 }

@@ -91,6 +91,11 @@ impl Store {
         self.meta[l].last_ts
     }
 
+    /// Bars lane `l` has taken.
+    pub(crate) fn bars_taken(&self, l: usize) -> u64 {
+        self.meta[l].taken
+    }
+
     /// Every lane, to read and update.
     pub(crate) fn lanes<'a>(&'a mut self, layout: &'a Arc<Layout>) -> Lanes<'a> {
         Lanes {
@@ -168,7 +173,9 @@ impl Lanes<'_> {
             );
         }
         for &(l, bar) in batch {
-            self.store.meta[l].last_ts = Some(bar.ts_event);
+            let meta = &mut self.store.meta[l];
+            meta.last_ts = Some(bar.ts_event);
+            meta.taken += 1;
         }
     }
 }

@@ -51,6 +51,9 @@ pub(crate) struct Meta {
     pub(crate) size_scale: u8,
     /// The close time of the newest bar taken.
     pub(crate) last_ts: Option<u64>,
+    /// Bars taken since the state started (a gap does not restart it; [`FeatureState::reset`]
+    /// does).
+    pub(crate) taken: u64,
 }
 
 fn scale_of(what: &'static str, precision: i64) -> Result<u8, FeatureError> {
@@ -89,6 +92,7 @@ impl FeatureState {
                 price_scale,
                 size_scale,
                 last_ts: None,
+                taken: 0,
             },
         })
     }
@@ -122,6 +126,12 @@ impl FeatureState {
     #[must_use]
     pub fn last_ts_event(&self) -> Option<u64> {
         self.meta.last_ts
+    }
+
+    /// Bars taken since the state started (or was last [`reset`](Self::reset)).
+    #[must_use]
+    pub fn bars_taken(&self) -> u64 {
+        self.meta.taken
     }
 
     /// The selected features, in selection order.
@@ -247,6 +257,7 @@ impl FeatureState {
         }
         drop(kernels);
         self.meta.last_ts = last_ts;
+        self.meta.taken += n as u64;
         true
     }
 
@@ -308,6 +319,7 @@ impl FeatureState {
     fn take_one(&mut self, bar: &BarInput) {
         self.layout.update(&mut self.arena, bar);
         self.meta.last_ts = Some(bar.ts_event);
+        self.meta.taken += 1;
     }
 
     /// Warm from bars already converted to `f64`, oldest first. Returns the number taken.
@@ -339,6 +351,7 @@ impl FeatureState {
         if let Some(bar) = bars.last() {
             self.meta.last_ts = Some(bar.ts_event);
         }
+        self.meta.taken += bars.len() as u64;
     }
 
     /// The input had a gap: restart every kernel. Values read ABSENT `GAP_IN_INPUT` until
@@ -353,6 +366,7 @@ impl FeatureState {
         self.layout.each_kernel(&mut self.arena, Kernel::reset);
         self.meta.after_gap = false;
         self.meta.last_ts = None;
+        self.meta.taken = 0;
     }
 }
 

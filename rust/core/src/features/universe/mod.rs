@@ -250,6 +250,15 @@ impl Universe {
         Ok(self.blocks[block].stores[slot_of(resolution)].last_ts_event(lane))
     }
 
+    /// Bars an instrument's state at `resolution` has taken since it started.
+    ///
+    /// # Errors
+    /// [`FeatureError::UnknownInstrument`].
+    pub fn bars_taken(&self, instrument: u32, resolution: Resolution) -> Result<u64, FeatureError> {
+        let (block, lane) = self.locate(instrument)?;
+        Ok(self.blocks[block].stores[slot_of(resolution)].bars_taken(lane))
+    }
+
     /// The selected features, in selection order (every row holds their keys).
     pub fn features(&self) -> &[Arc<Compiled>] {
         &self.layout.features

@@ -381,3 +381,24 @@ fn default_layout_keeps_six_kernels() {
     assert_eq!(s.layout().kernels.len(), 6);
     assert_eq!(s.row().len(), 19);
 }
+
+#[test]
+fn counts_the_bars_it_takes_across_a_gap_until_reset() {
+    let mut s = state(&["sma_20"]);
+    for ts in 1..=5u64 {
+        assert!(push(&mut s, ts, 100).is_ok());
+    }
+    let batch: Vec<BarInput> = (6..=45u64)
+        .map(|ts| convert_bar(s.inputs(), 2, 3, &raw(ts, 100, 110, 90, 100, 1500)))
+        .collect();
+    assert_eq!(s.warm(&batch).ok(), Some(40));
+    s.mark_gap();
+    assert!(push(&mut s, 46, 100).is_ok());
+    assert!(
+        push(&mut s, 1, 100).is_err(),
+        "refused bars are not counted"
+    );
+    assert_eq!(s.bars_taken(), 46);
+    s.reset();
+    assert_eq!(s.bars_taken(), 0);
+}
