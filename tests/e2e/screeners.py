@@ -15,9 +15,13 @@ from nodes import get, node_env, free_port, stop, wait_for
 from reference.wire_validator import validate
 
 
-def spawn_screener(directory: Path, *nodes: str) -> tuple[subprocess.Popen[str], str]:
+def spawn_screener(directory: Path, *nodes: str, config: str = "") -> tuple[subprocess.Popen[str], str]:
+    """A screener over ``nodes``; ``config``: TOML settings of its configuration file."""
     port = free_port()
     args = [sys.executable, "-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(directory)]
+    if config:
+        (directory / "screener.toml").write_text(config)
+        args += ["--config", str(directory / "screener.toml")]
     for node in nodes:
         args += ["--node", node]
     process = subprocess.Popen(args, env=node_env(directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -5,8 +5,9 @@ Over random minutes (instruments missing, minutes skipped), watermark advances a
 changes (the universe swapped for one of another feature selection, warmed on the same bars,
 then ``refresh``), every document the writer encodes decodes to what the plain-Python oracle
 (``reference.row_deltas``) computes from ``FeatureUniverse.row`` before and after, one per
-changed row and none for the rest; applied to the previous row it gives the next; it is
-canonical JSON and valid for the independent validator.
+changed row (a row whose close time alone moved: a document with no operations) and none for
+the rest; applied to the previous row it gives the next; it is canonical JSON and valid for the
+independent validator.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def ident(i: int) -> str:
     return f"I{i}.SIM"
 
 
-def snapshot(u: FeatureUniverse) -> dict[tuple[int, str], dict[str, Any]]:
-    return {(i, r): u.row(i, r) for i in range(len(u)) for r in RESOLUTIONS}
+def snapshot(u: FeatureUniverse) -> dict[tuple[int, str], tuple[int | None, dict[str, Any]]]:
+    return {(i, r): (u.last_ts_event(i, r), u.row(i, r)) for i in range(len(u)) for r in RESOLUTIONS}
 
 
 def fresh(feature_ids: list[str] | None, history: list[dict[int, tuple[int, ...]]]) -> FeatureUniverse:
@@ -64,14 +65,18 @@ def check(u: FeatureUniverse, before: dict[Any, Any], result: tuple[bytes, list[
         validate(document, "svc.feature_row_delta")
         got[(i, RESOLUTIONS[r])] = document
     expected = {}
-    for (i, r), row in after.items():
-        ts = u.last_ts_event(i, r)
-        want = delta(before[(i, r)], row, instrument_id=ident(i), resolution=r, ts_event=0 if ts is None else ts)
+    for (i, r), (ts, row) in after.items():
+        was, previous = before[(i, r)]
+        stamp = 0 if ts is None else ts
+        want = delta(previous, row, instrument_id=ident(i), resolution=r, ts_event=stamp)
+        if want is None and was != ts:
+            want = {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
+                    "instrument_id": ident(i), "resolution": r, "ts_event": str(stamp), "operations": []}
         if want is not None:
             expected[(i, r)] = want
     assert got == expected
     for key, document in got.items():
-        assert apply(before[key], document) == after[key]
+        assert apply(before[key][1], document) == after[key][1]
     return after
 
 
@@ -95,7 +100,7 @@ def test_deltas_are_the_differences_of_consecutive_rows(plan: list[tuple[str, An
     u, w = fresh(None, history), DeltaWriter()
     for i in range(INSTRUMENTS):
         w.register(i, ident(i))
-    empty = {(i, r): {} for i in range(INSTRUMENTS) for r in RESOLUTIONS}
+    empty: dict[Any, Any] = {(i, r): (None, {}) for i in range(INSTRUMENTS) for r in RESOLUTIONS}
     before = check(u, empty, w.refresh(u))
     minute = 0
     for kind, arg in plan:

@@ -19,7 +19,7 @@ BY_ID = {op.id: op for op in OPERATIONS}
     ("spine.bars.list", "handler", "elsewhere"),
     ("spine.screener.rows", "elsewhere", "handler"),
     ("spine.screener.screen", "elsewhere", "handler"),
-    ("spine.stream.screener", "elsewhere", "elsewhere"),
+    ("spine.stream.screener", "elsewhere", "handler"),
 
     ("spine.health.get", "handler", "handler"),
     ("spine.registry.get", "handler", "handler"),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -31,9 +31,9 @@ from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
 from spine.http.send_queue import SendQueue
 from spine.http.v1 import V1_VERSION
-from spine.http.v1_stream import Backlog, Journal
+from spine.http.v1_stream import Journal
 
-__all__ = ["SSE", "heartbeat", "pump"]
+__all__ = ["SSE", "Egress", "heartbeat", "pump"]
 
 log = logging.getLogger("spine.http")
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
@@ -48,16 +48,31 @@ RETRY_SECS = 0.05
 RETRY_MAX_SECS = 1.0
 
 
+class Egress:
+    """What a process's streams sent and dropped, over every subscriber it has had. Events are
+    counted as SSE frames (each ends with a blank line; data lines are JSON without raw
+    newlines), heartbeats included."""
+
+    __slots__ = ("bytes_sent", "events_dropped", "events_sent")
+
+    def __init__(self) -> None:
+        self.events_sent = self.bytes_sent = self.events_dropped = 0
+
+    def document(self) -> dict[str, int]:
+        return {"events_sent": self.events_sent, "bytes_sent": self.bytes_sent, "events_dropped": self.events_dropped}
+
+
 class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
-    its queue dropped with a resync)."""
+    its queue dropped with a resync; a lossless stream ends instead, see :func:`pump`)."""
 
-    __slots__ = ("dropped", "ended", "handed", "held", "journal", "last", "loop", "probe", "retry", "subscription",
-                 "transport")
+    __slots__ = ("dropped", "egress", "ended", "handed", "held", "journal", "last", "loop", "lossless", "probe",
+                 "retry", "subscription", "transport")
 
     def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None,
-                 probe: SendQueue | None) -> None:
+                 probe: SendQueue | None, egress: Egress | None = None, lossless: bool = False) -> None:
         self.transport, self.subscription, self.journal, self.probe = transport, subscription, journal, probe
+        self.egress, self.lossless = egress, lossless
         self.dropped = self.handed = 0
         self.last = time.monotonic()
         self.loop = asyncio.get_running_loop()
@@ -89,14 +104,19 @@ class _Stream:
     def send(self, chunk: bytes) -> None:
         if self.ended.done():
             return
-        if self.journal is not None and (dropped := self.subscription.stats()["dropped"]) > self.dropped:
-            self.dropped = dropped
+        if self.journal is not None and self._lost():
             chunk = self.journal.resync(None, "EVENTS_DROPPED") + chunk
+        elif self.lossless and self._lost():
+            self.end()  # the client's view has a hole: it reconnects and starts afresh
+            return
         try:
             next(self.transport.send_bytes(chunk).__await__())
         except StopIteration:  # taken
             self.last = time.monotonic()
             self.handed += len(chunk)
+            if self.egress is not None:
+                self.egress.bytes_sent += len(chunk)
+                self.egress.events_sent += chunk.count(b"\n\n")
             return
         except Exception:  # noqa: BLE001 - the client went away mid-send
             log.debug("stream send failed; the stream is ended", exc_info=True)
@@ -105,20 +125,42 @@ class _Stream:
         log.error("the stream transport did not take a send at once; the stream is ended")
         self.end()
 
+    def _lost(self) -> bool:
+        """Whether the queue dropped events since the last look (counted as egress drops)."""
+        dropped = self.subscription.stats()["dropped"]
+        if dropped <= self.dropped:
+            return False
+        if self.egress is not None:
+            self.egress.events_dropped += dropped - self.dropped
+        self.dropped = dropped
+        return True
+
     def end(self) -> None:
         if not self.ended.done():
             self.ended.set_result(None)
+            if self.egress is not None:
+                self._lost()
         if self.held is not None:
             self.held.cancel()
             self.held = None
         self.subscription.close()
 
 
-async def pump(proto: Any, subscription: Subscription, first: Backlog | None, journal: Journal | None,
-               heartbeat_secs: float, probe: SendQueue | None = None) -> None:
-    """Serve one stream: ``first`` (a v1 backlog, or nothing), then whatever the hub pushes,
-    until the client leaves; ``probe`` reads its connection's send queue."""
-    stream = _Stream(proto.response_stream(200, SSE), subscription, journal, probe)
+class Pieces(Protocol):
+    """What a stream sends before its live events (a v1 backlog, a screener snapshot)."""
+
+    def take(self, size: int) -> bytes:
+        """The next whole frames, about ``size`` bytes of them; ``b""`` when all are taken."""
+
+
+async def pump(proto: Any, subscription: Subscription, first: Pieces | None, journal: Journal | None,
+               heartbeat_secs: float, probe: SendQueue | None = None, *, egress: Egress | None = None,
+               lossless: bool = False) -> None:
+    """Serve one stream: ``first`` (a v1 backlog, a snapshot, or nothing), then whatever the hub
+    pushes, until the client leaves; ``probe`` reads its connection's send queue. ``egress``
+    counts what was sent and dropped. A ``lossless`` stream ends once its queue has dropped an
+    event (the client's picture would have a hole; it reconnects and starts from a snapshot)."""
+    stream = _Stream(proto.response_stream(200, SSE), subscription, journal, probe, egress, lossless)
     disconnected = asyncio.ensure_future(proto.client_disconnect())
     version = V1_VERSION if journal is not None else WIRE_VERSION
     try:
@@ -139,7 +181,7 @@ async def pump(proto: Any, subscription: Subscription, first: Backlog | None, jo
         stream.end()
 
 
-async def _replay(stream: _Stream, backlog: Backlog, disconnected: asyncio.Future[None]) -> None:
+async def _replay(stream: _Stream, backlog: Pieces, disconnected: asyncio.Future[None]) -> None:
     """The backlog in pieces of about ``CHECK_BYTES``, each handed over only while the client
     keeps up (as the hub's pushes are); live events wait in the subscription's bounded queue."""
     while not (disconnected.done() or stream.ended.done()):

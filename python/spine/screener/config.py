@@ -47,6 +47,8 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     reconnect_max_secs: float = 30.0
     #: The state checkpoint is written this often, and at shutdown.
     checkpoint_secs: float = 60.0
+    #: Subscribers ``/v2/stream/screener`` serves at once; more are refused (503).
+    stream_subscribers: int = 1_024
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -56,6 +58,8 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             _check_base_url(url)
         if len(set(self.nodes)) != len(self.nodes):
             raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
+        if not 1 <= self.stream_subscribers <= 65_536:
+            raise ConfigError(f"stream_subscribers {self.stream_subscribers}: allowed 1..65536")
         if not 1 <= self.warm_concurrency <= 64:
             raise ConfigError(f"warm_concurrency {self.warm_concurrency}: allowed 1..64")
         for name in ("upstream_timeout_secs", "checkpoint_secs", "reconnect_min_secs", "reconnect_max_secs"):

@@ -67,9 +67,8 @@ class ScreenerHandlers:
         return {**_head("svc.screener_health"), "process_state": screener.process_state(),
                 "input_lag_nanos": None if lag is None else str(lag), "processed": screener.rows.processed,
                 "dropped": 0, "checkpoint_age_nanos": None,
-                # The subscriber side: no stream is served yet, so no connection was ever made.
-                "connections": {"open": 0, "accepted": 0, "closed": 0, "refused": 0},
-                "egress": None, "last_error": screener.last_error(), "ts_event": str(now)}
+                "connections": screener.stream.connections.document(), "egress": screener.stream.egress.document(),
+                "last_error": screener.last_error(), "ts_event": str(now)}
 
     # --- the registry and rows -------------------------------------------------------------------
 

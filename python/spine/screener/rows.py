@@ -56,6 +56,7 @@ class Rows:
         self.index[iid] = index
         self.ids.append(iid)
         self.origin[iid] = (channel, source)
+        self.version += 1  # its (empty) rows are in every snapshot from now on
         return index
 
     def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any]) -> int:

@@ -13,12 +13,18 @@ from typing import Any, Literal
 import httpx
 
 from spine.http.app import App
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.http.routes import Operation
+from spine.http.send_queue import SendQueue
+from spine.http.streams import pump
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.serve import embedded_server
 from spine.screener.config import ScreenerConfig
 from spine.screener.feed import NodeFeed
 from spine.screener.handlers import ScreenerHandlers
-from spine.screener.rows import Rows
+from spine.screener.rows import RESOLUTIONS, Rows
+from spine.screener.stream import RowStream, Snapshot
 from spine.screener.upstream import NodeClient, UpstreamError
 
 __all__ = ["Screener", "ScreenerApp"]
@@ -33,6 +39,7 @@ class Screener:
     def __init__(self, config: ScreenerConfig) -> None:
         self.config = config
         self.rows = Rows()
+        self.stream = RowStream(self.rows, config.stream_subscribers)
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
                                         limits=httpx.Limits(max_connections=16 * len(config.nodes)))
         backoff = (config.reconnect_min_secs, config.reconnect_max_secs)
@@ -98,12 +105,41 @@ class Screener:
 
 
 class ScreenerApp(App):
-    """The screener's app: its handlers, the schema set, no v1 surface."""
+    """The screener's app: its handlers, the schema set, its stream, no v1 surface."""
 
     def __init__(self, screener: Screener) -> None:
+        self.screener = screener
         self.handlers = ScreenerHandlers(screener)
         super().__init__("screener", (self.handlers, SchemaHandlers()), (), deployment_mode=screener.config.mode,
                          body_secs=screener.config.http_body_secs)
 
     def health_bytes(self) -> Any:
         return None  # answered by the handler: the document is cheap and always current
+
+    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
+        """``GET /v2/stream/screener`` (see :mod:`spine.screener.stream`)."""
+        stream, rows = self.screener.stream, self.screener.rows
+        connections = stream.connections
+        try:
+            iid = query.instrument_id()
+            resolution = query.choice("resolution", RESOLUTIONS)
+            if iid is not None and iid not in rows.index:
+                raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
+            if connections.open >= connections.limit:
+                raise HttpError("SUBSCRIBERS_FULL", f"the screener stream has its {connections.limit} subscribers; "
+                                                    "retry later")
+        except HttpError:
+            connections.refused += 1
+            raise
+        resolutions = RESOLUTIONS if resolution is None else (resolution,)
+        subscription = stream.fanout.subscribe(instruments=None if iid is None else [iid],
+                                               kinds=None if resolution is None else resolutions)
+        snapshot = Snapshot(stream, list(rows.ids) if iid is None else [iid], resolutions)
+        connections.open += 1
+        connections.accepted += 1
+        try:
+            await pump(proto, subscription, snapshot, None, self.screener.config.stream_heartbeat_secs,
+                       SendQueue(scope.server, scope.client), egress=stream.egress, lossless=True)
+        finally:
+            connections.open -= 1
+            connections.closed += 1

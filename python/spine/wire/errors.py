@@ -54,6 +54,7 @@ _ROWS = (
     ErrorCode("CAPABILITY_DEFERRED", 50101, 501, "Deferred on this node: not yet."),
     ErrorCode("UPSTREAM_UNAVAILABLE", 50201, 502, "An upstream process could not be reached."),
     ErrorCode("NOT_READY", 50301, 503, "The node is not ready to serve this route yet."),
+    ErrorCode("SUBSCRIBERS_FULL", 50302, 503, "A stream already has as many subscribers as it serves; retry later."),
 )
 
 ERROR_CODES: Mapping[str, ErrorCode] = MappingProxyType({row.symbol: row for row in _ROWS})

@@ -55,9 +55,15 @@ fn writer(instruments: u32) -> DeltaWriter {
 }
 
 /// Every row of `u`.
-fn snapshot(u: &Universe) -> Vec<Row> {
+/// Every row of `u` with its close time, instrument by instrument, resolutions in order.
+fn snapshot(u: &Universe) -> Vec<(Option<u64>, Row)> {
     (0..u.len() as u32)
-        .flat_map(|i| Resolution::ALL.map(|r| u.state(i, r).unwrap().row()))
+        .flat_map(|i| {
+            Resolution::ALL.map(|r| {
+                let state = u.state(i, r).unwrap();
+                (state.last_ts_event(), state.row())
+            })
+        })
         .collect()
 }
 
@@ -80,8 +86,14 @@ fn value_text(v: &FeatureValue) -> String {
     }
 }
 
-/// The reference document from `before` to `after`, if any key changed.
-fn reference(id: &str, r: Resolution, ts: u64, before: &Row, after: &Row) -> Option<String> {
+/// The reference document from `before` to `after`, if any key or the close time changed.
+fn reference(
+    id: &str,
+    r: Resolution,
+    before: &(Option<u64>, Row),
+    after: &(Option<u64>, Row),
+) -> Option<String> {
+    let ((was, before), (ts, after)) = (before, after);
     let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     let ops: Vec<String> = keys
         .into_iter()
@@ -94,24 +106,28 @@ fn reference(id: &str, r: Resolution, ts: u64, before: &Row, after: &Row) -> Opt
             _ => None,
         })
         .collect();
-    (!ops.is_empty()).then(|| {
+    (!ops.is_empty() || was != ts).then(|| {
         format!(
-            r#"{{"instrument_id":"{id}","operations":[{}],"resolution":"{}","schema_id":"svc.feature_row_delta","schema_version":1,"ts_event":"{ts}","version":"spine.v2"}}"#,
+            r#"{{"instrument_id":"{id}","operations":[{}],"resolution":"{}","schema_id":"svc.feature_row_delta","schema_version":1,"ts_event":"{}","version":"spine.v2"}}"#,
             ops.join(","),
-            r.name()
+            r.name(),
+            ts.unwrap_or(0)
         )
     })
 }
 
 /// Every reference document from snapshot `before` to `after` of `u`, row by row.
-fn references(u: &Universe, before: &[Row], after: &[Row]) -> BTreeSet<(u32, usize, String)> {
+fn references(
+    u: &Universe,
+    before: &[(Option<u64>, Row)],
+    after: &[(Option<u64>, Row)],
+) -> BTreeSet<(u32, usize, String)> {
     let mut out = BTreeSet::new();
     for i in 0..u.len() as u32 {
         for (k, r) in Resolution::ALL.into_iter().enumerate() {
             let row = i as usize * 7 + k;
-            let ts = u.last_ts_event(i, r).unwrap().unwrap_or(0);
             let id = format!("I{i}.SIM");
-            if let Some(doc) = reference(&id, r, ts, &before[row], &after[row]) {
+            if let Some(doc) = reference(&id, r, &before[row], &after[row]) {
                 out.insert((i, k, doc));
             }
         }
@@ -148,7 +164,7 @@ fn closes_match_the_snapshot_reference_and_are_canonical() {
     w.refresh(&u, &mut out).unwrap();
     assert_eq!(
         documents(&out),
-        references(&u, &vec![Row::new(); 21], &snapshot(&u))
+        references(&u, &vec![(None, Row::new()); 21], &snapshot(&u))
     );
     let mut before = snapshot(&u);
     for m in 1..=40 {

@@ -5,7 +5,9 @@
 //! A row's delta is its current values against the ones last published for it: a key whose
 //! value is new or changed (a change to ABSENT included) is an UPSERT, a key published
 //! before that the universe no longer has (its feature left the registry) a RETIRE, in key
-//! order; a row with no such key produces no document. Comparing with what was published,
+//! order. A row whose close time moved with no such key gets a document with no operations
+//! (a client's row keeps the close time a snapshot shows); a row with neither gets none.
+//! Comparing with what was published,
 //! not with the previous minute, means a document is never lost to a refused close: the next
 //! one of that row carries every change since.
 //!
@@ -37,6 +39,8 @@ pub struct DeltaWriter {
     /// Row `(instrument * 7 + resolution)`'s published values, `keys.len()` apiece (`None`:
     /// never published, or retired).
     published: Vec<Option<FeatureValue>>,
+    /// Row `(instrument * 7 + resolution)`'s published close time (`None`: none yet).
+    stamps: Vec<Option<u64>>,
 }
 
 /// Whether `id` is a canonical `SYMBOL.VENUE` instrument id as the schemas allow: printable
@@ -86,6 +90,7 @@ impl DeltaWriter {
             self.heads.resize(i + 1, None);
             self.published
                 .resize((i + 1) * RESOLUTIONS * self.keys.len(), None);
+            self.stamps.resize((i + 1) * RESOLUTIONS, None);
         }
         self.heads[i] = Some(encode::head(instrument_id));
         Ok(())
@@ -250,12 +255,17 @@ impl DeltaWriter {
         let threads = if pool.is_some() { threads } else { 1 };
         out.reset(threads);
         let Some(pool) = pool else {
-            return shared.encode(rows, 0, &mut self.published, &mut out.parts[0]);
+            let own = Published {
+                values: &mut self.published,
+                stamps: &mut self.stamps,
+            };
+            return shared.encode(rows, 0, own, &mut out.parts[0]);
         };
         // Cut `rows` into `threads` runs of whole instruments, and `published` with them.
         let stride = RESOLUTIONS * width;
         let mut jobs = Vec::with_capacity(threads);
-        let (mut rest, mut published, mut first) = (rows, &mut self.published[..], 0usize);
+        let (mut rest, mut published, mut stamps, mut first) =
+            (rows, &mut self.published[..], &mut self.stamps[..], 0usize);
         for (k, part) in out.parts[..threads].iter_mut().enumerate() {
             let mut cut = rest.len().min(rest.len().div_ceil(threads - k));
             while cut < rest.len() && cut > 0 && rest[cut].instrument == rest[cut - 1].instrument {
@@ -267,9 +277,16 @@ impl DeltaWriter {
                 .map_or(published.len() / stride.max(1) + first, |r| {
                     r.instrument as usize
                 });
-            let (own, others) = std::mem::take(&mut published).split_at_mut((end - first) * stride);
+            let (values, others) =
+                std::mem::take(&mut published).split_at_mut((end - first) * stride);
+            let (own_stamps, other_stamps) =
+                std::mem::take(&mut stamps).split_at_mut((end - first) * RESOLUTIONS);
+            let own = Published {
+                values,
+                stamps: own_stamps,
+            };
             jobs.push((mine, first, own, part));
-            (rest, published, first) = (tail, others, end);
+            (rest, published, stamps, first) = (tail, others, other_stamps, end);
         }
         let results: Vec<std::sync::Mutex<Result<(), FeatureError>>> = (0..threads)
             .map(|_| std::sync::Mutex::new(Ok(())))
@@ -307,6 +324,12 @@ const PARALLEL_MIN: usize = 512;
 /// At most this many threads encode one call.
 const MAX_THREADS: usize = 8;
 
+/// The published side of a run of whole instruments: values and close times.
+struct Published<'a> {
+    values: &'a mut [Option<FeatureValue>],
+    stamps: &'a mut [Option<u64>],
+}
+
 /// What every part reads.
 struct Shared<'a> {
     universe: &'a Universe,
@@ -322,22 +345,23 @@ impl Shared<'_> {
         &self,
         rows: &[Updated],
         first: usize,
-        published: &mut [Option<FeatureValue>],
+        mut published: Published<'_>,
         part: &mut Part,
     ) -> Result<(), FeatureError> {
         part.current.resize(self.width, None);
         for &row in rows {
-            self.encode_row(row, first, published, part)?;
+            self.encode_row(row, first, &mut published, part)?;
         }
         Ok(())
     }
 
-    /// One row's delta, if any value changed; what it carries becomes the published row.
+    /// One row's delta, if any value or its close time changed; what it carries becomes the
+    /// published row.
     fn encode_row(
         &self,
         row: Updated,
         first: usize,
-        published: &mut [Option<FeatureValue>],
+        published: &mut Published<'_>,
         part: &mut Part,
     ) -> Result<(), FeatureError> {
         let width = self.width;
@@ -350,22 +374,34 @@ impl Shared<'_> {
                 visited += 1;
             })?;
         let i = row.instrument as usize;
-        let base = ((i - first) * RESOLUTIONS + row.resolution as usize) * width;
-        let published = &mut published[base..base + width];
+        let slot = (i - first) * RESOLUTIONS + row.resolution as usize;
+        let ts_event = self
+            .universe
+            .last_ts_event(row.instrument, row.resolution)?;
+        let stamp = &mut published.stamps[slot];
+        let published = &mut published.values[slot * width..(slot + 1) * width];
         let w = &mut part.writer;
         let start = w.pos();
-        let mut opened = false;
+        let head = self.heads[i].as_deref().unwrap_or_default();
+        // A moved close time alone makes a document (with no operations): a client's row keeps
+        // the close time a snapshot shows.
+        let mut opened = *stamp != ts_event;
+        if opened {
+            w.at(start).raw(head);
+        }
+        let mut operations = 0;
         for (k, (was, now)) in published.iter_mut().zip(current.iter()).enumerate() {
             if was == now {
                 continue;
             }
-            if opened {
-                w.comma();
-            } else {
-                let head = self.heads[i].as_deref().unwrap_or_default();
+            if !opened {
                 w.at(start).raw(head);
                 opened = true;
             }
+            if operations > 0 {
+                w.comma();
+            }
+            operations += 1;
             match now {
                 Some(value) => {
                     w.raw(&self.pieces[k].upsert);
@@ -377,9 +413,7 @@ impl Shared<'_> {
             *was = *now;
         }
         if opened {
-            let ts_event = self
-                .universe
-                .last_ts_event(row.instrument, row.resolution)?;
+            *stamp = ts_event;
             encode::tail(w, row.resolution, ts_event.unwrap_or(0));
             part.ends.push(w.pos());
             part.rows.push(row);
