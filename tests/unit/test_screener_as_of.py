@@ -1,7 +1,8 @@
 """Point-in-time rows: ``Rows.warm`` through an instant over a longer history (its observed
 spans reaching past it) equals rows fed only the bars up to that instant one close at a time,
-at every resolution, whatever bucket boundary the instant falls on; and the refusals a
-point-in-time screen makes before it reads any node."""
+at every resolution, whatever bucket boundary the instant falls on; the refusals a
+point-in-time screen makes before it reads any node; that it reads only the instruments in its
+scope; and that a node it cannot read fails it whole."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from spine.http.errors import HttpError
 from spine.screener.as_of import MAX_INSTRUMENTS, is_point_in_time, screen_as_of
 from spine.screener.rows import RESOLUTIONS, Rows
+from spine.screener.upstream import UpstreamError
 from test_features import MINUTE, make_bars
 
 REF = {"instrument_id": "BTCUSDT.SIM", "price_precision": 2, "size_precision": 3}
@@ -104,3 +106,41 @@ def test_refusals_before_any_node_is_read(body: bytes, rows: Rows, fragment: str
 def test_the_cap_counts_the_instruments_in_scope_not_those_held() -> None:
     result = asyncio.run(screen_as_of(definition("0", ["NOT_HELD.SIM"]), [], held(MAX_INSTRUMENTS + 1, MINUTE), 4))
     assert result["evaluated"] == 0 and result["rows"] == [] and result["as_of"] == "0"
+
+
+class FakeFeed:
+    """A node feed's face as a point-in-time screen uses it: its instruments, its channel and
+    their history (``history`` of a down node fails as the node client does)."""
+
+    def __init__(self, ids: list[str], down: bool = False) -> None:
+        self.instruments = {iid: {**REF, "instrument_id": iid} for iid in ids}
+        self.channel = "EXTERNAL"
+        self.down = down
+        self.asked: list[tuple[str, int | None]] = []
+
+    async def history(self, instrument: dict[str, Any], end: int | None = None) -> tuple[Any, Any]:
+        self.asked.append((instrument["instrument_id"], end))
+        if self.down:
+            raise UpstreamError("http://127.0.0.1:1", "GET /v2/bars", "ConnectError: refused")
+        bars, coverage = history()
+        return bars, coverage
+
+
+def test_only_the_instruments_in_scope_are_read_each_through_as_of() -> None:
+    feeds = [FakeFeed(["I0.SIM", "I1.SIM"]), FakeFeed(["I2.SIM", "I3.SIM"])]
+    rows = held(4, int(history()[0]["ts_event"][-1]))
+    as_of = int(history()[0]["ts_event"][1_000])
+    body = definition(str(as_of), ["I3.SIM", "I0.SIM", "I9.SIM"])
+    result = asyncio.run(screen_as_of(body, feeds, rows, 2))  # type: ignore[arg-type]
+    assert [feed.asked for feed in feeds] == [[("I0.SIM", as_of)], [("I3.SIM", as_of)]]
+    assert [(row["instrument_id"], row["ts_event"]) for row in result["rows"]] == [
+        ("I0.SIM", str(as_of)), ("I3.SIM", str(as_of))]
+
+
+def test_a_node_that_cannot_be_read_fails_the_whole_screen_naming_it() -> None:
+    feeds = [FakeFeed(["I0.SIM"]), FakeFeed(["I1.SIM"], down=True)]
+    with pytest.raises(HttpError) as refused:
+        asyncio.run(screen_as_of(definition(str(MINUTE)), feeds, held(2, MINUTE), 4))  # type: ignore[arg-type]
+    assert refused.value.symbol == "UPSTREAM_UNAVAILABLE" and refused.value.status == 502
+    assert f"as_of {MINUTE} " in refused.value.text and "http://127.0.0.1:1 could not be read (GET /v2/bars: " \
+        in refused.value.text, refused.value.text
