@@ -56,7 +56,7 @@ class NodeFeed:
 
         async def one(instrument: dict[str, Any]) -> None:
             async with gate:
-                bars, coverage = await self._history(instrument)
+                bars, coverage = await self.history(instrument)
             self.rows.warm(instrument["instrument_id"], bars, coverage)
             self._warmed.add(instrument["instrument_id"])
 
@@ -126,8 +126,10 @@ class NodeFeed:
                 self.catch_ups += 1
                 self.rows.close(instrument_id, bars)
 
-    async def _history(self, instrument: dict[str, Any]) -> tuple[Bars, dict[str, Any]]:
-        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL")]
+    async def history(self, instrument: dict[str, Any], end: int | None = None) -> tuple[Bars, dict[str, Any]]:
+        """An instrument's durable 1-minute bars (those closing at or before ``end`` when given)
+        and its node's coverage."""
+        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL", end=end)]
         bars = {k: np.concatenate([columns[k] for columns, _ in pages]) for k in pages[0][0]}
         return bars, pages[-1][1]
 

@@ -1,5 +1,6 @@
 """The screener's routes: its feature registry, current rows and snapshots (both
-``svc.screener_snapshot``: rows as of one instant, one identity over them), its own health
+``svc.screener_snapshot``: rows as of one instant, one identity over them), screens (over the
+current rows, or point-in-time: :mod:`spine.screener.as_of`), its own health
 (``svc.screener_health``) and the process health every app answers (``svc.health``).
 
 A snapshot is taken when its first page is asked and kept while a few newer ones are taken,
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,7 @@ from spine.features import feature_specs
 from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query, path_instrument_id
+from spine.screener.as_of import is_point_in_time, screen_as_of
 from spine.screener.instrument import instrument_document
 from spine.screener.rows import RESOLUTIONS
 from spine.screener.screens import evaluate
@@ -97,9 +100,14 @@ class ScreenerHandlers:
             raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
         return instrument_document(iid, [rows.row(iid, r) for r in RESOLUTIONS], [rows.state(iid, r) for r in RESOLUTIONS])
 
-    def screener_screen(self, query: Query, params: dict[str, str], body: bytes) -> dict[str, Any]:
-        rows = self.screener.rows
-        return evaluate(body, rows.table(), rows.row, time.time_ns())
+    def screener_screen(self, query: Query, params: dict[str, str],
+                        body: bytes) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
+        """The current rows screened at once; a point-in-time screen (``as_of`` set) is a
+        coroutine the app awaits (it reads the nodes' history)."""
+        screener = self.screener
+        if is_point_in_time(body):
+            return screen_as_of(body, screener.feeds, screener.rows, screener.config.warm_concurrency)
+        return evaluate(body, screener.rows.table(), screener.rows.row, time.time_ns())
 
     def _page(self, route: str, query: Query, take: Any) -> dict[str, Any]:
         snapshot = self._snapshot(route, query.text("cursor"), take)

@@ -59,11 +59,22 @@ class Rows:
         self.version += 1  # its (empty) rows are in every snapshot from now on
         return index
 
-    def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any]) -> int:
-        """Fold an instrument's history: the spans its node observed, then its bars."""
+    def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any], through: int | None = None) -> int:
+        """Fold an instrument's history: the spans its node observed, then its bars. With
+        ``through`` (nanoseconds), rows as they stood at the minute it falls in: bars closing
+        after it are left out and the spans are cut there, so no observation closes a bucket
+        ending later (a bucket still open at that minute stays open, as it was live)."""
         index = self.index[instrument_id]
+        if through is not None:
+            through -= through % MINUTE_NS
+            kept = bars["ts_event"] <= through
+            bars = {k: column[kept] for k, column in bars.items()}
         for span in coverage["observed"]:
-            self.universe.observe(index, int(span["start"]), int(span["end"]))
+            start, end = int(span["start"]), int(span["end"])
+            if through is not None:
+                end = min(end, through)
+            if start < end:
+                self.universe.observe(index, start, end)
         taken = self.universe.warm(index, *(np.ascontiguousarray(bars[k]) for k in _COLUMNS))
         if len(bars["sequence"]):
             self.sequence[instrument_id] = int(bars["sequence"].max())

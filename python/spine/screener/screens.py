@@ -14,7 +14,7 @@ from spine._core import WIRE_VERSION, ScreenTable, identity
 from spine.errors import ScreenError
 from spine.http.errors import HttpError
 
-__all__ = ["ROUTE", "evaluate", "screen_id"]
+__all__ = ["ROUTE", "check", "evaluate", "screen_id"]
 
 ROUTE = "POST /v2/screener/screen"
 #: The members a definition's identity leaves out: its document tags.
@@ -24,6 +24,12 @@ _TAGS = ("version", "schema_id", "schema_version")
 def screen_id(definition: dict[str, Any]) -> str:
     """Equal definitions (tags aside) have equal ids."""
     return identity("screen_id", {k: v for k, v in definition.items() if k not in _TAGS})
+
+
+def check(body: bytes) -> None:
+    """Refuse ``body`` as :func:`evaluate` would, without any rows (an empty table checks the
+    whole grammar): a point-in-time screen is checked before it costs a node read."""
+    evaluate(body, ScreenTable(), lambda instrument_id, resolution: {}, 0)
 
 
 def evaluate(body: bytes, table: ScreenTable, row: Callable[[str, str], dict[str, Any]], as_of: int) -> dict[str, Any]:

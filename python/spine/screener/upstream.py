@@ -77,13 +77,17 @@ class NodeClient:
                 return items
 
     async def bar_pages(self, instrument: dict[str, Any], channel: str,
-                        after_sequence: int | None = None) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
+                        after_sequence: int | None = None,
+                        end: int | None = None) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
         """The instrument's durable 1-minute bars on ``channel``, oldest first, a page at a
-        time (only those above ``after_sequence`` when given), each with the page's coverage."""
+        time (only those above ``after_sequence`` and closing at or before ``end`` when given:
+        the node's ``end`` is inclusive), each with the page's coverage (the whole series')."""
         iid = instrument["instrument_id"]
         params: dict[str, str | int] = {"bar_type": bar_type_of(iid, "1m", channel), "limit": BAR_PAGE}
         if after_sequence is not None:
             params["after_sequence"] = after_sequence
+        if end is not None:
+            params["end"] = end
         while True:
             page = await self.get("/v2/bars", params)
             yield bar_columns(page["bars"], instrument["price_precision"], instrument["size_precision"]), \
