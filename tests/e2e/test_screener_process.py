@@ -14,6 +14,7 @@ import pytest
 
 from nodes import envelope, free_port, get, node_env, stop, wait_for
 from reference.canonical_json import identity
+from reference.wire_validator import validate
 from screeners import ok, pages, screener, spawn_screener
 from spine.features import feature_specs
 
@@ -72,6 +73,21 @@ def test_an_instrument_has_its_rows_states_and_vote_from_those_rows(screener: st
                                 strict=True):
         assert vote["voting"] == state["warm"]
         assert vote["trend"] == (int(row["values"]["trend_200.sign"].get("value", 0)) if state["warm"] else 0)
+
+
+def test_v1_screener_rows_are_the_screeners_rows(screener: str) -> None:
+    got = [ok(screener + "/screener-rows?limit=100")]
+    while got[-1]["next_cursor"] is not None:
+        got.append(ok(screener + f"/screener-rows?limit=100&cursor={got[-1]['next_cursor']}"))
+    items = [item for page in got for item in page["items"]]
+    assert {page["kind"] for page in got} == {"screener_rows"} and len(items) == 48 * 7
+    for item in items[:14]:
+        validate(item)
+    assert [(i["instrument_id"], i["resolution"]) for i in items[:7]] == [(items[0]["instrument_id"], r) for r in (
+        "1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+    status, refusal = get(screener + "/signals")
+    assert status == 404 and refusal["version"] == "spine.v1"
+    assert refusal["error"]["detail"].startswith("NOT_SUPPORTED_ON_THIS_NODE: ")
 
 
 #: Each refusal: the path asked, then the status and symbol it is answered with.

@@ -26,16 +26,17 @@ BY_ID = {op.id: op for op in OPERATIONS}
     ("spine.strategies.list", "elsewhere", "elsewhere"),
     ("spine.orders.list", "deferred", "deferred"),
     ("spine.v1.bars.get", "handler", "elsewhere"),
+    ("spine.v1.screener_rows.get", "handler", "handler"),
 ])
 def test_each_process_serves_its_own_operations(op_id: str, node: str, screener: str) -> None:
     op = BY_ID[op_id]
     assert (serving(op, "node"), serving(op, "screener")) == (node, screener)
 
 
-def test_every_process_answers_health_registry_openapi_and_schemas_itself() -> None:
+def test_every_process_answers_health_registry_openapi_schemas_and_v1_screener_rows_itself() -> None:
     shared = {op.id for op in OPERATIONS if op.served_by == EVERY}
     assert shared == {"spine.health.get", "spine.registry.get", "spine.openapi.get", "spine.schemas.list",
-                      "spine.schemas.get"}
+                      "spine.schemas.get", "spine.v1.screener_rows.get"}
 
 
 @pytest.mark.parametrize("process", ["node", "screener"])

@@ -88,10 +88,10 @@ def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Oper
 
 
 def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, ...] = (),
-        document: str | None = None) -> Operation:
+        document: str | None = None, served_by: tuple[Process, ...] = NODE) -> Operation:
     """A v1 read route; it answers ``v1.<document>`` (default: the route's own name)."""
     return Operation(f"spine.v1.{name}", "GET", path, schema_ids=schemas, params=params, wire_version="v1",
-                     response="v1." + (document or name.removesuffix(".get")))
+                     response="v1." + (document or name.removesuffix(".get")), served_by=served_by)
 
 
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -222,7 +222,8 @@ OPERATIONS: tuple[Operation, ...] = (
     _v1("readiness.get", "/readiness", ("svc.engine_status",)),
     _v1("retirements.get", "/retirements", params=PAGE, document="records"),
     _v1("schemas.get", "/schemas", params=("name",)),
-    _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records"),
+    # A node holds no screener rows (an empty page); the screener serves its own.
+    _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=EVERY),
     _v1("signals.get", "/signals", params=PAGE, document="records"),
     Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
 )

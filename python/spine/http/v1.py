@@ -23,7 +23,7 @@ from spine.http.view import NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange, paginate
 from spine.wire.bar_types import bar_type_of
 
-__all__ = ["V1_VERSION", "V1Handlers"]
+__all__ = ["V1_VERSION", "V1Handlers", "records"]
 
 V1_VERSION = "spine.v1"
 RECORD_KINDS = {"signals": "signals", "chart_markers": "chart-markers", "retirements": "retirements",
@@ -93,16 +93,16 @@ class V1Handlers:
                 "schemas": [{**entry, "path": f"/schemas?name={entry['file']}"} for entry in schema_entries()]}
 
     def v1_signals_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return _records("signals", query)
+        return records("signals", query)
 
     def v1_chart_markers_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return _records("chart_markers", query)
+        return records("chart_markers", query)
 
     def v1_retirements_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return _records("retirements", query)
+        return records("retirements", query)
 
     def v1_screener_rows_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return _records("screener_rows", query)
+        return records("screener_rows", query)
 
 
 def _catalog_entry(instrument_id: str, channel: str, series: Any) -> dict[str, Any]:
@@ -114,10 +114,10 @@ def _catalog_entry(instrument_id: str, channel: str, series: Any) -> dict[str, A
             "last_sequence": series.last_sequence}
 
 
-def _records(kind: str, query: Query) -> dict[str, Any]:
-    """A venue node holds none of these records: the page is empty (its cursor checks still
-    apply, so a made-up cursor is refused rather than answered)."""
-    items, cursor = _page(f"/{RECORD_KINDS[kind]}", query, [])
+def records(kind: str, query: Query, held: list[Any] | None = None) -> dict[str, Any]:
+    """A page of the records of ``kind`` a process holds. A venue node holds none: its page is
+    empty (its cursor checks still apply, so a made-up cursor is refused rather than answered)."""
+    items, cursor = _page(f"/{RECORD_KINDS[kind]}", query, held or [])
     return {**_head("records"), "kind": kind, "items": items, "next_cursor": cursor}
 
 

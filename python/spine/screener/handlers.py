@@ -19,6 +19,7 @@ from spine.features import feature_specs
 from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query, path_instrument_id
+from spine.http.v1 import records
 from spine.screener.as_of import is_point_in_time, screen_as_of
 from spine.screener.instrument import instrument_document
 from spine.screener.rows import RESOLUTIONS
@@ -87,6 +88,11 @@ class ScreenerHandlers:
         return self._page(f"/v2/screener/rows?instrument_id={iid or ''}&resolution={resolution or ''}", query,
                           lambda: [self.screener.rows.row(i, r) for i in ([iid] if iid else self.screener.rows.ids)
                                    for r in ([resolution] if resolution else RESOLUTIONS)])
+
+    def v1_screener_rows_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        """v1 ``/screener-rows``: every current ``svc.feature_row``, in snapshot order."""
+        rows = self.screener.rows
+        return records("screener_rows", query, [rows.row(i, r) for i in rows.ids for r in RESOLUTIONS])
 
     def screener_snapshot(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         rows = self.screener.rows

@@ -105,12 +105,14 @@ class Screener:
 
 
 class ScreenerApp(App):
-    """The screener's app: its handlers, the schema set, its stream, no v1 surface."""
+    """The screener's app: its handlers, the schema set, its stream, and of the v1 surface
+    ``/screener-rows``."""
 
     def __init__(self, screener: Screener) -> None:
         self.screener = screener
         self.handlers = ScreenerHandlers(screener)
-        super().__init__("screener", (self.handlers, SchemaHandlers()), (), deployment_mode=screener.config.mode,
+        super().__init__("screener", (self.handlers, SchemaHandlers()), (self.handlers,),
+                         deployment_mode=screener.config.mode,
                          body_secs=screener.config.http_body_secs)
 
     def health_bytes(self) -> Any:
