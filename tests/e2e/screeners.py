@@ -20,6 +20,7 @@ def spawn_screener(directory: Path, *nodes: str, config: str = "") -> tuple[subp
     port = free_port()
     args = [sys.executable, "-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(directory)]
     if config:
+        directory.mkdir(parents=True, exist_ok=True)
         (directory / "screener.toml").write_text(config)
         args += ["--config", str(directory / "screener.toml")]
     for node in nodes:

@@ -28,7 +28,7 @@ def test_health_registry_and_its_own_health(screener: str) -> None:
     assert health["ready"] and not health["degraded"] and health["engine_status"] is None
     own = ok(screener + "/v2/screener/health")
     assert own["process_state"] == "RUNNING" and own["last_error"] is None
-    assert own["egress"]["events_dropped"] == 0 and own["connections"]["open"] == 0
+    assert own["egress"]["events_dropped"] == 0 and own["connections"]["upstreams"][0]["state"] == "RUNNING"
     assert int(own["input_lag_nanos"]) >= 0
     availability = {e["id"]: e["availability"] for e in ok(screener + "/v2/registry")["operations"]}
     assert availability["spine.screener.rows"] == availability["spine.screener.snapshot"] == "READY"
@@ -123,6 +123,9 @@ def test_a_screener_whose_node_is_down_answers_its_health_and_stops(tmp_path: Pa
         own = ok(url + "/v2/screener/health")
         assert own["process_state"] == "STARTING" and own["processed"] == 0
         assert own["last_error"].startswith(f"UPSTREAM_UNAVAILABLE: {down}: GET /v2/instruments: ")
+        [upstream] = own["connections"]["upstreams"]
+        assert upstream["node"] == down and upstream["state"] == "STARTING" and upstream["refused"] >= 1
+        assert (upstream["open"], upstream["accepted"], own["connections"]["refused"]) == (0, 0, upstream["refused"])
         assert ok(url + "/v2/health")["ready"] is False
     finally:
         started = time.monotonic()

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
+from typing import Any
 
 from feeds import folded, warmed_feed
 from nodes import START, free_port, get, node_env, spawn, stop, wait_for
+from screeners import spawn_screener
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import Rows
 
@@ -51,6 +53,7 @@ def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
         rows, feed, before = asyncio.run(run())
         assert restarted.is_set()
         assert feed.reconnects >= 1 and feed.connects >= 2 and feed.last_error is not None
+        assert feed.accepted >= 2 and feed.closed >= 1 and feed.accounting()["open"] == 0  # stopped
         assert "UPSTREAM_UNAVAILABLE: " + url in feed.last_error
         assert rows.processed >= before + 20
         served = get(url + f"/v2/bars?instrument_id={IID}&limit=5000")[1]["bars"]
@@ -58,3 +61,42 @@ def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
     finally:
         for p in processes:
             stop(p)
+
+
+def test_a_screener_serves_through_its_nodes_restart(tmp_path: Path) -> None:
+    """The same, with a real ``spine screener`` process: while the node is down the screener
+    answers (DEGRADED, its rows still served); once the node is back the screener is RUNNING
+    again, its connection counters show the stream lost and reopened, and it folds on."""
+    port = free_port()
+    config = tmp_path / "node.toml"
+    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
+                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    env = node_env(tmp_path / "data")
+    url = f"http://127.0.0.1:{port}"
+    node = spawn(config, env)
+    screener, screener_url = None, ""
+    try:
+        wait_for(node, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
+        screener, screener_url = spawn_screener(tmp_path / "screener", url, config="reconnect_max_secs = 1.0\n")
+
+        def health() -> dict[str, Any]:
+            document: dict[str, Any] = get(screener_url + "/v2/screener/health")[1]
+            return document
+
+        wait_for(screener, lambda: health()["processed"] > 0, "folding closes")
+        stop(node)
+        wait_for(screener, lambda: health()["process_state"] == "DEGRADED", "degraded")
+        status, rows = get(screener_url + f"/v2/screener/rows?instrument_id={IID}")
+        assert status == 200 and len(rows["rows"]) == 7
+        node = spawn(config, env)
+        wait_for(node, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
+        before = health()["processed"]
+        wait_for(screener, lambda: health()["process_state"] == "RUNNING" and health()["processed"] > before + 10,
+                 "running again")
+        [upstream] = health()["connections"]["upstreams"]
+        assert upstream["open"] == 1 and upstream["accepted"] >= 2 and upstream["closed"] >= 1
+        assert upstream["last_error"] is not None and url in upstream["last_error"]
+    finally:
+        if screener is not None:
+            stop(screener)
+        stop(node)

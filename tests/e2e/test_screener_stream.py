@@ -132,26 +132,29 @@ REFUSALS = {
 
 @pytest.mark.parametrize("query", REFUSALS)
 def test_bad_filters_are_refused_and_counted(screener: str, query: str) -> None:
-    before = ok(screener + "/v2/screener/health")["connections"]["refused"]
+    before = ok(screener + "/v2/screener/health")["egress"]["refused"]
     envelope(get(screener + "/v2/stream/screener" + query), *REFUSALS[query])
-    assert ok(screener + "/v2/screener/health")["connections"]["refused"] == before + (query != "?channel=EXTERNAL")
+    assert ok(screener + "/v2/screener/health")["egress"]["refused"] == before + (query != "?channel=EXTERNAL")
 
 
 def test_health_counts_subscribers_and_egress(screener: str) -> None:
     before = ok(screener + "/v2/screener/health")
     stream = events(screener + "/v2/stream/screener?resolution=1d")
     take_until(stream, lambda e: e[1] != "row" or e[2]["instrument_id"] == "ETHUSDT.SIM")
-    during = ok(screener + "/v2/screener/health")
-    assert during["connections"]["open"] == before["connections"]["open"] + 1
-    assert during["connections"]["accepted"] == before["connections"]["accepted"] + 1
-    assert during["egress"]["events_sent"] > before["egress"]["events_sent"]
-    assert during["egress"]["bytes_sent"] > before["egress"]["bytes_sent"]
+    during = ok(screener + "/v2/screener/health")["egress"]
+    assert during["subscribers"] == before["egress"]["subscribers"] + 1
+    assert during["accepted"] == before["egress"]["accepted"] + 1
+    assert during["events_sent"] > before["egress"]["events_sent"]
+    assert during["bytes_sent"] > before["egress"]["bytes_sent"]
     stream.close()
     deadline = time.monotonic() + 20
-    while ok(screener + "/v2/screener/health")["connections"]["open"] != before["connections"]["open"]:
-        assert time.monotonic() < deadline, "the closed subscriber is still counted open"
+    while ok(screener + "/v2/screener/health")["egress"]["subscribers"] != before["egress"]["subscribers"]:
+        assert time.monotonic() < deadline, "the closed subscriber is still counted"
         time.sleep(0.1)
-    assert ok(screener + "/v2/screener/health")["connections"]["closed"] >= before["connections"]["closed"] + 1
+    # The upstream side: one node, its stream open and accepted once.
+    connections = ok(screener + "/v2/screener/health")["connections"]
+    assert connections["open"] == connections["accepted"] == 1 and connections["closed"] == 0
+    assert [(u["state"], u["open"], u["last_error"]) for u in connections["upstreams"]] == [("RUNNING", 1, None)]
 
 
 def test_subscribers_past_the_cap_are_refused(base: str, tmp_path: Path) -> None:
@@ -162,7 +165,8 @@ def test_subscribers_past_the_cap_are_refused(base: str, tmp_path: Path) -> None
         next(stream)
         detail = envelope(get(url + "/v2/stream/screener"), 503, "SUBSCRIBERS_FULL")
         assert "1 subscribers" in detail
-        assert ok(url + "/v2/screener/health")["connections"] == {"open": 1, "accepted": 1, "closed": 0, "refused": 1}
+        egress = ok(url + "/v2/screener/health")["egress"]
+        assert (egress["subscribers"], egress["accepted"], egress["refused"]) == (1, 1, 1)
         stream.close()
     finally:
         stop(process)

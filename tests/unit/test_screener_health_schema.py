@@ -22,7 +22,7 @@ def test_an_unreachable_screener_is_stopped_with_zero_connections_and_null_egres
     document = example()
     assert schemas.validator_for("svc.screener_health").is_valid(document)
     assert document["process_state"] == "STOPPED" and document["egress"] is None
-    assert document["connections"] == {"open": 0, "accepted": 0, "closed": 0, "refused": 0}
+    assert document["connections"] == {"open": 0, "accepted": 0, "closed": 0, "refused": 0, "upstreams": []}
 
 
 @pytest.mark.parametrize("last_error", [None, ""])
@@ -33,7 +33,11 @@ def test_stopped_without_a_real_error_is_refused(last_error: str | None) -> None
 def test_a_running_screener_reports_its_counters() -> None:
     document = example(process_state="RUNNING", last_error=None, processed=120_000, dropped=3,
                        input_lag_nanos="250000000", checkpoint_age_nanos="4000000000",
-                       egress={"events_sent": 5, "bytes_sent": 9_000, "events_dropped": 0})
+                       egress={"subscribers": 2, "accepted": 3, "refused": 0, "events_sent": 5, "bytes_sent": 9_000,
+                               "events_dropped": 0},
+                       connections={"open": 1, "accepted": 2, "closed": 1, "refused": 4, "upstreams": [
+                           {"node": "http://127.0.0.1:8700", "state": "RUNNING", "open": 1, "accepted": 2, "closed": 1,
+                            "refused": 4, "last_error": "UPSTREAM_UNAVAILABLE: http://127.0.0.1:8700: ..."}]})
     assert schemas.validator_for("svc.screener_health").is_valid(document)
     for missing in ("connections", "egress", "dropped"):
         assert not schemas.validator_for("svc.screener_health").is_valid(

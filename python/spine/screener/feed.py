@@ -35,9 +35,13 @@ class NodeFeed:
         self._backoff = backoff
         self.state: FeedState = "STARTING"
         self.instruments: dict[str, dict[str, Any]] = {}
-        #: Stream connections opened, and those lost (a reconnect each).
+        #: Stream connections tried, and those lost (a reconnect each).
         self.connects = 0
         self.reconnects = 0
+        #: Connection accounting: a stream open now; streams opened, and ended after opening;
+        #: connects and warm-up reads that failed.
+        self.open = False
+        self.accepted = self.closed = self.refused = 0
         #: Times an instrument caught up from pages after a sequence jump.
         self.catch_ups = 0
         self.last_error: str | None = None
@@ -76,13 +80,8 @@ class NodeFeed:
         delay = self._backoff[0]
         while not stop.is_set():
             try:
-                self.connects += 1
-                self.state = "RUNNING"
-                async for event in self.node.closes(self.channel or "EXTERNAL"):
-                    await self._take(event)
-                    delay = self._backoff[0]
-                    if stop.is_set():
-                        return
+                if await self._stream(stop):
+                    return
                 raise UpstreamError(self.node.base_url, "GET /v2/stream/bars", "the stream ended")
             except (UpstreamError, SpineError) as error:  # a refused bar too: reconnect and catch up
                 self._lost(str(error))
@@ -95,6 +94,41 @@ class NodeFeed:
             except (UpstreamError, SpineError) as error:
                 self._lost(str(error))
         self.state = "STOPPED"
+
+    async def _stream(self, stop: asyncio.Event) -> bool:
+        """One stream connection, folded until it ends (False) or ``stop`` is set (True); the
+        connection is counted opened, closed, or refused when it never opened."""
+        self.connects += 1
+        self.state = "RUNNING"
+        opened = False
+
+        def on_open() -> None:
+            nonlocal opened
+            opened, self.open = True, True
+            self.accepted += 1
+
+        try:
+            async for event in self.node.closes(self.channel or "EXTERNAL", on_open):
+                await self._take(event)
+                if stop.is_set():
+                    return True
+            return False
+        finally:
+            if opened:
+                self.open = False
+                self.closed += 1
+            else:
+                self.refused += 1
+
+    def failed(self, error: str) -> None:
+        """A warm-up read that failed (the node down or refusing): counted refused."""
+        self.last_error = error
+        self.refused += 1
+
+    def accounting(self) -> dict[str, Any]:
+        """This node's entry in ``svc.screener_health.connections.upstreams``."""
+        return {"node": self.node.base_url, "state": self.state, "open": int(self.open), "accepted": self.accepted,
+                "closed": self.closed, "refused": self.refused, "last_error": self.last_error}
 
     def _lost(self, error: str) -> None:
         self.state, self.last_error = "RECONNECTING", error

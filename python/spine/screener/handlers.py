@@ -71,7 +71,7 @@ class ScreenerHandlers:
         return {**_head("svc.screener_health"), "process_state": screener.process_state(),
                 "input_lag_nanos": None if lag is None else str(lag), "processed": screener.rows.processed,
                 "dropped": 0, "checkpoint_age_nanos": None,
-                "connections": screener.stream.connections.document(), "egress": screener.stream.egress.document(),
+                "connections": screener.connections(), "egress": screener.stream.egress_document(),
                 "last_error": screener.last_error(), "ts_event": str(now)}
 
     # --- the registry and rows -------------------------------------------------------------------

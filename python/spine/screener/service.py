@@ -62,6 +62,12 @@ class Screener:
             return None
         return max(0, max(offered) - self.rows.newest)
 
+    def connections(self) -> dict[str, Any]:
+        """``svc.screener_health.connections``: totals over the nodes, then each node."""
+        upstreams = [feed.accounting() for feed in self.feeds]
+        totals = {k: sum(u[k] for u in upstreams) for k in ("open", "accepted", "closed", "refused")}
+        return {**totals, "upstreams": upstreams}
+
     def last_error(self) -> str | None:
         errors = [feed.last_error for feed in self.feeds if feed.last_error is not None]
         return errors[-1] if errors else None
@@ -93,7 +99,7 @@ class Screener:
                 await feed.warm()
                 break
             except UpstreamError as error:
-                feed.last_error = str(error)
+                feed.failed(str(error))
                 log.warning("%s", error)
             try:
                 await asyncio.wait_for(stop.wait(), delay * random.uniform(0.5, 1.5))
@@ -121,27 +127,26 @@ class ScreenerApp(App):
     async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         """``GET /v2/stream/screener`` (see :mod:`spine.screener.stream`)."""
         stream, rows = self.screener.stream, self.screener.rows
-        connections = stream.connections
+        subscribers = stream.subscribers
         try:
             iid = query.instrument_id()
             resolution = query.choice("resolution", RESOLUTIONS)
             if iid is not None and iid not in rows.index:
                 raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
-            if connections.open >= connections.limit:
-                raise HttpError("SUBSCRIBERS_FULL", f"the screener stream has its {connections.limit} subscribers; "
+            if subscribers.open >= subscribers.limit:
+                raise HttpError("SUBSCRIBERS_FULL", f"the screener stream has its {subscribers.limit} subscribers; "
                                                     "retry later")
         except HttpError:
-            connections.refused += 1
+            subscribers.refused += 1
             raise
         resolutions = RESOLUTIONS if resolution is None else (resolution,)
         subscription = stream.fanout.subscribe(instruments=None if iid is None else [iid],
                                                kinds=None if resolution is None else resolutions)
         snapshot = Snapshot(stream, list(rows.ids) if iid is None else [iid], resolutions)
-        connections.open += 1
-        connections.accepted += 1
+        subscribers.open += 1
+        subscribers.accepted += 1
         try:
             await pump(proto, subscription, snapshot, None, self.screener.config.stream_heartbeat_secs,
                        SendQueue(scope.server, scope.client), egress=stream.egress, lossless=True)
         finally:
-            connections.open -= 1
-            connections.closed += 1
+            subscribers.open -= 1

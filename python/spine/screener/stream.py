@@ -26,18 +26,15 @@ from spine.http.streams import Egress
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.wire.projection import frame
 
-__all__ = ["Connections", "RowStream", "Snapshot"]
+__all__ = ["RowStream", "Snapshot", "Subscribers"]
 
 
-class Connections:
-    """The subscriber side's accounting (``svc.screener_health.connections``)."""
+class Subscribers:
+    """The stream's subscribers: connected now, accepted and refused since start."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.open = self.accepted = self.closed = self.refused = 0
-
-    def document(self) -> dict[str, int]:
-        return {"open": self.open, "accepted": self.accepted, "closed": self.closed, "refused": self.refused}
+        self.open = self.accepted = self.refused = 0
 
 
 class RowStream:
@@ -47,10 +44,16 @@ class RowStream:
         self.rows = rows
         self.fanout = FanOut()
         self.egress = Egress()
-        self.connections = Connections(max_subscribers)
+        self.subscribers = Subscribers(max_subscribers)
         self._writer = DeltaWriter()
         self._registered = 0
         rows.listeners.append(self.changed)
+
+    def egress_document(self) -> dict[str, int]:
+        """``svc.screener_health.egress``."""
+        subscribers = self.subscribers
+        return {"subscribers": subscribers.open, "accepted": subscribers.accepted, "refused": subscribers.refused,
+                **self.egress.document()}
 
     def changed(self, pairs: bytes) -> None:
         """Publish the rows ``pairs`` changed (the writer takes every change, so that a delta is

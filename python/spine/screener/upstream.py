@@ -9,7 +9,7 @@ Requests share the caller's pooled ``httpx.AsyncClient`` (its timeouts bound eve
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -96,9 +96,10 @@ class NodeClient:
                 return
             params["cursor"] = page["next_cursor"]
 
-    async def closes(self, channel: str) -> AsyncIterator[dict[str, Any]]:
+    async def closes(self, channel: str, on_open: Callable[[], None] | None = None) -> AsyncIterator[dict[str, Any]]:
         """The node's live 1-minute closes on ``channel`` (``svc.bar_envelope`` events, one bar
-        each) until the stream ends or fails; heartbeats are skipped."""
+        each) until the stream ends or fails; heartbeats are skipped. ``on_open`` is called
+        once the node has accepted the stream."""
         request = f"GET /v2/stream/bars?resolution=1m&channel={channel}"
         try:
             async with aconnect_sse(self._client, "GET", self.base_url + "/v2/stream/bars",
@@ -106,6 +107,8 @@ class NodeClient:
                                     timeout=httpx.Timeout(None, connect=self._client.timeout.connect)) as source:
                 if source.response.status_code != 200:
                     raise UpstreamError(self.base_url, request, f"HTTP {source.response.status_code}")
+                if on_open is not None:
+                    on_open()
                 async for event in source.aiter_sse():
                     if event.event == "bar":
                         yield event.json()
