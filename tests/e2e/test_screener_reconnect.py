@@ -17,13 +17,18 @@ from spine.screener.rows import Rows
 IID = "BTCUSDT.SIM"
 
 
-def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
+def restartable_node(directory: Path) -> tuple[Path, dict[str, str], str]:
+    """A node's configuration file, environment and base URL, to start it again and again on
+    one port and one data directory."""
     port = free_port()
-    config = tmp_path / "node.toml"
+    config = directory / "node.toml"
     config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
                       f"[sim]\nstart_ns = {START}\nspeed = 600\n")
-    env = node_env(tmp_path / "data")
-    url = f"http://127.0.0.1:{port}"
+    return config, node_env(directory / "data"), f"http://127.0.0.1:{port}"
+
+
+def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:
+    config, env, url = restartable_node(tmp_path)
     process = spawn(config, env)
     processes = [process]
     try:
@@ -67,12 +72,7 @@ def test_a_screener_serves_through_its_nodes_restart(tmp_path: Path) -> None:
     """The same, with a real ``spine screener`` process: while the node is down the screener
     answers (DEGRADED, its rows still served); once the node is back the screener is RUNNING
     again, its connection counters show the stream lost and reopened, and it folds on."""
-    port = free_port()
-    config = tmp_path / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
-    env = node_env(tmp_path / "data")
-    url = f"http://127.0.0.1:{port}"
+    config, env, url = restartable_node(tmp_path)
     node = spawn(config, env)
     screener, screener_url = None, ""
     try:
