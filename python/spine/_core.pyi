@@ -242,6 +242,11 @@ class FeatureUniverse:
     def advance(self, watermark: int) -> bytes: ...
     def row(self, instrument: int, resolution: str) -> dict[str, dict[str, str | int]]: ...
     def last_ts_event(self, instrument: int, resolution: str) -> int | None: ...
+    def series_columns(self, instrument: int) -> dict[str, bytes]:
+        """The instrument's durable 1-minute series as little-endian column buffers (a copy):
+        ``ts_event`` and ``sequence`` (the universe's own numbering) uint64, the others int64."""
+    def coverage(self, instrument: int) -> list[tuple[int, int]]:
+        """The instrument's observed spans ``[(start, end), ...]``."""
 
 @final
 class DeltaWriter:
