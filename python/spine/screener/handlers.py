@@ -64,7 +64,7 @@ class ScreenerHandlers:
         lag = screener.input_lag()
         return {**_head("svc.screener_health"), "process_state": screener.process_state(),
                 "input_lag_nanos": None if lag is None else str(lag), "processed": screener.rows.processed,
-                "dropped": 0, "checkpoint_age_nanos": None,
+                "dropped": 0, "checkpoint_age_nanos": None if (age := screener.checkpoint_age()) is None else str(age),
                 # The subscriber side: no stream is served yet, so no connection was ever made.
                 "connections": {"open": 0, "accepted": 0, "closed": 0, "refused": 0},
                 "egress": None, "last_error": screener.last_error(), "ts_event": str(now)}

@@ -23,6 +23,7 @@ class Rows:
     """See the module docs. Instruments are added once, warmed once, then closed live."""
 
     def __init__(self, feature_ids: list[str] | None = None) -> None:
+        self.feature_ids = feature_ids
         self.universe = FeatureUniverse(feature_ids=feature_ids)
         self.index: dict[str, int] = {}
         self.ids: list[str] = []
@@ -48,15 +49,31 @@ class Rows:
 
     def warm(self, instrument_id: str, bars: Bars, coverage: dict[str, Any]) -> int:
         """Fold an instrument's history: the spans its node observed, then its bars."""
+        spans = [(int(span["start"]), int(span["end"])) for span in coverage["observed"]]
+        sequence = int(bars["sequence"].max()) if len(bars["sequence"]) else None
+        return self.restore(instrument_id, bars, spans, sequence)
+
+    def restore(self, instrument_id: str, bars: Bars, spans: list[tuple[int, int]], sequence: int | None) -> int:
+        """Fold an instrument's history given as observed spans, bars (oldest first) and the
+        newest node sequence among them (None: no bar)."""
         index = self.index[instrument_id]
-        for span in coverage["observed"]:
-            self.universe.observe(index, int(span["start"]), int(span["end"]))
+        for start, end in spans:
+            self.universe.observe(index, start, end)
         taken = self.universe.warm(index, *(np.ascontiguousarray(bars[k]) for k in _COLUMNS))
-        if len(bars["sequence"]):
-            self.sequence[instrument_id] = int(bars["sequence"].max())
+        if sequence is not None:
+            self.sequence[instrument_id] = sequence
+        if len(bars["ts_event"]):
             self._saw(int(bars["ts_event"][-1]))
         self.version += 1
         return taken
+
+    def held(self, instrument_id: str) -> tuple[Bars, list[tuple[int, int]]]:
+        """A copy of an instrument's folding input: its 1-minute series' columns (ts_event
+        uint64, open..volume int64) and its observed spans."""
+        index = self.index[instrument_id]
+        columns = self.universe.series_columns(index)
+        bars = {k: np.frombuffer(columns[k], dtype="<u8" if k == "ts_event" else "<i8") for k in _COLUMNS}
+        return bars, self.universe.coverage(index)
 
     def close(self, instrument_id: str, bars: Bars) -> bytes:
         """Fold live closes of one instrument, oldest first; the changed (instrument,
