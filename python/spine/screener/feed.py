@@ -1,12 +1,12 @@
 """One venue node feeding the screener's rows: discover its instruments, warm each from its
 durable 1-minute bars (a bounded number of page requests in flight), then follow its live
 closes. An instrument found in the screener's checkpoint (same node, channel and precisions)
-is restored from it and asks only for the bars above its watermark, unless the node no longer
-serves the bar at that sequence as it was (its store replaced): then it warms in full. A close
-whose sequence is not the next one means bars were missed (a dropped event,
-a reconnect, a node restart): the instrument catches up from the pages after the last
-sequence it folded. A lost stream reconnects with exponential backoff and jitter, catching
-every instrument up first; a node that is down never stops the others (each has its feed)."""
+is restored from it and asks only for the bars above its watermark, unless the node's
+numbering is no longer the one checkpointed (its store replaced): then it warms in full. A
+close whose sequence is not the next one means bars were missed (a dropped event, a
+reconnect, a node restart): the instrument catches up from the pages after the last sequence
+it folded. A lost stream reconnects with exponential backoff and jitter, catching every
+instrument up first; a node that is down never stops the others (each has its feed)."""
 
 from __future__ import annotations
 
