@@ -244,6 +244,11 @@ class FeatureUniverse:
     def last_ts_event(self, instrument: int, resolution: str) -> int | None: ...
     def bars_taken(self, instrument: int, resolution: str) -> int:
         """Bars the instrument's state at ``resolution`` has taken since it started."""
+    def series_columns(self, instrument: int) -> dict[str, bytes]:
+        """The instrument's durable 1-minute series as little-endian column buffers (a copy):
+        ``ts_event`` and ``sequence`` (the universe's own numbering) uint64, the others int64."""
+    def coverage(self, instrument: int) -> list[tuple[int, int]]:
+        """The instrument's observed spans ``[(start, end), ...]``."""
 
 @final
 class DeltaWriter:

@@ -1,26 +1,32 @@
 """``spine screener`` as a real process over a real ``spine node`` on loopback: its routes
 answer schema-valid documents (checked by the stock validator), snapshots page consistently
 under one identity, bad input is a 400 naming it, other processes' routes are refused, a
-screener whose node is down still answers its health, and SIGTERM stops it."""
+screener whose node is down still answers its health, SIGTERM stops it, and a restart restores
+its checkpoint (reading only the node's newer bars) to the rows of the node's truth."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
-from nodes import envelope, free_port, get, node_env, stop, wait_for
+from nodes import envelope, free_port, get, node_env, running_node, stop, wait_for
 from reference.canonical_json import identity
 from reference.wire_validator import validate
 from screeners import ok, pages, screener, spawn_screener
-from spine.features import feature_specs
+from spine.features import FeatureUniverse, feature_specs
+from spine.screener.upstream import bar_columns
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
 IID = "BTCUSDT.SIM"
+RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 
 
 def test_health_registry_and_its_own_health(screener: str) -> None:
@@ -137,3 +143,76 @@ def test_a_bad_configuration_exits_2_naming_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "spine.cli", "screener", "--node", "nowhere"], capture_output=True,
                           text=True, timeout=60, env=node_env(tmp_path))
     assert done.returncode == 2 and "nodes: 'nowhere' is not a node base URL" in done.stderr
+
+
+#: The process line a feed prints once it has warmed.
+WARMED = re.compile(r": warmed (\d+) instruments, (\d+) from the checkpoint; read (\d+) bar pages, (\d+) bars")
+
+
+def warmed(out: str) -> tuple[int, ...]:
+    """(instruments, restored from the checkpoint, bar pages read, bars read) of the one feed."""
+    [line] = WARMED.findall(out)
+    return tuple(int(n) for n in line)
+
+
+def health(url: str) -> dict[str, Any]:
+    return get(url + "/v2/screener/health")[1]  # type: ignore[no-any-return]
+
+
+def run_screener_once(directory: Path, node: str, config: str, then: Any = None) -> str:
+    """Start a screener, wait until it runs and folds closes (and ``then`` holds), stop it
+    with SIGTERM (exit 0); its stdout."""
+    process, url = spawn_screener(directory, node, config=config)
+    try:
+        wait_for(process, lambda: health(url)["process_state"] == "RUNNING", "running")
+        wait_for(process, lambda: health(url)["processed"] > 0, "folding closes")
+        if then is not None:
+            then(process, url)
+    finally:
+        out, err = stop(process)
+    assert process.returncode == 0, err
+    return out
+
+
+def node_truth(node: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of one bulk warm of the node's bars up to the newest the screener folded, with
+    the spans the node observed up to then (the reference of test_screener_feed.py)."""
+    instrument = next(i for i in get(node + "/v2/instruments?limit=1000")[1]["items"] if i["instrument_id"] == IID)
+    page = get(node + f"/v2/bars?instrument_id={IID}&limit=5000")[1]
+    last = int(rows[0]["ts_event"])
+    bars = bar_columns([b for b in page["bars"] if int(b["ts_event"]) <= last], instrument["price_precision"],
+                       instrument["size_precision"])
+    reference = FeatureUniverse()
+    index = reference.add(channel=page["channel"], price_precision=instrument["price_precision"],
+                          size_precision=instrument["size_precision"])
+    for span in page["coverage"]["observed"]:
+        start, end = int(span["start"]), min(int(span["end"]), last)
+        if start < end:
+            reference.observe(index, start, end)
+    reference.warm(index, *(np.ascontiguousarray(bars[k]) for k in ("ts_event", "open", "high", "low", "close",
+                                                                     "volume")))
+    return [reference.row(index, r) for r in RESOLUTIONS]
+
+
+def test_a_restart_restores_the_checkpoint_and_reads_only_newer_bars(tmp_path: Path) -> None:
+    """A node at 60x (a venue minute a second) with 30 minutes hydrated: the first start reads
+    every instrument's history; the restart, a few seconds later, restores all 48 from the
+    checkpoint its predecessor wrote at SIGTERM and reads only the minutes since."""
+    config = "checkpoint_secs = 0.5\n"
+    data, node_dir = tmp_path / "screener", tmp_path / "node"
+    node_dir.mkdir()
+    with running_node(node_dir, warm_bars=96, SPINE_SIM_SPEED="60") as node:
+        cold = warmed(run_screener_once(data, node, config))
+        assert (data / "screener" / "checkpoint.arrow").is_file()
+        assert not (data / "screener" / "checkpoint.arrow.tmp").exists()
+
+        def checked(process: subprocess.Popen[str], url: str) -> None:
+            wait_for(process, lambda: health(url)["checkpoint_age_nanos"] is not None, "checkpointed")
+            own = ok(url + "/v2/screener/health")
+            assert 0 <= int(own["checkpoint_age_nanos"]) < 60 * 10**9
+            got = ok(url + f"/v2/screener/rows?instrument_id={IID}")["rows"]
+            assert [row["values"] for row in got] == node_truth(node, got)
+
+        restarted = warmed(run_screener_once(data, node, config, checked))
+    assert cold[:2] == (48, 0) and restarted[:2] == (48, 48)
+    assert restarted[3] < cold[3], (cold, restarted)

@@ -1,9 +1,12 @@
 """One venue node feeding the screener's rows: discover its instruments, warm each from its
 durable 1-minute bars (a bounded number of page requests in flight), then follow its live
-closes. A close whose sequence is not the next one means bars were missed (a dropped event,
-a reconnect, a node restart): the instrument catches up from the pages after the last
-sequence it folded. A lost stream reconnects with exponential backoff and jitter, catching
-every instrument up first; a node that is down never stops the others (each has its feed)."""
+closes. An instrument found in the screener's checkpoint (same node, channel and precisions)
+is restored from it and asks only for the bars above its watermark, unless the node's
+numbering is no longer the one checkpointed (its store replaced): then it warms in full. A
+close whose sequence is not the next one means bars were missed (a dropped event, a
+reconnect, a node restart): the instrument catches up from the pages after the last sequence
+it folded. A lost stream reconnects with exponential backoff and jitter, catching every
+instrument up first; a node that is down never stops the others (each has its feed)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from spine.errors import SpineError
+from spine.screener.checkpoint import Held
 from spine.screener.rows import Rows
 from spine.screener.upstream import Bars, NodeClient, UpstreamError, bar_columns
 
@@ -48,6 +52,10 @@ class NodeFeed:
         #: The newest close time the node offered (input lag is measured against it).
         self.offered: int | None = None
         self._warmed: set[str] = set()
+        #: The checkpoint's instruments of this node not restored yet, by id.
+        self.saved: dict[str, Held] = {}
+        #: While warming: instruments restored from the checkpoint, bar pages and bars read.
+        self.resumed = self.warm_pages = self.warm_bars = 0
 
     async def warm(self) -> None:
         """Discover the node's instruments and warm each not warmed yet (``UpstreamError`` if
@@ -59,10 +67,17 @@ class NodeFeed:
         gate = asyncio.Semaphore(self._concurrency)
 
         async def one(instrument: dict[str, Any]) -> None:
+            iid = instrument["instrument_id"]
+            saved = self._usable(instrument)
             async with gate:
-                bars, coverage = await self.history(instrument)
-            self.rows.warm(instrument["instrument_id"], bars, coverage)
-            self._warmed.add(instrument["instrument_id"])
+                resumed = saved is not None and await self._resume(instrument, saved)
+                history = None if resumed else await self.history(instrument)
+            if history is None:
+                self.resumed += 1
+            else:
+                self.rows.warm(iid, *history)
+            self.saved.pop(iid, None)
+            self._warmed.add(iid)
 
         for instrument in listed:
             iid = instrument["instrument_id"]
@@ -72,7 +87,21 @@ class NodeFeed:
             if iid not in self.instruments:
                 self.instruments[iid] = instrument
                 self.rows.add(instrument, self.channel, self.node.base_url)
+        for iid in set(self.saved) - {instrument["instrument_id"] for instrument in listed}:
+            log.info("%s: %s is no longer listed; its checkpoint is dropped", self.node.base_url, iid)
+            del self.saved[iid]
         await asyncio.gather(*(one(self.instruments[iid]) for iid in self.instruments if iid not in self._warmed))
+
+    def held(self) -> list[Held]:
+        """The checkpoint of this node's instruments now (copies, taken in one step): those
+        warmed, and those of the previous checkpoint not restored yet."""
+        taken = []
+        for iid, instrument in self.instruments.items():
+            if iid in self._warmed:
+                bars, spans = self.rows.held(iid)
+                taken.append(Held(self.node.base_url, instrument, self.channel or "EXTERNAL",
+                                  self.rows.sequence.get(iid, 0), spans, bars))
+        return taken + [held for iid, held in self.saved.items() if iid not in self._warmed]
 
     async def follow(self, stop: asyncio.Event) -> None:
         """Fold the node's live closes until ``stop`` is set, reconnecting when the stream
@@ -160,12 +189,50 @@ class NodeFeed:
                 self.catch_ups += 1
                 self.rows.close(instrument_id, bars)
 
-    async def history(self, instrument: dict[str, Any], end: int | None = None) -> tuple[Bars, dict[str, Any]]:
-        """An instrument's durable 1-minute bars (those closing at or before ``end`` when given)
-        and its node's coverage."""
-        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL", end=end)]
+    async def history(self, instrument: dict[str, Any], after_sequence: int | None = None,
+                      end: int | None = None) -> tuple[Bars, dict[str, Any]]:
+        """An instrument's durable 1-minute bars (those above ``after_sequence`` and closing at
+        or before ``end`` when given) and its node's coverage."""
+        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL",
+                                                            after_sequence=after_sequence, end=end)]
         bars = {k: np.concatenate([columns[k] for columns, _ in pages]) for k in pages[0][0]}
+        self.warm_pages += len(pages)
+        self.warm_bars += len(bars["ts_event"])
         return bars, pages[-1][1]
+
+    def _usable(self, instrument: dict[str, Any]) -> Held | None:
+        """The instrument's checkpoint when it can be restored: same channel and precisions,
+        and a watermark (an instrument that had folded no bar gains nothing from it)."""
+        saved = self.saved.get(instrument["instrument_id"])
+        if saved is None or saved.sequence == 0:
+            return None
+        if saved.channel != self.channel or any(saved.instrument.get(k) != instrument[k]
+                                                for k in ("price_precision", "size_precision")):
+            log.warning("%s: %s changed channel or precisions since the checkpoint; warming in full",
+                        self.node.base_url, instrument["instrument_id"])
+            return None
+        return saved
+
+    async def _resume(self, instrument: dict[str, Any], saved: Held) -> bool:
+        """Restore an instrument from its checkpoint and the node's bars above its watermark;
+        False (nothing folded) when the node's numbering is not the one checkpointed: the bar
+        at the watermark is not the one held, or a bar above it closes at a time already held
+        (the node's store was replaced and renumbered)."""
+        newer, coverage = await self.history(instrument, after_sequence=saved.sequence - 1)
+        at = np.flatnonzero(newer["sequence"] == saved.sequence)
+        above = newer["sequence"] > saved.sequence
+        if not len(at) or not _holds(saved.bars, newer, int(at[0])) \
+                or np.isin(newer["ts_event"][above], saved.bars["ts_event"]).any():
+            log.warning("%s: %s: the node's bars from sequence %d are not those checkpointed (its store was "
+                        "replaced?); warming in full", self.node.base_url, instrument["instrument_id"],
+                        saved.sequence)
+            return False
+        merged = {k: np.concatenate([saved.bars[k], newer[k][above]]) for k in saved.bars}
+        order = np.argsort(merged["ts_event"], kind="stable")
+        spans = saved.spans + [(int(s["start"]), int(s["end"])) for s in coverage["observed"]]
+        self.rows.restore(instrument["instrument_id"], {k: v[order] for k, v in merged.items()}, spans,
+                          int(newer["sequence"].max()))
+        return True
 
     async def _live_channel(self, listed: list[dict[str, Any]]) -> str:
         """The channel the node serves by default: a page asked without a bar type says."""
@@ -174,6 +241,12 @@ class NodeFeed:
         page = await self.node.get("/v2/bars", {"instrument_id": listed[0]["instrument_id"], "limit": 1})
         channel: str = page["channel"]
         return channel
+
+
+def _holds(bars: Bars, page: Bars, k: int) -> bool:
+    """Whether ``bars`` hold bar ``k`` of ``page`` (its close time and values)."""
+    at = int(np.searchsorted(bars["ts_event"], page["ts_event"][k]))
+    return at < len(bars["ts_event"]) and all(int(bars[c][at]) == int(page[c][k]) for c in bars)
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:

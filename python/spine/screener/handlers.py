@@ -70,7 +70,7 @@ class ScreenerHandlers:
         lag = screener.input_lag()
         return {**_head("svc.screener_health"), "process_state": screener.process_state(),
                 "input_lag_nanos": None if lag is None else str(lag), "processed": screener.rows.processed,
-                "dropped": 0, "checkpoint_age_nanos": None,
+                "dropped": 0, "checkpoint_age_nanos": None if (age := screener.checkpoint_age()) is None else str(age),
                 "connections": screener.connections(), "egress": screener.stream.egress_document(),
                 "last_error": screener.last_error(), "ts_event": str(now)}
 

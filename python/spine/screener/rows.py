@@ -25,6 +25,7 @@ class Rows:
     """See the module docs. Instruments are added once, warmed once, then closed live."""
 
     def __init__(self, feature_ids: list[str] | None = None) -> None:
+        self.feature_ids = feature_ids
         self.universe = FeatureUniverse(feature_ids=feature_ids)
         self.index: dict[str, int] = {}
         self.ids: list[str] = []
@@ -64,23 +65,36 @@ class Rows:
         ``through`` (nanoseconds), rows as they stood at the minute it falls in: bars closing
         after it are left out and the spans are cut there, so no observation closes a bucket
         ending later (a bucket still open at that minute stays open, as it was live)."""
-        index = self.index[instrument_id]
+        spans = [(int(span["start"]), int(span["end"])) for span in coverage["observed"]]
         if through is not None:
             through -= through % MINUTE_NS
             kept = bars["ts_event"] <= through
             bars = {k: column[kept] for k, column in bars.items()}
-        for span in coverage["observed"]:
-            start, end = int(span["start"]), int(span["end"])
-            if through is not None:
-                end = min(end, through)
-            if start < end:
-                self.universe.observe(index, start, end)
+            spans = [(start, min(end, through)) for start, end in spans if start < min(end, through)]
+        sequence = int(bars["sequence"].max()) if len(bars["sequence"]) else None
+        return self.restore(instrument_id, bars, spans, sequence)
+
+    def restore(self, instrument_id: str, bars: Bars, spans: list[tuple[int, int]], sequence: int | None) -> int:
+        """Fold an instrument's history given as observed spans, bars (oldest first) and the
+        newest node sequence among them (None: no bar)."""
+        index = self.index[instrument_id]
+        for start, end in spans:
+            self.universe.observe(index, start, end)
         taken = self.universe.warm(index, *(np.ascontiguousarray(bars[k]) for k in _COLUMNS))
-        if len(bars["sequence"]):
-            self.sequence[instrument_id] = int(bars["sequence"].max())
+        if sequence is not None:
+            self.sequence[instrument_id] = sequence
+        if len(bars["ts_event"]):
             self._saw(int(bars["ts_event"][-1]))
         self._changed(np.array([(index, r) for r in range(len(RESOLUTIONS))], dtype="<u4").tobytes())
         return taken
+
+    def held(self, instrument_id: str) -> tuple[Bars, list[tuple[int, int]]]:
+        """A copy of an instrument's folding input: its 1-minute series' columns (ts_event
+        uint64, open..volume int64) and its observed spans."""
+        index = self.index[instrument_id]
+        columns = self.universe.series_columns(index)
+        bars = {k: np.frombuffer(columns[k], dtype="<u8" if k == "ts_event" else "<i8") for k in _COLUMNS}
+        return bars, self.universe.coverage(index)
 
     def close(self, instrument_id: str, bars: Bars) -> bytes:
         """Fold live closes of one instrument, oldest first; the changed (instrument,

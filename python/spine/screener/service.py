@@ -1,7 +1,8 @@
 """The screener process: its rows, one feed per configured node, and its app on Granian, all in
 one event loop. A feed that cannot warm (its node down) retries with backoff while the others
 serve; the process state is STARTING until every feed has warmed once, then RUNNING, or
-DEGRADED while any feed is down."""
+DEGRADED while any feed is down. The state is checkpointed every ``checkpoint_secs`` and at
+shutdown (``spine.screener.checkpoint``); a start restores what the checkpoint holds."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from spine.http.send_queue import SendQueue
 from spine.http.streams import pump
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.serve import embedded_server
+from spine.screener.checkpoint import Checkpointer, checkpoint_path, read, registry_identity
 from spine.screener.config import ScreenerConfig
 from spine.screener.feed import NodeFeed
 from spine.screener.handlers import ScreenerHandlers
@@ -47,6 +49,7 @@ class Screener:
                                concurrency=config.warm_concurrency, backoff=backoff) for url in config.nodes]
         self.warmed: set[int] = set()
         self.stopping = False
+        self.checkpointer = Checkpointer(checkpoint_path(config.data_dir), registry_identity(self.rows.feature_ids))
 
     def process_state(self) -> ProcessState:
         if self.stopping:
@@ -72,22 +75,37 @@ class Screener:
         errors = [feed.last_error for feed in self.feeds if feed.last_error is not None]
         return errors[-1] if errors else None
 
+    def checkpoint_age(self) -> int | None:
+        """Nanoseconds since the last checkpoint was written; None before the first."""
+        return self.checkpointer.age()
+
+    async def checkpoint(self) -> bool:
+        """Write the checkpoint of every feed's instruments now (taken here, in one step; written
+        on a thread); whether it was written."""
+        return await self.checkpointer.save([held for feed in self.feeds for held in feed.held()])
+
     async def run(self, stop: asyncio.Event) -> None:
         """Serve and feed until ``stop`` is set."""
         server = embedded_server(ScreenerApp(self), host=self.config.host, port=self.config.port,
                                  backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
+        saved = await asyncio.to_thread(read, self.checkpointer.path, self.checkpointer.registry)
+        for feed in self.feeds:
+            feed.saved = {held.instrument_id: held for held in saved if held.node == feed.node.base_url}
         feeds = [asyncio.create_task(self._feed(k, feed, stop)) for k, feed in enumerate(self.feeds)]
+        checkpoints = asyncio.create_task(self._checkpoints(stop))
         try:
             await stop.wait()
         finally:
             # Feeds first (a stream waiting for its next close is cancelled, not awaited for a
-            # minute), then the upstream client, then the server, each awaited to its end: a
-            # server thread left running at exit would outlive the interpreter.
+            # minute), then the last checkpoint, then the upstream client, then the server, each
+            # awaited to its end: a server thread left running at exit would outlive the
+            # interpreter.
             self.stopping = True
-            for task in feeds:
+            for task in (*feeds, checkpoints):
                 task.cancel()
-            await asyncio.gather(*feeds, return_exceptions=True)
+            await asyncio.gather(*feeds, checkpoints, return_exceptions=True)
+            await self.checkpoint()
             await self.client.aclose()
             server.stop()
             await asyncio.wait({http_task}, timeout=30)
@@ -107,7 +125,19 @@ class Screener:
             except TimeoutError:
                 delay = min(delay * 2, self.config.reconnect_max_secs)
         self.warmed.add(k)
+        # A process line (stdout, beside the start and stop lines): what the warm cost.
+        print(f"spine screener {self.config.screener_id}: {feed.node.base_url}: warmed {len(feed.instruments)} "
+              f"instruments, {feed.resumed} from the checkpoint; read {feed.warm_pages} bar pages, "
+              f"{feed.warm_bars} bars", flush=True)
         await feed.follow(stop)
+
+    async def _checkpoints(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), self.config.checkpoint_secs)
+                return
+            except TimeoutError:
+                await self.checkpoint()
 
 
 class ScreenerApp(App):

@@ -7,6 +7,7 @@ use pyo3::types::{PyBytes, PyDict};
 use spine_core::bars::{Bar, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
 use spine_core::features::{default_registry, FeatureError, Universe, Updated};
 
+use crate::bars::columns_dict;
 use crate::errors::bars_error;
 use crate::features::{feature_value_to_py, to_py};
 use crate::int_args;
@@ -179,6 +180,26 @@ impl PyFeatureUniverse {
             dict.set_item(key, feature_value_to_py(py, value)?)?;
         }
         Ok(dict)
+    }
+
+    /// An instrument's durable 1-minute series as little-endian column buffers (a copy, as
+    /// `Series.columns` gives them; `sequence` is the universe's own numbering).
+    fn series_columns<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        columns_dict(py, &to_py(py, self.inner.series(instrument))?.view())
+    }
+
+    /// An instrument's observed spans `[(start, end), ...]`.
+    fn coverage(
+        &self,
+        py: Python<'_>,
+        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
+    ) -> PyResult<Vec<(u64, u64)>> {
+        let series = to_py(py, self.inner.series(instrument))?;
+        Ok(series.coverage().spans().to_vec())
     }
 
     /// The close of the newest bar an instrument's state at `resolution` took.
