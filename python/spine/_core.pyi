@@ -24,6 +24,7 @@ __all__ = [
     "FeatureState",
     "FeatureUniverse",
     "DeltaWriter",
+    "ObservationWriter",
     "Hub",
     "ScreenTable",
 ]
