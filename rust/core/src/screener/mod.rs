@@ -18,6 +18,7 @@ mod eval;
 mod literal;
 mod members;
 mod observations;
+mod patterns;
 mod table;
 
 #[cfg(test)]
@@ -32,5 +33,6 @@ pub use definition::{Screen, MAX_DEPTH, MAX_GROUP, MAX_INSTRUMENTS, MAX_LIMIT, M
 pub use deltas::DeltaWriter;
 pub use error::ScreenError;
 pub use eval::Ranked;
-pub use observations::{Observation, ObservationWriter, Pattern};
+pub use observations::{Observation, ObservationWriter};
+pub use patterns::Pattern;
 pub use table::{Cell, ScreenTable};

@@ -333,7 +333,7 @@ fn documents_are_canonical_and_identified() {
 
 #[test]
 fn exact_comparison_across_scales() {
-    use super::observations::compare;
+    use super::patterns::compare;
     use std::cmp::Ordering::{Equal, Greater, Less};
     let f = |raw: i128, scale: u8| Fixed { raw, scale };
     assert_eq!(compare(f(70, 0), f(700_000, 4)), Equal);
