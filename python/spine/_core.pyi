@@ -24,6 +24,7 @@ __all__ = [
     "FeatureState",
     "FeatureUniverse",
     "DeltaWriter",
+    "ObservationWriter",
     "Hub",
     "ScreenTable",
 ]
@@ -264,6 +265,22 @@ class DeltaWriter:
         (``changed``: what that call returned)."""
 
     def refresh(self, universe: FeatureUniverse) -> tuple[bytes, list[bytes]]: ...
+
+@final
+class ObservationWriter:
+    """Per (instrument, resolution), the values the patterns read at the row's newest bar.
+    ``observe`` returns the ``svc.pattern_observation`` documents (canonical JSON), one ``bytes``
+    each, of the patterns the changed rows made, in row order then pattern order."""
+
+    def __new__(cls) -> ObservationWriter: ...
+    def register(self, instrument: int, instrument_id: str) -> None: ...
+    def prime(self, universe: FeatureUniverse, instrument: int | None = None) -> None:
+        """Take the rows of ``universe`` (or of one instrument) as they are, seeing nothing:
+        call it after a ``warm`` so history makes no observation."""
+
+    def observe(self, universe: FeatureUniverse, changed: bytes) -> list[bytes]:
+        """The observations the rows a ``close_minute`` or ``advance`` of ``universe`` changed
+        made (``changed``: what that call returned)."""
 
 @final
 class ScreenTable:

@@ -1,4 +1,5 @@
-"""Indicator features: the registry, per-(instrument, resolution) state, rows and deltas.
+"""Indicator features: the registry, per-(instrument, resolution) state, rows, deltas and
+pattern observations.
 
 The kernels run in ``spine._core``; this module only frames their output as wire documents
 (``svc.feature_row``, ``svc.feature_row_delta``). No loop here runs per bar.
@@ -10,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from spine._core import WIRE_VERSION, DeltaWriter, FeatureState, FeatureUniverse, feature_specs
+from spine._core import WIRE_VERSION, DeltaWriter, FeatureState, FeatureUniverse, ObservationWriter, feature_specs
 from spine.errors import FeatureError, TimestampError
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "FeatureState",
     "FeatureUniverse",
     "FeatureValue",
+    "ObservationWriter",
     "Row",
     "compute_features",
     "feature_row",

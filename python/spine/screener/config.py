@@ -49,6 +49,8 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     checkpoint_secs: float = 60.0
     #: Subscribers ``/v2/stream/screener`` serves at once; more are refused (503).
     stream_subscribers: int = 1_024
+    #: Pattern observations kept (the newest, over every instrument and resolution).
+    observations_kept: int = 100_000
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,6 +60,8 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             _check_base_url(url)
         if len(set(self.nodes)) != len(self.nodes):
             raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
+        if not 1 <= self.observations_kept <= 10_000_000:
+            raise ConfigError(f"observations_kept {self.observations_kept}: allowed 1..10000000")
         if not 1 <= self.stream_subscribers <= 65_536:
             raise ConfigError(f"stream_subscribers {self.stream_subscribers}: allowed 1..65536")
         if not 1 <= self.warm_concurrency <= 64:

@@ -24,7 +24,7 @@ from spine.screener.as_of import is_point_in_time, screen_as_of
 from spine.screener.instrument import instrument_document
 from spine.screener.rows import RESOLUTIONS
 from spine.screener.screens import evaluate
-from spine.wire.cursors import InvalidCursor, decode_cursor
+from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
 
 if TYPE_CHECKING:
     from spine.screener.service import Screener
@@ -105,6 +105,28 @@ class ScreenerHandlers:
         if iid not in rows.index:
             raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
         return instrument_document(iid, [rows.row(iid, r) for r in RESOLUTIONS], [rows.state(iid, r) for r in RESOLUTIONS])
+
+    def screener_observations(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        iid = query.instrument_id()
+        resolution = query.choice("resolution", RESOLUTIONS)
+        start, end = query.span()
+        limit = query.limit(100)
+        if iid is not None and iid not in self.screener.rows.index:
+            raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
+        route = f"/v2/screener/observations?instrument_id={iid or ''}&resolution={resolution or ''}" \
+                f"&start={'' if start is None else start}&end={'' if end is None else end}"
+        after = None
+        if (cursor := query.text("cursor")) is not None:
+            try:
+                after = decode_cursor(route, cursor)
+            except InvalidCursor as error:
+                raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+        kept = self.screener.observations.page(instrument_id=iid, resolution=resolution, start=start, end=end,
+                                               after=after)
+        items = kept[:limit]
+        more = len(kept) > limit
+        return {**_head("svc.observation_page"), "items": [stored.document for stored in items],
+                "next_cursor": encode_cursor(route, items[-1].sequence) if more else None}
 
     def screener_screen(self, query: Query, params: dict[str, str],
                         body: bytes) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:

@@ -25,6 +25,7 @@ from spine.screener.checkpoint import Checkpointer, checkpoint_path, read, regis
 from spine.screener.config import ScreenerConfig
 from spine.screener.feed import NodeFeed
 from spine.screener.handlers import ScreenerHandlers
+from spine.screener.observations import Observations, Observer
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.stream import RowStream, Snapshot
 from spine.screener.upstream import NodeClient, UpstreamError
@@ -42,6 +43,8 @@ class Screener:
         self.config = config
         self.rows = Rows()
         self.stream = RowStream(self.rows, config.stream_subscribers)
+        self.observations = Observations(config.observations_kept)
+        Observer(self.rows, self.observations)
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
                                         limits=httpx.Limits(max_connections=16 * len(config.nodes)))
         backoff = (config.reconnect_min_secs, config.reconnect_max_secs)

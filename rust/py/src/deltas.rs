@@ -39,7 +39,7 @@ fn documents<'py>(
 }
 
 /// `changed` as rows: little-endian uint32 pairs `(instrument, resolution index)`.
-fn changed_rows(py: Python<'_>, changed: &[u8]) -> PyResult<Vec<Updated>> {
+pub(crate) fn changed_rows(py: Python<'_>, changed: &[u8]) -> PyResult<Vec<Updated>> {
     if changed.len() % 8 != 0 {
         return Err(feature_refusal(py, format!(
             "INVALID_COLUMN: changed holds {} bytes; allowed: uint32 pairs (instrument, resolution index) as \

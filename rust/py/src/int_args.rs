@@ -115,6 +115,15 @@ pub fn instrument_index(value: &Bound<'_, PyAny>) -> PyResult<u32> {
     )
 }
 
+/// An optional instrument index (None stays None).
+pub fn optional_instrument_index(value: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        instrument_index(value).map(Some)
+    }
+}
+
 /// A hub argument: a count (a queue bound, a number of events).
 pub fn hub_count(value: &Bound<'_, PyAny>) -> PyResult<usize> {
     narrow_with(value, "a count, an integer 0..2^64-1", hub_refusal)

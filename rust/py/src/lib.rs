@@ -14,6 +14,7 @@ mod fanout;
 mod features;
 mod int_args;
 mod key_shapes;
+mod observations;
 mod ohlcv;
 mod screener;
 mod series;
@@ -42,6 +43,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     features::register(m)?;
     m.add_class::<universe::PyFeatureUniverse>()?;
     m.add_class::<deltas::PyDeltaWriter>()?;
+    m.add_class::<observations::PyObservationWriter>()?;
     m.add_class::<fanout::PyHub>()?;
     m.add_class::<screener::PyScreenTable>()?;
     Ok(())

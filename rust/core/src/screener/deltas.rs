@@ -45,7 +45,7 @@ pub struct DeltaWriter {
 
 /// Whether `id` is a canonical `SYMBOL.VENUE` instrument id as the schemas allow: printable
 /// ASCII, the venue after the last dot `[A-Z][A-Z0-9_]*`, at most 128 characters.
-fn is_instrument_id(id: &str) -> bool {
+pub(super) fn is_instrument_id(id: &str) -> bool {
     let Some((symbol, venue)) = id.rsplit_once('.') else {
         return false;
     };

@@ -1,7 +1,8 @@
 //! The screener's kernels over the feature universe: evaluation (a row table kept as columns,
 //! screen definitions compiled against its registry, filter / sort / rank over the columns)
 //! and publishing (the values last published per (instrument, resolution), and after a minute
-//! close the `svc.feature_row_delta` documents of the rows that changed, encoded once).
+//! close the `svc.feature_row_delta` documents of the rows that changed, encoded once) and
+//! observing (the `svc.pattern_observation` documents of the patterns those rows made).
 //!
 //! Imports point one way: this module reads [`crate::features`] (value types, and rows through
 //! [`crate::features::Universe::for_each_value`] like any other reader), [`crate::decimal`]
@@ -16,10 +17,14 @@ mod error;
 mod eval;
 mod literal;
 mod members;
+mod observations;
+mod patterns;
 mod table;
 
 #[cfg(test)]
 mod delta_tests;
+#[cfg(test)]
+mod observation_tests;
 #[cfg(test)]
 mod screen_tests;
 
@@ -28,4 +33,6 @@ pub use definition::{Screen, MAX_DEPTH, MAX_GROUP, MAX_INSTRUMENTS, MAX_LIMIT, M
 pub use deltas::DeltaWriter;
 pub use error::ScreenError;
 pub use eval::Ranked;
+pub use observations::{Observation, ObservationWriter};
+pub use patterns::Pattern;
 pub use table::{Cell, ScreenTable};

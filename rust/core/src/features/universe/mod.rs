@@ -259,6 +259,30 @@ impl Universe {
         Ok(self.blocks[block].stores[slot_of(resolution)].bars_taken(lane))
     }
 
+    /// The close of the newest bar an instrument's state at `resolution` took, at the
+    /// series' price scale: a derived bar closes at its bucket's last 1-minute close, so it
+    /// is read from the series (`None` before the first bar, or once that minute is evicted).
+    ///
+    /// # Errors
+    /// [`FeatureError::UnknownInstrument`].
+    pub fn last_close(
+        &self,
+        instrument: u32,
+        resolution: Resolution,
+    ) -> Result<Option<crate::decimal::Fixed>, FeatureError> {
+        let Some(end) = self.last_ts_event(instrument, resolution)? else {
+            return Ok(None);
+        };
+        let series = &self.instrument(instrument)?.series;
+        let view = series.view();
+        let k = view.ts_event.partition_point(|&t| t <= end);
+        let inside = k > 0 && view.ts_event[k - 1] + resolution.step_ns() > end;
+        Ok(inside.then(|| crate::decimal::Fixed {
+            raw: i128::from(view.close[k - 1]),
+            scale: series.config().price_scale,
+        }))
+    }
+
     /// The selected features, in selection order (every row holds their keys).
     pub fn features(&self) -> &[Arc<Compiled>] {
         &self.layout.features
