@@ -1,5 +1,5 @@
 """A fuzz run driven by the node's own OpenAPI document (schemathesis) over the v2 (and v1) routes of a
-running ``spine node``: no 5xx, and every JSON body is a schema-valid document or the error
+running ``spine node`` and of a ``spine screener`` over it: no 5xx, and every JSON body is a schema-valid document or the error
 envelope (checked by the independent validator, not by schemathesis, so no schema is fetched
 from the network). Streams are left to the contract tests. Cases come from schemathesis'
 hypothesis strategies, driven here directly (its pytest plugin does not run on pytest 9)."""
@@ -14,6 +14,9 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from reference.wire_validator import validate
+from screeners import screener
+
+__all__ = ["screener"]  # the fixture, imported for this module's tests
 
 
 #: Examples per operation: a quick default; SPINE_FUZZ_EXAMPLES=200 for a long run.
@@ -31,8 +34,9 @@ def check(case: Any, url: str) -> None:
         validate(body)
 
 
-def test_no_5xx_and_every_body_is_a_valid_document(base: str) -> None:
-    schema = schemathesis.openapi.from_url(base + "/v2/openapi.json")
+def fuzz(url: str) -> int:
+    """Every non-stream operation of ``url``'s OpenAPI document; how many were fuzzed."""
+    schema = schemathesis.openapi.from_url(url + "/v2/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
     fuzzed = 0
     for operation in operations:
@@ -43,8 +47,18 @@ def test_no_5xx_and_every_body_is_a_valid_document(base: str) -> None:
         @settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         def run(case: Any) -> None:
-            check(case, base)
+            check(case, url)
 
         run()
         fuzzed += 1
-    assert fuzzed >= 60
+    return fuzzed
+
+
+def test_no_5xx_and_every_body_is_a_valid_document(base: str) -> None:
+    assert fuzz(base) >= 60
+
+
+def test_the_screener_answers_no_5xx_and_valid_documents(screener: str) -> None:
+    # Screen bodies are generated from the definition's own schema: valid ones are screened,
+    # the rest refused with the envelope.
+    assert fuzz(screener) >= 60

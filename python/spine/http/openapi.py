@@ -70,11 +70,33 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
                       for name in _PARAM.findall(op.path)]
         parameters += [{"name": name, "in": "query", "required": name in op.required,
                         "schema": _query_schema(op, name)} for name in op.params]
-        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters, "responses": _responses(op, serving(op, process))}
-        if op.body is not None:
-            body = (SCHEMA_BASE + f"{op.body.schema_id}.json" if isinstance(op.body, DocumentBody)
-                    else _COMPONENT.format(name=op.body.__name__))
-            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": {"$ref": body}}}}
+        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters,
+                                     "responses": _responses(op, serving(op, process))}
+        how = serving(op, process)
+        if op.body is not None and how == "handler":
+            name = op.body.schema_id if isinstance(op.body, DocumentBody) else op.body.__name__
+            operation["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": {"$ref": _COMPONENT.format(name=name)}}}}
         paths.setdefault(op.path, {})[op.method.lower()] = operation
+    documents = {op.body.schema_id: _component(op.body.schema_id) for op in operations
+                 if isinstance(op.body, DocumentBody) and serving(op, process) == "handler"}
     return {"openapi": "3.1.0", "info": {"title": _TITLES[process], "version": "spine.v2"}, "paths": paths,
-            "components": {"schemas": body_schemas(_COMPONENT)}}
+            "components": {"schemas": {**body_schemas(_COMPONENT), **documents}}}
+
+
+def _component(schema_id: str) -> dict[str, Any]:
+    """A published document's schema as a component: its own ``#/$defs/...`` references
+    re-pointed at the component (a fuzzer generates bodies from it without fetching)."""
+    from spine.schemas import all_schemas
+
+    prefix = _COMPONENT.format(name=schema_id) + "/$defs/"
+
+    def moved(part: Any) -> Any:
+        if isinstance(part, dict):
+            return {k: (prefix + v.removeprefix("#/$defs/") if k == "$ref" and isinstance(v, str)
+                        and v.startswith("#/$defs/") else moved(v)) for k, v in part.items() if k != "$id"}
+        if isinstance(part, list):
+            return [moved(v) for v in part]
+        return part
+
+    return moved(all_schemas()[(schema_id, 1)])  # type: ignore[no-any-return]
