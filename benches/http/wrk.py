@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 UNITS_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 _RPS = re.compile(r"^Requests/sec:\s+([0-9.]+)", re.M)
@@ -24,9 +25,12 @@ def require() -> str:
     return path
 
 
-def run(url: str, seconds: float, connections: int = 32) -> dict[str, float | str | None]:
-    """One wrk run: ``rps``, ``p50_ms``, ``p99_ms`` and ``errors`` (None when clean)."""
-    argv = [require(), "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency", url]
+def run(url: str, seconds: float, connections: int = 32,
+        script: Path | None = None) -> dict[str, float | str | None]:
+    """One wrk run: ``rps``, ``p50_ms``, ``p99_ms`` and ``errors`` (None when clean);
+    ``script``: a Lua script (a POST's method, body and headers)."""
+    argv = [require(), "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency",
+            *(["-s", str(script)] if script else []), url]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30, check=True).stdout
     return parse(out)
 

@@ -6,14 +6,21 @@ numbering is no longer the one checkpointed (its store replaced): then it warms 
 close whose sequence is not the next one means bars were missed (a dropped event, a
 reconnect, a node restart): the instrument catches up from the pages after the last sequence
 it folded. A lost stream reconnects with exponential backoff and jitter, catching every
-instrument up first; a node that is down never stops the others (each has its feed)."""
+instrument up first; a node that is down never stops the others (each has its feed).
+
+Closes that arrive together (a node publishes a minute's closes in one turn and sends each
+subscriber one write) are folded together, one ``Rows.close_many`` per run of them: the reader
+hands over everything it took before it next waits on the socket, so no close waits past
+the loop turn it arrived in, and no timer is involved."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -25,6 +32,7 @@ from spine.screener.upstream import Bars, NodeClient, UpstreamError, bar_columns
 __all__ = ["NodeFeed"]
 
 log = logging.getLogger("spine.screener")
+T = TypeVar("T")
 FeedState = Literal["STARTING", "RUNNING", "RECONNECTING", "STOPPED"]
 
 
@@ -46,6 +54,8 @@ class NodeFeed:
         #: connects and warm-up reads that failed.
         self.open = False
         self.accepted = self.closed = self.refused = 0
+        #: Turns of closes taken from streams (a stream that delivers resets the backoff).
+        self.batches = 0
         #: Times an instrument caught up from pages after a sequence jump.
         self.catch_ups = 0
         self.last_error: str | None = None
@@ -108,12 +118,15 @@ class NodeFeed:
         is lost."""
         delay = self._backoff[0]
         while not stop.is_set():
+            taken = self.batches
             try:
                 if await self._stream(stop):
                     return
                 raise UpstreamError(self.node.base_url, "GET /v2/stream/bars", "the stream ended")
             except (UpstreamError, SpineError) as error:  # a refused bar too: reconnect and catch up
                 self._lost(str(error))
+            if self.batches > taken:
+                delay = self._backoff[0]  # closes came through: back off from the start again
             if await _sleep_or_stop(stop, delay * random.uniform(0.5, 1.5)):
                 break
             delay = min(delay * 2, self._backoff[1])
@@ -137,10 +150,12 @@ class NodeFeed:
             self.accepted += 1
 
         try:
-            async for event in self.node.closes(self.channel or "EXTERNAL", on_open):
-                await self._take(event)
-                if stop.is_set():
-                    return True
+            async with contextlib.aclosing(turns(self.node.closes(self.channel or "EXTERNAL", on_open))) as batches:
+                async for events in batches:
+                    await self._take(events)
+                    self.batches += 1
+                    if stop.is_set():
+                        return True
             return False
         finally:
             if opened:
@@ -164,21 +179,36 @@ class NodeFeed:
         self.reconnects += 1
         log.warning("%s", error)
 
-    async def _take(self, event: dict[str, Any]) -> None:
-        iid = event["instrument_id"]
-        instrument = self.instruments.get(iid)
-        if instrument is None or not event["bars"]:
-            return  # listed after discovery: the next warm takes it
-        bar = bar_columns(event["bars"], instrument["price_precision"], instrument["size_precision"])
-        ts = int(bar["ts_event"][0])
-        self.offered = ts if self.offered is None else max(self.offered, ts)
-        sequence, last = int(bar["sequence"][0]), self.rows.sequence.get(iid)
-        if last is not None and sequence <= last:
-            return  # folded already (a catch-up took it)
-        if last is not None and sequence != last + 1:
-            await self._catch_up(iid)
-            return
-        self.rows.close(iid, bar)
+    async def _take(self, events: list[dict[str, Any]]) -> None:
+        """Fold closes in order: each run of them in sequence at once; a close whose sequence
+        jumps catches its instrument up from the pages (after the run before it is folded)."""
+        ids: list[str] = []
+        runs: list[Bars] = []
+        queued: dict[str, int] = {}  # per instrument in the run, the newest sequence it folds
+        for event in events:
+            iid = event["instrument_id"]
+            instrument = self.instruments.get(iid)
+            if instrument is None or not event["bars"]:
+                continue  # listed after discovery: the next warm takes it
+            bar = bar_columns(event["bars"], instrument["price_precision"], instrument["size_precision"])
+            ts = int(bar["ts_event"][0])
+            self.offered = ts if self.offered is None else max(self.offered, ts)
+            sequence, last = int(bar["sequence"][0]), queued.get(iid, self.rows.sequence.get(iid))
+            if last is not None and sequence <= last:
+                continue  # folded already (a catch-up took it)
+            if last is not None and sequence != last + 1:
+                self._fold(ids, runs)
+                ids, runs, queued = [], [], {}
+                await self._catch_up(iid)
+                continue
+            ids.extend([iid] * len(bar["ts_event"]))
+            runs.append(bar)
+            queued[iid] = max(last or 0, int(bar["sequence"].max()))
+        self._fold(ids, runs)
+
+    def _fold(self, ids: list[str], runs: list[Bars]) -> None:
+        if ids:
+            self.rows.close_many(ids, {k: np.concatenate([bars[k] for bars in runs]) for k in runs[0]})
 
     async def _catch_up(self, instrument_id: str) -> None:
         """Fold the bars after the last sequence folded, oldest first."""
@@ -247,6 +277,44 @@ def _holds(bars: Bars, page: Bars, k: int) -> bool:
     """Whether ``bars`` hold bar ``k`` of ``page`` (its close time and values)."""
     at = int(np.searchsorted(bars["ts_event"], page["ts_event"][k]))
     return at < len(bars["ts_event"]) and all(int(bars[c][at]) == int(page[c][k]) for c in bars)
+
+
+async def turns(source: AsyncIterator[T]) -> AsyncGenerator[list[T], None]:
+    """``source`` a loop turn at a time: what it yields before it next waits (on its socket)
+    comes as one list, handed over as soon as it waits. A reader task takes the items; while
+    the caller is busy with a list (a catch-up awaiting pages), the reader stops after one
+    more item, so the socket pushes back as it did without the reader. The source's error
+    ends the iteration with that error."""
+    pending: list[T] = []
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[None] = loop.create_future()
+    idle = asyncio.Event()
+
+    async def read() -> None:
+        async for item in source:
+            pending.append(item)
+            if not ready.done():
+                ready.set_result(None)
+            if not idle.is_set():
+                await idle.wait()
+
+    reader = asyncio.create_task(read())
+    try:
+        while True:
+            idle.set()
+            await asyncio.wait((reader, ready), return_when=asyncio.FIRST_COMPLETED)
+            idle.clear()
+            if pending:
+                taken = pending[:]
+                pending.clear()
+                ready = loop.create_future()
+                yield taken
+            elif reader.done():
+                reader.result()
+                return
+    finally:
+        reader.cancel()
+        await asyncio.gather(reader, return_exceptions=True)
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> bool:

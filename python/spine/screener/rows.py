@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from spine._core import WIRE_VERSION, FeatureUniverse, ScreenTable
 from spine.screener.instrument import feature_state
@@ -113,6 +114,30 @@ class Rows:
         self._changed(pairs)
         return pairs
 
+    def close_many(self, instrument_ids: list[str], bars: Bars) -> bytes:
+        """Fold live closes of several instruments at once, bar ``k`` of ``bars`` being
+        ``instrument_ids[k]``'s (an instrument's bars oldest first): the rows, sequences, counts
+        and listener calls of :meth:`close` called for each bar in turn, in one run per stretch
+        of distinct instruments (usually the whole call): one universe call (in instrument
+        order, which lets a large minute split across threads), one version step and one
+        listener call each."""
+        indexes = np.array([self.index[iid] for iid in instrument_ids], dtype=np.uint32)
+        changed, sequences, sequence = [], bars["sequence"].tolist(), self.sequence
+        for run in _distinct_runs(indexes):
+            order = run[np.argsort(indexes[run], kind="stable")]
+            ts = bars["ts_event"][order]
+            for index, end in zip(indexes[order].tolist(), ts.tolist(), strict=True):
+                self.universe.observe(index, end - MINUTE_NS, end)
+            pairs = self.universe.close_minute(indexes[order], ts, *(bars[c][order] for c in _COLUMNS[1:]))
+            for k in run.tolist():
+                iid = instrument_ids[k]
+                sequence[iid] = max(sequence.get(iid, 0), sequences[k])
+            self.processed += len(run)
+            self._saw(int(ts.max()))
+            self._changed(pairs)
+            changed.append(pairs)
+        return b"".join(changed)
+
     def _changed(self, pairs: bytes) -> None:
         self.version += 1
         self._stale.update(np.frombuffer(pairs, dtype="<u4")[0::2].tolist())
@@ -143,3 +168,19 @@ class Rows:
         return {"version": WIRE_VERSION, "schema_id": "svc.feature_row", "schema_version": 1,
                 "instrument_id": instrument_id, "resolution": resolution,
                 "ts_event": None if last is None else str(last), "values": self.universe.row(index, resolution)}
+
+
+def _distinct_runs(indexes: npt.NDArray[np.uint32]) -> list[npt.NDArray[np.intp]]:
+    """Positions of ``indexes`` cut into runs in which no instrument comes twice, in turn."""
+    runs: list[npt.NDArray[np.intp]] = []
+    seen: set[int] = set()
+    start = 0
+    for k, index in enumerate(indexes.tolist()):
+        if index in seen:
+            runs.append(np.arange(start, k))
+            seen.clear()
+            start = k
+        seen.add(index)
+    if start < len(indexes):
+        runs.append(np.arange(start, len(indexes)))
+    return runs
