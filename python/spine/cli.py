@@ -68,6 +68,13 @@ def _cmd_screener(args: argparse.Namespace) -> int:
     return run_screener(args.config, args.node or (), args.port, args.data_dir)
 
 
+def _cmd_gateway(args: argparse.Namespace) -> int:
+    """Run the public gateway over venue nodes and the screener until SIGINT or SIGTERM."""
+    from spine.gateway.main import run_gateway
+
+    return run_gateway(args.config, args.node or (), args.screener, args.port, args.data_dir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
     parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
@@ -87,6 +94,15 @@ def build_parser() -> argparse.ArgumentParser:
     screener.add_argument("--port", type=int, help="the port it serves on (default 8710)")
     screener.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-screener)")
     screener.set_defaults(handler=_cmd_screener)
+    gateway = commands.add_parser("gateway", help="run the public gateway over venue nodes and the screener")
+    gateway.add_argument("--config", metavar="TOML",
+                         help="gateway configuration file (default: SPINE_GATEWAY_CONFIG or built-in)")
+    gateway.add_argument("--node", action="append", metavar="URL",
+                         help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
+    gateway.add_argument("--screener", metavar="URL", help="the screener's base URL (default http://127.0.0.1:8710)")
+    gateway.add_argument("--port", type=int, help="the port it serves on (default 8800)")
+    gateway.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-gateway)")
+    gateway.set_defaults(handler=_cmd_gateway)
     return parser
 
 

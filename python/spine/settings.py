@@ -8,10 +8,11 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 
-__all__ = ["ConfigError", "ServerSettings", "load_settings"]
+__all__ = ["ConfigError", "ServerSettings", "check_base_url", "load_settings"]
 
 S = TypeVar("S", bound="ServerSettings")
 
@@ -86,3 +87,12 @@ def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str]) -
         return msgspec.convert(tree, kind, strict=False)
     except msgspec.ValidationError as error:
         raise ConfigError(f"{kind.WHAT}: {error}") from error
+
+
+def check_base_url(url: str, key: str, what: str) -> None:
+    """Refuse ``url`` (the value of ``key``) unless it is a base URL: ``http(s)://host[:port]``."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
+            or parts.path not in ("", "/"):
+        raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or "
+                          "fragment")

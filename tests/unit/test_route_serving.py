@@ -10,33 +10,34 @@ import pytest
 from reference.wire_validator import validate
 from spine.http.app import App
 from spine.http.registry import registry_document
-from spine.http.routes import EVERY, OPERATIONS, serving
+from spine.http.routes import EVERY, OPERATIONS, relayed, serving
 
 BY_ID = {op.id: op for op in OPERATIONS}
 
 
-@pytest.mark.parametrize(("op_id", "node", "screener"), [
-    ("spine.bars.list", "handler", "elsewhere"),
-    ("spine.screener.rows", "elsewhere", "handler"),
-    ("spine.screener.screen", "elsewhere", "handler"),
-    ("spine.stream.screener", "elsewhere", "handler"),
-
-    ("spine.health.get", "handler", "handler"),
-    ("spine.registry.get", "handler", "handler"),
-    ("spine.strategies.list", "elsewhere", "elsewhere"),
-    ("spine.orders.list", "deferred", "deferred"),
-    ("spine.v1.bars.get", "handler", "elsewhere"),
-    ("spine.v1.screener_rows.get", "handler", "handler"),
+@pytest.mark.parametrize(("op_id", "node", "screener", "gateway"), [
+    ("spine.bars.list", "handler", "elsewhere", "relayed"),
+    ("spine.screener.rows", "elsewhere", "handler", "relayed"),
+    ("spine.screener.screen", "elsewhere", "handler", "relayed"),
+    ("spine.stream.screener", "elsewhere", "handler", "relayed"),
+    ("spine.status.get", "handler", "elsewhere", "handler"),
+    ("spine.health.get", "handler", "handler", "handler"),
+    ("spine.registry.get", "handler", "handler", "handler"),
+    ("spine.strategies.list", "elsewhere", "elsewhere", "elsewhere"),
+    ("spine.orders.list", "deferred", "deferred", "deferred"),
+    ("spine.v1.bars.get", "handler", "elsewhere", "relayed"),
+    ("spine.v1.screener_rows.get", "handler", "handler", "relayed"),
 ])
-def test_each_process_serves_its_own_operations(op_id: str, node: str, screener: str) -> None:
+def test_each_process_serves_its_own_operations(op_id: str, node: str, screener: str, gateway: str) -> None:
     op = BY_ID[op_id]
     assert (serving(op, "node"), serving(op, "screener")) == (node, screener)
+    assert ("relayed" if relayed(op, "gateway") else serving(op, "gateway")) == gateway
 
 
-def test_every_process_answers_health_registry_openapi_schemas_and_v1_screener_rows_itself() -> None:
+def test_every_process_answers_health_registry_openapi_and_schemas_itself() -> None:
     shared = {op.id for op in OPERATIONS if op.served_by == EVERY}
     assert shared == {"spine.health.get", "spine.registry.get", "spine.openapi.get", "spine.schemas.list",
-                      "spine.schemas.get", "spine.v1.screener_rows.get"}
+                      "spine.schemas.get"}
 
 
 @pytest.mark.parametrize("process", ["node", "screener"])

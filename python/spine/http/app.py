@@ -22,7 +22,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from http_router import InvalidMethodError, NotFoundError, Router
@@ -43,13 +43,20 @@ from spine.http.v1_stream import Journal
 from spine.http.view import NodeView
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
-__all__ = ["App", "NodeApp", "build_app"]
+__all__ = ["App", "NodeApp", "Relayed", "build_app"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
 _encode = msgspec.json.Encoder().encode
 #: Parsed queries kept (cleared when full).
 QUERY_MEMO = 1_024
+
+
+class Relayed(NamedTuple):
+    """An upstream's answer passed on as it came: its status and its JSON body's bytes."""
+
+    status: int
+    body: bytes
 
 
 class App:
@@ -144,6 +151,9 @@ class App:
                 document = handler(query, params)
             if inspect.isawaitable(document):  # a handler that waits on an upstream
                 document = await document
+            if isinstance(document, Relayed):
+                proto.response_bytes(document.status, JSON, document.body)
+                return
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
@@ -280,7 +290,7 @@ async def _read_body(proto: Any, seconds: float) -> bytes:
 
 
 #: How a refusal names the process that does not serve an operation.
-_NAMES: dict[Process, str] = {"node": "venue node", "screener": "screener"}
+_NAMES: dict[Process, str] = {"node": "venue node", "screener": "screener", "gateway": "gateway"}
 
 
 def _served_by(op: Operation) -> str:

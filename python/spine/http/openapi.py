@@ -18,7 +18,7 @@ __all__ = ["openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
 _COMPONENT = "#/components/schemas/{name}"
-_TITLES = {"node": "Spine venue node", "screener": "Spine screener"}
+_TITLES = {"node": "Spine venue node", "screener": "Spine screener", "gateway": "Spine gateway"}
 _PARAM = re.compile(r"\{([a-z_]+)\}")
 _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "instrument_id": {"type": "string", "pattern": "^[!-~]+\\.[A-Z][A-Z0-9_]*$", "maxLength": 128},
@@ -35,7 +35,7 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def _responses(op: Operation, how: Serving) -> dict[str, Any]:
+def _responses(op: Operation, how: Serving, process: Process) -> dict[str, Any]:
     envelope = "v1/v1.error_envelope.json" if op.wire_version == "v1" else "svc.error_envelope.json"
     error = {"description": "error envelope", "content": {"application/json": {
         "schema": {"$ref": SCHEMA_BASE + envelope}}}}
@@ -44,9 +44,9 @@ def _responses(op: Operation, how: Serving) -> dict[str, Any]:
         return {status: error}
     if op.effect == "STREAM":
         ok: dict[str, Any] = {"description": "Server-Sent Events", "content": {"text/event-stream": {}}}
-    elif op.document:
-        ok = {"description": op.document, "content": {"application/json": {
-            "schema": {"$ref": SCHEMA_BASE + op.document_file}}}}
+    elif (document := op.document_of(process)) is not None:
+        file = f"v1/{document}.json" if op.wire_version == "v1" else f"{document}.json"
+        ok = {"description": document, "content": {"application/json": {"schema": {"$ref": SCHEMA_BASE + file}}}}
     else:
         ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
     statuses = ["400", "404", "403", "409"] if op.effect == "COMMAND" else ["400", "404"]
@@ -71,7 +71,7 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
         parameters += [{"name": name, "in": "query", "required": name in op.required,
                         "schema": _query_schema(op, name)} for name in op.params]
         operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters,
-                                     "responses": _responses(op, serving(op, process))}
+                                     "responses": _responses(op, serving(op, process), process)}
         how = serving(op, process)
         if op.body is not None and how == "handler":
             name = op.body.schema_id if isinstance(op.body, DocumentBody) else op.body.__name__

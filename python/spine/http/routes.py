@@ -16,18 +16,19 @@ import msgspec
 
 from spine.http.bodies import DocumentBody, SearchBody, SelectionBody
 
-__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "Operation", "Process", "Serving", "serving"]
+__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "Operation", "Process", "Serving", "relayed", "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
 #: ``elsewhere``: 404 NOT_SUPPORTED_ON_THIS_NODE (another process serves it, never this one).
 Serving = Literal["handler", "deferred", "elsewhere"]
-#: The processes that serve routes of their own.
-Process = Literal["node", "screener"]
+#: The processes that serve routes of their own. The gateway also relays every route a node or
+#: the screener serves (see :func:`serving`).
+Process = Literal["node", "screener", "gateway"]
 NODE: tuple[Process, ...] = ("node",)
 SCREENER: tuple[Process, ...] = ("screener",)
 #: Health, the registry, OpenAPI and the schema set: every process answers them itself.
-EVERY: tuple[Process, ...] = ("node", "screener")
+EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
@@ -57,6 +58,8 @@ class Operation:
     requires_confirmation: bool = False
     #: The 200 document when it is not ``schema_ids[0]`` (v1 routes answer their own ``v1.*``).
     response: str | None = None
+    #: The 200 document of a process that answers with another one than the others.
+    response_by: tuple[tuple[Process, str], ...] = ()
     #: The POST body the handler takes (decoded by the app), if any: a sealed Struct, or a
     #: published document passed on as its bytes.
     body: type[msgspec.Struct] | DocumentBody | None = None
@@ -66,10 +69,9 @@ class Operation:
         """The id of the document a 200 answer carries (v1 routes: their own ``v1.*``)."""
         return self.response or (self.schema_ids[0] if self.schema_ids else None)
 
-    @property
-    def document_file(self) -> str:
-        """The document's schema file, relative to the schema base."""
-        return f"v1/{self.document}.json" if self.wire_version == "v1" else f"{self.document}.json"
+    def document_of(self, process: Process) -> str | None:
+        """The id of the document ``process`` answers with."""
+        return dict(self.response_by).get(process, self.document)
 
     @property
     def handler(self) -> str:
@@ -77,10 +79,16 @@ class Operation:
 
 
 def serving(op: Operation, process: Process) -> Serving:
-    """How ``process`` answers ``op``."""
+    """How ``process`` answers ``op``: the gateway answers what it serves itself and relays
+    what a node or the screener serves."""
     if op.deferred:
         return "deferred"
-    return "handler" if process in op.served_by else "elsewhere"
+    return "handler" if process in op.served_by or relayed(op, process) else "elsewhere"
+
+
+def relayed(op: Operation, process: Process) -> bool:
+    """Whether ``process`` answers ``op`` by relaying it to the process that serves it."""
+    return process == "gateway" and process not in op.served_by and bool(op.served_by) and not op.deferred
 
 
 def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
@@ -107,7 +115,8 @@ OPERATIONS: tuple[Operation, ...] = (
     # --- health, status, registry -------------------------------------------------------------
     Operation("spine.health.get", "GET", "/v2/health", schema_ids=("svc.health", "svc.engine_status"), tool="health",
               served_by=EVERY),
-    Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status",), tool="status"),
+    Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status", "svc.gateway_status"),
+              tool="status", served_by=("node", "gateway"), response_by=(("gateway", "svc.gateway_status"),)),
     Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry",
               served_by=EVERY),
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
@@ -225,7 +234,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _v1("retirements.get", "/retirements", params=PAGE, document="records"),
     _v1("schemas.get", "/schemas", params=("name",)),
     # A node holds no screener rows (an empty page); the screener serves its own.
-    _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=EVERY),
+    _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=("node", "screener")),
     _v1("signals.get", "/signals", params=PAGE, document="records"),
     Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
 )

@@ -9,11 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import ClassVar, Literal
-from urllib.parse import urlsplit
 
 import msgspec
 
-from spine.settings import ConfigError, ServerSettings, load_settings
+from spine.settings import ConfigError, ServerSettings, check_base_url, load_settings
 
 __all__ = ["ConfigError", "ScreenerConfig", "load_config"]
 
@@ -57,7 +56,7 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         if not 1 <= len(self.nodes) <= MAX_NODES:
             raise ConfigError(f"nodes: {len(self.nodes)} given; allowed 1..{MAX_NODES} base URLs")
         for url in self.nodes:
-            _check_base_url(url)
+            check_base_url(url, "nodes", "node base URL")
         if len(set(self.nodes)) != len(self.nodes):
             raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
         if not 1 <= self.observations_kept <= 10_000_000:
@@ -73,14 +72,6 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         if self.reconnect_min_secs > self.reconnect_max_secs:
             raise ConfigError(f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "
                               f"{self.reconnect_max_secs}; allowed: min <= max")
-
-
-def _check_base_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
-            or parts.path not in ("", "/"):
-        raise ConfigError(f"nodes: {url!r} is not a node base URL; allowed: http(s)://host[:port], no path, "
-                          "query or fragment")
 
 
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> ScreenerConfig:

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from httpx_sse import aconnect_sse
 
 from spine._core import parse_decimal_column, parse_timestamp_column
+from spine.upstream import UpstreamError
 from spine.wire.bar_types import bar_type_of
 
 __all__ = ["BAR_PAGE", "Bars", "NodeClient", "UpstreamError", "bar_columns"]
@@ -29,14 +30,6 @@ INSTRUMENT_PAGE = 1_000
 #: A bar page's columns: ``ts_event`` as uint64 nanoseconds, prices and volumes as int64
 #: mantissas at the instrument's precisions, ``sequence`` as uint64.
 Bars = dict[str, npt.NDArray[Any]]
-
-
-class UpstreamError(RuntimeError):
-    """A node request that failed: the node, what was asked, and why."""
-
-    def __init__(self, node: str, request: str, cause: str) -> None:
-        super().__init__(f"UPSTREAM_UNAVAILABLE: {node}: {request}: {cause}")
-        self.node, self.request, self.cause = node, request, cause
 
 
 class NodeClient:

@@ -1,4 +1,5 @@
-"""Opaque, tamper-checked page cursors for the node's list routes (coverage, hydration).
+"""Opaque, tamper-checked page cursors for the list routes (coverage, hydration, and the
+gateway's pages that span nodes, whose cursors carry a payload: ``encode_token``).
 
 A cursor is the position of the next page, signed so that a client can neither forge one
 (skipping into the middle of a list it was never given) nor carry one from one route to
@@ -27,7 +28,9 @@ __all__ = [
     "LimitOutOfRange",
     "check_limit",
     "decode_cursor",
+    "decode_token",
     "encode_cursor",
+    "encode_token",
     "paginate",
 ]
 
@@ -39,6 +42,7 @@ _DOMAIN = b"spine.v2/cursor"
 _TAG_BYTES = 16  # HMAC-SHA256 truncated to 128 bits: forging still costs 2**128 tries
 # 8 offset bytes + 16 tag bytes = 24 bytes = exactly 32 base64url characters, no padding.
 _CURSOR = re.compile(r"[A-Za-z0-9_-]{32}")
+_TOKEN = re.compile(r"[A-Za-z0-9_-]+")
 
 T = TypeVar("T")
 
@@ -85,6 +89,27 @@ def decode_cursor(route: str, cursor: str) -> int:
     if not hmac.compare_digest(tag, _tag(route, body)):
         raise InvalidCursor(f"INVALID_CURSOR: {route}: the cursor was not issued by this route")
     return int.from_bytes(body, "big")
+
+
+def encode_token(route: str, payload: bytes) -> str:
+    """A cursor carrying ``payload`` (an upstream's position, say) on ``route``, signed as
+    offsets are: ``payload || tag``, base64url without padding."""
+    return base64.urlsafe_b64encode(payload + _tag(route, payload)).rstrip(b"=").decode("ascii")
+
+
+def decode_token(route: str, cursor: str) -> bytes:
+    """The payload ``cursor`` carries on ``route``; :class:`InvalidCursor` unless this process
+    issued it for ``route``."""
+    if not isinstance(cursor, str) or not 24 <= len(cursor) <= 4096 or _TOKEN.fullmatch(cursor) is None:
+        raise InvalidCursor(f"INVALID_CURSOR: {route}: the cursor is malformed")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    except ValueError:
+        raise InvalidCursor(f"INVALID_CURSOR: {route}: the cursor is malformed") from None
+    body, tag = raw[:-_TAG_BYTES], raw[-_TAG_BYTES:]
+    if len(raw) < _TAG_BYTES or not hmac.compare_digest(tag, _tag(route, body)):
+        raise InvalidCursor(f"INVALID_CURSOR: {route}: the cursor was not issued by this route")
+    return body
 
 
 def check_limit(limit: int) -> int:

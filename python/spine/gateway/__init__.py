@@ -1,0 +1,1 @@
+"""The public gateway: one API over one or more venue nodes and the screener (``spine gateway``)."""

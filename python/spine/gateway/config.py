@@ -1,0 +1,61 @@
+"""Gateway configuration: a TOML file (``--config`` or ``SPINE_GATEWAY_CONFIG``) over the
+embedded defaults, then ``SPINE_GATEWAY_*`` environment overrides (``spine.settings``).
+
+The defaults front the default local node (127.0.0.1:8700) and screener (127.0.0.1:8710)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import ClassVar
+
+import msgspec
+
+from spine.settings import ConfigError, ServerSettings, check_base_url, load_settings
+
+__all__ = ["ConfigError", "GatewayConfig", "load_config"]
+
+#: At most this many venue nodes behind one gateway.
+MAX_NODES = 64
+
+
+class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
+    FILE_VARIABLE: ClassVar[str] = "SPINE_GATEWAY_CONFIG"
+    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
+        "SPINE_GATEWAY_ID": "gateway_id", "SPINE_GATEWAY_NODES": "nodes[]", "SPINE_GATEWAY_SCREENER": "screener",
+        "SPINE_GATEWAY_DATA_DIR": "data_dir", "SPINE_GATEWAY_HOST": "host", "SPINE_GATEWAY_PORT": "port",
+        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
+    }
+    WHAT: ClassVar[str] = "gateway configuration"
+
+    gateway_id: str = "spine-gateway-1"
+    #: The venue nodes' base URLs (``http://host:port``).
+    nodes: list[str] = msgspec.field(default_factory=lambda: ["http://127.0.0.1:8700"])
+    #: The screener's base URL; None: no screener (its routes answer UPSTREAM_UNAVAILABLE).
+    screener: str | None = "http://127.0.0.1:8710"
+    data_dir: str = "var/spine-gateway"
+    port: int = 8800
+    #: An upstream request that has not answered within this long fails (502).
+    upstream_timeout_secs: float = 10.0
+    #: How often every upstream is looked at (reachability, each node's venues).
+    refresh_secs: float = 5.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= len(self.nodes) <= MAX_NODES:
+            raise ConfigError(f"nodes: {len(self.nodes)} given; allowed 1..{MAX_NODES} base URLs")
+        for url in self.nodes:
+            check_base_url(url, "nodes", "node base URL")
+        if self.screener is not None:
+            check_base_url(self.screener, "screener", "screener base URL")
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
+        for name in ("upstream_timeout_secs", "refresh_secs"):
+            value = getattr(self, name)
+            if not 0 < value <= 3_600:
+                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+
+
+def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> GatewayConfig:
+    """The file (if any) over the defaults, then the environment over both."""
+    return load_settings(GatewayConfig, path, environ)

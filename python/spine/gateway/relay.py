@@ -1,0 +1,134 @@
+"""How the gateway answers the routes a node or the screener serves, by what each means:
+
+- one instrument's (``/v2/bars``, ``/v2/coverage/{id}``, ``/v2/hydration/{id}``, v1 ``/bars``):
+  relayed to the node of the instrument's venue, bytes as the node produced them;
+- lists over every node (instruments, coverage, hydration, selection, facts, data): the
+  nodes' pages one node after the other under one cursor that spans them (signed, bound to the
+  route and its query); a node that cannot be reached is passed over, its part missing;
+- the screener's: relayed exactly (a screen body byte for byte), status and body as it answered;
+- the rest of a node's (engine pin, connection, resolutions, the v1 reads): the first node
+  that answers.
+
+An upstream that cannot be reached is 502 UPSTREAM_UNAVAILABLE naming it; its own refusals
+(a 404 for an instrument it does not hold, a 400) come back as it sent them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import msgspec
+
+from spine.http.app import Relayed
+from spine.http.errors import HttpError
+from spine.http.request import Query
+from spine.http.routes import Operation
+from spine.gateway.upstreams import Upstream, Upstreams
+from spine.upstream import UpstreamError
+from spine.wire.bar_types import instrument_of
+from spine.wire.cursors import InvalidCursor, decode_token, encode_token
+
+__all__ = ["Relay"]
+
+Handler = Callable[..., Awaitable[Relayed]]
+#: Routes naming one instrument: where its id is.
+BY_INSTRUMENT = {"spine.bars.list", "spine.coverage.get", "spine.hydration.get", "spine.v1.bars.get"}
+#: Lists merged over every node.
+MERGED = {"spine.instruments.list", "spine.coverage.list", "spine.coverage.failures", "spine.coverage.quiet",
+          "spine.hydration.list", "spine.selection.get", "spine.facts.list", "spine.data.list"}
+_encode = msgspec.json.encode
+
+
+class Relay:
+    """The relaying handlers of one gateway over ``upstreams``."""
+
+    def __init__(self, upstreams: Upstreams) -> None:
+        self.upstreams = upstreams
+
+    def handler(self, op: Operation) -> Handler:
+        """The handler relaying ``op`` (called with the query, path parameters and a body)."""
+        if "screener" in op.served_by:
+            return lambda query, params, body=None: self.screener(op, query, params, body)
+        if op.id in BY_INSTRUMENT:
+            return lambda query, params, body=None: self.by_instrument(op, query, params)
+        if op.id in MERGED:
+            return lambda query, params, body=None: self.merged(op, query, params)
+        return lambda query, params, body=None: self.first_node(op, query, params, body)
+
+    # --- one upstream --------------------------------------------------------------------------
+
+    async def screener(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
+        screener = self.upstreams.screener
+        if screener is None:
+            raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: this gateway has no screener configured")
+        return await self._relay(screener, op, query.raw, params, body)
+
+    async def by_instrument(self, op: Operation, query: Query, params: dict[str, str]) -> Relayed:
+        iid = params.get("id") or query.instrument_id()
+        if iid is None and (bar_type := query.text("bar_type")) is not None:
+            iid = instrument_of(bar_type)
+        if iid is None:  # the node states what is missing
+            return await self.first_node(op, query, params, None)
+        venue = iid.rsplit(".", 1)[-1]
+        node = self.upstreams.node_of(venue)
+        if node is None:
+            await self.upstreams.refresh()  # a venue new since the last look
+            node = self.upstreams.node_of(venue)
+        if node is None:
+            known = sorted({v for n in self.upstreams.nodes for v in n.venues})
+            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
+                                         f"{', '.join(known) or 'none reachable'}")
+        return await self._relay(node, op, query.raw, params, None)
+
+    async def first_node(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
+        errors = []
+        for node in sorted(self.upstreams.nodes, key=lambda n: n.reachable is False):
+            try:
+                return await self._relay(node, op, query.raw, params, body)
+            except HttpError as error:
+                errors.append(error.text)
+        raise HttpError("UPSTREAM_UNAVAILABLE", "; ".join(errors))
+
+    async def _relay(self, upstream: Upstream, op: Operation, raw: str, params: dict[str, str], body: Any) -> Relayed:
+        path = op.path
+        for name, value in params.items():
+            path = path.replace("{" + name + "}", value)
+        content = body if isinstance(body, bytes) or body is None else _encode(body)
+        try:
+            status, answer = await self.upstreams.request(upstream, op.method, path, raw, content)
+        except UpstreamError as error:
+            raise HttpError("UPSTREAM_UNAVAILABLE", str(error).removeprefix("UPSTREAM_UNAVAILABLE: ")) from None
+        return Relayed(status, answer)
+
+    # --- lists over every node -------------------------------------------------------------------
+
+    async def merged(self, op: Operation, query: Query, params: dict[str, str]) -> Relayed:
+        """The nodes' pages in node order under one cursor: ``[node index, the node's cursor]``."""
+        pairs = [(k, v) for k, v in parse_qsl(query.raw, keep_blank_values=True) if k != "cursor"]
+        route = f"{op.path}?{urlencode(sorted(pairs))}"
+        for name, value in params.items():
+            route = route.replace("{" + name + "}", value)
+        index, cursor = 0, None
+        if (token := query.text("cursor")) is not None:
+            try:
+                index, cursor = msgspec.json.decode(decode_token(route, token), type=tuple[int, str | None])
+            except (InvalidCursor, msgspec.DecodeError) as error:
+                raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
+        nodes = self.upstreams.nodes
+        while index < len(nodes):
+            upstream_query = urlencode(pairs + ([("cursor", cursor)] if cursor is not None else []))
+            try:
+                relayed = await self._relay(nodes[index], op, upstream_query, params, None)
+            except HttpError:
+                index, cursor = index + 1, None  # unreachable: its part is missing (see the module docs)
+                continue
+            if relayed.status != 200:
+                return relayed
+            page = msgspec.json.decode(relayed.body)
+            after = page["next_cursor"]
+            index, cursor = (index, after) if after is not None else (index + 1, None)
+            page["next_cursor"] = None if index >= len(nodes) else encode_token(route, _encode([index, cursor]))
+            return Relayed(200, _encode(page))
+        raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: no node behind this gateway could be "
+                                                "reached: " + "; ".join(n.last_error or n.base_url for n in nodes))

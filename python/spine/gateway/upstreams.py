@@ -1,0 +1,121 @@
+"""The gateway's upstreams: every venue node and the screener, reached through one pooled HTTP
+client with timeouts (a hung upstream fails its own requests, never the others').
+
+Each upstream's reachability and last error are refreshed every ``refresh_secs`` and on every
+request; a node's venues are learned from its instruments, so a route naming an instrument
+goes to the node of its venue."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+import msgspec
+
+from spine.upstream import UpstreamError
+
+__all__ = ["Upstream", "Upstreams"]
+
+log = logging.getLogger("spine.gateway")
+Kind = Literal["node", "screener"]
+_decode = msgspec.json.decode
+
+
+@dataclass
+class Upstream:
+    """One upstream process and what the gateway knows of it."""
+
+    kind: Kind
+    base_url: str
+    #: None until first asked; then whether the last request reached it.
+    reachable: bool | None = None
+    last_error: str | None = None
+    #: When it was last reached (ns), None before.
+    last_seen: int | None = None
+    #: The venues of its instruments (nodes).
+    venues: set[str] = field(default_factory=set)
+    #: Its ``/v2/registry`` operations by id, as last read.
+    registry: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def status(self) -> dict[str, Any]:
+        return {"kind": self.kind, "base_url": self.base_url, "reachable": bool(self.reachable),
+                "last_error": self.last_error, "last_seen": None if self.last_seen is None else str(self.last_seen),
+                "venues": sorted(self.venues)}
+
+
+class Upstreams:
+    """Every upstream and the one client they share."""
+
+    def __init__(self, nodes: list[str], screener: str | None, timeout_secs: float) -> None:
+        self.nodes = [Upstream("node", url.rstrip("/")) for url in nodes]
+        self.screener = None if screener is None else Upstream("screener", screener.rstrip("/"))
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_secs),
+                                        limits=httpx.Limits(max_connections=64 * (len(nodes) + 1),
+                                                            max_keepalive_connections=32 * (len(nodes) + 1)))
+
+    @property
+    def all(self) -> list[Upstream]:
+        return self.nodes + ([self.screener] if self.screener is not None else [])
+
+    async def request(self, upstream: Upstream, method: str, path: str, query: str = "",
+                      body: bytes | None = None) -> tuple[int, bytes]:
+        """``method path?query`` on ``upstream``: its status and body bytes as they came (any
+        status), or :class:`UpstreamError` when it cannot be reached or answers no JSON."""
+        url = upstream.base_url + path + (f"?{query}" if query else "")
+        what = f"{method} {path}"
+        try:
+            response = await self.client.request(method, url, content=body,
+                                                  headers={"content-type": "application/json"} if body else None)
+        except httpx.HTTPError as error:
+            raise _failure(upstream, UpstreamError(upstream.base_url, what,
+                                                   f"{type(error).__name__}: {error}")) from error
+        if not response.headers.get("content-type", "").startswith("application/json"):
+            raise _failure(upstream, UpstreamError(upstream.base_url, what, f"HTTP {response.status_code}, not JSON"))
+        upstream.reachable, upstream.last_seen = True, time.time_ns()
+        return response.status_code, response.content
+
+    async def document(self, upstream: Upstream, path: str, query: str = "") -> dict[str, Any]:
+        """The 200 JSON object at ``path``, or :class:`UpstreamError`."""
+        status, body = await self.request(upstream, "GET", path, query)
+        document = _decode(body)
+        if status != 200 or not isinstance(document, dict):
+            raise UpstreamError(upstream.base_url, f"GET {path}", f"HTTP {status}")
+        return document
+
+    async def refresh(self) -> None:
+        """Look at every upstream once: reachability, registry, and a node's venues."""
+        await asyncio.gather(*(self._look(upstream) for upstream in self.all), return_exceptions=True)
+
+    async def _look(self, upstream: Upstream) -> None:
+        registry = await self.document(upstream, "/v2/registry")
+        upstream.registry = {op["id"]: op for op in registry["operations"]}
+        if upstream.kind == "node":
+            venues: set[str] = set()
+            cursor = None
+            while True:
+                page = await self.document(upstream, "/v2/instruments",
+                                           "limit=1000" + ("" if cursor is None else f"&cursor={cursor}"))
+                venues.update(item["instrument_id"].rsplit(".", 1)[1] for item in page["items"])
+                cursor = page["next_cursor"]
+                if cursor is None:
+                    break
+            upstream.venues = venues
+
+    def node_of(self, venue: str) -> Upstream | None:
+        """The node whose instruments are on ``venue``."""
+        return next((node for node in self.nodes if venue in node.venues), None)
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def _failure(upstream: Upstream, error: UpstreamError) -> UpstreamError:
+    """``error``, recorded as the upstream's latest (logged when it was reachable before)."""
+    if upstream.reachable is not False:
+        log.warning("%s", error)
+    upstream.reachable, upstream.last_error = False, str(error)
+    return error

@@ -1,0 +1,126 @@
+"""``spine gateway`` in front of a real node and a real screener (loopback subprocesses): its
+own health, status and merged registry; instruments merged under its own cursor; bars relayed
+byte for byte; screener routes relayed exactly; a venue no node serves; COMMAND operations
+refused in public-readonly. Documents are checked by the independent validator."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gateways import spawn_gateway
+from nodes import envelope, get, post, stop, wait_for
+from reference.wire_validator import validate
+from screeners import ok, screener
+
+__all__ = ["screener"]  # the fixture, imported for this module's tests
+
+IID = "BTCUSDT.SIM"
+
+
+@pytest.fixture(scope="module")
+def gateway(base: str, screener: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [base], screener)
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[1]["ready"] is True, "ready")
+        wait_for(process, lambda: all(u["reachable"] for u in get(url + "/v2/status")[1]["upstreams"]), "upstreams")
+        yield url
+    finally:
+        out, err = stop(process)
+        assert process.returncode == 0, err
+
+
+def raw(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.read()
+
+
+def test_health_status_and_registry(gateway: str, base: str, screener: str) -> None:
+    health = ok(gateway + "/v2/health")
+    assert health["ready"] and not health["degraded"] and health["deployment_mode"] == "public-readonly"
+    status = ok(gateway + "/v2/status")
+    assert [(u["kind"], u["base_url"], u["reachable"]) for u in status["upstreams"]] == [
+        ("node", base, True), ("screener", screener, True)]
+    assert status["upstreams"][0]["venues"] == ["SIM"]
+    availability = {e["id"]: e["availability"] for e in ok(gateway + "/v2/registry")["operations"]}
+    assert availability["spine.bars.list"] == availability["spine.screener.screen"] == "READY"
+    assert availability["spine.health.get"] == availability["spine.status.get"] == "READY"
+    assert availability["spine.selection.set"] == "DISABLED"  # public-readonly
+    assert availability["spine.backtests.list"] == "UNSUPPORTED"
+    assert availability["spine.orders.list"] == "UNAVAILABLE"
+
+
+def test_instruments_merge_under_the_gateways_cursor(gateway: str, base: str) -> None:
+    def walk(url: str) -> list[dict[str, Any]]:
+        page, items = ok(url + "/v2/instruments?limit=7"), []
+        items += page["items"]
+        while page["next_cursor"] is not None:
+            page = ok(url + f"/v2/instruments?limit=7&cursor={page['next_cursor']}")
+            items += page["items"]
+        return items
+
+    assert walk(gateway) == walk(base)
+    node_cursor = ok(base + "/v2/instruments?limit=7")["next_cursor"]
+    envelope(get(gateway + f"/v2/instruments?limit=7&cursor={node_cursor}"), 400, "INVALID_CURSOR")
+    gateway_cursor = ok(gateway + "/v2/instruments?limit=7")["next_cursor"]
+    envelope(get(gateway + f"/v2/instruments?limit=8&cursor={gateway_cursor}"), 400, "INVALID_CURSOR")
+
+
+def test_bars_are_relayed_byte_for_byte(gateway: str, base: str) -> None:
+    newest = ok(base + f"/v2/bars?instrument_id={IID}&limit=1")["bars"]
+    query = f"/v2/bars?instrument_id={IID}&limit=200&end=1740000000000000000"
+    assert raw(gateway + query) == raw(base + query)
+    assert raw(gateway + "/v2/coverage/" + IID)[0] == 200 and newest
+    status, body = raw(gateway + "/v2/bars?instrument_id=NOPE.SIM")
+    assert (status, body) == raw(base + "/v2/bars?instrument_id=NOPE.SIM")
+    detail = envelope(get(gateway + "/v2/bars?instrument_id=BTCUSDT.ELSEWHERE"), 404, "NOT_FOUND")
+    assert "venue 'ELSEWHERE'" in detail and "SIM" in detail
+
+
+def test_screener_routes_are_relayed(gateway: str, screener: str) -> None:
+    validate(ok(gateway + "/v2/screener/health"))
+    definition = {"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
+                  "resolutions": ["1m"], "instrument_ids": [IID], "filter": None, "sort": [], "limit": 5,
+                  "as_of": None}
+    status, result = post(gateway + "/v2/screener/screen", definition)
+    assert status == 200 and result["definition"] == definition
+    validate(result)
+    assert post(gateway + "/v2/screener/screen", b"{bad") == post(screener + "/v2/screener/screen", b"{bad")
+    assert ok(gateway + f"/v2/screener/instrument/{IID}")["instrument_id"] == IID
+
+
+def test_commands_are_refused_in_public_readonly(gateway: str) -> None:
+    detail = envelope(post(gateway + "/v2/selection", {"instrument_ids": [IID]}), 403, "MUTATION_REFUSED")
+    assert "public-readonly" in detail
+
+
+def test_a_stopped_screener_is_reported_stopped(base: str, tmp_path: Path) -> None:
+    from screeners import spawn_screener
+
+    screener_process, screener_url = spawn_screener(tmp_path / "screener", base)
+    process, url = spawn_gateway(tmp_path / "gateway", [base], screener_url)
+    try:
+        wait_for(screener_process, lambda: get(screener_url + "/v2/screener/health")[0] == 200, "screener up")
+        wait_for(process, lambda: get(url + "/v2/screener/health")[0] == 200, "relaying")
+        stop(screener_process)
+        wait_for(process, lambda: get(url + "/v2/screener/health")[1]["process_state"] == "STOPPED", "stopped")
+        health = ok(url + "/v2/screener/health")
+        assert health["last_error"].startswith(screener_url) and health["connections"]["open"] == 0
+        assert health["egress"] is None
+        envelope(get(url + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
+        wait_for(process, lambda: get(url + "/v2/health")[1]["degraded"] is True, "degraded")
+        assert ok(url + "/v2/health")["degraded_reasons"] == ["SCREENER_UNREACHABLE"]
+        availability = {e["id"]: e["availability"] for e in ok(url + "/v2/registry")["operations"]}
+        assert availability["spine.screener.rows"] == "UNKNOWN" and availability["spine.bars.list"] == "READY"
+        assert raw(url + f"/v2/bars?instrument_id={IID}&limit=5&end=1740000000000000000")[0] == 200
+    finally:
+        stop(process)
+        stop(screener_process)
