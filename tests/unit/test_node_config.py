@@ -84,3 +84,12 @@ def test_a_sim_venue_name_not_an_upper_case_symbol_is_refused_naming_it(name: st
 def test_the_venue_name_defaults_to_sim_and_names_an_adapter_by_its_integration() -> None:
     assert load_config(None, {}).venue_name == "SIM"
     assert load_config(None, {"SPINE_VENUE": "binance", "SPINE_SIM_VENUE_NAME": "SIMB"}).venue_name == "BINANCE"
+
+
+def test_the_sim_history_plan_names_instruments_of_the_configured_venue(tmp_path: Path) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text('[sim]\nvenue_name = "SIMB"\n[sim.history]\n"BTCUSDT.SIMB" = "failed"\n')
+    assert load_config(str(path), {}).sim.history == {"BTCUSDT.SIMB": "failed"}
+    path.write_text('[sim]\nvenue_name = "SIMB"\n[sim.history]\n"BTCUSDT.SIM" = "failed"\n')
+    with pytest.raises(ConfigError, match=r"sim.history names 'BTCUSDT.SIM': allowed instrument ids of venue SIMB"):
+        load_config(str(path), {})

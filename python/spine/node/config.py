@@ -54,6 +54,10 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
         if len(self.venue_name) > MAX_VENUE_NAME or not _VENUE_NAME.fullmatch(self.venue_name):
             raise ConfigError(f"sim.venue_name {self.venue_name!r}: allowed an upper-case letter, then upper-case "
                               f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters")
+        for instrument_id in self.history:
+            if not instrument_id.endswith(f".{self.venue_name}"):
+                raise ConfigError(f"sim.history names {instrument_id!r}: allowed instrument ids of venue "
+                                  f"{self.venue_name} (SYMBOL.{self.venue_name})")
 
 
 class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
