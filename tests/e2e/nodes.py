@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,23 +99,62 @@ def bars_seen(url: str) -> int:
 
 
 @contextmanager
-def running_node(directory: Path, settings: str = "", *, warm_bars: int = 1_000, **environ: str) -> Iterator[str]:
-    """A ``spine node`` on a free loopback port (TOML ``settings`` and ``SPINE_*`` ``environ``
-    added; the venue at 600x from :data:`START`), once it is ready and has taken ``warm_bars``
-    live 1-minute bars (several venue minutes: bars, facts, derived buckets); its base URL."""
-    port = free_port()
+def _node_process(directory: Path, port: int, settings: str, sim: str, environ: dict[str, str]
+                  ) -> Iterator[subprocess.Popen[str]]:
+    """A ``spine node`` process (config ``directory/node.toml``, data ``directory/data``), stopped
+    on the way out; not waited for."""
     config = directory / "node.toml"
     config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+                      f"[sim]\nstart_ns = {START}\nspeed = 600\n{sim}")
     process = spawn(config, node_env(directory / "data", **environ))
-    url = f"http://127.0.0.1:{port}"
     try:
-        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
-        if warm_bars:
-            wait_for(process, lambda: bars_seen(url) >= warm_bars, f"warm ({warm_bars} live bars)")
-        yield url
+        yield process
     finally:
         stop(process)
+
+
+def _warm(process: subprocess.Popen[str], url: str, warm_bars: int) -> None:
+    wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
+    if warm_bars:
+        wait_for(process, lambda: bars_seen(url) >= warm_bars, f"warm ({warm_bars} live bars)")
+
+
+@contextmanager
+def running_node(directory: Path, settings: str = "", *, sim: str = "", warm_bars: int = 1_000,
+                 **environ: str) -> Iterator[str]:
+    """A ``spine node`` on a free loopback port (TOML ``settings`` at the top level and ``sim``
+    in its ``[sim]`` table, ``SPINE_*`` ``environ`` added; the venue at 600x from :data:`START`),
+    once it is ready and has taken ``warm_bars`` live 1-minute bars (several venue minutes:
+    bars, facts, derived buckets); its base URL."""
+    port = free_port()
+    with _node_process(directory, port, settings, sim, environ) as process:
+        url = f"http://127.0.0.1:{port}"
+        _warm(process, url, warm_bars)
+        yield url
+
+
+@contextmanager
+def running_nodes(directory: Path, venues: tuple[str, ...] = ("SIM", "SIMB"), settings: str = "", *,
+                  warm_bars: int = 1_000, **environ: str) -> Iterator[list[str]]:
+    """One node per simulated venue name, started together, each as :func:`running_node` starts
+    one (its files under ``directory/<venue lower case>``, its node id ``spine-<venue lower
+    case>``, so ``settings`` must not set ``node_id``); their base URLs in ``venues``' order."""
+    ports: list[int] = []
+    while len(ports) < len(venues):
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    with ExitStack() as stack:
+        started = []
+        for venue, port in zip(venues, ports):
+            home = directory / venue.lower()
+            home.mkdir(parents=True, exist_ok=True)
+            top = f'node_id = "spine-{venue.lower()}"\n{settings}'
+            process = stack.enter_context(_node_process(home, port, top, f'venue_name = "{venue}"\n', environ))
+            started.append((process, f"http://127.0.0.1:{port}"))
+        for process, url in started:
+            _warm(process, url, warm_bars)
+        yield [url for _, url in started]
 
 
 # --- HTTP -------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ SPINE_DEPLOYMENT_MODE only; anything but an exact private-operator resolves to p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,32 @@ def test_a_sim_speed_outside_its_range_is_refused_naming_it(speed: str) -> None:
 
 def test_the_sim_speed_takes_its_highest_value() -> None:
     assert load_config(None, {"SPINE_SIM_SPEED": "3600"}).sim.speed == 3600.0
+
+
+@pytest.mark.parametrize("name", ["SIM", "SIMB", "S", "SIM_2", "A1B2", "X" * 32])
+def test_the_sim_venue_name_takes_an_upper_case_symbol(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text(f'[sim]\nvenue_name = "{name}"\n')
+    assert load_config(str(path), {}).venue_name == name
+    assert load_config(None, {"SPINE_SIM_VENUE_NAME": name}).sim.venue_name == name
+
+
+@pytest.mark.parametrize("name", ["", "sim", "Simb", "1SIM", "_SIM", "SIM-B", "SIM.B", "SIM B", " SIM", "X" * 33])
+def test_a_sim_venue_name_not_an_upper_case_symbol_is_refused_naming_it(name: str) -> None:
+    with pytest.raises(ConfigError, match=rf"sim.venue_name '{re.escape(name)}': allowed an upper-case letter.*"
+                                          r"\^\[A-Z\]\[A-Z0-9_\]\*\$.*at most 32 characters"):
+        load_config(None, {"SPINE_SIM_VENUE_NAME": name})
+
+
+def test_the_venue_name_defaults_to_sim_and_names_an_adapter_by_its_integration() -> None:
+    assert load_config(None, {}).venue_name == "SIM"
+    assert load_config(None, {"SPINE_VENUE": "binance", "SPINE_SIM_VENUE_NAME": "SIMB"}).venue_name == "BINANCE"
+
+
+def test_the_sim_history_plan_names_instruments_of_the_configured_venue(tmp_path: Path) -> None:
+    path = tmp_path / "node.toml"
+    path.write_text('[sim]\nvenue_name = "SIMB"\n[sim.history]\n"BTCUSDT.SIMB" = "failed"\n')
+    assert load_config(str(path), {}).sim.history == {"BTCUSDT.SIMB": "failed"}
+    path.write_text('[sim]\nvenue_name = "SIMB"\n[sim.history]\n"BTCUSDT.SIM" = "failed"\n')
+    with pytest.raises(ConfigError, match=r"sim.history names 'BTCUSDT.SIM': allowed instrument ids of venue SIMB"):
+        load_config(str(path), {})

@@ -87,3 +87,15 @@ def test_the_option_chain_lists_the_expiries_after_the_venues_start() -> None:
         assert len(expiries) == 2 and start < expiries[0] <= start + period and expiries[1] == expiries[0] + period
         assert (expiries[0] - base.epoch_ns) % period == 0  # on the grid
         assert sorted(str(o.id) for o in options) == sorted(str(o.id) for o in make_instruments(base))  # same ids
+
+
+def test_a_named_venue_lists_the_same_universe_under_its_own_name() -> None:
+    default = make_instruments(SimUniverseConfig(start_ns=T0))
+    named = make_instruments(SimUniverseConfig(venue="SIMB", start_ns=T0))
+    assert [i.id.symbol.value for i in named] == [i.id.symbol.value for i in default]
+    assert {i.id.venue.value for i in default} == {"SIM"} and {i.id.venue.value for i in named} == {"SIMB"}
+    market = SimMarket([Profile(100, 2, 3, 5.0)] * len(named), seed=5)
+    with pytest.raises(ValueError, match="not in the SIMB universe"):
+        HistoryPlan(market, named, {"BTCUSDT.SIM": "failed"}, "SIMB")
+    failed = HistoryPlan(market, named, {"BTCUSDT.SIMB": "failed"}, "SIMB").fetch("BTCUSDT.SIMB", T0, T0 + MINUTE_NS)
+    assert failed.error is not None and failed.error.startswith("SIMB history for BTCUSDT.SIMB")

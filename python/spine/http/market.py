@@ -85,7 +85,7 @@ class MarketHandlers:
             "state": _NODE_STATE[node.lifecycle()],
             "started_ts": str(self.started_ns),
             "ts_event": str(now),
-            "connectivity": [{"venue": node.integration.upper(), "connected": seen.state == "CONNECTED",
+            "connectivity": [{"venue": node.venue, "connected": seen.state == "CONNECTED",
                               "since": None if seen.since is None else str(seen.since),
                               "last_error": seen.last_error}],
             "counters": {"instruments": counts.instruments, "quotes": counts.quotes, "trades": counts.trades,
@@ -100,7 +100,7 @@ class MarketHandlers:
         now = time.time_ns()
         seen = self.node.connection(now)
         return {**_head("svc.connection_state"), "node_id": self.node.node_id,
-                "integration": self.node.integration, "venue": self.node.integration.upper(),
+                "integration": self.node.integration, "venue": self.node.venue,
                 "state": seen.state, "since": None if seen.since is None else str(seen.since),
                 "data_clients": [{"client_id": c, "connected": up} for c, up in seen.clients],
                 "last_error": seen.last_error, "ts_event": str(now)}
@@ -108,7 +108,7 @@ class MarketHandlers:
     def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         sim = self.node.integration == "sim"
         return {**_head("svc.integration_capability"), "integration": self.node.integration,
-                "venue": self.node.integration.upper(), "instrument_classes": ["SPOT", "SWAP", "OPTION"],
+                "venue": self.node.venue, "instrument_classes": ["SPOT", "SWAP", "OPTION"],
                 "channels": ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
                              "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"],
                 "history": sim, "instrument_search": True, "execution": False}

@@ -76,7 +76,7 @@ class V1Handlers:
 
         node = self.node
         return {**_head("provenance"), "node_id": node.node_id, "integration": node.integration,
-                "venue": node.integration.upper(), "run_id": node.run_id,
+                "venue": node.venue, "run_id": node.run_id,
                 "spine_version": version("spine-gateway"), "nautilus_trader_version": version("nautilus_trader"),
                 "schema_digest": "sha256:" + schema_set().digest, "wire_versions": [V1_VERSION, "spine.v2"],
                 "started_ts": str(self.market.started_ns)}

@@ -58,8 +58,10 @@ class NodeView(Protocol):
     method answers from the state as it is at the call."""
 
     node_id: str
-    #: The integration name, lower case (``sim``); the venue is its upper case.
+    #: The integration name, lower case (``sim``, ``binance``).
     integration: str
+    #: The venue every instrument id names (``SIM``, or the configured ``sim.venue_name``).
+    venue: str
     #: ``public-readonly`` or ``private-operator``, from server-side configuration only.
     deployment_mode: str
     #: The bar channel a page without ``bar_type`` reads (``EXTERNAL`` or ``INTERNAL``).

@@ -132,7 +132,7 @@ class IngestionActor(Actor):
         self._on_discovery = on_discovery
         self._on_bar = on_bar
         self._exhausted = exhausted
-        self.ledger = ledger or CoverageLedger("SIM")
+        self.ledger = ledger or CoverageLedger("standalone")  # a shard name (the node passes its id)
         self.status = status or EngineStatusProducer(None, ("EXTERNAL", "INTERNAL"))
         self._event_clock = TestClock()
         self._aggregators: dict[str, list[TimeBarAggregator]] = {}

@@ -9,6 +9,7 @@ catalogs under ``./var/spine``, loopback HTTP.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -17,11 +18,14 @@ import msgspec
 
 from spine.settings import ConfigError, ServerSettings, load_settings
 
-__all__ = ["MAX_SIM_SPEED", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+__all__ = ["MAX_SIM_SPEED", "MAX_VENUE_NAME", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
 
 DeploymentMode = Literal["public-readonly", "private-operator"]
 #: The simulated venue's fastest clock: a venue hour per wall second.
 MAX_SIM_SPEED = 3_600.0
+#: The longest simulated venue name; the name is a wire ``symbol`` (``^[A-Z][A-Z0-9_]*$``).
+MAX_VENUE_NAME = 32
+_VENUE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
 class FloorsConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -31,6 +35,9 @@ class FloorsConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 
 class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    #: The venue's name: every instrument id is ``SYMBOL.<venue_name>``, and it names the data
+    #: client. Two nodes with different names are two venues.
+    venue_name: str = "SIM"
     seed: int = 7
     #: Venue seconds per wall second (1.0: real time), at most ``MAX_SIM_SPEED``.
     speed: float = 1.0
@@ -43,6 +50,15 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     #: Instrument id -> history, no_history, transient:<n> or failed.
     history: dict[str, str] = {}
 
+    def __post_init__(self) -> None:
+        if len(self.venue_name) > MAX_VENUE_NAME or not _VENUE_NAME.fullmatch(self.venue_name):
+            raise ConfigError(f"sim.venue_name {self.venue_name!r}: allowed an upper-case letter, then upper-case "
+                              f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters")
+        for instrument_id in self.history:
+            if not instrument_id.endswith(f".{self.venue_name}"):
+                raise ConfigError(f"sim.history names {instrument_id!r}: allowed instrument ids of venue "
+                                  f"{self.venue_name} (SYMBOL.{self.venue_name})")
+
 
 class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_NODE_CONFIG"
@@ -50,7 +66,7 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
         "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
         "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
+        "SPINE_SIM_VENUE_NAME": "sim.venue_name", "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
     }
     WHAT: ClassVar[str] = "node configuration"
 
@@ -90,6 +106,12 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:
             raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
+
+    @property
+    def venue_name(self) -> str:
+        """The venue in every instrument id the node serves: ``sim.venue_name`` on the
+        simulated venue, else the adapter's (``BINANCE``, ``BYBIT``)."""
+        return self.sim.venue_name if self.venue == "sim" else self.venue.upper()
 
     @property
     def catalog_dir(self) -> Path:

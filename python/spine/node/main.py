@@ -2,7 +2,8 @@
 installs signal handlers there); SIGINT and SIGTERM then set one stop event, so a stop always
 takes the clean path: stop the node, flush the catalogs, exit 0. A run that fails (FAILED)
 still stops and flushes, then exits 1. A node that cannot listen on its address refuses to
-start (exit 3), like one whose catalog volume is not writable, before it writes anything."""
+start (exit 3), like one whose catalog volume is not writable, before it writes anything; one
+whose data directory holds another venue's series exits 2."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import signal
 import sys
 
 from spine.http.serve import start_config
-from spine.node.config import load_config
+from spine.node.config import ConfigError, load_config
 from spine.node.store import VolumeNotReady
 
 __all__ = ["run_node"]
@@ -28,6 +29,9 @@ def run_node(config_path: str | None) -> int:
     except VolumeNotReady as error:
         print(f"spine node: refusing to start: {error}", file=sys.stderr)
         return 3
+    except ConfigError as error:  # the data directory belongs to another venue
+        print(f"spine node: refusing to start: {error}", file=sys.stderr)
+        return 2
     # Granian's threads hand each request to the loop under the GIL: with the loop busy, the
     # default 5 ms switch interval is what every request waits, several times over.
     sys.setswitchinterval(config.gil_switch_secs)

@@ -21,11 +21,11 @@ __all__ = ["data_client"]
 def _sim(config: NodeConfig) -> tuple[str, Any, type]:
     s = config.sim
     client = SimDataClientConfig(
-        seed=s.seed, speed=s.speed, start_ns=s.start_ns, spot=s.spot, perpetuals=s.perpetuals,
+        venue_name=s.venue_name, seed=s.seed, speed=s.speed, start_ns=s.start_ns, spot=s.spot, perpetuals=s.perpetuals,
         option_expiries=s.option_expiries, option_strikes=s.option_strikes, candle_skip=s.candle_skip,
         history=dict(s.history) or None, instrument_provider=InstrumentProviderConfig(load_all=True),
     )
-    return "SIM", client, SimDataClientFactory
+    return s.venue_name, client, SimDataClientFactory
 
 
 def _binance(config: NodeConfig) -> tuple[str, Any, type]:

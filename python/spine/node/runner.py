@@ -23,7 +23,7 @@ from nautilus_trader.live.node import TradingNode
 
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
-from spine.node.config import NodeConfig
+from spine.node.config import ConfigError, NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
@@ -62,6 +62,7 @@ class VenueNode:
                                   expect_mount=mount)
             for channel in CHANNELS
         }
+        self._check_venue()
         self.manifest = load_manifest(config.manifest)
         self.reservation = Reservation(Path(config.data_dir))
         self.book = SeriesBook(capacity=config.capacity, reserve=self.reservation)
@@ -98,6 +99,16 @@ class VenueNode:
     def retained(self, instrument_id: str) -> bool:
         """Unretained instruments get zero ingestion demand."""
         return self.retention_state(instrument_id) != "unretained"
+
+    def _check_venue(self) -> None:
+        """A data directory holds one venue's series: its series state and hydration files
+        are written whole from what the node holds, so a node of another venue (a renamed
+        ``sim.venue_name``) would drop them. Refused before anything is written."""
+        stored = {venue for store in self.stores.values() for venue in store.venues()} - {self.config.venue_name}
+        if stored:
+            raise ConfigError(f"data_dir {self.config.data_dir} holds series of venue {', '.join(sorted(stored))}; "
+                              f"this node's venue is {self.config.venue_name}: a data directory holds one venue's "
+                              "series (use another data_dir)")
 
     # --- reload and persistence -----------------------------------------------------------------------
 

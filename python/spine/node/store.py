@@ -301,5 +301,9 @@ class CatalogStore:
         directory = self.root / "data" / "bar"
         return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
 
+    def venues(self) -> set[str]:
+        """The venues the stored bar types name (``BTCUSDT.SIM-1-MINUTE-...`` -> ``SIM``)."""
+        return {bar_type.split("-1-MINUTE-")[0].rpartition(".")[2] for bar_type in self.bar_types()}
+
     def instruments(self, ids: Iterable[str] | None = None) -> list[Any]:
         return list(self.catalog.instruments(instrument_ids=None if ids is None else list(ids)))

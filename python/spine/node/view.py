@@ -27,6 +27,7 @@ class VenueView(NodeView):
         config = node.config
         self.node_id = config.node_id
         self.integration = config.venue
+        self.venue = config.venue_name
         self.deployment_mode = config.mode
         self.live_channel = config.live_channel
         self.manifest_path = config.manifest

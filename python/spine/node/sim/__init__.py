@@ -1,4 +1,4 @@
-"""The simulated venue ``SIM``: a seeded, deterministic market behind a real nautilus data
+"""The simulated venue (``SIM`` unless ``sim.venue_name`` names another): a seeded, deterministic market behind a real nautilus data
 client, the embedded default of every node."""
 
 from spine.node.sim.universe import SimUniverseConfig, make_instruments

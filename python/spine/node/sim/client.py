@@ -1,4 +1,4 @@
-"""The ``SIM`` venue as a real nautilus data client: a ``LiveMarketDataClient`` with its
+"""The simulated venue (``SIM`` unless configured) as a real nautilus data client: a ``LiveMarketDataClient`` with its
 factory and instrument provider, streaming the seeded market of :mod:`.market` on a clock that
 runs in real time or accelerated, and answering history requests.
 
@@ -55,6 +55,9 @@ BURST = 128
 class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[call-arg]
     """The simulated venue's settings (a msgspec struct, like every nautilus config)."""
 
+    #: The venue (and client id) every instrument id names; the node validates it
+    #: (``sim.venue_name``).
+    venue_name: str = "SIM"
     seed: int = 7
     #: Venue seconds per wall second (1.0: real time).
     speed: float = 1.0
@@ -72,7 +75,7 @@ class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[ca
 
 
 def _universe(config: SimDataClientConfig, start_ns: int) -> SimUniverseConfig:
-    return SimUniverseConfig(spot=config.spot, perpetuals=config.perpetuals,
+    return SimUniverseConfig(venue=config.venue_name, spot=config.spot, perpetuals=config.perpetuals,
                              option_expiries=config.option_expiries, option_strikes=config.option_strikes,
                              start_ns=start_ns)
 
@@ -128,13 +131,13 @@ class SimDataClient(LiveMarketDataClient):
         provider_config = config.instrument_provider or InstrumentProviderConfig(load_all=True)
         if not provider_config.load_all:
             provider_config = InstrumentProviderConfig(load_all=True)
-        super().__init__(loop=loop, client_id=ClientId("SIM"), venue=Venue("SIM"), msgbus=msgbus, cache=cache,
+        super().__init__(loop=loop, client_id=ClientId(config.venue_name), venue=Venue(config.venue_name), msgbus=msgbus, cache=cache,
                          clock=clock, instrument_provider=SimInstrumentProvider(universe, provider_config),
                          config=config)
         self._sim = config
         self._instruments = make_instruments(universe)
         self.market = sim_market(config, self._instruments)
-        self.history = HistoryPlan(self.market, self._instruments, config.history or {})
+        self.history = HistoryPlan(self.market, self._instruments, config.history or {}, config.venue_name)
         self._index = {instrument.id: k for k, instrument in enumerate(self._instruments)}
         self._subs = _Subscriptions(set(), set(), set(), set(), set(), set(), set(), set())
         self._venue0 = start
@@ -333,11 +336,11 @@ class SimDataClient(LiveMarketDataClient):
 
 
 class SimDataClientFactory(LiveDataClientFactory):
-    """Builds the ``SIM`` client for a node."""
+    """Builds the simulated venue's client for a node."""
 
     @staticmethod
     def create(loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any,
                clock: Any) -> SimDataClient:
         if not isinstance(config, SimDataClientConfig):
-            raise TypeError(f"the SIM factory builds from a SimDataClientConfig, got {type(config).__name__}")
+            raise TypeError(f"the simulated venue's factory builds from a SimDataClientConfig, got {type(config).__name__}")
         return SimDataClient(loop, msgbus, cache, clock, config)

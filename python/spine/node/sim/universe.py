@@ -1,5 +1,5 @@
 """The simulated universe: spot pairs, perpetuals (with mark, index and funding) and an option
-chain (with greeks) on venue ``SIM``, about fifty instruments by default. Everything is derived
+chain (with greeks) on one venue (``SIM`` unless configured), about fifty instruments by default. Everything is derived
 from the configuration, so two nodes with one config list the same instruments in the same
 order."""
 
@@ -16,7 +16,6 @@ from nautilus_trader.model.objects import Currency, Price, Quantity
 
 __all__ = ["BASES", "SimUniverseConfig", "make_instruments", "reference_price"]
 
-VENUE = "SIM"
 DAY_NS = 86_400 * 10**9
 #: Base assets with a reference price (USDT) and price precision: the market walks around
 #: these levels.
@@ -31,6 +30,8 @@ BASES: tuple[tuple[str, str, int], ...] = (
 class SimUniverseConfig:
     """How many of each kind; the option chain is on the first base (BTC)."""
 
+    #: The venue every instrument id names (``BTCUSDT.SIM``).
+    venue: str = "SIM"
     spot: int = 12
     perpetuals: int = 12
     option_expiries: int = 2
@@ -64,19 +65,19 @@ def reference_price(instrument: Instrument) -> Decimal:
     return level * Decimal("0.05") if isinstance(instrument, CryptoOption) else level
 
 
-def _spot(base: str, precision: int, ts: int) -> CurrencyPair:
+def _spot(venue: Venue, base: str, precision: int, ts: int) -> CurrencyPair:
     return CurrencyPair(
-        instrument_id=InstrumentId(Symbol(f"{base}USDT"), Venue(VENUE)), raw_symbol=Symbol(f"{base}USDT"),
+        instrument_id=InstrumentId(Symbol(f"{base}USDT"), venue), raw_symbol=Symbol(f"{base}USDT"),
         base_currency=_currency(base), quote_currency=USDT, price_precision=precision, size_precision=3,
         price_increment=Price(Decimal(1).scaleb(-precision), precision), size_increment=Quantity.from_str("0.001"),
         ts_event=ts, ts_init=ts, maker_fee=Decimal("0.001"), taker_fee=Decimal("0.001"),
     )
 
 
-def _perpetual(base: str, precision: int, ts: int) -> CryptoPerpetual:
+def _perpetual(venue: Venue, base: str, precision: int, ts: int) -> CryptoPerpetual:
     symbol = f"{base}USDT-PERP"
     return CryptoPerpetual(
-        instrument_id=InstrumentId(Symbol(symbol), Venue(VENUE)), raw_symbol=Symbol(symbol),
+        instrument_id=InstrumentId(Symbol(symbol), venue), raw_symbol=Symbol(symbol),
         base_currency=_currency(base), quote_currency=USDT, settlement_currency=USDT, is_inverse=False,
         price_precision=precision, size_precision=3, price_increment=Price(Decimal(1).scaleb(-precision), precision),
         size_increment=Quantity.from_str("0.001"), ts_event=ts, ts_init=ts,
@@ -98,7 +99,7 @@ def _options(config: SimUniverseConfig) -> list[CryptoOption]:
             for kind, letter in ((OptionKind.CALL, "C"), (OptionKind.PUT, "P")):
                 symbol = f"{base}-E{e + 1}-{int(strike)}-{letter}"
                 options.append(CryptoOption(
-                    instrument_id=InstrumentId(Symbol(symbol), Venue(VENUE)), raw_symbol=Symbol(symbol),
+                    instrument_id=InstrumentId(Symbol(symbol), Venue(config.venue)), raw_symbol=Symbol(symbol),
                     underlying=_currency(base), quote_currency=USDT, settlement_currency=USDT, is_inverse=False,
                     option_kind=kind, strike_price=Price(strike, 1), activation_ns=config.epoch_ns,
                     expiration_ns=expiry, price_precision=1, size_precision=2,
@@ -111,7 +112,7 @@ def _options(config: SimUniverseConfig) -> list[CryptoOption]:
 def make_instruments(config: SimUniverseConfig | None = None) -> list[Instrument]:
     """The universe in a fixed order: spot pairs, perpetuals, then the option chain."""
     config = config or SimUniverseConfig()
-    ts = config.epoch_ns
-    spot = [_spot(b, p, ts) for b, _, p in BASES[: config.spot]]
-    perps = [_perpetual(b, p, ts) for b, _, p in BASES[: config.perpetuals]]
+    ts, venue = config.epoch_ns, Venue(config.venue)
+    spot = [_spot(venue, b, p, ts) for b, _, p in BASES[: config.spot]]
+    perps = [_perpetual(venue, b, p, ts) for b, _, p in BASES[: config.perpetuals]]
     return [*spot, *perps, *_options(config)]
