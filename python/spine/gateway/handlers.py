@@ -58,11 +58,11 @@ class GatewayHandlers:
         if not relayed(op, "gateway") or entry["availability"] == "DISABLED":
             return entry
         serving = self._upstreams_of(op)
-        reached = [u for u in serving if u.reachable and op.id in u.registry]
-        if not reached:
-            entry["availability"] = "UNKNOWN"  # every upstream serving it is out of reach
+        if not serving or any(not u.reachable for u in serving):
+            entry["availability"] = "UNKNOWN"  # an upstream serving it is out of reach
             return entry
-        entry["availability"] = min((u.registry[op.id]["availability"] for u in reached), key=_BEST.index)
+        entry["availability"] = min((u.registry.get(op.id, {}).get("availability", "UNSUPPORTED") for u in serving),
+                                    key=_BEST.index)
         return entry
 
     def _upstreams_of(self, op: Operation) -> list[Upstream]:

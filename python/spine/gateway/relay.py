@@ -127,7 +127,12 @@ class Relay:
                 return relayed
             page = msgspec.json.decode(relayed.body)
             after = page["next_cursor"]
-            index, cursor = (index, after) if after is not None else (index + 1, None)
+            if after is not None:
+                index, cursor = index, after
+            else:  # this node is done: the next one not known to be out of reach
+                index, cursor = index + 1, None
+                while index < len(nodes) and nodes[index].reachable is False:
+                    index += 1
             page["next_cursor"] = None if index >= len(nodes) else encode_token(route, _encode([index, cursor]))
             return Relayed(200, _encode(page))
         raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: no node behind this gateway could be "

@@ -1,0 +1,89 @@
+"""A gateway in front of two nodes on two simulated venues (SIM, SIMB) and a screener over both,
+all real processes on loopback: instruments and coverage merged across the nodes under the
+gateway's cursor, each instrument's routes relayed byte for byte from its venue's node; one
+node killed: its operations UNKNOWN, health degraded, the other node's routes still served;
+and recovery when it returns."""
+
+from __future__ import annotations
+
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from gateways import spawn_gateway
+from nodes import START, free_port, get, node_env, running_node, spawn, stop, wait_for
+from screeners import ok, spawn_screener
+
+END = "1740000000000000000"
+
+
+def raw(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.read()
+
+
+def walk(url: str, path: str) -> list[dict[str, Any]]:
+    page = ok(url + f"{path}?limit=13")
+    items = list(page["items"])
+    while page["next_cursor"] is not None:
+        page = ok(url + f"{path}?limit=13&cursor={page['next_cursor']}")
+        items += page["items"]
+    return items
+
+
+def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "b" / "node.toml"
+    config.parent.mkdir()
+    config.write_text(f'node_id = "spine-simb"\nflush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n'
+                      f'[sim]\nstart_ns = {START}\nspeed = 600\nvenue_name = "SIMB"\n')
+    env = node_env(tmp_path / "b" / "data")
+    b = f"http://127.0.0.1:{port}"
+    (tmp_path / "a").mkdir()
+    with running_node(tmp_path / "a", warm_bars=200) as a:
+        node_b = spawn(config, env)
+        screener = gateway = None
+        try:
+            wait_for(node_b, lambda: bool(get(b + "/v2/health")[1]["ready"]), "ready")
+            screener, screener_url = spawn_screener(tmp_path / "screener", a, b)
+            gateway, url = spawn_gateway(tmp_path / "gateway", [a, b], screener_url)
+            wait_for(gateway, lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [
+                ["SIM"], ["SIMB"]], "both venues known")
+
+            # Merged under one cursor, node after node.
+            assert walk(url, "/v2/instruments") == walk(a, "/v2/instruments") + walk(b, "/v2/instruments")
+            assert len(walk(url, "/v2/coverage")) == len(walk(a, "/v2/coverage")) + len(walk(b, "/v2/coverage"))
+            # Each instrument's routes from its venue's node, bytes unchanged.
+            for node, iid in ((a, "BTCUSDT.SIM"), (b, "BTCUSDT.SIMB")):
+                query = f"/v2/bars?instrument_id={iid}&limit=100&end={END}"
+                assert raw(url + query) == raw(node + query)
+                assert raw(url + f"/v2/coverage/{iid}")[0] == 200
+
+            stop(node_b)
+            wait_for(gateway, lambda: get(url + "/v2/health")[1]["degraded"] is True, "degraded")
+            health = ok(url + "/v2/health")
+            assert health["ready"] and health["degraded_reasons"] == ["NODE_UNREACHABLE"]
+            availability = {e["id"]: e["availability"] for e in ok(url + "/v2/registry")["operations"]}
+            assert availability["spine.bars.list"] == "UNKNOWN"
+            assert availability["spine.screener.rows"] == "READY"
+            status = ok(url + "/v2/status")["upstreams"]
+            assert status[1]["reachable"] is False and b in status[1]["last_error"]
+            query = f"/v2/bars?instrument_id=BTCUSDT.SIM&limit=100&end={END}"
+            assert raw(url + query) == raw(a + query)
+            assert walk(url, "/v2/instruments") == walk(a, "/v2/instruments")  # b's part is missing
+            code, refusal = get(url + "/v2/bars?instrument_id=BTCUSDT.SIMB")
+            assert code == 502 and refusal["error"]["detail"].startswith("UPSTREAM_UNAVAILABLE: " + b)
+
+            node_b = spawn(config, env)
+            wait_for(gateway, lambda: get(url + "/v2/health")[1]["degraded"] is False, "recovered")
+            availability = {e["id"]: e["availability"] for e in ok(url + "/v2/registry")["operations"]}
+            assert availability["spine.bars.list"] == "READY"
+            assert raw(url + "/v2/bars?instrument_id=BTCUSDT.SIMB&limit=5")[0] == 200
+        finally:
+            for process in (gateway, screener, node_b):
+                if process is not None:
+                    stop(process)
