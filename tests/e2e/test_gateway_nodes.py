@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gateways import spawn_gateway
-from nodes import START, free_port, get, node_env, running_node, spawn, stop, wait_for
+from nodes import START, free_port, get, node_env, post, running_node, spawn, stop, wait_for
 from screeners import ok, spawn_screener
 
 END = "1740000000000000000"
@@ -87,3 +87,31 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
             for process in (gateway, screener, node_b):
                 if process is not None:
                     stop(process)
+
+
+def test_roster_changes_reach_each_venues_node_in_private_operator(tmp_path: Path) -> None:
+    manifests = {venue: tmp_path / f"{venue.lower()}.txt" for venue in ("SIM", "SIMB")}
+    for path in manifests.values():
+        path.write_text("")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    operator = {"SPINE_DEPLOYMENT_MODE": "private-operator"}
+    with running_node(tmp_path / "a", f'manifest = "{manifests["SIM"]}"\n', warm_bars=0, **operator) as a, \
+            running_node(tmp_path / "b", f'manifest = "{manifests["SIMB"]}"\n', warm_bars=0,
+                         sim='venue_name = "SIMB"\n', **operator) as b:
+        gateway, url = spawn_gateway(tmp_path / "gateway", [a, b], f"http://127.0.0.1:{free_port()}", **operator)
+        try:
+            wait_for(gateway, lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [
+                ["SIM"], ["SIMB"]], "both venues known")
+            assert ok(url + "/v2/health")["deployment_mode"] == "private-operator"
+            code, refusal = post(url + "/v2/selection", {"instrument_ids": ["BTCUSDT.SIM", "BTCUSDT.NOWHERE"]})
+            assert code == 404 and "'NOWHERE'" in refusal["error"]["detail"]
+            assert manifests["SIM"].read_text() == ""  # refused before any node was asked
+            code, page = post(url + "/v2/selection", {"instrument_ids": ["ETHUSDT.SIMB", "BTCUSDT.SIM"]})
+            assert code == 200, page
+            assert [row["instrument_id"] for row in page["items"]] == ["BTCUSDT.SIM", "ETHUSDT.SIMB"]
+            assert "BTCUSDT.SIM" in manifests["SIM"].read_text() and "ETHUSDT.SIMB" in manifests["SIMB"].read_text()
+            selected = {row["instrument_id"] for row in walk(url, "/v2/selection") if row["manifest"]}
+            assert {"BTCUSDT.SIM", "ETHUSDT.SIMB"} <= selected
+        finally:
+            stop(gateway)

@@ -6,6 +6,7 @@
   nodes' pages one node after the other under one cursor that spans them (signed, bound to the
   route and its query); a node that cannot be reached is passed over, its part missing;
 - the screener's: relayed exactly (a screen body byte for byte), status and body as it answered;
+- roster changes (``POST /v2/selection``, ``/remove``): each node takes the ids of its venues;
 - the rest of a node's (engine pin, connection, resolutions, the v1 reads): the first node
   that answers.
 
@@ -26,7 +27,6 @@ from spine.http.request import Query
 from spine.http.routes import Operation
 from spine.gateway.upstreams import Upstream, Upstreams
 from spine.upstream import UpstreamError
-from spine.wire.bar_types import instrument_of
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
 __all__ = ["Relay"]
@@ -37,6 +37,8 @@ BY_INSTRUMENT = {"spine.bars.list", "spine.coverage.get", "spine.hydration.get",
 #: Lists merged over every node.
 MERGED = {"spine.instruments.list", "spine.coverage.list", "spine.coverage.failures", "spine.coverage.quiet",
           "spine.hydration.list", "spine.selection.get", "spine.facts.list", "spine.data.list"}
+#: Roster changes: each node takes the ids of its venues.
+SPLIT_BY_VENUE = {"spine.selection.set", "spine.selection.remove"}
 _encode = msgspec.json.encode
 
 
@@ -54,6 +56,8 @@ class Relay:
             return lambda query, params, body=None: self.by_instrument(op, query, params)
         if op.id in MERGED:
             return lambda query, params, body=None: self.merged(op, query, params)
+        if op.id in SPLIT_BY_VENUE:
+            return lambda query, params, body: self.split_by_venue(op, query, params, body)
         return lambda query, params, body=None: self.first_node(op, query, params, body)
 
     # --- one upstream --------------------------------------------------------------------------
@@ -67,19 +71,10 @@ class Relay:
     async def by_instrument(self, op: Operation, query: Query, params: dict[str, str]) -> Relayed:
         iid = params.get("id") or query.instrument_id()
         if iid is None and (bar_type := query.text("bar_type")) is not None:
-            iid = instrument_of(bar_type)
+            iid = bar_type.rsplit("-", 4)[0]  # SYMBOL.VENUE-<n>-<UNIT>-LAST-<CHANNEL>
         if iid is None:  # the node states what is missing
             return await self.first_node(op, query, params, None)
-        venue = iid.rsplit(".", 1)[-1]
-        node = self.upstreams.node_of(venue)
-        if node is None:
-            await self.upstreams.refresh()  # a venue new since the last look
-            node = self.upstreams.node_of(venue)
-        if node is None:
-            known = sorted({v for n in self.upstreams.nodes for v in n.venues})
-            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
-                                         f"{', '.join(known) or 'none reachable'}")
-        return await self._relay(node, op, query.raw, params, None)
+        return await self._relay(await self._node_of(iid), op, query.raw, params, None)
 
     async def first_node(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
         errors = []
@@ -100,6 +95,38 @@ class Relay:
         except UpstreamError as error:
             raise HttpError("UPSTREAM_UNAVAILABLE", str(error).removeprefix("UPSTREAM_UNAVAILABLE: ")) from None
         return Relayed(status, answer)
+
+    async def split_by_venue(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
+        """A roster change: every id's venue must have a node (else 404 before any node is
+        asked); each node takes its ids; the answers' rows in one page, by id. A node's refusal
+        is relayed as it came (the nodes asked before it keep their change)."""
+        groups: dict[str, list[str]] = {}
+        for iid in body.instrument_ids:
+            node = await self._node_of(iid)
+            groups.setdefault(node.base_url, []).append(iid)
+        rows: list[Any] = []
+        page: dict[str, Any] = {}
+        for node in self.upstreams.nodes:
+            if node.base_url in groups:
+                relayed = await self._relay(node, op, query.raw, params, {"instrument_ids": groups[node.base_url]})
+                if relayed.status != 200:
+                    return relayed
+                page = msgspec.json.decode(relayed.body)
+                rows += page["items"]
+        page["items"] = sorted(rows, key=lambda row: row["instrument_id"])
+        return Relayed(200, _encode(page))
+
+    async def _node_of(self, iid: str) -> Upstream:
+        venue = iid.rsplit(".", 1)[-1]
+        node = self.upstreams.node_of(venue)
+        if node is None:
+            await self.upstreams.refresh()  # a venue new since the last look
+            node = self.upstreams.node_of(venue)
+        if node is None:
+            known = sorted({v for n in self.upstreams.nodes for v in n.venues})
+            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
+                                         f"{', '.join(known) or 'none reachable'}")
+        return node
 
     # --- lists over every node -------------------------------------------------------------------
 
