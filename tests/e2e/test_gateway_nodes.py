@@ -12,6 +12,7 @@ from typing import Any
 
 from gateways import spawn_gateway
 from nodes import START, free_port, get, node_env, post, running_node, spawn, stop, wait_for
+from reference.wire_validator import validate
 from screeners import ok, spawn_screener
 
 END = "1740000000000000000"
@@ -62,6 +63,22 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
                 query = f"/v2/bars?instrument_id={iid}&limit=100&end={END}"
                 assert raw(url + query) == raw(node + query)
                 assert raw(url + f"/v2/coverage/{iid}")[0] == 200
+
+            # A search asks both nodes: their matches in node order under the gateway's id.
+            code, first = post(url + "/v2/instruments/search", {"text": "BTC", "limit": 3})
+            assert code == 200, first
+            validate(first)
+            found, page = list(first["items"]), first
+            while page["next_cursor"] is not None:
+                page = ok(url + f"/v2/instruments/search/{first['search_id']}?cursor={page['next_cursor']}&limit=3")
+                assert page["search_id"] == first["search_id"]
+                found += page["items"]
+            per_node = [post(node + "/v2/instruments/search", {"text": "BTC", "limit": 1000})[1] for node in (a, b)]
+            assert found == per_node[0]["items"] + per_node[1]["items"]
+            assert first["total"] == per_node[0]["total"] + per_node[1]["total"] == len(found)
+            assert {i["instrument_id"].rsplit(".", 1)[1] for i in found} == {"SIM", "SIMB"}
+            assert get(url + "/v2/instruments/search/" + "0" * 64)[0] == 404
+            assert get(url + "/v2/instruments/search/nope")[0] == 400
 
             stop(node_b)
             wait_for(gateway, lambda: get(url + "/v2/health")[1]["degraded"] is True, "degraded")

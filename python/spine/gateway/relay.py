@@ -6,6 +6,7 @@
   nodes' pages one node after the other under one cursor that spans them (signed, bound to the
   route and its query); a node that cannot be reached is passed over, its part missing;
 - the screener's: relayed exactly (a screen body byte for byte), status and body as it answered;
+- instrument search: every node at once, one result over theirs (:mod:`spine.gateway.search`);
 - roster changes (``POST /v2/selection``, ``/remove``): each node takes the ids of its venues;
 - the rest of a node's (engine pin, connection, resolutions, the v1 reads): the first node
   that answers.
@@ -15,6 +16,7 @@ An upstream that cannot be reached is 502 UPSTREAM_UNAVAILABLE naming it; its ow
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
@@ -25,6 +27,7 @@ from spine.http.app import Relayed
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import Operation
+from spine.gateway.search import Searches
 from spine.gateway.upstreams import Upstream, Upstreams
 from spine.upstream import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
@@ -40,6 +43,7 @@ MERGED = {"spine.instruments.list", "spine.coverage.list", "spine.coverage.failu
 #: Roster changes: each node takes the ids of its venues.
 SPLIT_BY_VENUE = {"spine.selection.set", "spine.selection.remove"}
 _encode = msgspec.json.encode
+_SEARCH_ID = re.compile(r"[0-9a-f]{64}")
 
 
 class Relay:
@@ -47,6 +51,7 @@ class Relay:
 
     def __init__(self, upstreams: Upstreams) -> None:
         self.upstreams = upstreams
+        self.searches = Searches(upstreams)
 
     def handler(self, op: Operation) -> Handler:
         """The handler relaying ``op`` (called with the query, path parameters and a body)."""
@@ -56,6 +61,10 @@ class Relay:
             return lambda query, params, body=None: self.by_instrument(op, query, params)
         if op.id in MERGED:
             return lambda query, params, body=None: self.merged(op, query, params)
+        if op.id == "spine.instruments.search":
+            return lambda query, params, body: self.searches.search(body)
+        if op.id == "spine.instruments.search_result":
+            return lambda query, params, body=None: self._search_page(query, params)
         if op.id in SPLIT_BY_VENUE:
             return lambda query, params, body: self.split_by_venue(op, query, params, body)
         return lambda query, params, body=None: self.first_node(op, query, params, body)
@@ -95,6 +104,12 @@ class Relay:
         except UpstreamError as error:
             raise HttpError("UPSTREAM_UNAVAILABLE", str(error).removeprefix("UPSTREAM_UNAVAILABLE: ")) from None
         return Relayed(status, answer)
+
+    async def _search_page(self, query: Query, params: dict[str, str]) -> Relayed:
+        if not _SEARCH_ID.fullmatch(params["id"]):
+            raise HttpError("INVALID_PARAMETER", f"id={params['id']!r} is not a search id (64 lowercase hex digits)")
+        limit = query.limit(100) if query.text("limit") is not None else None
+        return await self.searches.page(params["id"], query.text("cursor"), limit)
 
     async def split_by_venue(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
         """A roster change: every id's venue must have a node (else 404 before any node is
