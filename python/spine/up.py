@@ -219,9 +219,11 @@ def run_up(data_dir: str | None, port: int) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         say(f"spine up: another spine up runs on {directory} (it holds {directory / 'up.lock'})", sys.stderr)
+        lock.close()
         return 3
     if port and not _bindable(port):
         say(f"spine up: --port {port}: {HOST}:{port} is in use; pick another (0: any free port)", sys.stderr)
+        lock.close()
         return 3
     taken = {port or _free_port(set())}
     gateway_port = next(iter(taken))

@@ -91,11 +91,11 @@ def running_up(directory: Path, port: int = 0) -> Iterator[Up]:
     try:
         yield up
     finally:
-        if up.process.poll() is None:
-            up.process.kill()  # a failed test: kill spine up and the children it left
-            up.process.wait()
+        if up.process.poll() is None:  # a failed test: kill its children, then spine up
             for pid in up.children().values():
                 os.kill(pid, signal.SIGKILL)
+            up.process.kill()
+            up.process.wait()
 
 
 def gone(pid: int) -> bool:
