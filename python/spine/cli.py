@@ -75,6 +75,24 @@ def _cmd_gateway(args: argparse.Namespace) -> int:
     return run_gateway(args.config, args.node or (), args.screener, args.port, args.data_dir)
 
 
+def _cmd_up(args: argparse.Namespace) -> int:
+    """Run a node (SIM), a screener and the gateway together until SIGINT or SIGTERM."""
+    from spine.up import run_up
+
+    return run_up(args.data_dir, args.port)
+
+
+def _port(text: str) -> int:
+    """A TCP port for a flag: 0 (any free port) through 65535, else a usage error naming it."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number; allowed 0..65535") from None
+    if not 0 <= port <= 65_535:
+        raise argparse.ArgumentTypeError(f"{port}: allowed 0..65535 (0: any free port)")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
     parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
@@ -103,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     gateway.add_argument("--port", type=int, help="the port it serves on (default 8800)")
     gateway.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-gateway)")
     gateway.set_defaults(handler=_cmd_gateway)
+    up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
+    up.add_argument("--data-dir", metavar="DIR",
+                    help="their data directories and up.json (default var/spine-up)")
+    up.add_argument("--port", type=_port, default=8800, metavar="N",
+                    help="the gateway's port, the one URL a client needs (default 8800; 0: any free port)")
+    up.set_defaults(handler=_cmd_up)
     return parser
 
 

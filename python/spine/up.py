@@ -1,0 +1,269 @@
+"""``spine up``: the whole local stack in one command. A small supervisor that starts a venue
+node (the embedded defaults: the simulated venue SIM), a screener over it and the gateway in
+front of both, each a ``python -m spine.cli node|screener|gateway`` subprocess configured by
+flags and environment, and imports none of their internals.
+
+Start order: the node, once its ``/v2/health`` is ready the screener, then the gateway; each
+URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and removed again
+at exit, so its presence means "running". Every child runs in its own process group: a Ctrl-C
+in a terminal reaches ``spine up`` alone, which stops the children one at a time in reverse
+order with SIGTERM (the node flushes its closed bars on it), SIGKILL only past a bound. A child
+that dies on its own is reported (name, exit code, the tail of its stderr) and not restarted;
+the others keep running. Child output is forwarded line by line behind the child's name.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["DEFAULT_DIR", "DEFAULT_PORT", "run_up"]
+
+DEFAULT_DIR = "var/spine-up"
+DEFAULT_PORT = 8800
+HOST = "127.0.0.1"
+#: The node's and the screener's own default ports, taken when free (else any free port).
+PREFERRED = {"node": 8700, "screener": 8710}
+#: How long each child may take to answer ready (a cold node imports nautilus_trader, then
+#: reloads its series), and to exit after SIGTERM (the node's contract: 60 s, flush included).
+READY_SECS = {"node": 120.0, "screener": 60.0, "gateway": 60.0}
+STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0}
+TAIL_LINES = 20
+POLL_SECS = 0.1
+_print_lock = threading.Lock()
+
+
+def say(text: str, stream: IO[str] | None = None) -> None:
+    """One whole line on stdout (or ``stream``), never interleaved with a child's."""
+    with _print_lock:
+        try:
+            out = stream or sys.stdout
+            out.write(text + "\n")
+            out.flush()
+        except OSError:
+            pass  # our own output closed: keep supervising
+
+
+class Child:
+    """One process ``spine up`` started; its stdout and stderr forwarded behind its name, the
+    tail of its stderr kept for a report."""
+
+    def __init__(self, name: str, url: str, args: list[str], env: dict[str, str]) -> None:
+        self.name, self.url = name, url
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.reported = False
+        # process_group=0: its own group, so a terminal's Ctrl-C reaches spine up only and the
+        # children stop in order, once each.
+        self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", name, *args], env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, errors="replace", process_group=0)
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.readers = [threading.Thread(target=self._forward, args=(pipe, stream, keep), daemon=True,
+                                         name=f"spine-up-{name}-{what}")
+                        for pipe, stream, keep, what in ((self.process.stdout, sys.stdout, False, "out"),
+                                                         (self.process.stderr, sys.stderr, True, "err"))]
+        for reader in self.readers:
+            reader.start()
+
+    def _forward(self, pipe: IO[str], stream: IO[str], keep: bool) -> None:
+        with pipe:
+            for line in pipe:
+                line = line.rstrip("\n")
+                if keep:
+                    self.tail.append(line)
+                say(f"{self.name:<8} | {line}", stream)
+
+    def exited(self) -> str:
+        """``code N`` (and the signal that ended it), then the tail of its stderr."""
+        for reader in self.readers:
+            reader.join(timeout=2)  # until its last line is in the tail
+        code = self.process.returncode
+        how = f"code {code}" + (f" ({signal.Signals(-code).name})" if code < 0 else "")
+        if not self.tail:
+            return f"{how}; its stderr was empty"
+        return f"{how}; its stderr ended:\n" + "\n".join(f"  {line}" for line in self.tail)
+
+    def stop(self) -> bool:
+        """SIGTERM, wait its bound, SIGKILL past it; True when it exited 0 in time."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(STOP_SECS[self.name])
+        except subprocess.TimeoutExpired:
+            say(f"spine up: the {self.name} did not stop within {STOP_SECS[self.name]:g} s of SIGTERM; SIGKILL",
+                sys.stderr)
+            self.process.kill()
+            self.process.wait()
+            return False
+        for reader in self.readers:
+            reader.join(timeout=2)
+        if self.process.returncode != 0:
+            say(f"spine up: the {self.name} stopped with {self.exited()}", sys.stderr)
+        return self.process.returncode == 0
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as probe:
+        # As the servers bind: a port left in TIME_WAIT by an earlier run is free to them.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def _free_port(taken: set[int]) -> int:
+    while True:
+        with socket.socket() as probe:
+            probe.bind((HOST, 0))
+            port = int(probe.getsockname()[1])
+        if port not in taken:
+            return port
+
+
+def _answers(url: str, ready: Callable[[Any], bool]) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200 and ready(json.loads(response.read())))
+    except (OSError, ValueError):
+        return False
+
+
+class Up:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.children: list[Child] = []
+        self.signalled: int | None = None
+        #: A child failed to start, or exited on its own.
+        self.failed = False
+
+    def _signal(self, signum: int, frame: object) -> None:
+        # Only a flag: the main loop says what it does (printing here could deadlock on the
+        # print lock the main thread holds).
+        self.signalled = self.signalled or signum
+
+    def start(self, name: str, port: int, args: list[str], env: dict[str, str], health: str,
+              ready: Callable[[Any], bool]) -> bool:
+        """Start ``name`` and wait (bounded) until ``health`` answers ``ready``; False (and a
+        report) when it exits first, does not get there in time, or a stop is asked."""
+        url = f"http://{HOST}:{port}"
+        child = Child(name, url, args, {**os.environ, **env})
+        self.children.append(child)
+        deadline = time.monotonic() + READY_SECS[name]
+        while not _answers(url + health, ready):
+            if self.signalled is not None:
+                return False
+            if child.process.poll() is not None:
+                child.reported = self.failed = True
+                say(f"spine up: the {name} exited before it was ready, with {child.exited()}", sys.stderr)
+                return False
+            if time.monotonic() > deadline:
+                self.failed = True
+                say(f"spine up: the {name} was not ready within {READY_SECS[name]:g} s ({url}{health})", sys.stderr)
+                return False
+            time.sleep(POLL_SECS)
+        say(f"spine up: {name:<8} {url}  (pid {child.process.pid})")
+        return True
+
+    def watch(self) -> None:
+        """Until signalled: report each child that exits on its own, once (not restarted)."""
+        while self.signalled is None:
+            for child in self.children:
+                if not child.reported and child.process.poll() is not None:
+                    child.reported = self.failed = True
+                    running = ", ".join(c.name for c in self.children if c.process.poll() is None)
+                    say(f"spine up: the {child.name} exited on its own with {child.exited()}\n"
+                        f"spine up: the {child.name} is not restarted; still running: {running or 'nothing'}",
+                        sys.stderr)
+            if all(child.reported for child in self.children):
+                say("spine up: every process has exited; stopping", sys.stderr)
+                return
+            time.sleep(POLL_SECS)
+
+    def stop(self) -> bool:
+        """Every child still running, in reverse start order; True when each stopped cleanly."""
+        clean = True
+        for child in reversed(self.children):
+            if child.process.poll() is None:
+                say(f"spine up: stopping the {child.name} (pid {child.process.pid})")
+                if child.stop():
+                    say(f"spine up: the {child.name} stopped")
+                else:
+                    clean = False
+            elif not child.reported:  # exited while we were starting or stopping the others
+                child.reported = self.failed = True
+                say(f"spine up: the {child.name} had exited with {child.exited()}", sys.stderr)
+        return clean
+
+
+def run_up(data_dir: str | None, port: int) -> int:
+    """Run the stack until SIGINT, SIGTERM or SIGHUP; 0 when every process started, ran and
+    stopped cleanly, 1 when one failed, 3 when ``DIR`` or the gateway's port is in use."""
+    directory = Path(data_dir or DEFAULT_DIR)
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = open(directory / "up.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        say(f"spine up: another spine up runs on {directory} (it holds {directory / 'up.lock'})", sys.stderr)
+        lock.close()
+        return 3
+    if port and not _bindable(port):
+        say(f"spine up: --port {port}: {HOST}:{port} is in use; pick another (0: any free port)", sys.stderr)
+        lock.close()
+        return 3
+    taken = {port or _free_port(set())}
+    gateway_port = next(iter(taken))
+    ports: dict[str, int] = {}
+    for name, preferred in PREFERRED.items():
+        ports[name] = preferred if preferred not in taken and _bindable(preferred) else _free_port(taken)
+        if ports[name] != preferred:
+            say(f"spine up: port {preferred} is in use; the {name} takes {ports[name]}")
+        taken.add(ports[name])
+    up_json = directory / "up.json"
+    up_json.unlink(missing_ok=True)  # a waiter must never read an earlier run's file
+    up = Up(directory)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, up._signal)
+    node, screener = f"http://{HOST}:{ports['node']}", f"http://{HOST}:{ports['screener']}"
+    try:
+        started = (
+            up.start("node", ports["node"], [], {"SPINE_HOST": HOST, "SPINE_PORT": str(ports["node"]),
+                                                 "SPINE_DATA_DIR": str(directory / "node")},
+                     "/v2/health", lambda health: health["ready"] is True)
+            and up.start("screener", ports["screener"],
+                         ["--node", node, "--port", str(ports["screener"]), "--data-dir", str(directory / "screener")],
+                         {"SPINE_SCREENER_HOST": HOST}, "/v2/screener/health", lambda health: True)
+            and up.start("gateway", gateway_port,
+                         ["--node", node, "--screener", screener, "--port", str(gateway_port),
+                          "--data-dir", str(directory / "gateway")],
+                         {"SPINE_GATEWAY_HOST": HOST}, "/v2/health", lambda health: health["ready"] is True))
+        if started:
+            urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": [node], "screener": screener, "web": None}
+            temporary = directory / "up.json.tmp"
+            temporary.write_text(json.dumps(urls, indent=2) + "\n")
+            os.replace(temporary, up_json)
+            say(f"spine up: wrote {up_json}; the gateway is {urls['gateway']}; Ctrl-C or SIGTERM stops everything")
+            up.watch()
+    finally:
+        if up.signalled is not None:
+            say(f"spine up: {signal.Signals(up.signalled).name}: stopping gateway, screener, node")
+        clean = up.stop()
+        up_json.unlink(missing_ok=True)
+        lock.close()
+    ok = clean and not up.failed
+    say(f"spine up: {'stopped cleanly' if ok else 'stopped; something failed (see above)'}")
+    return 0 if ok else 1

@@ -1,0 +1,161 @@
+"""``spine up`` as a real process: it starts a node, a screener and the gateway, writes their
+URLs to ``DIR/up.json``, serves bars through the gateway, and on SIGTERM stops every child
+(exit 0, no process left, up.json removed); a child killed under it is reported by name and
+exit code while the gateway keeps answering; a bad ``--port`` is a usage error naming it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from nodes import free_port, get, node_env
+from reference.wire_validator import validate
+
+#: A cold node imports nautilus_trader and hydrates; each child has its own bound inside.
+UP_SECS = 150.0
+#: spine up stops three children one after the other, each within its own bound.
+STOP_SECS = 120.0
+URL = re.compile(r"http://127\.0\.0\.1:\d{1,5}")
+
+
+class Up:
+    def __init__(self, directory: Path, port: int) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.directory, self.out, self.err = directory, directory / "up.out", directory / "up.err"
+        with open(self.out, "w") as out, open(self.err, "w") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "spine.cli", "up", "--data-dir", str(directory / "stack"), "--port", str(port)],
+                env=node_env(directory / "unused", SPINE_SIM_SPEED="600"), stdout=out, stderr=err, text=True)
+
+    def text(self) -> str:
+        return self.out.read_text() + self.err.read_text()
+
+    def until(self, what: str, condition: Any, seconds: float) -> None:
+        """Poll ``condition`` until it holds (errors count as not yet); fail with the output
+        when spine up exits or ``seconds`` pass first."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"spine up exited ({self.process.returncode}) before {what}:\n{self.text()}"
+            try:
+                if condition():
+                    return
+            except (OSError, KeyError, ValueError):
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"spine up: not {what} within {seconds:g} s:\n{self.text()[-4000:]}")
+
+    def urls(self) -> dict[str, Any]:
+        path = self.directory / "stack" / "up.json"
+        self.until("up (up.json)", path.exists, UP_SECS)
+        urls: dict[str, Any] = json.loads(path.read_text())
+        return urls
+
+    def children(self) -> dict[str, int]:
+        """Its child processes from /proc: name (node, screener, gateway) -> pid."""
+        out = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                argv = (entry / "cmdline").read_bytes().decode().split("\0")
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid and "spine.cli" in argv:
+                out[argv[argv.index("spine.cli") + 1]] = int(entry.name)
+        return out
+
+    def stop(self) -> int:
+        """SIGTERM; its exit code once it exited (fails past the bound)."""
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(STOP_SECS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"spine up did not exit within {STOP_SECS:g} s of SIGTERM:\n{self.text()}") from None
+
+
+@contextmanager
+def running_up(directory: Path, port: int = 0) -> Iterator[Up]:
+    up = Up(directory, port)
+    try:
+        yield up
+    finally:
+        if up.process.poll() is None:  # a failed test: kill its children, then spine up
+            for pid in up.children().values():
+                os.kill(pid, signal.SIGKILL)
+            up.process.kill()
+            up.process.wait()
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> None:
+    port = free_port()
+    with running_up(tmp_path, port) as up:
+        urls = up.urls()
+        assert set(urls) == {"gateway", "nodes", "screener", "web"} and urls["web"] is None
+        assert urls["gateway"] == f"http://127.0.0.1:{port}"
+        assert len(urls["nodes"]) == 1 and all(URL.fullmatch(u) for u in (urls["screener"], *urls["nodes"]))
+        gateway = urls["gateway"]
+        status, health = get(gateway + "/v2/health")
+        assert status == 200 and health["ready"] is True, health
+        validate(health)
+        up.until("upstreams reachable", lambda: all(u["reachable"] for u in get(gateway + "/v2/status")[1]["upstreams"]),
+                 30)
+        assert [u["base_url"] for u in get(gateway + "/v2/status")[1]["upstreams"]] == [*urls["nodes"],
+                                                                                         urls["screener"]]
+        up.until("serving bars", lambda: get(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5")[1]["bars"], 30)
+        status, screener = get(gateway + "/v2/screener/health")
+        assert status == 200 and screener["process_state"] in ("STARTING", "RUNNING"), screener
+        children = up.children()
+        assert sorted(children) == ["gateway", "node", "screener"], children
+        out = up.out.read_text()
+        for name, pid in children.items():
+            assert f"spine up: {name:<8} " in out and f"(pid {pid})" in out, out
+
+        assert up.stop() == 0, up.text()
+        assert all(gone(pid) for pid in children.values()), (children, up.text())
+        assert not (tmp_path / "stack" / "up.json").exists()
+        out = up.out.read_text()
+        assert "node     | spine node spine-node-1: stopped; catalogs flushed" in out, out
+        assert out.index("the gateway stopped") < out.index("the screener stopped") < out.index("the node stopped")
+        assert out.rstrip().endswith("spine up: stopped cleanly"), out
+
+
+def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Path) -> None:
+    with running_up(tmp_path) as up:
+        gateway = up.urls()["gateway"]
+        children = up.children()
+        os.kill(children["screener"], signal.SIGKILL)
+        up.until("reporting the screener", lambda: "the screener exited on its own with code -9 (SIGKILL)"
+                 in up.err.read_text(), 10)
+        assert "still running: node, gateway" in up.err.read_text()
+        status, health = get(gateway + "/v2/health")
+        assert status == 200 and health["ready"] is True, health
+        assert not gone(children["node"]) and not gone(children["gateway"])
+        assert up.stop() == 1, up.text()  # a child failed during the run
+        assert all(gone(pid) for pid in children.values()), (children, up.text())
+        assert "spine up: the node stopped" in up.out.read_text()
+
+
+def test_a_bad_port_is_a_usage_error_naming_it() -> None:
+    done = subprocess.run([sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "argument --port: 70000: allowed 0..65535" in done.stderr, done.stderr
