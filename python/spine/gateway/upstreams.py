@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import httpx
+import aiohttp
 import msgspec
 
 from spine.upstream import UpstreamError
@@ -23,6 +23,7 @@ __all__ = ["Upstream", "Upstreams"]
 log = logging.getLogger("spine.gateway")
 Kind = Literal["node", "screener"]
 _decode = msgspec.json.decode
+_JSON = {"content-type": "application/json"}
 
 
 @dataclass
@@ -53,9 +54,18 @@ class Upstreams:
     def __init__(self, nodes: list[str], screener: str | None, timeout_secs: float) -> None:
         self.nodes = [Upstream("node", url.rstrip("/")) for url in nodes]
         self.screener = None if screener is None else Upstream("screener", screener.rstrip("/"))
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout_secs),
-                                        limits=httpx.Limits(max_connections=64 * (len(nodes) + 1),
-                                                            max_keepalive_connections=32 * (len(nodes) + 1)))
+        self._timeout = aiohttp.ClientTimeout(total=timeout_secs)
+        self._limit = 64 * (len(nodes) + 1)
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The pooled session (made in the running loop on first use)."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=self._limit, limit_per_host=64),
+                skip_auto_headers=("User-Agent",), auto_decompress=False)
+        return self._session
 
     @property
     def all(self) -> list[Upstream]:
@@ -68,15 +78,17 @@ class Upstreams:
         url = upstream.base_url + path + (f"?{query}" if query else "")
         what = f"{method} {path}"
         try:
-            response = await self.client.request(method, url, content=body,
-                                                  headers={"content-type": "application/json"} if body else None)
-        except httpx.HTTPError as error:
+            async with self.session.request(method, url, data=body,
+                                            headers=_JSON if body is not None else None) as response:
+                content = await response.read()
+                status, kind = response.status, response.headers.get("content-type", "")
+        except (aiohttp.ClientError, TimeoutError) as error:
             raise _failure(upstream, UpstreamError(upstream.base_url, what,
                                                    f"{type(error).__name__}: {error}")) from error
-        if not response.headers.get("content-type", "").startswith("application/json"):
-            raise _failure(upstream, UpstreamError(upstream.base_url, what, f"HTTP {response.status_code}, not JSON"))
+        if not kind.startswith("application/json"):
+            raise _failure(upstream, UpstreamError(upstream.base_url, what, f"HTTP {status}, not JSON"))
         upstream.reachable, upstream.last_seen = True, time.time_ns()
-        return response.status_code, response.content
+        return status, content
 
     async def document(self, upstream: Upstream, path: str, query: str = "") -> dict[str, Any]:
         """The 200 JSON object at ``path``, or :class:`UpstreamError`."""
@@ -110,7 +122,8 @@ class Upstreams:
         return next((node for node in self.nodes if venue in node.venues), None)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self._session is not None:
+            await self._session.close()
 
 
 def _failure(upstream: Upstream, error: UpstreamError) -> UpstreamError:
