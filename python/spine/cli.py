@@ -22,13 +22,15 @@ def _installed(distribution: str) -> str:
 
 
 def version_text() -> str:
-    """Versions of spine and nautilus_trader, and the schema-set digest."""
-    from spine.schemas import schema_set_digest
+    """Versions of spine and nautilus_trader, the schema-set digest (the spec's 58) and the own
+    set's digest."""
+    from spine.schemas import own_schema_set_digest, schema_set_digest
 
     return (
         f"spine {__version__}\n"
         f"nautilus_trader {_installed('nautilus_trader')}\n"
-        f"schema-set sha256:{schema_set_digest()}"
+        f"schema-set sha256:{schema_set_digest()}\n"
+        f"own-schema-set sha256:{own_schema_set_digest()}"
     )
 
 
@@ -95,7 +97,7 @@ def _port(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
-    parser.add_argument("--version", action="store_true", help="print versions and the schema-set digest")
+    parser.add_argument("--version", action="store_true", help="print versions and the two schema-set digests")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     canonical = commands.add_parser("canonical", help="canonicalise JSON text and print its identity")
     canonical.add_argument("file", nargs="?", default="-", help="JSON file (default: stdin)")

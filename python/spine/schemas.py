@@ -1,8 +1,10 @@
-"""The published schema set: loading, the supported registry and the schema-set digest.
+"""The published schema sets: loading, the supported registry and the two digests.
 
-The files under ``schemas/`` are the contract (spec, "Versioning" 3). The supported
-``(schema_id, schema_version)`` registry is read from each file's own constants, never from
-a list kept in code, and the digest covers the raw bytes, so any edit to a file changes it.
+``schemas/`` holds the spec's set of 58 documents (spec, "Versioning" 3), whose digest is the
+schema-set digest; ``schemas/own/`` holds the project's own documents (health, status, pages,
+the heartbeat, ...) with a digest of their own. The supported ``(schema_id, schema_version)``
+registry is both sets, read from each file's own constants, never from a list kept in code;
+each digest covers its files' raw bytes, so any edit to a file changes it.
 ``python/spine/_schemas`` links to ``schemas/`` and ships inside the wheel.
 """
 
@@ -25,6 +27,8 @@ from referencing.jsonschema import DRAFT202012
 from spine.errors import SpineError
 
 __all__ = [
+    "OWN_SCHEMA_BASE_URI",
+    "OWN_SCHEMA_DIR",
     "SCHEMA_BASE_URI",
     "SCHEMA_DIR",
     "SchemaKey",
@@ -34,6 +38,8 @@ __all__ = [
     "UnknownSchemaError",
     "all_schemas",
     "load_schema_set",
+    "own_schema_set",
+    "own_schema_set_digest",
     "schema_set",
     "schema_set_digest",
     "validator_for",
@@ -41,6 +47,9 @@ __all__ = [
 
 SCHEMA_BASE_URI = "https://schemas.spine.invalid/"
 SCHEMA_DIR = Path(__file__).parent / "_schemas"
+#: The project's own documents: ``$id`` under ``own/``; a ``$ref`` into the spec set is ``../<file>``.
+OWN_SCHEMA_BASE_URI = SCHEMA_BASE_URI + "own/"
+OWN_SCHEMA_DIR = SCHEMA_DIR / "own"
 
 SchemaKey = tuple[str, int]
 Schema = dict[str, Any]
@@ -91,13 +100,13 @@ def _constant(schema: object, name: str, kind: type, path: Path) -> Any:
     return value
 
 
-def load_schema_set(directory: Path) -> SchemaSet:
+def load_schema_set(directory: Path, base_uri: str = SCHEMA_BASE_URI) -> SchemaSet:
     """Load every ``*.json`` file of ``directory`` (uncached; :func:`schema_set` caches).
 
     # Errors
     :class:`SchemaSetError` for unreadable JSON, a missing ``schema_id`` / ``schema_version``
-    constant, an ``$id`` other than ``SCHEMA_BASE_URI + <file name>`` (a relative ``$ref``
-    names a file), a duplicate key, or an empty directory.
+    constant, an ``$id`` other than ``base_uri + <file name>`` (a relative ``$ref`` names a
+    file), a duplicate key, or an empty directory.
     """
     files = sorted(directory.glob("*.json"), key=lambda p: p.name)
     if not files:
@@ -113,9 +122,9 @@ def load_schema_set(directory: Path) -> SchemaSet:
             message = f"INVALID_SCHEMA_SET: {path.name}: not JSON: {error}"
             raise SchemaSetError(message, path=str(path)) from error
         key = (_constant(schema, "schema_id", str, path), _constant(schema, "schema_version", int, path))
-        if schema.get("$id") != f"{SCHEMA_BASE_URI}{path.name}":
+        if schema.get("$id") != f"{base_uri}{path.name}":
             raise SchemaSetError(
-                f"INVALID_SCHEMA_SET: {path.name}: $id must be {SCHEMA_BASE_URI}{path.name}", path=str(path)
+                f"INVALID_SCHEMA_SET: {path.name}: $id must be {base_uri}{path.name}", path=str(path)
             )
         if key in schemas:
             raise SchemaSetError(f"INVALID_SCHEMA_SET: {path.name}: duplicate {key}", path=str(path))
@@ -125,18 +134,40 @@ def load_schema_set(directory: Path) -> SchemaSet:
 
 @cache
 def schema_set() -> SchemaSet:
-    """The schema set shipped with the package."""
+    """The spec's schema set (58 documents) shipped with the package."""
     return load_schema_set(SCHEMA_DIR)
 
 
+@cache
+def own_schema_set() -> SchemaSet:
+    """The project's own documents shipped with the package."""
+    return load_schema_set(OWN_SCHEMA_DIR, OWN_SCHEMA_BASE_URI)
+
+
+@cache
 def all_schemas() -> Mapping[SchemaKey, Schema]:
-    """The supported registry ``{(schema_id, schema_version): schema}``. Do not mutate."""
-    return schema_set().schemas
+    """The supported registry ``{(schema_id, schema_version): schema}``: both sets. Do not mutate.
+
+    # Errors
+    :class:`SchemaSetError` when a schema id is in both sets (files are served by name, and
+    ``<schema_id>.json`` would then name two files).
+    """
+    spec, own = schema_set().schemas, own_schema_set().schemas
+    both = sorted({sid for sid, _ in spec} & {sid for sid, _ in own})
+    if both:
+        raise SchemaSetError(f"INVALID_SCHEMA_SET: {both[0]} is in both the spec set and the own set")
+    return MappingProxyType({**spec, **own})
 
 
 def schema_set_digest() -> str:
-    """SHA-256 (lowercase hex) over every schema file's bytes, in file-name order."""
+    """The schema-set digest: SHA-256 (lowercase hex) over the spec set's files' bytes, in
+    file-name order."""
     return schema_set().digest
+
+
+def own_schema_set_digest() -> str:
+    """The own set's digest, computed the same way over ``schemas/own/``."""
+    return own_schema_set().digest
 
 
 # --- validation -------------------------------------------------------------------------
@@ -183,8 +214,9 @@ _SpineValidator: Callable[..., SchemaValidator] = validators.extend(
 
 @cache
 def _registry() -> referencing.Registry[Any]:
-    # Every file is registered under its $id, so a relative "$ref": "svc.series_coverage.json"
-    # resolves offline, without any retrieval.
+    # Every file of both sets is registered under its $id, so a relative "$ref":
+    # "svc.series_coverage.json" (or "../svc.instrument_ref.json" from the own set) resolves
+    # offline, without any retrieval.
     resources = [
         (schema["$id"], DRAFT202012.create_resource(schema)) for schema in all_schemas().values()
     ]

@@ -196,14 +196,17 @@ def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
     import hashlib
 
     index = ok(base, "/v2/schemas")
-    files = sorted(SCHEMAS.glob("*.json"))
-    assert [entry["file"] for entry in index["schemas"]] == [p.name for p in files]
-    hasher = hashlib.sha256()
-    for entry in index["schemas"]:
-        with urllib.request.urlopen(base + entry["path"], timeout=10) as response:
-            hasher.update(response.read())
-    assert index["digest"] == "sha256:" + hasher.hexdigest()
-    assert index["digest"] == "sha256:" + hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    for name, digest, files in (("spec", index["digest"], sorted(SCHEMAS.glob("*.json"))),
+                                ("own", index["own_digest"], sorted(SCHEMAS.glob("own/*.json")))):
+        entries = [entry for entry in index["schemas"] if entry["set"] == name]
+        assert [entry["file"] for entry in entries] == [p.name for p in files]
+        hasher = hashlib.sha256()
+        for entry in entries:
+            with urllib.request.urlopen(base + entry["path"], timeout=10) as response:
+                hasher.update(response.read())
+        assert digest == "sha256:" + hasher.hexdigest()
+        assert digest == "sha256:" + hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    assert len([entry for entry in index["schemas"] if entry["set"] == "spec"]) == 58
 
 
 # --- connection, selection and instrument search ---------------------------------------------

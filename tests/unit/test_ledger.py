@@ -22,7 +22,7 @@ from spine.wire.cursors import (
 from spine.node.hydration import IllegalTransition
 from spine.node.ledger import LEDGER_CHANNELS, ROUTES, CoverageLedger, DiscoveryNotRegistered
 
-SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "svc.coverage_ledger.json"
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "own" / "svc.coverage_ledger.json"
 PERP = frozenset({"quotes", "trades", "bars_external", "bars_internal", "mark_price", "index_price",
                   "funding_rate", "instrument_status", "liquidation"})
 SPOT = frozenset({"quotes", "trades", "bars_external", "bars_internal", "instrument_status"})

@@ -1,4 +1,5 @@
-"""The schema set: well-formed draft 2020-12 files, the registry, the digest, the loader.
+"""The schema sets: the spec's 58 in schemas/ and our own in schemas/own/; well-formed draft
+2020-12 files, the registry, the two digests, the loader.
 
 Checks use jsonschema's plain Draft202012Validator and a referencing registry built here
 from the files, independent of the code in spine.schemas (pinned decision 8).
@@ -23,9 +24,37 @@ from spine.errors import SpineError
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "schemas"
+OWN_DIR = SCHEMA_DIR / "own"
 EXAMPLES = ROOT / "tests" / "data" / "wire_examples"
 FILES = sorted(SCHEMA_DIR.glob("*.json"), key=lambda p: p.name)
-LOADED = {path.name: json.loads(path.read_bytes()) for path in FILES}
+OWN_FILES = sorted(OWN_DIR.glob("*.json"), key=lambda p: p.name)
+LOADED = {path.name: json.loads(path.read_bytes()) for path in [*FILES, *OWN_FILES]}
+OWN = {path.name for path in OWN_FILES}
+# The spec's "Schema set": 49 venue-neutral names, and the 9 integration-specific documents
+# under our names (docs/contract.md, "Schema set").
+SPEC_NAMES = {
+    "svc.account_state_summary", "svc.backtest_job_detail", "svc.backtest_job_event", "svc.backtest_job_summary",
+    "svc.backtest_run_result", "svc.bar_envelope", "svc.capability_registry", "svc.chart_marker",
+    "svc.condition_registry", "svc.engine_command", "svc.engine_status", "svc.execution_config",
+    "svc.execution_report_page", "svc.feature_row", "svc.feature_row_delta", "svc.feature_spec",
+    "svc.feature_state", "svc.fill_summary", "svc.instrument_ref", "svc.integration_capability",
+    "svc.optuna_study", "svc.optuna_trial", "svc.order_summary", "svc.pattern_observation",
+    "svc.position_summary", "svc.projection_frame", "svc.quote_tick", "svc.run_receipt",
+    "svc.sandbox_start_request", "svc.sandbox_status", "svc.screen_definition", "svc.screen_result",
+    "svc.screener_health", "svc.screener_row", "svc.screener_snapshot", "svc.series_coverage",
+    "svc.signal_event", "svc.signal_retirement", "svc.strategy_authoring_registry", "svc.strategy_file",
+    "svc.strategy_file_put_request", "svc.strategy_mutation_conflict", "svc.strategy_project",
+    "svc.strategy_revision", "svc.strategy_revision_save_request", "svc.strategy_summary", "svc.strategy_template",
+    "svc.trade_tick", "svc.validation_receipt",
+}
+INTEGRATION_NAMES = {
+    "svc.cancel_command", "svc.command_result", "svc.connection_state", "svc.instrument_ref_additions",
+    "svc.order_command", "svc.search_query", "svc.search_result", "svc.selection_row", "svc.trading_session",
+}
+# Spec, "Versioning" 4.
+AT_VERSION_2 = {"svc.backtest_job_detail", "svc.fill_summary", "svc.order_summary", "svc.position_summary",
+                "svc.run_receipt", "svc.strategy_revision", "svc.strategy_revision_save_request",
+                "svc.validation_receipt"}
 TAGS = ("version", "schema_id", "schema_version")
 # Integers are allowed only for counters, sequences, codes, scales, schema_version and the
 # confluence vote's small integers (a vote is +1, -1 or 0 by the spec; the sums and the
@@ -50,11 +79,35 @@ def _walk(node: object, where: str = "") -> Iterator[tuple[str, dict[str, Any]]]
             yield from _walk(value, where)
 
 
-def test_the_package_ships_exactly_the_top_level_schemas() -> None:
+def test_the_package_ships_exactly_both_sets() -> None:
     """Editable installs link to schemas/, wheels copy it: either way, the same bytes."""
     shipped = {p.name: p.read_bytes() for p in schemas.SCHEMA_DIR.glob("*.json")}
-    assert FILES
+    assert FILES and OWN_FILES
     assert shipped == {p.name: p.read_bytes() for p in FILES}
+    shipped_own = {p.name: p.read_bytes() for p in schemas.OWN_SCHEMA_DIR.glob("*.json")}
+    assert shipped_own == {p.name: p.read_bytes() for p in OWN_FILES}
+
+
+def test_the_spec_set_is_exactly_the_58_the_spec_names() -> None:
+    assert len(SPEC_NAMES) == 49 and len(INTEGRATION_NAMES) == 9
+    assert {path.name.removesuffix(".json") for path in FILES} == SPEC_NAMES | INTEGRATION_NAMES
+    assert len(schemas.schema_set().schemas) == 58
+    versions = {sid: version for sid, version in schemas.schema_set().schemas}
+    assert {sid for sid, version in versions.items() if version == 2} == AT_VERSION_2
+    assert set(versions.values()) == {1, 2}
+
+
+def test_the_own_set_holds_none_of_the_spec_names() -> None:
+    own_ids = {sid for sid, _ in schemas.own_schema_set().schemas}
+    assert own_ids and not own_ids & (SPEC_NAMES | INTEGRATION_NAMES)
+    assert own_ids == {name.removesuffix(".json") for name in OWN}
+
+
+@pytest.mark.parametrize("name", sorted(set(LOADED) - OWN))
+def test_the_spec_set_refers_to_nothing_outside_itself(name: str) -> None:
+    refs = [node["$ref"] for _, node in _walk(LOADED[name]) if "$ref" in node]
+    assert all(ref.startswith("#") or (ref.split("#")[0] in LOADED and ref.split("#")[0] not in OWN)
+               for ref in refs), refs
 
 
 @pytest.mark.parametrize("name", list(LOADED))
@@ -62,7 +115,7 @@ def test_every_schema_is_valid_draft_2020_12(name: str) -> None:
     schema = LOADED[name]
     Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert schema["$id"] == f"https://schemas.spine.invalid/{name}"
+    assert schema["$id"] == f"https://schemas.spine.invalid/{'own/' if name in OWN else ''}{name}"
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert schema["title"] and schema["description"]
 
@@ -96,6 +149,20 @@ def test_digest_is_sha256_over_the_files_in_name_order() -> None:
     expected = hashlib.sha256(b"".join(path.read_bytes() for path in FILES)).hexdigest()
     assert schemas.schema_set_digest() == expected
     assert schemas.schema_set().digest == expected
+
+
+def test_the_own_digest_covers_exactly_the_own_files() -> None:
+    expected = hashlib.sha256(b"".join(path.read_bytes() for path in OWN_FILES)).hexdigest()
+    assert schemas.own_schema_set_digest() == schemas.own_schema_set().digest == expected
+    assert expected != schemas.schema_set_digest()
+
+
+def test_the_version_text_reports_both_digests() -> None:
+    from spine.cli import version_text
+
+    lines = version_text().splitlines()
+    assert f"schema-set sha256:{schemas.schema_set_digest()}" in lines
+    assert f"own-schema-set sha256:{schemas.own_schema_set_digest()}" in lines
 
 
 @pytest.mark.parametrize("name", list(LOADED))
@@ -181,7 +248,16 @@ def _copy_set(tmp_path: Path) -> Path:
 def test_loader_reads_a_copy_with_the_same_digest(tmp_path: Path) -> None:
     loaded = schemas.load_schema_set(_copy_set(tmp_path))
     assert loaded.digest == schemas.schema_set_digest()
-    assert dict(loaded.schemas) == dict(schemas.all_schemas())
+    assert dict(loaded.schemas) == dict(schemas.schema_set().schemas)
+
+
+def test_loader_reads_the_own_set_under_its_base(tmp_path: Path) -> None:
+    for path in OWN_FILES:
+        shutil.copy(path, tmp_path / path.name)
+    loaded = schemas.load_schema_set(tmp_path, schemas.OWN_SCHEMA_BASE_URI)
+    assert loaded.digest == schemas.own_schema_set_digest()
+    with pytest.raises(schemas.SchemaSetError, match=r"\$id must be https://schemas.spine.invalid/svc"):
+        schemas.load_schema_set(tmp_path)
 
 
 def _write(path: Path, schema: object) -> None:

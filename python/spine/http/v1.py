@@ -82,15 +82,16 @@ class V1Handlers:
                 "started_ts": str(self.market.started_ns)}
 
     def v1_schemas_get(self, query: Query, params: dict[str, str]) -> dict[str, Any] | bytes:
-        """The schema set by name with its digest; ``?name=<schema_id>[.json]`` serves one file's
-        exact bytes (the ones the digest covers)."""
+        """The spec's schema set by name with its digest; ``?name=<schema_id>[.json]`` serves one
+        file's exact bytes (of either set, or a v1 document)."""
         from spine.schemas import schema_set
 
         name = query.text("name")
         if name is not None:
             return schema_file(name if name.endswith(".json") else f"{name}.json", v1=True)
         return {**_head("schemas"), "digest": "sha256:" + schema_set().digest,  # v1 is not paged: the whole set
-                "schemas": [{**entry, "path": f"/schemas?name={entry['file']}"} for entry in schema_entries()]}
+                "schemas": [{k: v for k, v in entry.items() if k != "set"} | {"path": f"/schemas?name={entry['file']}"}
+                            for entry in schema_entries()]}
 
     def v1_signals_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return records("signals", query)
