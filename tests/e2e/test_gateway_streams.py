@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from gateways import spawn_gateway
-from nodes import envelope, get, restartable_node, spawn, sse, stop, wait_for
+from nodes import envelope, free_port, get, restartable_node, spawn, sse, stop, wait_for
 from reference.wire_validator import validate
 from screeners import ok, screener
 
@@ -265,3 +265,24 @@ def test_a_stopped_node_is_followed_again_when_it_returns(tmp_path: Path, screen
             out, err = stop(gateway_process)
             assert gateway_process.returncode == 0, err
         stop(node)
+
+
+def test_a_node_out_of_reach_costs_only_its_own_feeds(base: str, screener: str, tmp_path: Path) -> None:
+    """Over two nodes, one never reachable: the other's streams flow; its feeds retry; a v1
+    stream needs an instrument (its cursor is one node's)."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_gateway(tmp_path, [base, dead], screener, f"stream_heartbeat_secs = {HEARTBEAT_SECS}\n")
+    try:
+        wait_for(process, lambda: status(url)["upstreams"][0]["streams"][0]["connected"], "following the live node")
+        assert [name for name, _ in sse(url + f"/v2/stream/trades?instrument_id={IID}", 3)] == ["trade"] * 3
+        code, refusal = get(url + "/stream")
+        assert code == 400 and refusal["version"] == "spine.v1"  # the v1 envelope, as the node's v1 refusals
+        assert refusal["error"]["detail"].startswith("INVALID_PARAMETER: ") and "instrument_id" in str(refusal)
+        assert [d["document"]["instrument_id"] for _, d in sse(url + f"/stream?instrument_id={IID}", 2)
+                if "document" in d] != []
+        lost = status(url)["upstreams"][1]
+        assert lost["base_url"] == dead and not any(s["connected"] for s in lost["streams"])
+        assert all(dead in s["last_error"] for s in lost["streams"])
+    finally:
+        out, err = stop(process)
+        assert process.returncode == 0, err
