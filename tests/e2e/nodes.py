@@ -98,6 +98,16 @@ def bars_seen(url: str) -> int:
     return int(get(url + "/v2/status")[1]["counters"]["bars"])
 
 
+def restartable_node(directory: Path) -> tuple[Path, dict[str, str], str]:
+    """A node's configuration file, environment and base URL, to start it again and again on
+    one port and one data directory."""
+    port = free_port()
+    config = directory / "node.toml"
+    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
+                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    return config, node_env(directory / "data"), f"http://127.0.0.1:{port}"
+
+
 @contextmanager
 def _node_process(directory: Path, port: int, settings: str, sim: str, environ: dict[str, str]
                   ) -> Iterator[subprocess.Popen[str]]:

@@ -77,7 +77,10 @@ def test_instruments_merge_under_the_gateways_cursor(gateway: str, base: str) ->
 def test_bars_are_relayed_byte_for_byte(gateway: str, base: str) -> None:
     newest = ok(base + f"/v2/bars?instrument_id={IID}&limit=1")["bars"]
     query = f"/v2/bars?instrument_id={IID}&limit=200&end=1740000000000000000"
-    assert raw(gateway + query) == raw(base + query)
+    # The page carries the live series' coverage, which may move between two reads: one of a
+    # few back-to-back pairs must match exactly.
+    pairs = [(raw(gateway + query), raw(base + query)) for _ in range(5)]
+    assert any(ours == theirs for ours, theirs in pairs)
     assert raw(gateway + "/v2/coverage/" + IID)[0] == 200 and newest
     status, body = raw(gateway + "/v2/bars?instrument_id=NOPE.SIM")
     assert (status, body) == raw(base + "/v2/bars?instrument_id=NOPE.SIM")

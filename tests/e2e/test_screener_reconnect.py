@@ -9,22 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from feeds import folded, warmed_feed
-from nodes import START, free_port, get, node_env, spawn, stop, wait_for
+from nodes import get, restartable_node, spawn, stop, wait_for
 from screeners import spawn_screener
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import Rows
 
 IID = "BTCUSDT.SIM"
-
-
-def restartable_node(directory: Path) -> tuple[Path, dict[str, str], str]:
-    """A node's configuration file, environment and base URL, to start it again and again on
-    one port and one data directory."""
-    port = free_port()
-    config = directory / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
-    return config, node_env(directory / "data"), f"http://127.0.0.1:{port}"
 
 
 def test_a_restarted_node_is_followed_again(tmp_path: Path) -> None:

@@ -44,8 +44,9 @@ class GatewayHandlers:
         gateway = self.gateway
         return {"version": WIRE_VERSION, "schema_id": "svc.gateway_status", "schema_version": 1,
                 "gateway_id": gateway.config.gateway_id, "deployment_mode": gateway.config.mode,
-                "started_ts": str(gateway.started), "upstreams": [u.status() for u in gateway.upstreams.all],
-                "ts_event": str(time.time_ns())}
+                "started_ts": str(gateway.started),
+                "upstreams": [{**u.status(), "streams": gateway.feeds.status(u)} for u in gateway.upstreams.all],
+                "egress": gateway.feeds.egress_document(), "ts_event": str(time.time_ns())}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         mode = self.gateway.config.mode

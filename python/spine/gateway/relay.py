@@ -83,7 +83,23 @@ class Relay:
             iid = bar_type.rsplit("-", 4)[0]  # SYMBOL.VENUE-<n>-<UNIT>-LAST-<CHANNEL>
         if iid is None:  # the node states what is missing
             return await self.first_node(op, query, params, None)
-        return await self._relay(await self._node_of(iid), op, query.raw, params, None)
+        return await self._relay(await self.node_of(iid), op, query.raw, params, None)
+
+    async def node_of(self, iid: str, held: bool = False) -> Upstream:
+        """The node of ``iid``'s venue (that ingests ``iid`` when ``held``; looked for again
+        after a refresh on a miss), or 404 NOT_FOUND naming the venues served."""
+        venue = iid.rsplit(".", 1)[-1]
+        node = self.upstreams.node_of(venue)
+        if node is None or (held and iid not in node.instruments):
+            await self.upstreams.refresh()  # a venue or instrument new since the last look
+            node = self.upstreams.node_of(venue)
+        if node is None:
+            known = sorted({v for n in self.upstreams.nodes for v in n.venues})
+            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
+                                         f"{', '.join(known) or 'none reachable'}")
+        if held and iid not in node.instruments:
+            raise HttpError("NOT_FOUND", f"{iid} is not ingested on {node.base_url}, the node of venue {venue!r}")
+        return node
 
     async def first_node(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
         errors = []
@@ -117,7 +133,7 @@ class Relay:
         is relayed as it came (the nodes asked before it keep their change)."""
         groups: dict[str, list[str]] = {}
         for iid in body.instrument_ids:
-            node = await self._node_of(iid)
+            node = await self.node_of(iid)
             groups.setdefault(node.base_url, []).append(iid)
         rows: list[Any] = []
         page: dict[str, Any] = {}
@@ -130,18 +146,6 @@ class Relay:
                 rows += page["items"]
         page["items"] = sorted(rows, key=lambda row: row["instrument_id"])
         return Relayed(200, _encode(page))
-
-    async def _node_of(self, iid: str) -> Upstream:
-        venue = iid.rsplit(".", 1)[-1]
-        node = self.upstreams.node_of(venue)
-        if node is None:
-            await self.upstreams.refresh()  # a venue new since the last look
-            node = self.upstreams.node_of(venue)
-        if node is None:
-            known = sorted({v for n in self.upstreams.nodes for v in n.venues})
-            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
-                                         f"{', '.join(known) or 'none reachable'}")
-        return node
 
     # --- lists over every node -------------------------------------------------------------------
 

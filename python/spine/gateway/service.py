@@ -1,5 +1,12 @@
-"""The gateway process: its upstreams (looked at every ``refresh_secs``), the relay, its own
-handlers, and its app on Granian, all in one event loop."""
+"""The gateway process: its upstreams (looked at every ``refresh_secs``), the relay, the
+market streams' feeds (:mod:`spine.gateway.streams`), its own handlers, and its app on
+Granian, all in one event loop.
+
+Streams: bars, quotes and trades are served from the gateway's hub, fed by one subscription
+per node and stream; the screener's stream and the v1 ``/stream`` are relayed per subscriber
+(:mod:`spine.gateway.pipe`). A v1 stream goes to the node of its ``instrument_id``'s venue,
+or, without one, to the gateway's only node: its cursor is one node's journal position, so a
+gateway over several nodes refuses it without an instrument (400 INVALID_PARAMETER)."""
 
 from __future__ import annotations
 
@@ -10,13 +17,21 @@ from collections.abc import Callable
 from typing import Any
 
 from spine.gateway.config import GatewayConfig
+from spine._core import WIRE_VERSION
 from spine.gateway.handlers import GatewayHandlers
+from spine.gateway.pipe import pipe
 from spine.gateway.relay import Relay
+from spine.gateway.streams import Feeds
 from spine.gateway.upstreams import Upstreams
 from spine.http.app import App
+from spine.http.errors import HttpError
+from spine.http.request import Query
 from spine.http.routes import Operation, relayed
 from spine.http.schema_routes import SchemaHandlers
+from spine.http.send_queue import SendQueue
 from spine.http.serve import embedded_server
+from spine.http.streams import market_kinds, pump
+from spine.http.v1 import V1_VERSION
 
 __all__ = ["Gateway", "GatewayApp"]
 
@@ -31,6 +46,7 @@ class Gateway:
         self.started = time.time_ns()
         self.upstreams = Upstreams(config.nodes, config.screener, config.upstream_timeout_secs)
         self.relay = Relay(self.upstreams)
+        self.feeds = Feeds(self.upstreams.nodes, config.upstream_timeout_secs)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set."""
@@ -38,11 +54,13 @@ class Gateway:
                                  backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
         watch = asyncio.create_task(self._watch(stop))
+        self.feeds.start()
         try:
             await stop.wait()
         finally:
             watch.cancel()
             await asyncio.gather(watch, return_exceptions=True)
+            await self.feeds.aclose()
             await self.upstreams.aclose()
             server.stop()
             await asyncio.wait({http_task}, timeout=30)
@@ -77,3 +95,45 @@ class GatewayApp(App):
                 handler = super()._handler(op)
             self._handlers[op.id] = handler
         return handler
+
+    # --- streams --------------------------------------------------------------------------------
+
+    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
+        gateway = self.gateway
+        heartbeat_secs = gateway.config.stream_heartbeat_secs
+        if op.id == "spine.stream.screener":
+            screener = gateway.upstreams.screener
+            if screener is None:
+                raise HttpError("UPSTREAM_UNAVAILABLE", f"GET {op.path}: this gateway has no screener configured")
+            return await pipe(proto, gateway.feeds.client, screener.base_url, op.path, query.raw, {}, heartbeat_secs,
+                              WIRE_VERSION, SendQueue(scope.server, scope.client))
+        iid = query.instrument_id()
+        kinds = market_kinds(op.id, query)
+        if iid is not None:
+            await gateway.relay.node_of(iid, held=True)
+        feeds = gateway.feeds
+        subscription = feeds.fanout.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
+        feeds.subscribers += 1
+        try:
+            await pump(proto, subscription, None, None, heartbeat_secs, SendQueue(scope.server, scope.client),
+                       egress=feeds.egress)
+        finally:
+            feeds.subscribers -= 1
+
+    async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
+        """Relayed per subscriber to one node, ``cursor`` and ``Last-Event-ID`` passed on
+        (see the module docs)."""
+        gateway = self.gateway
+        iid = query.instrument_id()
+        nodes = gateway.upstreams.nodes
+        if iid is not None:
+            node = await gateway.relay.node_of(iid)
+        elif len(nodes) == 1:
+            node = nodes[0]
+        else:
+            raise HttpError("INVALID_PARAMETER", f"this gateway fronts {len(nodes)} nodes and a v1 stream cursor "
+                                                 "is one node's: name an instrument_id (its venue's node is "
+                                                 "streamed), or use /v2/stream/bars, /quotes and /trades")
+        headers = {"last-event-id": text} if (text := scope.headers.get("last-event-id")) is not None else {}
+        await pipe(proto, gateway.feeds.client, node.base_url, "/stream", query.raw, headers,
+                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client))

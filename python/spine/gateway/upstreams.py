@@ -39,6 +39,8 @@ class Upstream:
     last_seen: int | None = None
     #: The venues of its instruments (nodes).
     venues: set[str] = field(default_factory=set)
+    #: Its instruments (nodes), as last read.
+    instruments: frozenset[str] = frozenset()
     #: Its ``/v2/registry`` operations by id, as last read.
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -106,16 +108,17 @@ class Upstreams:
         registry = await self.document(upstream, "/v2/registry")
         upstream.registry = {op["id"]: op for op in registry["operations"]}
         if upstream.kind == "node":
-            venues: set[str] = set()
+            instruments: set[str] = set()
             cursor = None
             while True:
                 page = await self.document(upstream, "/v2/instruments",
                                            "limit=1000" + ("" if cursor is None else f"&cursor={cursor}"))
-                venues.update(item["instrument_id"].rsplit(".", 1)[1] for item in page["items"])
+                instruments.update(item["instrument_id"] for item in page["items"])
                 cursor = page["next_cursor"]
                 if cursor is None:
                     break
-            upstream.venues = venues
+            upstream.instruments = frozenset(instruments)
+            upstream.venues = {iid.rsplit(".", 1)[1] for iid in instruments}
 
     def node_of(self, venue: str) -> Upstream | None:
         """The node whose instruments are on ``venue``."""

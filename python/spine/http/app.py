@@ -36,12 +36,11 @@ from spine.http.request import NANOS, U64, Query, memoizable
 from spine.http.routes import OPERATIONS, Operation, Process, serving
 from spine.http.search import SearchHandlers
 from spine.http.send_queue import SendQueue
-from spine.http.streams import SSE, pump
+from spine.http.streams import SSE, market_kinds, pump
 from spine.http.selection import SelectionHandlers
 from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
 from spine.http.view import NodeView
-from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
 __all__ = ["App", "NodeApp", "Relayed", "build_app"]
 
@@ -225,16 +224,7 @@ class NodeApp(App):
 
     async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         iid = query.instrument_id()
-        if op.id == "spine.stream.bars":
-            resolution = query.choice("resolution", BAR_RESOLUTIONS)
-            channel = query.choice("channel", BAR_CHANNELS)
-            if resolution == "1s" and channel == "EXTERNAL":
-                raise HttpError("INVALID_PARAMETER", "resolution=1s with channel=EXTERNAL never matches: the 1s "
-                                                     "tier is INTERNAL only (aggregated from trades)")
-            kinds = [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
-                     for c in ([channel] if channel else BAR_CHANNELS)]
-        else:
-            kinds = [{"spine.stream.quotes": "quote", "spine.stream.trades": "trade"}[op.id]]
+        kinds = market_kinds(op.id, query)
         if iid is not None and not self.node.holds(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)

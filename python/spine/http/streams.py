@@ -29,11 +29,14 @@ import msgspec
 
 from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
+from spine.http.errors import HttpError
+from spine.http.request import Query
 from spine.http.send_queue import SendQueue
 from spine.http.v1 import V1_VERSION
 from spine.http.v1_stream import Journal
+from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
-__all__ = ["SSE", "Egress", "heartbeat", "pump"]
+__all__ = ["SSE", "TICK_KINDS", "Egress", "heartbeat", "market_kinds", "pump"]
 
 log = logging.getLogger("spine.http")
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
@@ -46,6 +49,25 @@ BEHIND_BYTES = 256 * 1024
 #: up to ``RETRY_MAX_SECS`` (a thousand stalled clients must not keep the loop busy).
 RETRY_SECS = 0.05
 RETRY_MAX_SECS = 1.0
+
+
+#: The hub kind of each tick stream's events (a bar's is :func:`~spine.wire.bar_types.bar_kind`).
+TICK_KINDS = {"spine.stream.quotes": "quote", "spine.stream.trades": "trade"}
+
+
+def market_kinds(op_id: str, query: Query) -> list[str]:
+    """The hub kinds a market stream (bars, quotes, trades) keeps for ``query``: its
+    ``resolution`` and ``channel`` filters on the bar stream, checked (400 INVALID_PARAMETER)
+    as every process that serves the stream checks them."""
+    if op_id != "spine.stream.bars":
+        return [TICK_KINDS[op_id]]
+    resolution = query.choice("resolution", BAR_RESOLUTIONS)
+    channel = query.choice("channel", BAR_CHANNELS)
+    if resolution == "1s" and channel == "EXTERNAL":
+        raise HttpError("INVALID_PARAMETER", "resolution=1s with channel=EXTERNAL never matches: the 1s "
+                                             "tier is INTERNAL only (aggregated from trades)")
+    return [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
+            for c in ([channel] if channel else BAR_CHANNELS)]
 
 
 class Egress:
