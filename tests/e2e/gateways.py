@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from nodes import free_port, node_env
@@ -23,3 +25,13 @@ def spawn_gateway(directory: Path, nodes: list[str], screener: str, config: str 
         args += ["--node", node]
     return subprocess.Popen(args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True), f"http://127.0.0.1:{port}"
+
+
+def raw(url: str) -> tuple[int, bytes]:
+    """A GET's status and body bytes, as they came."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        with error:
+            return error.code, error.read()

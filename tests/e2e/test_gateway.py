@@ -5,14 +5,13 @@ refused in public-readonly. Documents are checked by the independent validator."
 
 from __future__ import annotations
 
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateways import spawn_gateway
+from gateways import raw, spawn_gateway
 from nodes import envelope, get, post, stop, wait_for
 from reference.wire_validator import validate
 from screeners import ok, screener
@@ -32,15 +31,6 @@ def gateway(base: str, screener: str, tmp_path_factory: pytest.TempPathFactory) 
     finally:
         out, err = stop(process)
         assert process.returncode == 0, err
-
-
-def raw(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
 
 
 def test_health_status_and_registry(gateway: str, base: str, screener: str) -> None:

@@ -6,25 +6,15 @@ and recovery when it returns."""
 
 from __future__ import annotations
 
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-from gateways import spawn_gateway
+from gateways import raw, spawn_gateway
 from nodes import START, free_port, get, node_env, post, running_node, spawn, stop, wait_for
 from reference.wire_validator import validate
 from screeners import ok, spawn_screener
 
 END = "1740000000000000000"
-
-
-def raw(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
 
 
 def walk(url: str, path: str) -> list[dict[str, Any]]:

@@ -4,26 +4,13 @@ on 3, before anything starts."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-import sys
 from collections.abc import Mapping, Sequence
 
-from spine.gateway.config import GatewayConfig, load_config
-from spine.http.serve import start_config
+from spine.gateway.config import load_config
+from spine.http.serve import run_until_signalled, start_config
 
 __all__ = ["run_gateway"]
-
-
-async def _serve(config: GatewayConfig) -> None:
-    from spine.gateway.service import Gateway
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await Gateway(config).run(stop)
 
 
 def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: str | None = None,
@@ -44,7 +31,6 @@ def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: st
         return config
     print(f"spine gateway {config.gateway_id}: nodes {', '.join(config.nodes)}; screener {config.screener}; "
           f"http://{config.host}:{config.port}/v2/health", flush=True)
-    asyncio.run(_serve(config))
-    print(f"spine gateway {config.gateway_id}: stopped", flush=True)
-    sys.stderr.flush()
-    os._exit(0)  # as the screener: no interpreter teardown racing a native server thread
+    from spine.gateway.service import Gateway
+
+    run_until_signalled(f"spine gateway {config.gateway_id}", Gateway(config).run)

@@ -3,15 +3,18 @@ mode that shares the process's memory), and the check that its address is free."
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import signal
 import socket
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, NoReturn, TypeVar
 
 from spine.settings import ConfigError, ServerSettings
 
-__all__ = ["check_listen", "embedded_server", "start_config"]
+__all__ = ["check_listen", "embedded_server", "run_until_signalled", "start_config"]
 
 S = TypeVar("S", bound=ServerSettings)
 
@@ -63,3 +66,21 @@ def start_config(command: str, load: Callable[[], S]) -> S | int:
               f"{error.strerror or error}", file=sys.stderr)
         return 3
     return config
+
+
+def run_until_signalled(command: str, serve: Callable[[asyncio.Event], Awaitable[None]]) -> NoReturn:
+    """Run ``serve`` until SIGINT or SIGTERM sets its stop event, then leave with 0. Leaving
+    skips interpreter teardown: a native server thread finishing late there can abort the
+    process (seen under load), and a clean stop must exit 0."""
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await serve(stop)
+
+    asyncio.run(main())
+    print(f"{command}: stopped", flush=True)
+    sys.stderr.flush()
+    os._exit(0)

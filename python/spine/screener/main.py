@@ -4,26 +4,13 @@ cannot listen on 3, before anything starts."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
-import sys
 from collections.abc import Mapping, Sequence
 
-from spine.http.serve import start_config
-from spine.screener.config import ScreenerConfig, load_config
+from spine.http.serve import run_until_signalled, start_config
+from spine.screener.config import load_config
 
 __all__ = ["run_screener"]
-
-
-async def _serve(config: ScreenerConfig) -> None:
-    from spine.screener.service import Screener
-
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
-    await Screener(config).run(stop)
 
 
 def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int | None = None,
@@ -41,10 +28,6 @@ def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int |
         return config
     print(f"spine screener {config.screener_id}: nodes {', '.join(config.nodes)}; "
           f"http://{config.host}:{config.port}/v2/screener/health", flush=True)
-    asyncio.run(_serve(config))
-    print(f"spine screener {config.screener_id}: stopped", flush=True)
-    # Everything is stopped and closed. Leave now rather than through interpreter teardown:
-    # there a native server thread finishing late can abort the process (seen under load), and
-    # a clean stop must exit 0.
-    sys.stderr.flush()
-    os._exit(0)
+    from spine.screener.service import Screener
+
+    run_until_signalled(f"spine screener {config.screener_id}", Screener(config).run)
