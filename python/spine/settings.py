@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-__all__ = ["ConfigError", "ServerSettings", "check_base_url", "load_settings"]
+__all__ = ["ConfigError", "ServerSettings", "check_base_url", "check_nodes", "load_settings"]
 
 S = TypeVar("S", bound="ServerSettings")
 
@@ -96,3 +96,13 @@ def check_base_url(url: str, key: str, what: str) -> None:
             or parts.path not in ("", "/"):
         raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or "
                           "fragment")
+
+
+def check_nodes(nodes: list[str], maximum: int) -> None:
+    """Refuse a ``nodes`` list unless it holds 1..``maximum`` distinct node base URLs."""
+    if not 1 <= len(nodes) <= maximum:
+        raise ConfigError(f"nodes: {len(nodes)} given; allowed 1..{maximum} base URLs")
+    for url in nodes:
+        check_base_url(url, "nodes", "node base URL")
+    if len(set(nodes)) != len(nodes):
+        raise ConfigError(f"nodes: {nodes} repeats a base URL; each node is listed once")

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import msgspec
 
-from spine.settings import ConfigError, ServerSettings, check_base_url, load_settings
+from spine.settings import ConfigError, ServerSettings, check_base_url, check_nodes, load_settings
 
 __all__ = ["ConfigError", "GatewayConfig", "load_config"]
 
@@ -42,14 +42,9 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 1 <= len(self.nodes) <= MAX_NODES:
-            raise ConfigError(f"nodes: {len(self.nodes)} given; allowed 1..{MAX_NODES} base URLs")
-        for url in self.nodes:
-            check_base_url(url, "nodes", "node base URL")
+        check_nodes(self.nodes, MAX_NODES)
         if self.screener is not None:
             check_base_url(self.screener, "screener", "screener base URL")
-        if len(set(self.nodes)) != len(self.nodes):
-            raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
         for name in ("upstream_timeout_secs", "refresh_secs"):
             value = getattr(self, name)
             if not 0 < value <= 3_600:

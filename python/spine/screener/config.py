@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 
 import msgspec
 
-from spine.settings import ConfigError, ServerSettings, check_base_url, load_settings
+from spine.settings import ConfigError, ServerSettings, check_nodes, load_settings
 
 __all__ = ["ConfigError", "ScreenerConfig", "load_config"]
 
@@ -53,12 +53,7 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 1 <= len(self.nodes) <= MAX_NODES:
-            raise ConfigError(f"nodes: {len(self.nodes)} given; allowed 1..{MAX_NODES} base URLs")
-        for url in self.nodes:
-            check_base_url(url, "nodes", "node base URL")
-        if len(set(self.nodes)) != len(self.nodes):
-            raise ConfigError(f"nodes: {self.nodes} repeats a base URL; each node is listed once")
+        check_nodes(self.nodes, MAX_NODES)
         if not 1 <= self.observations_kept <= 10_000_000:
             raise ConfigError(f"observations_kept {self.observations_kept}: allowed 1..10000000")
         if not 1 <= self.stream_subscribers <= 65_536:
