@@ -117,6 +117,12 @@ class App:
     async def _serve(self, op: Operation, params: dict[str, str], scope: Any, proto: Any) -> None:
         v1 = op.wire_version == "v1"
         try:
+            # The mode comes first: in public-readonly every COMMAND is 403, served here or not.
+            if op.effect == "COMMAND" and self.deployment_mode != "private-operator":
+                raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
+                                                    f"mode is {self.deployment_mode} (set server-side only, by "
+                                                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
+                                                    "private-operator allows it")
             how = self._serving[op.id]
             if how == "deferred":
                 raise HttpError("CAPABILITY_DEFERRED", f"{op.id} is deferred on this node (a market-data node "
@@ -124,11 +130,6 @@ class App:
             if how == "elsewhere":
                 raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; "
                                                               f"{_served_by(op)}")
-            if op.effect == "COMMAND" and self.deployment_mode != "private-operator":
-                raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
-                                                    f"mode is {self.deployment_mode} (set server-side only, by "
-                                                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
-                                                    "private-operator allows it")
             query = self._query(op, scope.query_string)
             if op.effect == "STREAM" and isinstance(proto, _HeadOnly):
                 proto.response_empty(200, SSE)
