@@ -16,7 +16,8 @@ import msgspec
 
 from spine.http.bodies import DocumentBody, SearchBody, SelectionBody
 
-__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed", "serving"]
+__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
+           "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
