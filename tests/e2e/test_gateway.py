@@ -95,6 +95,13 @@ def test_commands_are_refused_in_public_readonly(gateway: str) -> None:
     assert "public-readonly" in detail
 
 
+def test_v1_fixtures_are_the_same_bytes_on_every_process(gateway: str, base: str, screener: str) -> None:
+    """Each process answers a fixture route itself (it needs no upstream), with identical bytes."""
+    for route in ("/fixtures/bars", "/fixtures/resync"):
+        answers = {raw(url + route) for url in (gateway, base, screener)}
+        assert len(answers) == 1 and next(iter(answers))[0] == 200, answers
+
+
 def test_a_stopped_screener_is_reported_stopped(base: str, tmp_path: Path) -> None:
     from screeners import spawn_screener
 

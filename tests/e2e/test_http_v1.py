@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from reference.canonical_json import canonical_dumps
 from reference.wire_validator import validate
 from nodes import get
 
@@ -124,6 +125,36 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:
     with urllib.request.urlopen(base + "/schemas?name=v1.health", timeout=10) as response:
         assert response.read() == (SCHEMAS / "v1" / "v1.health.json").read_bytes()
     refused(base, "/schemas?name=v1/v1.health.json", 404, "NOT_FOUND")  # a name, never a path
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "python" / "spine" / "_fixtures"
+FIXTURE_ROUTES = {"/fixtures/" + p.name.removeprefix("v1.").removesuffix(".json").replace("_", "-"): p
+                  for p in sorted(FIXTURES.glob("v1.*.json"))}
+
+
+@pytest.mark.parametrize("route", FIXTURE_ROUTES)
+def test_each_fixture_route_answers_its_committed_documents_canonical_bytes(base: str, route: str) -> None:
+    committed = json.loads(FIXTURE_ROUTES[route].read_bytes())
+    with urllib.request.urlopen(base + route, timeout=10) as response:
+        assert (response.status, response.headers["content-type"]) == (200, "application/json")
+        body = response.read()
+    assert body == canonical_dumps(committed)
+    validate(json.loads(body))
+    head = urllib.request.Request(base + route, method="HEAD")
+    with urllib.request.urlopen(head, timeout=10) as response:
+        assert response.status == 200 and response.read() == b""
+        assert response.headers["content-length"] == str(len(body))
+    refused(base, route, 405, "METHOD_NOT_ALLOWED", "POST")
+    refused(base, route + "?limit=1", 400, "UNKNOWN_PARAMETER")
+
+
+def test_there_are_seven_fixture_routes_in_the_registry_and_openapi(base: str) -> None:
+    ids = {e["id"]: e for e in get(base + "/v2/registry")[1]["operations"]}
+    fixtures = [e for i, e in ids.items() if i.startswith("spine.v1.fixtures.")]
+    assert sorted(e["path"] for e in fixtures) == sorted(FIXTURE_ROUTES) and len(fixtures) == 7
+    assert all((e["wire_version"], e["method"], e["availability"]) == ("v1", "GET", "READY") for e in fixtures)
+    paths = get(base + "/v2/openapi.json")[1]["paths"]
+    assert all(list(paths[route]) == ["get"] and paths[route]["get"]["parameters"] == [] for route in FIXTURE_ROUTES)
 
 
 @pytest.mark.parametrize(("path", "status", "symbol"), [

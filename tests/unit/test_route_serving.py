@@ -34,10 +34,11 @@ def test_each_process_serves_its_own_operations(op_id: str, node: str, screener:
     assert ("relayed" if relayed(op, "gateway") else serving(op, "gateway")) == gateway
 
 
-def test_every_process_answers_health_registry_openapi_and_schemas_itself() -> None:
-    shared = {op.id for op in OPERATIONS if op.served_by == EVERY}
+def test_every_process_answers_health_registry_openapi_schemas_and_the_v1_fixtures_itself() -> None:
+    shared = {op.id for op in OPERATIONS if op.served_by == EVERY and op.fixture is None}
     assert shared == {"spine.health.get", "spine.registry.get", "spine.openapi.get", "spine.schemas.list",
                       "spine.schemas.get"}
+    assert all(op.served_by == EVERY for op in OPERATIONS if op.fixture is not None)
 
 
 @pytest.mark.parametrize("process", ["node", "screener"])

@@ -1,9 +1,9 @@
 """The RSGI applications (served by Granian). :class:`App` is what every process's app shares:
 routing by the route table through ``http_router`` (an operation another process serves is
 refused, never missing), msgspec encoding, one error envelope, the deployment-mode gate, POST
-bodies, OpenAPI and the schema files. :class:`NodeApp` is a venue node's: its handlers over a
-:class:`~spine.http.view.NodeView`, the health probe's cached document, and SSE streams fed by
-the fan-out hub.
+bodies, OpenAPI, the schema files and the v1 fixtures. :class:`NodeApp` is a venue node's: its
+handlers over a :class:`~spine.http.view.NodeView`, the health probe's cached document, and SSE
+streams fed by the fan-out hub.
 
 Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``, whole
 within ``body_secs``), decodes it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
@@ -29,6 +29,7 @@ from http_router import InvalidMethodError, NotFoundError, Router
 
 from spine.http.bodies import MAX_BODY_BYTES, DocumentBody, decode_body, decode_document
 from spine.http.errors import HttpError, error_response
+from spine.http.fixtures import fixture_bytes
 from spine.http.market import MarketHandlers
 from spine.http.schema_routes import SchemaHandlers, schema_file
 from spine.http.openapi import openapi_document
@@ -143,6 +144,9 @@ class App:
                 return
             if op.id == "spine.schemas.get":
                 proto.response_bytes(200, JSON, schema_file(params["file"]))
+                return
+            if op.fixture is not None:
+                proto.response_bytes(200, JSON, fixture_bytes(op.fixture))
                 return
             handler = self._handler(op)
             if op.body is not None:

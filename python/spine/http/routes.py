@@ -16,7 +16,8 @@ import msgspec
 
 from spine.http.bodies import DocumentBody, SearchBody, SelectionBody
 
-__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "Operation", "Process", "Serving", "relayed", "serving"]
+__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
+           "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
@@ -33,6 +34,9 @@ EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
+#: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
+#: live node (docs/contract.md, "v1 routes").
+V1_FIXTURES = ("bars", "catalog", "engine_status", "readiness", "records", "stream_event", "resync")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,9 @@ class Operation:
     #: The POST body the handler takes (decoded by the app), if any: a sealed Struct, or a
     #: published document passed on as its bytes.
     body: type[msgspec.Struct] | DocumentBody | None = None
+    #: A v1 fixture route's document: the committed example ``spine/_fixtures/<id>.json`` it
+    #: answers, as its canonical bytes (see :mod:`spine.http.fixtures`).
+    fixture: str | None = None
 
     @property
     def document(self) -> str | None:
@@ -100,6 +107,14 @@ def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, 
     """A v1 read route; it answers ``v1.<document>`` (default: the route's own name)."""
     return Operation(f"spine.v1.{name}", "GET", path, schema_ids=schemas, params=params, wire_version="v1",
                      response="v1." + (document or name.removesuffix(".get")), served_by=served_by)
+
+
+def _fixture(name: str) -> Operation:
+    """A v1 fixture route: ``/fixtures/<name>`` answers the committed example ``v1.<name>``,
+    the same bytes on every process and every run; never live data."""
+    document = "v1." + name
+    return Operation(f"spine.v1.fixtures.{name}", "GET", "/fixtures/" + name.replace("_", "-"), wire_version="v1",
+                     response=document, served_by=EVERY, fixture=document)
 
 
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -237,4 +252,6 @@ OPERATIONS: tuple[Operation, ...] = (
     _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=("node", "screener")),
     _v1("signals.get", "/signals", params=PAGE, document="records"),
     Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
+    # --- v1: seven fixture routes, fixed example documents for a client's decoders ---------------
+    *(_fixture(name) for name in V1_FIXTURES),
 )
