@@ -124,3 +124,14 @@ def test_a_stopped_screener_is_reported_stopped(base: str, tmp_path: Path) -> No
     finally:
         stop(process)
         stop(screener_process)
+
+
+def test_every_command_operation_is_refused_in_public_readonly(gateway: str) -> None:
+    operations = ok(gateway + "/v2/registry")["operations"]
+    commands = [op for op in operations if op["effect"] == "COMMAND"]
+    assert len(commands) >= 10 and all(op["availability"] in ("DISABLED", "UNAVAILABLE", "UNSUPPORTED")
+                                       for op in commands)
+    for op in commands:
+        path = op["path"].replace("{id}", "x1")
+        code, body = post(gateway + path, {}) if op["method"] == "POST" else get(gateway + path)
+        assert code == 403 and body["error"]["detail"].startswith("MUTATION_REFUSED: "), (op["id"], code, body)
