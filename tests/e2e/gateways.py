@@ -35,3 +35,10 @@ def raw(url: str) -> tuple[int, bytes]:
     except urllib.error.HTTPError as error:
         with error:
             return error.code, error.read()
+
+
+def relayed_unchanged(gateway: str, node: str, path: str, tries: int = 10) -> bool:
+    """Whether the gateway answers ``path`` with the node's exact bytes: a page carries its
+    live series' coverage, which may move between two reads, so one of a few back-to-back
+    pairs must match."""
+    return any(raw(gateway + path) == raw(node + path) for _ in range(tries))
