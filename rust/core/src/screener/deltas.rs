@@ -17,6 +17,7 @@
 
 use super::batch::{Deltas, Part};
 use super::encode::{self, KeyPieces};
+use super::ids::registered;
 use crate::bars::{Bar, Resolution};
 use crate::features::universe::threads::{pool, THREADS};
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -43,22 +44,6 @@ pub struct DeltaWriter {
     stamps: Vec<Option<u64>>,
 }
 
-/// Whether `id` is a canonical `SYMBOL.VENUE` instrument id as the schemas allow: printable
-/// ASCII, the venue after the last dot `[A-Z][A-Z0-9_]*`, at most 128 characters.
-pub(super) fn is_instrument_id(id: &str) -> bool {
-    let Some((symbol, venue)) = id.rsplit_once('.') else {
-        return false;
-    };
-    let venue_ok = venue.bytes().next().is_some_and(|b| b.is_ascii_uppercase())
-        && venue
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    id.len() <= 128
-        && !symbol.is_empty()
-        && symbol.bytes().all(|b| (b'!'..=b'~').contains(&b))
-        && venue_ok
-}
-
 impl DeltaWriter {
     /// A writer that has published nothing: a row's first document upserts every key.
     #[must_use]
@@ -73,19 +58,7 @@ impl DeltaWriter {
     /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
     /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        if !is_instrument_id(instrument_id) {
-            return Err(FeatureError::InvalidInstrumentId {
-                index,
-                instrument_id: instrument_id.to_owned(),
-            });
-        }
-        let i = index as usize;
-        if i > self.heads.len() {
-            return Err(FeatureError::InstrumentIndexGap {
-                index,
-                next: self.heads.len(),
-            });
-        }
+        let i = registered(index, instrument_id, self.heads.len())?;
         if self.heads.len() <= i {
             self.heads.resize(i + 1, None);
             self.published

@@ -15,6 +15,7 @@ mod deltas;
 mod encode;
 mod error;
 mod eval;
+mod ids;
 mod literal;
 mod members;
 mod observations;

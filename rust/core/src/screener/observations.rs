@@ -35,8 +35,8 @@
 //! after a bulk load ([`Universe::warm`]) [`ObservationWriter::prime`] takes the rows as they
 //! are, so history makes no observation. A row the writer has never read is only read.
 
-use super::deltas::is_instrument_id;
 use super::encode;
+use super::ids::registered;
 use super::patterns::{patterns, Pattern, Values, KEYS};
 use crate::bars::Resolution;
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -94,19 +94,7 @@ impl ObservationWriter {
     /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
     /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        if !is_instrument_id(instrument_id) {
-            return Err(FeatureError::InvalidInstrumentId {
-                index,
-                instrument_id: instrument_id.to_owned(),
-            });
-        }
-        let i = index as usize;
-        if i > self.ids.len() {
-            return Err(FeatureError::InstrumentIndexGap {
-                index,
-                next: self.ids.len(),
-            });
-        }
+        let i = registered(index, instrument_id, self.ids.len())?;
         if self.ids.len() <= i {
             self.ids.resize(i + 1, None);
             self.held.resize((i + 1) * RESOLUTIONS, None);
