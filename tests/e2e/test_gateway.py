@@ -132,3 +132,33 @@ def test_every_command_operation_is_refused_in_public_readonly(gateway: str) -> 
         path = op["path"].replace("{id}", "x1")
         code, body = post(gateway + path, {}) if op["method"] == "POST" else get(gateway + path)
         assert code == 403 and body["error"]["detail"].startswith("MUTATION_REFUSED: "), (op["id"], code, body)
+
+
+def test_a_hung_node_stalls_no_request_for_the_others(base: str, screener: str, tmp_path: Path) -> None:
+    """A second "node" that accepts connections and never answers: the gateway's requests to it
+    time out on their own, while the real node's routes answer at once and health says why."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: [held.append(listener.accept()[0]) for _ in range(64)], daemon=True).start()
+    hung = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    process, url = spawn_gateway(tmp_path, [base, hung], screener, "upstream_timeout_secs = 2\n")
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[1]["degraded"] is True, "degraded by the hung node")
+        for _ in range(5):
+            started = time.monotonic()
+            assert raw(url + f"/v2/bars?instrument_id={IID}&limit=5")[0] == 200
+            assert time.monotonic() - started < 1.0
+        status = ok(url + "/v2/status")["upstreams"]
+        assert status[1]["base_url"] == hung and status[1]["reachable"] is False
+        assert "Timeout" in status[1]["last_error"] or "timeout" in status[1]["last_error"]
+    finally:
+        stop(process)
+        listener.close()
+        for connection in held:
+            connection.close()
