@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from importlib.metadata import PackageNotFoundError, version
 
 from spine import CanonicalJsonError, IdentityNameError, __version__, canonicalize, identity
@@ -95,6 +96,20 @@ def _port(text: str) -> int:
     return port
 
 
+def _serving_command(commands: Any, name: str, summary: str, port: int,
+                     handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+    """A process over venue nodes: its configuration file, nodes, port and data directory."""
+    command: argparse.ArgumentParser = commands.add_parser(name, help=summary)
+    command.add_argument("--config", metavar="TOML", help=f"{name} configuration file (default: "
+                                                          f"SPINE_{name.upper()}_CONFIG or built-in)")
+    command.add_argument("--node", action="append", metavar="URL",
+                         help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
+    command.add_argument("--port", type=int, help=f"the port it serves on (default {port})")
+    command.add_argument("--data-dir", metavar="DIR", help=f"its data directory (default var/spine-{name})")
+    command.set_defaults(handler=handler)
+    return command
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spine", description="Spine market-data gateway.")
     parser.add_argument("--version", action="store_true", help="print versions and the two schema-set digests")
@@ -106,23 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     node = commands.add_parser("node", help="run a venue node (default: the simulated venue, local catalogs)")
     node.add_argument("--config", metavar="TOML", help="node configuration file (default: SPINE_NODE_CONFIG or built-in)")
     node.set_defaults(handler=_cmd_node)
-    screener = commands.add_parser("screener", help="run the feature screener over venue nodes")
-    screener.add_argument("--config", metavar="TOML",
-                          help="screener configuration file (default: SPINE_SCREENER_CONFIG or built-in)")
-    screener.add_argument("--node", action="append", metavar="URL",
-                          help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
-    screener.add_argument("--port", type=int, help="the port it serves on (default 8710)")
-    screener.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-screener)")
-    screener.set_defaults(handler=_cmd_screener)
-    gateway = commands.add_parser("gateway", help="run the public gateway over venue nodes and the screener")
-    gateway.add_argument("--config", metavar="TOML",
-                         help="gateway configuration file (default: SPINE_GATEWAY_CONFIG or built-in)")
-    gateway.add_argument("--node", action="append", metavar="URL",
-                         help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
+    _serving_command(commands, "screener", "run the feature screener over venue nodes", 8710, _cmd_screener)
+    gateway = _serving_command(commands, "gateway", "run the public gateway over venue nodes and the screener", 8800,
+                               _cmd_gateway)
     gateway.add_argument("--screener", metavar="URL", help="the screener's base URL (default http://127.0.0.1:8710)")
-    gateway.add_argument("--port", type=int, help="the port it serves on (default 8800)")
-    gateway.add_argument("--data-dir", metavar="DIR", help="its data directory (default var/spine-gateway)")
-    gateway.set_defaults(handler=_cmd_gateway)
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
     up.add_argument("--data-dir", metavar="DIR",
                     help="their data directories and up.json (default var/spine-up)")

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-__all__ = ["ConfigError", "ServerSettings", "check_base_url", "check_nodes", "load_settings"]
+__all__ = ["ConfigError", "ServerSettings", "check_base_url", "check_nodes", "flag_overrides", "load_settings"]
 
 S = TypeVar("S", bound="ServerSettings")
 
@@ -106,3 +106,15 @@ def check_nodes(nodes: list[str], maximum: int) -> None:
         check_base_url(url, "nodes", "node base URL")
     if len(set(nodes)) != len(nodes):
         raise ConfigError(f"nodes: {nodes} repeats a base URL; each node is listed once")
+
+
+def flag_overrides(environ: Mapping[str, str], prefix: str, **flags: object) -> dict[str, str]:
+    """``environ`` with each command-line flag given (not None, not empty) set as the variable
+    ``<prefix>_<FLAG>``, so flags override the file and the environment alike (a list joins
+    with commas, as ``[]`` variables read)."""
+    out = dict(environ)
+    for name, value in flags.items():
+        if value is None or value == () or value == []:
+            continue
+        out[f"{prefix}_{name.upper()}"] = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+    return out

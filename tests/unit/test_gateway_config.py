@@ -51,3 +51,14 @@ def test_a_bad_configuration_exits_2_naming_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "spine.cli", "gateway", "--node", "nowhere"], capture_output=True,
                           text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "SPINE_DATA_DIR": str(tmp_path)})
     assert done.returncode == 2 and "nodes: 'nowhere' is not a node base URL" in done.stderr
+
+
+def test_flags_override_the_file_and_the_environment(tmp_path: Path) -> None:
+    from spine.settings import flag_overrides
+
+    environ = flag_overrides({"SPINE_GATEWAY_PORT": "9000", "OTHER": "x"}, "SPINE_GATEWAY",
+                             nodes=("http://a:1", "http://b:2"), screener=None, port=9100, data_dir=None)
+    assert environ == {"SPINE_GATEWAY_PORT": "9100", "OTHER": "x", "SPINE_GATEWAY_NODES": "http://a:1,http://b:2"}
+    config = load_config(None, environ)
+    assert (config.nodes, config.port) == (["http://a:1", "http://b:2"], 9100)
+    assert flag_overrides({}, "SPINE_GATEWAY", nodes=()) == {}

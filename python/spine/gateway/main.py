@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from spine.gateway.config import load_config
 from spine.http.serve import run_until_signalled, start_config
+from spine.settings import flag_overrides
 
 __all__ = ["run_gateway"]
 
@@ -17,15 +18,8 @@ def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: st
                 port: int | None = None, data_dir: str | None = None,
                 environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
-    overrides = dict(environ)
-    if nodes:
-        overrides["SPINE_GATEWAY_NODES"] = ",".join(nodes)
-    if screener is not None:
-        overrides["SPINE_GATEWAY_SCREENER"] = screener
-    if port is not None:
-        overrides["SPINE_GATEWAY_PORT"] = str(port)
-    if data_dir is not None:
-        overrides["SPINE_GATEWAY_DATA_DIR"] = data_dir
+    overrides = flag_overrides(environ, "SPINE_GATEWAY", nodes=tuple(nodes), screener=screener, port=port,
+                               data_dir=data_dir)
     config = start_config("spine gateway", lambda: load_config(config_path, overrides))
     if isinstance(config, int):
         return config

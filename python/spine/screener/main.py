@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from spine.http.serve import run_until_signalled, start_config
 from spine.screener.config import load_config
+from spine.settings import flag_overrides
 
 __all__ = ["run_screener"]
 
@@ -16,13 +17,7 @@ __all__ = ["run_screener"]
 def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int | None = None,
                  data_dir: str | None = None, environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
-    overrides = dict(environ)
-    if nodes:
-        overrides["SPINE_SCREENER_NODES"] = ",".join(nodes)
-    if port is not None:
-        overrides["SPINE_SCREENER_PORT"] = str(port)
-    if data_dir is not None:
-        overrides["SPINE_SCREENER_DATA_DIR"] = data_dir
+    overrides = flag_overrides(environ, "SPINE_SCREENER", nodes=tuple(nodes), port=port, data_dir=data_dir)
     config = start_config("spine screener", lambda: load_config(config_path, overrides))
     if isinstance(config, int):
         return config
