@@ -1,0 +1,1 @@
+"""Strategy authoring: documents, templates, registries and revisions."""
