@@ -24,8 +24,10 @@ _TAGS = {"version": "spine.v2", "schema_version": 2}
 def text(value: Any) -> str:
     """A framework Price/Quantity/Money (or a Decimal) as an exact decimal string: its own
     precision kept, no exponent, no negative zero."""
-    number = value.as_decimal() if hasattr(value, "as_decimal") else Decimal(value)
-    shown = format(number, "f")
+    if isinstance(value, Decimal):
+        shown = format(value, "f")
+    else:  # Price, Quantity: "1.000"; Money: "0.09955000 USDT" (its currency's precision)
+        shown = str(value).partition(" ")[0]
     return shown[1:] if shown.startswith("-") and Decimal(shown) == 0 else shown
 
 

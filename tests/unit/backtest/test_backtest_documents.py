@@ -1,0 +1,154 @@
+"""Every document a run produces validates against its schema with the stock jsonschema
+validator; the parts agree with each other (counts, retirements, equity, statistics); and a
+withheld bucket is never filled: the derived bars skip it, the report lists it."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import referencing
+from jsonschema import Draft202012Validator
+from referencing.jsonschema import DRAFT202012
+
+from backtest_support import IID, ema_plan, node_catalog, run_spec
+from spine._core import fold_columns
+from spine.backtest import RunFailed, RunOutputs, run_backtest
+from spine.backtest.bars import load_instrument, minute_columns
+from spine.backtest.statistics import SCALE
+
+SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
+LOADED = {p.name: json.loads(p.read_bytes()) for p in SCHEMAS.glob("*.json")}
+REGISTRY = referencing.Registry().with_resources(
+    (s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values())
+PARTS = {"orders": "svc.order_summary", "fills": "svc.fill_summary", "positions": "svc.position_summary",
+         "signals": "svc.signal_event", "markers": "svc.chart_marker", "retirements": "svc.signal_retirement",
+         "engine_status": "svc.engine_status"}
+MINUTE = 60_000_000_000
+
+
+def errors(schema: str, document: Any) -> list[str]:
+    return [e.message for e in Draft202012Validator(LOADED[f"{schema}.json"], registry=REGISTRY).iter_errors(document)]
+
+
+def run(catalog: Path, **plan_args: Any) -> RunOutputs:
+    plan = ema_plan(**plan_args)
+    return run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> RunOutputs:
+    catalog = node_catalog(tmp_path_factory.mktemp("node"), bars=3000, skip=(100, 101, 102))
+    return run(catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="5m", stop_loss="0.004",
+               take_profit="0.006")
+
+
+def test_every_document_validates(outputs: RunOutputs) -> None:
+    assert errors("svc.backtest_run_result", json.loads(outputs.report)) == []
+    for part, schema in PARTS.items():
+        documents = getattr(outputs, part)
+        assert documents, part
+        for document in documents:
+            assert errors(schema, json.loads(document)) == [], (part, document)
+
+
+def test_the_parts_agree(outputs: RunOutputs) -> None:
+    report = json.loads(outputs.report)
+    assert report["run_id"] == outputs.run_id and report["result_hash"] == outputs.result_hash
+    assert (report["orders"], report["fills"], report["positions"]) == (
+        len(outputs.orders), len(outputs.fills), len(outputs.positions))
+    signals = [json.loads(s) for s in outputs.signals]
+    entries = {s["signal_key"] for s in signals if s["direction"] != "FLAT"}
+    retired = [json.loads(r) for r in outputs.retirements]
+    assert {r["signal_key"] for r in retired} == entries  # every entry retired once
+    assert {r["reason"] for r in retired} <= {"EXITED", "STOP_LOSS", "TAKE_PROFIT", "RUN_ENDED"}
+    assert {"STOP_LOSS", "TAKE_PROFIT"} <= {r["reason"] for r in retired}
+    markers = [json.loads(m) for m in outputs.markers]
+    assert sum(m["kind"] == "SIGNAL" for m in markers) == len(signals)
+    assert sum(m["kind"] == "FILL" for m in markers) == len(outputs.fills)
+    statuses = [json.loads(s) for s in outputs.engine_status]
+    assert [s["lifecycle"] for s in statuses] == ["STARTING", "RUNNING", "COMPLETED"]
+    final = statuses[-1]["counters"]
+    assert final["signals_emitted"] == len(signals)
+    assert final["orders_submitted"] == len(outputs.orders) and final["fills"] == len(outputs.fills)
+    equity = [json.loads(e) for e in outputs.equity]
+    assert equity[0]["balance"] == "100000" and equity[-1]["balance"] == report["ending_balance"]
+    positions = [json.loads(p) for p in outputs.positions]
+    realized = sum((Decimal(p["realized_pnl"]) for p in positions if p["side"] == "FLAT"), Decimal(0))
+    if positions[-1]["side"] == "FLAT":  # no open position: the balance moved by the realized PnL
+        assert Decimal(report["total_pnl"]) == realized
+
+
+def test_statistics_are_decimal_strings_at_the_scale(outputs: RunOutputs) -> None:
+    stats = json.loads(outputs.statistics)
+    assert stats["scale"] == SCALE
+    for name in ("total_return", "max_drawdown", "win_rate", "profit_factor", "exposure", "sharpe", "sortino"):
+        value = stats[name]
+        assert value is None or (isinstance(value, str) and len(value.partition(".")[2]) == SCALE), (name, value)
+    assert int(stats["trade_count"]) == sum(json.loads(p)["side"] == "FLAT" for p in outputs.positions)
+    assert Decimal(stats["total_pnl"]) == Decimal(json.loads(outputs.report)["total_pnl"])
+    assert 0 < Decimal(stats["exposure"]) < 1
+
+
+def test_withheld_buckets_are_never_filled(outputs: RunOutputs, tmp_path: Path) -> None:
+    skipped = [json.loads(s) for s in outputs.skipped]
+    gap = [s for s in skipped if s["reason"] == "GAP_IN_INPUT"]
+    # minutes 100..102 (closes 101..103 from the start) are missing: the 5m bucket holding them
+    assert len(gap) == 1 and int(gap[0]["end"]) - int(gap[0]["start"]) == 5 * MINUTE
+    catalog = node_catalog(tmp_path, bars=3000, skip=(100, 101, 102))
+    bars = load_instrument([catalog], IID, "5m", "EXTERNAL", None, None)
+    closes = bars.columns["ts_event"].astype(np.int64)
+    for start, end, _ in bars.withheld:
+        assert not np.any((closes > start) & (closes <= end)), "a withheld bucket was filled"
+    # the same fold as the API's (spine._core over the 1-minute columns)
+    minutes = minute_columns(catalog / "external", f"{IID}-1-MINUTE-LAST-EXTERNAL", 2, 3, None, None)
+    api = fold_columns(minutes["ts_event"], minutes["open"], minutes["high"], minutes["low"], minutes["close"],
+                       minutes["volume"], resolution="5m", channel="EXTERNAL")
+    assert api.withheld() == bars.withheld
+    assert np.frombuffer(api.columns()["close"], dtype="<i8").tolist() == bars.columns["close"].tolist()
+    running = json.loads(outputs.engine_status[1])["counters"]
+    assert running["bars_accepted"] == len(bars) and running["bars_rejected"] == bars.withheld_buckets("5m") >= 1
+
+
+def test_a_span_bounds_the_bars_read(tmp_path: Path) -> None:
+    catalog = node_catalog(tmp_path, bars=600)
+    bars = load_instrument([catalog], IID, "1m", "EXTERNAL", None, None)
+    ts = bars.columns["ts_event"]
+    part = load_instrument([catalog], IID, "1m", "EXTERNAL", int(ts[10]), int(ts[99]))
+    assert part.columns["ts_event"].tolist() == ts[10:100].tolist()
+
+
+def test_a_read_racing_a_rename_is_retried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import spine.backtest.bars as module
+
+    catalog = node_catalog(tmp_path, bars=100)
+    real, calls = module.pq.read_table, []
+
+    def flaky(path: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(path)
+        if len(calls) == 1:
+            raise FileNotFoundError(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(module.pq, "read_table", flaky)
+    assert len(load_instrument([catalog], IID, "1m", "EXTERNAL", None, None)) == 100
+    assert len(calls) == 2
+
+
+def test_no_bars_fails_with_a_failed_status(tmp_path: Path) -> None:
+    catalog = node_catalog(tmp_path, bars=100)
+    plan = ema_plan()
+    with pytest.raises(RunFailed) as failed:
+        run_backtest(plan, run_spec(plan, start=10, end=20), [catalog], cancelled=lambda: False,
+                     log=lambda level, message: None)
+    statuses = [json.loads(s) for s in failed.value.engine_status]
+    assert [s["lifecycle"] for s in statuses] == ["STARTING", "FAILED"]
+    assert statuses[-1]["last_error"].startswith("NO_BARS") and statuses[-1]["counters"]["errors"] == 1
+    assert errors("svc.engine_status", statuses[-1]) == []
+    with pytest.raises(RunFailed, match="NO_BARS: no catalog holds"):
+        run_backtest(plan, run_spec(plan), [tmp_path / "elsewhere"], cancelled=lambda: False,
+                     log=lambda level, message: None)
