@@ -93,8 +93,6 @@ def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, can
 
 def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Callable[[], bool], log: Log,
          state: _Status) -> RunOutputs:
-    from nautilus_trader.backtest.engine import BacktestEngine
-
     from spine.backtest.runtime import Cancelled, DeclarativeStrategy
 
     instruments = [spec.instrument_id] if spec.instrument_id is not None else list(plan.instruments)
@@ -138,6 +136,10 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
             state.counters["errors"] += 1
             state.emit("FAILED", f"CANCELLED: {stop}")
             raise RunCancelled(f"CANCELLED: {stop}", state.documents) from stop
+        except Exception:
+            _end_quietly(engine)  # restores the framework's real-time log clock
+            _count(state, strategy, engine)
+            raise
         log("INFO", f"engine ran {state.counters['bars_accepted']} bars in {time.perf_counter() - started:.3f} s")
         _count(state, strategy, engine)
         outputs = _collect(plan, spec, execution, venues, loaded, engine, strategy, state)
@@ -145,6 +147,13 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
         engine.dispose()
     state.emit("COMPLETED")
     return msgspec.structs.replace(outputs, engine_status=state.documents)
+
+
+def _end_quietly(engine: Any) -> None:
+    try:
+        engine.end()
+    except Exception:  # noqa: BLE001 - the run's own error is the one reported
+        pass
 
 
 def _engine(execution: Execution, venues: list[str], loaded: list[InstrumentBars]) -> Any:
@@ -273,7 +282,9 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
               "result_hash": result_hash, "ts_finished": str(time.time_ns())}
     skipped = [{"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z),
                 "reason": r} for b in loaded for a, z, r in b.withheld]
-    docs = lambda items: [canonical_json(i) for i in items]  # noqa: E731
+    def docs(items: list[dict[str, Any]]) -> list[bytes]:
+        return [canonical_json(item) for item in items]
+
     return RunOutputs(
         run_id=run_id, result_hash=result_hash, report=canonical_json(report), statistics=canonical_json(stats),
         equity=docs(equity), orders=docs(orders), fills=docs(fills), positions=docs(positions), signals=docs(signals),

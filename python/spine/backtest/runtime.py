@@ -79,7 +79,7 @@ def _fraction(text: str | None) -> tuple[int, int] | None:
     return int(Decimal(text).scaleb(scale)), 10**scale
 
 
-class DeclarativeConfig(StrategyConfig, frozen=True):
+class DeclarativeConfig(StrategyConfig, frozen=True):  # type: ignore[misc,call-arg]
     """``plan``: the StrategyPlan as JSON text; ``bar_types``: the bar type fed per instrument
     (plan order); ``gap_closes``: per instrument, the closes of the bars that follow a withheld
     span."""

@@ -152,3 +152,22 @@ def test_no_bars_fails_with_a_failed_status(tmp_path: Path) -> None:
     with pytest.raises(RunFailed, match="NO_BARS: no catalog holds"):
         run_backtest(plan, run_spec(plan), [tmp_path / "elsewhere"], cancelled=lambda: False,
                      log=lambda level, message: None)
+
+
+def test_instruments_on_two_venues_run_in_one_engine(tmp_path: Path) -> None:
+    instruments = ("C000USDT.SIM", "C001USDT.OTHER")
+    catalog = node_catalog(tmp_path, bars=1500, instruments=instruments)
+    outputs = run(catalog, fast=5, slow=20, direction="LONG_SHORT", instruments=instruments)
+    report = json.loads(outputs.report)
+    assert report["instruments"] == list(instruments)
+    assert json.loads(outputs.equity[0])["balance"] == "200000"  # the capital, per venue
+    traded = {json.loads(f)["instrument_id"] for f in outputs.fills}
+    assert traded == set(instruments)
+    statuses = [json.loads(s) for s in outputs.engine_status]
+    assert [a["authority"] for a in statuses[-1]["authorities"]] == ["OTHER.EXTERNAL", "SIM.EXTERNAL"]
+    assert errors("svc.backtest_run_result", report) == []
+    one = run_backtest(ema_plan(5, 20, "LONG_SHORT", instruments=instruments),
+                       run_spec(ema_plan(5, 20, "LONG_SHORT", instruments=instruments), instrument_id="C001USDT.OTHER"),
+                       [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    assert json.loads(one.report)["instruments"] == ["C001USDT.OTHER"]
+    assert {json.loads(f)["instrument_id"] for f in one.fills} == {"C001USDT.OTHER"}
