@@ -165,8 +165,10 @@ def _engine(execution: Execution, venues: list[str], loaded: list[InstrumentBars
     from nautilus_trader.model.identifiers import TraderId, Venue
     from nautilus_trader.model.objects import Money
 
+    # run_analysis=False: the framework's post-run analysis logs per venue (and keeps only the
+    # last venue's statistics); the analyzer is run once over every venue's positions instead.
     engine = BacktestEngine(config=BacktestEngineConfig(trader_id=TraderId("BACKTESTER-001"),
-                                                        logging=LoggingConfig(log_level="ERROR")))
+                                                        logging=LoggingConfig(log_level="ERROR"), run_analysis=False))
     currency = loaded[0].instrument.quote_currency
     for venue in venues:
         engine.add_venue(
@@ -197,6 +199,17 @@ def _count(state: _Status, strategy: Any, engine: Any) -> None:
     state.counters["signals_emitted"] = len(strategy.signals)
     state.counters["orders_submitted"] = len(orders)
     state.counters["fills"] = sum(len(fills_of(o)) for o in orders)
+
+
+def _analyzer_returns(engine: Any, venue: str, positions: list[Any]) -> dict[str, Any]:
+    """The framework analyzer's returns statistics over every position (closed cycles
+    included) of the run; its returns come from the positions alone, the account only
+    supplies balances the returns statistics do not read."""
+    from nautilus_trader.model.identifiers import Venue
+
+    analyzer = engine.portfolio.analyzer
+    analyzer.calculate_statistics(engine.cache.account_for_venue(Venue(venue)), positions)
+    return dict(analyzer.get_performance_stats_returns())
 
 
 def _balances(engine: Any, venues: list[str], currency: str, starting: Decimal) -> list[tuple[int, Decimal]]:
@@ -260,7 +273,7 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
         currency=currency, starting=starting, ending=ending, balances=[b for _, b in curve],
         closed_pnls=[Decimal(p["realized_pnl"]) for p in positions if p["side"] == "FLAT"],
         bars_seen=strategy.bars_seen, bars_exposed=strategy.bars_exposed,
-        analyzer_returns=dict(engine.portfolio.analyzer.get_performance_stats_returns()),
+        analyzer_returns=_analyzer_returns(engine, venues[0], raw_positions),
     )
     signals, markers, retirements = signal_documents(
         strategy.signals, fills, run_id=run_id, strategy_id=spec.strategy_id, resolution=spec.resolution,
