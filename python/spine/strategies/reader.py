@@ -6,6 +6,7 @@ ERROR."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ from spine.strategies.locate import locate, syntax_line
 from spine.strategies.plan import RULE_NAMES, ParameterDecl
 from spine.strategies.rules import Path, check_condition
 from spine.strategies.values import (
-    CHANNELS, DIRECTIONS, INT64_MAX, INT64_MIN, RESOLUTIONS, exact, is_decimal, is_instrument_id, is_name, reference,
+    CHANNELS, DIRECTIONS, INT64_MAX, INT64_MIN, RESOLUTIONS, TomlFloat, exact, is_decimal, is_instrument_id, is_name, reference,
 )
 
 __all__ = ["Document", "DeclaredFeature", "read_document", "MAX_PARAMETERS", "MAX_FEATURES", "MAX_INSTRUMENTS"]
@@ -31,10 +32,6 @@ _TABLES = {
     "sizing": ("quantity",),
     "risk": ("stop_loss", "take_profit"),
 }
-
-
-class _Float(str):
-    """A TOML float, kept as its text so it is reported, never used."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +63,7 @@ class Document:
 
 
 def _kind(value: object) -> str:
-    if isinstance(value, _Float):
+    if isinstance(value, TomlFloat):
         return "a float"
     return {bool: "a boolean", int: "an integer", str: "a string", list: "an array",
             dict: "a table"}.get(type(value), f"a TOML {type(value).__name__}")
@@ -91,7 +88,7 @@ class _Reader:
                                            f"{where}: {message}" if where else message))
 
     def floats(self, node: object, path: Path) -> None:
-        if isinstance(node, _Float):
+        if isinstance(node, TomlFloat):
             self.report(path, f"float {str(node)!r} refused: decimals are strings (\"0.02\"), integers are TOML integers")
         elif isinstance(node, dict):
             for key, value in node.items():
@@ -114,7 +111,7 @@ class _Reader:
         return node
 
     def wrong(self, path: Path, expected: str, value: object) -> None:
-        if not isinstance(value, _Float):  # floats are reported once, by floats()
+        if not isinstance(value, TomlFloat):  # floats are reported once, by floats()
             self.report(path, f"must be {expected}, not {_kind(value)}")
 
     def string(self, node: dict[str, Any], path: Path, key: str, limit: int, default: str | None = None) -> str | None:
@@ -135,7 +132,7 @@ class _Reader:
             return allowed[0]
         return str(value)
 
-    def decimal_text(self, value: object, path: Path, parameters: dict[str, ParameterDecl]) -> str | None:
+    def decimal_text(self, value: object, path: Path, parameters: Collection[str]) -> str | None:
         """A decimal operand: decimal text or a reference to a declared parameter."""
         if type(value) is not str:
             self.wrong(path, "a decimal string (\"1\", \"0.02\") or a \"{parameter}\" reference", value)
@@ -226,7 +223,7 @@ class _Reader:
             return None
         return ParameterDecl(name=name, type=kind, default=texts["default"], min=texts["min"], max=texts["max"])
 
-    def feature(self, feature_id: str, node: object, parameters: dict[str, ParameterDecl]) -> DeclaredFeature | None:
+    def feature(self, feature_id: str, node: object, parameters: Collection[str]) -> DeclaredFeature | None:
         path: Path = ("features", feature_id)
         registry = {f.feature_id for f in registry_features()}
         if not is_name(feature_id) or feature_id == "bar":
@@ -288,31 +285,33 @@ class _Reader:
             if decl is not None:
                 parameters[name] = decl
         doc.parameters = list(parameters.values())
+        names = list(declared)  # references to a parameter reported broken are not reported again
         features = data.get("features", {})
         table = self.table(features, ("features",), tuple(features) if isinstance(features, dict) else ())
         if len(table) > MAX_FEATURES:
             self.report(("features",), f"{len(table)} features; at most {MAX_FEATURES}")
         for feature_id, node in table.items():
-            feature = self.feature(feature_id, node, parameters)
+            feature = self.feature(feature_id, node, names)
             if feature is not None:
                 doc.features.append(feature)
+        broken = [f for f in table if f not in {d.feature_id for d in doc.features}]
         keys = {*BAR_KEYS, *registry_row_keys(),
                 *(f"{f.feature_id}.{o}" for f in doc.features for o in f.kind.outputs)}
         rules = self.table(data.get("rules", {}), ("rules",), _TABLES["rules"])
         for name, node in rules.items():
             if name in RULE_NAMES:
                 before = self.errors
-                check_condition(node, ("rules", name), 1, keys, parameters, self.report)
+                check_condition(node, ("rules", name), 1, keys, names, self.report, broken)
                 if self.errors == before:
                     doc.rules[name] = node
         self.directions(doc, rules, data)
         sizing = self.table(data.get("sizing", {}), ("sizing",), _TABLES["sizing"], ("quantity",) if "sizing" in data else ())
         if "quantity" in sizing:
-            doc.quantity = self.decimal_text(sizing["quantity"], ("sizing", "quantity"), parameters) or ""
+            doc.quantity = self.decimal_text(sizing["quantity"], ("sizing", "quantity"), names) or ""
         risk = self.table(data.get("risk", {}), ("risk",), _TABLES["risk"])
         for key in ("stop_loss", "take_profit"):
             if key in risk:
-                setattr(doc, key, self.decimal_text(risk[key], ("risk", key), parameters))
+                setattr(doc, key, self.decimal_text(risk[key], ("risk", key), names))
         return doc if self.errors == 0 else None
 
     def directions(self, doc: Document, rules: dict[str, Any], data: dict[str, Any]) -> None:
@@ -332,7 +331,7 @@ def read_document(entry: str, text: str, diagnostics: list[Diagnostic]) -> Docum
     """Parse and check ``text`` (the file ``entry``), appending every problem to
     ``diagnostics``; the document, or None when any problem is an ERROR."""
     try:
-        data = tomllib.loads(text, parse_float=_Float)
+        data = tomllib.loads(text, parse_float=TomlFloat)
     except tomllib.TOMLDecodeError as error:
         line = syntax_line(str(error))
         if line is None and "end of document" in str(error):

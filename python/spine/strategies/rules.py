@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from spine.strategies.values import exact, is_decimal, reference
+from spine.strategies.values import TomlFloat, exact, is_decimal, reference
 
 __all__ = [
     "COMPARISONS",
@@ -51,6 +51,8 @@ def _operands(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _check_decimal(value: object, path: Path, parameters: Collection[str], report: Report) -> None:
+    if isinstance(value, TomlFloat):  # reported once, where floats are
+        return
     if not isinstance(value, str):
         report(path, f"must be a decimal string (\"30\", \"0.5\") or a \"{{parameter}}\" reference, not {_kind(value)}")
         return
@@ -62,10 +64,10 @@ def _check_decimal(value: object, path: Path, parameters: Collection[str], repor
         report(path, f"{value!r} is not an exact decimal (^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$, no exponent, no -0)")
 
 
-def _check_key(value: object, path: Path, keys: Collection[str], report: Report) -> None:
+def _check_key(value: object, path: Path, keys: Collection[str], broken: Collection[str], report: Report) -> None:
     if not isinstance(value, str):
         report(path, f"a row key is a string, not {_kind(value)}")
-    elif value not in keys:
+    elif value not in keys and value.split(".", 1)[0] not in broken:
         feature = value.split(".", 1)[0]
         outputs = sorted(k for k in keys if k.split(".", 1)[0] == feature)
         if outputs:
@@ -81,8 +83,9 @@ def _kind(value: object) -> str:
 
 
 def check_condition(node: object, path: Path, depth: int, keys: Collection[str],
-                    parameters: Collection[str], report: Report) -> None:
-    """Report every problem of a condition at ``path`` (depth counts from 1)."""
+                    parameters: Collection[str], report: Report, broken: Collection[str] = ()) -> None:
+    """Report every problem of a condition at ``path`` (depth counts from 1). Keys of the
+    ``broken`` features (declared, but already reported) are not reported again."""
     if not isinstance(node, dict):
         report(path, f"a condition is a table ({{ key = ..., op = ... }} or {{ all = [...] }}), not {_kind(node)}")
         return
@@ -99,7 +102,7 @@ def check_condition(node: object, path: Path, depth: int, keys: Collection[str],
             report((*path, groups[0]), f"a group holds 1..{MAX_MEMBERS} conditions")
             return
         for index, member in enumerate(members):
-            check_condition(member, (*path, groups[0], index), depth + 1, keys, parameters, report)
+            check_condition(member, (*path, groups[0], index), depth + 1, keys, parameters, report, broken)
         return
     op = node.get("op")
     if "key" not in node or op is None:
@@ -118,9 +121,9 @@ def check_condition(node: object, path: Path, depth: int, keys: Collection[str],
         report(path, f"op {op} needs {', '.join(missing)}")
     if one_of and sum(k in node for k in one_of) != 1:
         report(path, f"op {op} takes exactly one of 'value' (a decimal) or 'ref' (a row key)")
-    _check_key(node["key"], (*path, "key"), keys, report)
+    _check_key(node["key"], (*path, "key"), keys, broken, report)
     if "ref" in node and "ref" in one_of:
-        _check_key(node["ref"], (*path, "ref"), keys, report)
+        _check_key(node["ref"], (*path, "ref"), keys, broken, report)
     for operand in DECIMAL_OPERANDS:
         if operand in node and operand in allowed:
             _check_decimal(node[operand], (*path, operand), parameters, report)

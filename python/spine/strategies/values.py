@@ -19,6 +19,7 @@ __all__ = [
     "is_instrument_id",
     "reference",
     "exact",
+    "TomlFloat",
 ]
 
 INT64_MIN = -(2**63)
@@ -34,6 +35,11 @@ _INTEGER = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _REFERENCE = re.compile(r"^\{([a-z][a-z0-9_]{0,63})\}$")
 _INSTRUMENT = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
+
+
+class TomlFloat(str):
+    """A TOML float as read (``parse_float``), kept as its text so it is reported once and
+    never used: decimals are strings."""
 
 
 def is_decimal(text: str) -> bool:
