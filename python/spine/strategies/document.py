@@ -12,7 +12,7 @@ import json
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 from spine import _core
 from spine.strategies.catalog import registry_features
@@ -26,6 +26,9 @@ from spine.strategies.rules import Path, check_between, condition_keys, substitu
 from spine.strategies.values import exact, is_decimal, is_instrument_id, is_integer, is_name, reference
 
 __all__ = ["validate", "plan", "check_overrides", "header", "Header", "load"]
+
+Channel = Literal["EXTERNAL", "INTERNAL"]
+Direction = Literal["LONG_ONLY", "SHORT_ONLY", "LONG_SHORT"]
 
 
 def _other_file(path: str, content: str) -> Diagnostic | None:
@@ -114,8 +117,7 @@ def _resolve(doc: Document, values: Mapping[str, str], diagnostics: list[Diagnos
         return None
     return StrategyPlan(
         name=doc.name, template_id=doc.template_id, instruments=list(doc.instruments),
-        resolution=doc.resolution, channel=doc.channel,  # type: ignore[arg-type]
-        direction=doc.direction,  # type: ignore[arg-type]
+        resolution=doc.resolution, channel=cast(Channel, doc.channel), direction=cast(Direction, doc.direction),
         parameters=list(doc.parameters), values=dict(values), features=features, rules=rules,
         quantity=quantity, stop_loss=risk["stop_loss"], take_profit=risk["take_profit"])
 
@@ -143,10 +145,21 @@ def validate(files: Mapping[str, str], known_instrument: Callable[[str], bool] |
         return diagnostics
     defaults = {p.name: p.default for p in doc.parameters}
     built = _resolve(doc, defaults, diagnostics, known_instrument)
-    if built is not None:
-        problem = _kernel_problem(built)
+    if built is None:
+        return diagnostics
+    problem = _kernel_problem(built)
+    if problem is not None:
+        diagnostics.append(Diagnostic(ENTRY, None, "ERROR", f"the strategy kernel refuses the plan: {problem}"))
+        return diagnostics
+    # A study searches the ranges: say so when their ends do not make a plan.
+    for end in ("min", "max"):
+        found: list[Diagnostic] = []
+        at_end = _resolve(doc, {p.name: getattr(p, end) for p in doc.parameters}, found)
+        problem = _kernel_problem(at_end) if at_end is not None else None
         if problem is not None:
-            diagnostics.append(Diagnostic(ENTRY, None, "ERROR", f"the strategy kernel refuses the plan: {problem}"))
+            found.append(Diagnostic(ENTRY, None, "ERROR", f"the strategy kernel refuses the plan: {problem}"))
+        for d in found:
+            diagnostics.append(Diagnostic(d.path, d.line, "WARNING", f"with every parameter at its {end}: {d.message}"))
     return diagnostics
 
 

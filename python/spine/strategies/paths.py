@@ -91,7 +91,8 @@ def check_path(path: str) -> str:
 
 
 def file_problems(files: Mapping[str, str]) -> list[tuple[str | None, str]]:
-    """Every problem of a revision's file set, as ``(path or None, reason)``: bad paths,
+    """Every problem of a revision's file set, as ``(path, reason)`` (path None when the
+    problem is the set's, or the path itself is malformed): bad paths,
     content that is not text or not UTF-8, a file over :data:`MAX_FILE_BYTES`, more than
     :data:`MAX_FILES` files, more than :data:`MAX_TOTAL_BYTES` in all, no :data:`ENTRY`."""
     problems: list[tuple[str | None, str]] = []
@@ -101,7 +102,9 @@ def file_problems(files: Mapping[str, str]) -> list[tuple[str | None, str]]:
     for path, content in files.items():
         problem = _path_problem(path)
         if problem is not None:
-            problems.append((None, problem))
+            # A well-formed path of a refused kind (``x.py``) is named as the file's own problem.
+            named = isinstance(path, str) and len(path) <= MAX_PATH_LENGTH and bool(_PATTERN.match(path))
+            problems.append((path if named else None, problem))
             continue
         if not isinstance(content, str):
             problems.append((path, f"file {path!r}: content is text, not {type(content).__name__}"))

@@ -275,7 +275,8 @@ class _Reader:
         doc = Document(text=self.text)
         self.floats(data, ())
         self.table(data, (), _TABLES[""], ("strategy", "rules", "sizing"))
-        self.strategy(doc, data.get("strategy", {}))
+        if "strategy" in data:  # its absence is reported once, above
+            self.strategy(doc, data["strategy"])
         declared = self.table(data.get("parameters", {}), ("parameters",), tuple(data.get("parameters", {})) if isinstance(data.get("parameters"), dict) else ())
         if len(declared) > MAX_PARAMETERS:
             self.report(("parameters",), f"{len(declared)} parameters; at most {MAX_PARAMETERS}")

@@ -221,9 +221,10 @@ def test_instruments_are_checked_when_a_lookup_is_given() -> None:
 def test_other_files_must_parse_and_bad_files_are_named() -> None:
     found = errors(BASE, **{"notes/params.json": '{"a": 1,\n}', "more.toml": "x = \n"})
     assert {(d.path, d.line) for d in found} == {("notes/params.json", 2), ("more.toml", 1)}
-    found = validate({"strategy.toml": BASE, "helper.py": "import os"})
-    assert [d.message for d in found if "Python strategy modules are not accepted" in d.message]
-    assert all(d.path == "strategy.toml" for d in found)
+    found = validate({"strategy.toml": BASE, "helper.py": "import os", "../x.md": ""})
+    assert [(d.path, d.line) for d in found] == [("helper.py", None), ("strategy.toml", None)]
+    assert "Python strategy modules are not accepted" in found[0].message
+    assert "'../x.md' has a '..' segment" in found[1].message  # a malformed path is not a file_path
     found = validate({"notes.md": "x"})
     assert [d.message for d in found] == ["no strategy.toml: every revision holds the strategy document strategy.toml"]
 
@@ -251,3 +252,11 @@ def test_header_reads_what_parses() -> None:
     assert header({"strategy.toml": BASE}).name == "Test"
     assert header({"strategy.toml": "[strategy"}).instruments == []
     assert header({}).instruments == []
+
+
+def test_range_ends_that_make_no_plan_are_warnings() -> None:
+    text = BASE.replace('quantity = "1"', 'quantity = "{level}"')
+    found = validate({"strategy.toml": text})
+    assert [d.severity for d in found] == ["WARNING"]
+    assert found[0].message.startswith("with every parameter at its min: sizing.quantity")
+    assert found[0].line == line_of(text, "quantity =")
