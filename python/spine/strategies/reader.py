@@ -230,7 +230,8 @@ class _Reader:
             self.report(path, f"feature id {feature_id!r} must match ^[a-z][a-z0-9_]{{0,63}}$ and not be 'bar'")
             return None
         if feature_id in registry:
-            self.report(path, f"{feature_id!r} is a default-registry feature: read its keys without declaring it, or choose another id")
+            self.report(path, f"{feature_id!r} is a default-registry feature: read its keys without "
+                              "declaring it, or choose another id")
             return None
         if not isinstance(node, dict):
             self.wrong(path, "a table", node)
@@ -245,31 +246,44 @@ class _Reader:
         spec = kinds[str(kind)]
         allowed = (*spec.parameters, *OPTIONAL_PARAMETERS)
         values: dict[str, str] = {}
-        ok = True
         for key, value in node.items():
             if key == "kind":
                 continue
-            where = (*path, key)
             if key not in allowed:
-                self.report(where, f"{key!r} is not a parameter of {kind}; allowed: {', '.join(allowed)}")
-                ok = False
-            elif type(value) is int:
-                values[key] = str(value)
-            elif type(value) is str and (reference(value) is not None or is_decimal(value)):
-                name = reference(value)
-                if name is not None and name not in parameters:
-                    self.report(where, f"{value!r} names no declared parameter; declared: {', '.join(parameters) or 'none'}")
-                    ok = False
-                values[key] = value
-            else:
-                self.wrong(where, "an integer, a decimal string or a \"{parameter}\" reference", value) \
-                    if type(value) is not str else self.report(where, f"{value!r} is neither a decimal nor a \"{{parameter}}\" reference")
-                ok = False
+                self.report((*path, key), f"{key!r} is not a parameter of {kind}; allowed: {', '.join(allowed)}")
+                continue
+            text = self.feature_value(value, (*path, key), parameters)
+            if text is not None:
+                values[key] = text
         missing = [p for p in spec.parameters if p not in node]
         if missing:
             self.report(path, f"kind {kind} needs {', '.join(missing)}")
-            ok = False
+        ok = not missing and len(values) == len(node) - 1
         return DeclaredFeature(feature_id, spec, values) if ok else None
+
+    def feature_value(self, value: object, path: Path, parameters: Collection[str]) -> str | None:
+        """A feature parameter: a TOML integer, exact decimal text or a parameter reference."""
+        if type(value) is int:
+            return str(value)
+        if type(value) is not str:
+            self.wrong(path, "an integer, a decimal string or a \"{parameter}\" reference", value)
+            return None
+        name = reference(value)
+        if name is None and not is_decimal(value):
+            self.report(path, f"{value!r} is neither a decimal nor a \"{{parameter}}\" reference")
+            return None
+        if name is not None and name not in parameters:
+            self.report(path, f"{value!r} names no declared parameter; declared: {', '.join(parameters) or 'none'}")
+            return None
+        return value
+
+    def named_tables(self, data: dict[str, Any], name: str, limit: int) -> dict[str, Any]:
+        """``[name.<id>]`` tables (any ids; each checked by its reader), at most ``limit``."""
+        node = data.get(name, {})
+        table = self.table(node, (name,), tuple(node) if isinstance(node, dict) else ())
+        if len(table) > limit:
+            self.report((name,), f"{len(table)} {name}; at most {limit}")
+        return table
 
     def read(self, data: dict[str, Any]) -> Document | None:
         doc = Document(text=self.text)
@@ -277,9 +291,7 @@ class _Reader:
         self.table(data, (), _TABLES[""], ("strategy", "rules", "sizing"))
         if "strategy" in data:  # its absence is reported once, above
             self.strategy(doc, data["strategy"])
-        declared = self.table(data.get("parameters", {}), ("parameters",), tuple(data.get("parameters", {})) if isinstance(data.get("parameters"), dict) else ())
-        if len(declared) > MAX_PARAMETERS:
-            self.report(("parameters",), f"{len(declared)} parameters; at most {MAX_PARAMETERS}")
+        declared = self.named_tables(data, "parameters", MAX_PARAMETERS)
         parameters: dict[str, ParameterDecl] = {}
         for name, node in declared.items():
             decl = self.parameter(name, node)
@@ -287,10 +299,7 @@ class _Reader:
                 parameters[name] = decl
         doc.parameters = list(parameters.values())
         names = list(declared)  # references to a parameter reported broken are not reported again
-        features = data.get("features", {})
-        table = self.table(features, ("features",), tuple(features) if isinstance(features, dict) else ())
-        if len(table) > MAX_FEATURES:
-            self.report(("features",), f"{len(table)} features; at most {MAX_FEATURES}")
+        table = self.named_tables(data, "features", MAX_FEATURES)
         for feature_id, node in table.items():
             feature = self.feature(feature_id, node, names)
             if feature is not None:
