@@ -60,6 +60,9 @@ def locate(text: str, path: Sequence[str | int]) -> int | None:
                 if found is not None:
                     return found + 1
             return start + 1
+        nested = [start for name, (start, _) in sections.items() if name.startswith(header + ".")]
+        if nested and depth == len(names):  # no [a] header, but an [a.b] one: point at the first
+            return min(nested) + 1
         table = ".".join(names[:depth - 1])
         if table in sections:
             start, end = sections[table]

@@ -264,7 +264,7 @@ def test_range_ends_that_make_no_plan_are_warnings() -> None:
 
 def test_document_caps() -> None:
     many = "".join(f'\n[features.f{i}]\nkind = "sma"\nperiod = 5\n' for i in range(33))
-    one_error(BASE + many, "33 features; at most 32")
+    assert one_error(BASE + many, "34 features; at most 32").line == line_of(BASE, "[features.ema_fast]")
     params = "".join(f'\n[parameters.p{i}]\ntype = "integer"\ndefault = 1\nmin = 1\nmax = 2\n' for i in range(31))
     one_error(BASE + params, "33 parameters; at most 32")
     ids = ", ".join(f'"I{i}.SIM"' for i in range(17))

@@ -44,6 +44,8 @@ any = [
     (("rules", "entry_long", "all", 0, "key"), 13),
     (("rules", "exit_long", "any", 0, "op"), 16),
     (("rules", "exit_long"), 15),
+    (("parameters",), 6),
+    (("features",), 9),
     (("nowhere", "at_all"), None),
     ((), None),
 ])
