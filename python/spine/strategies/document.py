@@ -18,7 +18,7 @@ from spine import _core
 from spine.strategies.catalog import registry_features
 from spine.strategies.diagnostics import Diagnostic
 from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
-from spine.strategies.locate import locate, syntax_line
+from spine.strategies.locate import dotted, locate, syntax_line
 from spine.strategies.paths import ENTRY, file_problems
 from spine.strategies.plan import RULE_NAMES, FeatureDecl, ParameterDecl, StrategyPlan
 from spine.strategies.reader import Document, read_document
@@ -72,8 +72,7 @@ def _resolve(doc: Document, values: Mapping[str, str], diagnostics: list[Diagnos
     errors_before = sum(d.severity == "ERROR" for d in diagnostics)
 
     def report(path: Path, message: str) -> None:
-        where = ".".join(str(p) for p in path)
-        diagnostics.append(Diagnostic(ENTRY, locate(doc.text, path), "ERROR", f"{where}: {message}"))
+        diagnostics.append(Diagnostic(ENTRY, locate(doc.text, path), "ERROR", f"{dotted(path)}: {message}"))
 
     def value(text: str) -> str:
         name = reference(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["locate", "syntax_line"]
+__all__ = ["locate", "syntax_line", "dotted"]
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
 _SYNTAX = re.compile(r"\(at line (\d+), column \d+\)")
@@ -76,3 +76,11 @@ def syntax_line(message: str) -> int | None:
     """The line of a ``tomllib.TOMLDecodeError`` message (``... (at line N, column M)``)."""
     match = _SYNTAX.search(message)
     return int(match.group(1)) if match else None
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """A path as diagnostics name it: ``rules.entry_long.all[0].key``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out

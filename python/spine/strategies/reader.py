@@ -12,7 +12,7 @@ from typing import Any
 
 from spine.strategies.catalog import BAR_KEYS, OPTIONAL_PARAMETERS, FeatureKind, feature_kinds, registry_features, registry_row_keys
 from spine.strategies.diagnostics import Diagnostic, Severity
-from spine.strategies.locate import locate, syntax_line
+from spine.strategies.locate import dotted, locate, syntax_line
 from spine.strategies.plan import RULE_NAMES, ParameterDecl
 from spine.strategies.rules import Path, check_condition
 from spine.strategies.values import (
@@ -69,20 +69,13 @@ def _kind(value: object) -> str:
             dict: "a table"}.get(type(value), f"a TOML {type(value).__name__}")
 
 
-def _dotted(path: Path) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
 class _Reader:
     def __init__(self, entry: str, text: str, diagnostics: list[Diagnostic]) -> None:
         self.entry, self.text, self.diagnostics = entry, text, diagnostics
         self.errors = 0
 
     def report(self, path: Path, message: str, severity: Severity = "ERROR") -> None:
-        where = _dotted(path)
+        where = dotted(path)
         self.errors += severity == "ERROR"
         self.diagnostics.append(Diagnostic(self.entry, locate(self.text, path), severity,
                                            f"{where}: {message}" if where else message))
@@ -103,11 +96,11 @@ class _Reader:
             return {}
         for key in node:
             if key not in allowed:
-                self.report((*path, key), f"unknown key {key!r} in [{_dotted(path)}]; allowed: {', '.join(allowed)}"
+                self.report((*path, key), f"unknown key {key!r} in [{dotted(path)}]; allowed: {', '.join(allowed)}"
                             if path else f"unknown table {key!r}; allowed: {', '.join(allowed)}")
         for key in required:
             if key not in node:
-                self.report(path, f"missing {key!r} in [{_dotted(path)}]" if path else f"missing [{key}]")
+                self.report(path, f"missing {key!r} in [{dotted(path)}]" if path else f"missing [{key}]")
         return node
 
     def wrong(self, path: Path, expected: str, value: object) -> None:
