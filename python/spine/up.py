@@ -1,9 +1,11 @@
 """``spine up``: the whole local stack in one command. A small supervisor that starts a venue
-node (the embedded defaults: the simulated venue SIM), a screener over it and the gateway in
-front of both, each a ``python -m spine.cli node|screener|gateway`` subprocess configured by
-flags and environment, and imports none of their internals.
+node (the embedded defaults: the simulated venue SIM), a screener over it, the gateway in
+front of both and one backtest worker per core on the gateway's database, each a
+``python -m spine.cli node|screener|gateway|worker`` subprocess configured by flags and
+environment, and imports none of their internals.
 
-Start order: the node, once its ``/v2/health`` is ready the screener, then the gateway; each
+Start order: the node, once its ``/v2/health`` is ready the screener, then the gateway, then
+the workers (they serve nothing, so there is nothing to wait for); each
 URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and removed again
 at exit, so its presence means "running". Every child runs in its own process group: a Ctrl-C
 in a terminal reaches ``spine up`` alone, which stops the children one at a time in reverse
@@ -39,7 +41,8 @@ PREFERRED = {"node": 8700, "screener": 8710}
 #: How long each child may take to answer ready (a cold node imports nautilus_trader, then
 #: reloads its series), and to exit after SIGTERM (the node's contract: 60 s, flush included).
 READY_SECS = {"node": 120.0, "screener": 60.0, "gateway": 60.0}
-STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0}
+#: A worker ends its running job's child (the job goes back to the queue) within its own bound.
+STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0, "worker": 30.0}
 TAIL_LINES = 20
 POLL_SECS = 0.1
 _print_lock = threading.Lock()
@@ -60,13 +63,15 @@ class Child:
     """One process ``spine up`` started; its stdout and stderr forwarded behind its name, the
     tail of its stderr kept for a report."""
 
-    def __init__(self, name: str, url: str, args: list[str], env: dict[str, str]) -> None:
+    def __init__(self, name: str, url: str | None, args: list[str], env: dict[str, str]) -> None:
         self.name, self.url = name, url
+        #: The subcommand: ``worker-2`` is a ``spine worker``.
+        self.kind = name.split("-", 1)[0]
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.reported = False
         # process_group=0: its own group, so a terminal's Ctrl-C reaches spine up only and the
         # children stop in order, once each.
-        self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", name, *args], env=env,
+        self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", self.kind, *args], env=env,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True, errors="replace", process_group=0)
         assert self.process.stdout is not None and self.process.stderr is not None
@@ -100,9 +105,9 @@ class Child:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
-            self.process.wait(STOP_SECS[self.name])
+            self.process.wait(STOP_SECS[self.kind])
         except subprocess.TimeoutExpired:
-            say(f"spine up: the {self.name} did not stop within {STOP_SECS[self.name]:g} s of SIGTERM; SIGKILL",
+            say(f"spine up: the {self.name} did not stop within {STOP_SECS[self.kind]:g} s of SIGTERM; SIGKILL",
                 sys.stderr)
             self.process.kill()
             self.process.wait()
@@ -178,6 +183,14 @@ class Up:
         say(f"spine up: {name:<8} {url}  (pid {child.process.pid})")
         return True
 
+    def start_workers(self, count: int, args: list[str]) -> None:
+        """``count`` backtest workers (``spine worker``): no port, nothing to wait for; one that
+        exits is reported like any child."""
+        for number in range(1, count + 1):
+            child = Child(f"worker-{number}", None, [*args, "--id", f"up-worker-{number}"], dict(os.environ))
+            self.children.append(child)
+            say(f"spine up: worker-{number} (pid {child.process.pid})")
+
     def watch(self) -> None:
         """Until signalled: report each child that exits on its own, once (not restarted)."""
         while self.signalled is None:
@@ -239,6 +252,8 @@ def run_up(data_dir: str | None, port: int) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, up._signal)
     node, screener = f"http://{HOST}:{ports['node']}", f"http://{HOST}:{ports['screener']}"
+    # The gateway's database: the workers take its jobs.
+    database = f"sqlite:///{directory.resolve() / 'gateway' / 'spine.db'}"
     try:
         started = (
             up.start("node", ports["node"], [], {"SPINE_HOST": HOST, "SPINE_PORT": str(ports["node"]),
@@ -250,8 +265,9 @@ def run_up(data_dir: str | None, port: int) -> int:
             and up.start("gateway", gateway_port,
                          ["--node", node, "--screener", screener, "--port", str(gateway_port),
                           "--data-dir", str(directory / "gateway")],
-                         {"SPINE_GATEWAY_HOST": HOST}, "/v2/health", lambda health: health["ready"] is True))
+                         {"SPINE_GATEWAY_HOST": HOST, "SPINE_GATEWAY_DATABASE": database}, "/v2/health", lambda health: health["ready"] is True))
         if started:
+            up.start_workers(os.cpu_count() or 1, ["--database", database, "--catalog", str(directory / "node" / "catalog")])
             urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": [node], "screener": screener, "web": None}
             temporary = directory / "up.json.tmp"
             temporary.write_text(json.dumps(urls, indent=2) + "\n")
@@ -260,7 +276,7 @@ def run_up(data_dir: str | None, port: int) -> int:
             up.watch()
     finally:
         if up.signalled is not None:
-            say(f"spine up: {signal.Signals(up.signalled).name}: stopping gateway, screener, node")
+            say(f"spine up: {signal.Signals(up.signalled).name}: stopping workers, gateway, screener, node")
         clean = up.stop()
         up_json.unlink(missing_ok=True)
         lock.close()

@@ -6,6 +6,7 @@ The defaults front the default local node (127.0.0.1:8700) and screener (127.0.0
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -25,6 +26,7 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         "SPINE_GATEWAY_ID": "gateway_id", "SPINE_GATEWAY_NODES": "nodes[]", "SPINE_GATEWAY_SCREENER": "screener",
         "SPINE_GATEWAY_DATA_DIR": "data_dir", "SPINE_GATEWAY_HOST": "host", "SPINE_GATEWAY_PORT": "port",
         "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
+        "SPINE_GATEWAY_DATABASE": "database",
     }
     WHAT: ClassVar[str] = "gateway configuration"
 
@@ -39,6 +41,17 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     upstream_timeout_secs: float = 10.0
     #: How often every upstream is looked at (reachability, each node's venues).
     refresh_secs: float = 5.0
+    #: Strategies, revisions and backtest jobs (SQLAlchemy URL); None: ``sqlite:///DATA_DIR/spine.db``.
+    #: Workers (``spine worker --database``) must be given the same.
+    database: str | None = None
+    #: The execution block every backtest runs with (never chosen by a request): starting
+    #: capital in the instruments' quote currency, and the fill model's seed.
+    backtest_capital: str = "100000"
+    backtest_seed: int = 42
+
+    @property
+    def database_url(self) -> str:
+        return self.database or f"sqlite:///{self.data_dir}/spine.db"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -49,6 +62,11 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             value = getattr(self, name)
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+        if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
+            raise ConfigError(f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
+                              "at most 16 integer and 8 fractional digits")
+        if not 0 <= self.backtest_seed <= 2**32 - 1:
+            raise ConfigError(f"backtest_seed {self.backtest_seed}: allowed 0..4294967295")
 
 
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> GatewayConfig:

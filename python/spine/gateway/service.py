@@ -14,11 +14,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from spine.gateway.config import GatewayConfig
 from spine._core import WIRE_VERSION
+from spine.gateway.backtests import BacktestHandlers, execution_config
+from spine.gateway.config import GatewayConfig
 from spine.gateway.handlers import GatewayHandlers
+from spine.gateway.strategies import StrategyHandlers
+from spine.jobs.store import Store
 from spine.gateway.pipe import pipe
 from spine.gateway.relay import Relay
 from spine.gateway.streams import Feeds
@@ -26,7 +30,7 @@ from spine.gateway.upstreams import Upstreams
 from spine.http.app import App
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.http.routes import Operation, relayed
+from spine.http.routes import OPERATIONS, Operation, relayed
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.send_queue import SendQueue
 from spine.http.serve import embedded_server
@@ -47,6 +51,16 @@ class Gateway:
         self.upstreams = Upstreams(config.nodes, config.screener, config.upstream_timeout_secs)
         self.relay = Relay(self.upstreams)
         self.feeds = Feeds(self.upstreams.nodes, config.upstream_timeout_secs)
+        Path(config.data_dir).mkdir(parents=True, exist_ok=True)
+        self.store = Store(config.database_url)
+
+    def known_instrument(self, iid: str) -> bool | None:
+        """Whether a node lists ``iid`` (None when the node of its venue, or any node, cannot
+        be asked now)."""
+        node = self.upstreams.node_of(iid.rsplit(".", 1)[-1])
+        if node is not None:
+            return iid in node.instruments
+        return False if all(n.reachable for n in self.upstreams.nodes) else None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve until ``stop`` is set."""
@@ -64,6 +78,7 @@ class Gateway:
             await self.upstreams.aclose()
             server.stop()
             await asyncio.wait({http_task}, timeout=30)
+            self.store.close()
 
     async def _watch(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -81,8 +96,15 @@ class GatewayApp(App):
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self.handlers = GatewayHandlers(gateway)
-        super().__init__("gateway", (self.handlers, SchemaHandlers()), (), deployment_mode=gateway.config.mode,
-                         body_secs=gateway.config.http_body_secs)
+        config = gateway.config
+        engine_status = next(op for op in OPERATIONS if op.id == "spine.v1.engine_status.get")
+        self.backtests = BacktestHandlers(
+            gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
+            config.stream_heartbeat_secs,
+            lambda query, params: gateway.relay.first_node(engine_status, query, params, None))
+        strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
+        super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
+                         deployment_mode=config.mode, body_secs=config.http_body_secs)
 
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)
@@ -101,6 +123,8 @@ class GatewayApp(App):
     async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         gateway = self.gateway
         heartbeat_secs = gateway.config.stream_heartbeat_secs
+        if op.id == "spine.stream.backtests":
+            return await self.backtests.stream(query, proto)
         if op.id == "spine.stream.screener":
             screener = gateway.upstreams.screener
             if screener is None:

@@ -28,7 +28,7 @@ from spine._core import canonicalize
 from spine.errors import CanonicalJsonError
 from spine.http.errors import HttpError
 
-__all__ = ["BODIES", "MAX_BODY_BYTES", "DocumentBody", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas",
+__all__ = ["BODIES", "MAX_BODY_BYTES", "BacktestBody", "DocumentBody", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas",
            "decode_body", "decode_document"]
 
 #: Large enough for 1,000 ids of 128 characters, pretty-printed; past it a body is refused unread.
@@ -58,7 +58,34 @@ class SearchBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 100
 
 
-BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody)
+_NANOS = Annotated[str, msgspec.Meta(pattern=r"^(0|[1-9][0-9]*)\Z", max_length=20)]
+_NAME = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,63}\Z")]
+_VALUE = Annotated[str, msgspec.Meta(pattern=r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?\Z", max_length=64)]
+
+
+class BacktestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/backtests, sealed at these nine keys. The execution block (capital, currency,
+    fee model, fill model, seed) is not among them: the service fixes it."""
+
+    #: The strategy to run.
+    strategy_id: _NAME
+    #: The revision to run; null: the strategy's head when the job is submitted.
+    revision_id: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")] | None = None
+    #: One instrument to run on instead of the revision's own (a single id, not a list).
+    instrument_id: Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)] | None = None
+    #: The span of bar closes taken, both inclusive; null: from the first bar held / to the last.
+    start: _NANOS | None = None
+    end: _NANOS | None = None
+    #: Instead of the revision's resolution and channel.
+    resolution: Literal["1m", "5m", "15m", "30m", "1h", "4h", "1d"] | None = None
+    channel: Literal["EXTERNAL", "INTERNAL"] | None = None
+    #: Parameter values instead of the revision's defaults, as exact text, within their ranges.
+    parameters: Annotated[dict[_NAME, _VALUE], msgspec.Meta(max_length=64)] | None = None
+    #: A note kept with the job.
+    label: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+
+
+BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody, BacktestBody)
 
 
 @dataclass(frozen=True)
@@ -66,12 +93,13 @@ class DocumentBody:
     """A POST body that is one published document, passed on as its strict-parsed bytes."""
 
     schema_id: str
+    schema_version: int = 1
 
     @cached_property
     def keys(self) -> list[str]:
         from spine.schemas import all_schemas  # the schema set is read once, on first use
 
-        return list(all_schemas()[(self.schema_id, 1)]["properties"])
+        return list(all_schemas()[(self.schema_id, self.schema_version)]["properties"])
 
 
 def decode_body(route: str, raw: bytes, kind: type[B]) -> B:

@@ -32,6 +32,10 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "resolution": {"type": "string", "enum": list(BAR_RESOLUTIONS)},
     "channel": {"type": "string", "enum": ["EXTERNAL", "INTERNAL"]},
     "name": {"type": "string"},
+    "job_id": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "revision_id": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    "strategy_id": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$"},
+    "state": {"type": "string", "enum": ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]},
 }
 
 
@@ -49,10 +53,14 @@ def _responses(op: Operation, how: Serving, process: Process) -> dict[str, Any]:
         ok = {"description": document, "content": {"application/json": {"schema": {"$ref": SCHEMA_BASE + file}}}}
     else:
         ok = {"description": "document", "content": {"application/json": {"schema": {"type": "object"}}}}
-    statuses = ["400", "404", "403", "409"] if op.effect == "COMMAND" else ["400", "404"]
+    statuses = ["400", "404", "403", "409"] if op.effect == "COMMAND" else ["400", "404", "409"]
     if op.awaits_discovery:
         statuses.append("503")
-    return {"200": ok, **dict.fromkeys(statuses, error)}
+    answers = {str(op.status): ok, **dict.fromkeys(statuses, error)}
+    if op.conflict is not None:
+        answers["409"] = {"description": op.conflict, "content": {"application/json": {
+            "schema": {"$ref": SCHEMA_BASE + op.conflict + ".json"}}}}
+    return answers
 
 
 def _query_schema(op: Operation, name: str) -> dict[str, Any]:
@@ -78,13 +86,13 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
             operation["requestBody"] = {"required": True, "content": {"application/json": {
                 "schema": {"$ref": _COMPONENT.format(name=name)}}}}
         paths.setdefault(op.path, {})[op.method.lower()] = operation
-    documents = {op.body.schema_id: _component(op.body.schema_id) for op in operations
+    documents = {op.body.schema_id: _component(op.body.schema_id, op.body.schema_version) for op in operations
                  if isinstance(op.body, DocumentBody) and serving(op, process) == "handler"}
     return {"openapi": "3.1.0", "info": {"title": _TITLES[process], "version": "spine.v2"}, "paths": paths,
             "components": {"schemas": {**body_schemas(_COMPONENT), **documents}}}
 
 
-def _component(schema_id: str) -> dict[str, Any]:
+def _component(schema_id: str, schema_version: int) -> dict[str, Any]:
     """A published document's schema as a component: its own ``#/$defs/...`` references
     re-pointed at the component (a fuzzer generates bodies from it without fetching)."""
     from spine.schemas import all_schemas
@@ -99,4 +107,4 @@ def _component(schema_id: str) -> dict[str, Any]:
             return [moved(v) for v in part]
         return part
 
-    return moved(all_schemas()[(schema_id, 1)])  # type: ignore[no-any-return]
+    return moved(all_schemas()[(schema_id, schema_version)])  # type: ignore[no-any-return]

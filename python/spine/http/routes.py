@@ -14,9 +14,9 @@ from typing import Literal
 
 import msgspec
 
-from spine.http.bodies import DocumentBody, SearchBody, SelectionBody
+from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody
 
-__all__ = ["EVERY", "NODE", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
+__all__ = ["EVERY", "GATEWAY", "NODE", "OUTPUT_DOCUMENTS", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
            "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
@@ -28,12 +28,20 @@ Serving = Literal["handler", "deferred", "elsewhere"]
 Process = Literal["node", "screener", "gateway"]
 NODE: tuple[Process, ...] = ("node",)
 SCREENER: tuple[Process, ...] = ("screener",)
+GATEWAY: tuple[Process, ...] = ("gateway",)
+#: A node answers for itself (no runs: empty pages, its own engine status); the gateway for
+#: the backtest runs in its database.
+RUNS: tuple[Process, ...] = ("node", "gateway")
 #: Health, the registry, OpenAPI and the schema set: every process answers them itself.
 EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
+#: What a finished backtest's outputs route serves, by part (``/v2/backtests/{id}/outputs/{part}``).
+OUTPUT_DOCUMENTS = ("svc.backtest_statistics", "svc.equity_point", "svc.order_summary", "svc.fill_summary",
+                    "svc.position_summary", "svc.signal_event", "svc.chart_marker", "svc.signal_retirement",
+                    "svc.engine_status")
 #: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
 #: live node (docs/contract.md, "v1 routes").
 V1_FIXTURES = ("bars", "catalog", "engine_status", "readiness", "records", "stream_event", "resync")
@@ -67,6 +75,10 @@ class Operation:
     #: The POST body the handler takes (decoded by the app), if any: a sealed Struct, or a
     #: published document passed on as its bytes.
     body: type[msgspec.Struct] | DocumentBody | None = None
+    #: The status of a successful answer (201 a revision saved, 202 a job queued).
+    status: int = 200
+    #: The document a 409 answers instead of the error envelope.
+    conflict: str | None = None
     #: A v1 fixture route's document: the committed example ``spine/_fixtures/<id>.json`` it
     #: answers, as its canonical bytes (see :mod:`spine.http.fixtures`).
     fixture: str | None = None
@@ -120,6 +132,11 @@ def _fixture(name: str) -> Operation:
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
     """An operation a process still to come serves (the gateway, the strategy workers)."""
     return Operation(id, method, path, effect, schemas, served_by=())
+
+
+def _gateway(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = (),
+             params: tuple[str, ...] = (), body: type[msgspec.Struct] | DocumentBody | None = None) -> Operation:
+    return Operation(id, method, path, effect, schemas, params=params, body=body, served_by=GATEWAY)
 
 
 def _screener(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -208,23 +225,41 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
               ("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat"),
               params=("instrument_id", "resolution"), served_by=SCREENER),
-    _elsewhere("spine.authoring.registry", "GET", "/v2/authoring/registry"),
-    _elsewhere("spine.backtests.list", "GET", "/v2/backtests"),
-    _elsewhere("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND"),
-    _elsewhere("spine.backtests.get", "GET", "/v2/backtests/{id}"),
-    _elsewhere("spine.backtests.cancel", "GET", "/v2/backtests/{id}/cancel", "COMMAND"),
-    _elsewhere("spine.backtests.report", "GET", "/v2/backtests/{id}/report"),
-    _elsewhere("spine.conditions.registry", "GET", "/v2/conditions/registry"),
-    _elsewhere("spine.strategies.list", "GET", "/v2/strategies"),
-    _elsewhere("spine.strategies.create", "POST", "/v2/strategies", "COMMAND"),
-    _elsewhere("spine.strategies.get", "GET", "/v2/strategies/{id}"),
-    _elsewhere("spine.strategies.file", "GET", "/v2/strategies/{id}/files/{path}"),
-    _elsewhere("spine.strategies.revisions", "GET", "/v2/strategies/{id}/revisions"),
-    _elsewhere("spine.strategies.revision", "GET", "/v2/strategies/{id}/revisions/{revision}"),
-    _elsewhere("spine.strategies.revision_file", "GET", "/v2/strategies/{id}/revisions/{revision}/files/{path}"),
-    _elsewhere("spine.strategies.validate", "GET", "/v2/strategies/{id}/validate"),
-    _elsewhere("spine.strategy_templates.list", "GET", "/v2/strategy-templates"),
-    _elsewhere("spine.strategy_templates.get", "GET", "/v2/strategy-templates/{id}"),
+    # --- strategies and backtests: the gateway's own (its database; runs in spine workers) ------
+    _gateway("spine.authoring.registry", "GET", "/v2/authoring/registry", schemas=("svc.strategy_authoring_registry",)),
+    _gateway("spine.conditions.registry", "GET", "/v2/conditions/registry", schemas=("svc.condition_registry",)),
+    _gateway("spine.strategy_templates.list", "GET", "/v2/strategy-templates",
+             schemas=("svc.template_page", "svc.strategy_template"), params=PAGE),
+    _gateway("spine.strategy_templates.get", "GET", "/v2/strategy-templates/{id}", schemas=("svc.strategy_template",)),
+    _gateway("spine.strategies.list", "GET", "/v2/strategies", schemas=("svc.strategy_page", "svc.strategy_summary"),
+             params=PAGE),
+    Operation("spine.strategies.create", "POST", "/v2/strategies", "COMMAND",
+              ("svc.strategy_revision", "svc.strategy_revision_save_request", "svc.strategy_mutation_conflict"),
+              body=DocumentBody("svc.strategy_revision_save_request", 2), served_by=GATEWAY, status=201,
+              conflict="svc.strategy_mutation_conflict"),
+    _gateway("spine.strategies.get", "GET", "/v2/strategies/{id}", schemas=("svc.strategy_project",)),
+    _gateway("spine.strategies.file", "GET", "/v2/strategies/{id}/files/{path}", schemas=("svc.strategy_file",)),
+    _gateway("spine.strategies.revisions", "GET", "/v2/strategies/{id}/revisions",
+             schemas=("svc.revision_page", "svc.strategy_revision"), params=PAGE),
+    _gateway("spine.strategies.revision", "GET", "/v2/strategies/{id}/revisions/{revision}",
+             schemas=("svc.strategy_revision",)),
+    _gateway("spine.strategies.revision_file", "GET", "/v2/strategies/{id}/revisions/{revision}/files/{path}",
+             schemas=("svc.strategy_file",)),
+    _gateway("spine.strategies.validate", "GET", "/v2/strategies/{id}/validate", schemas=("svc.validation_receipt",),
+             params=("revision_id",)),
+    _gateway("spine.backtests.list", "GET", "/v2/backtests", schemas=("svc.backtest_job_page", "svc.backtest_job_summary"),
+             params=("strategy_id", "state", *PAGE)),
+    Operation("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND", ("svc.run_receipt",), body=BacktestBody,
+              served_by=GATEWAY, status=202),
+    _gateway("spine.backtests.get", "GET", "/v2/backtests/{id}", schemas=("svc.backtest_job_detail",)),
+    _gateway("spine.backtests.cancel", "GET", "/v2/backtests/{id}/cancel", "COMMAND", ("svc.backtest_job_detail",)),
+    _gateway("spine.backtests.report", "GET", "/v2/backtests/{id}/report", schemas=("svc.backtest_run_result",)),
+    _gateway("spine.backtests.events", "GET", "/v2/backtests/{id}/events",
+             schemas=("svc.backtest_event_page", "svc.backtest_job_event"), params=("after_sequence", *PAGE)),
+    _gateway("spine.backtests.outputs", "GET", "/v2/backtests/{id}/outputs/{part}",
+             schemas=("svc.backtest_output_page", *OUTPUT_DOCUMENTS), params=PAGE),
+    _gateway("spine.stream.backtests", "GET", "/v2/stream/backtests", "STREAM",
+             ("svc.backtest_job_event", "svc.stream_heartbeat"), params=("job_id", "after_sequence")),
     _elsewhere("spine.studies.list", "GET", "/v2/studies"),
     _elsewhere("spine.studies.create", "POST", "/v2/studies", "COMMAND"),
     _elsewhere("spine.studies.get", "GET", "/v2/studies/{id}"),
@@ -240,17 +275,19 @@ OPERATIONS: tuple[Operation, ...] = (
     # --- v1: twelve read routes and the event stream (v1.* documents in schemas/v1/) -----------
     _v1("bars.get", "/bars", ("svc.bar_envelope",), (*BARS, "cursor")),
     _v1("catalog.get", "/catalog", params=PAGE),
-    _v1("chart_markers.get", "/chart-markers", params=PAGE, document="records"),
-    _v1("engine_status.get", "/engine-status", ("svc.engine_status",)),
+    # Signals, chart markers and retirements are what backtest runs produced (the gateway's
+    # database); a node holds none (an empty page). ``job_id`` narrows to one run.
+    _v1("chart_markers.get", "/chart-markers", ("svc.chart_marker",), (*PAGE, "job_id"), "records", RUNS),
+    _v1("engine_status.get", "/engine-status", ("svc.engine_status",), ("job_id",), served_by=RUNS),
     _v1("health.get", "/health"),
     _v1("integration_capabilities.get", "/integration-capabilities", ("svc.integration_capability",)),
     _v1("provenance.get", "/provenance"),
     _v1("readiness.get", "/readiness", ("svc.engine_status",)),
-    _v1("retirements.get", "/retirements", params=PAGE, document="records"),
+    _v1("retirements.get", "/retirements", ("svc.signal_retirement",), (*PAGE, "job_id"), "records", RUNS),
     _v1("schemas.get", "/schemas", params=("name",)),
     # A node holds no screener rows (an empty page); the screener serves its own.
     _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=("node", "screener")),
-    _v1("signals.get", "/signals", params=PAGE, document="records"),
+    _v1("signals.get", "/signals", ("svc.signal_event",), (*PAGE, "job_id"), "records", RUNS),
     Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
     # --- v1: seven fixture routes, fixed example documents for a client's decoders ---------------
     *(_fixture(name) for name in V1_FIXTURES),

@@ -1,0 +1,44 @@
+"""The wire documents of jobs, from the store's rows: ``svc.run_receipt`` (v2),
+``svc.backtest_job_summary``, ``svc.backtest_job_detail`` (v2) and ``svc.backtest_job_event``.
+Times are stored as integer nanoseconds and served as digit strings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["detail", "event", "receipt", "summary"]
+
+V2 = "spine.v2"
+
+
+def _ns(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def receipt(job: Any, config_hash: str) -> dict[str, Any]:
+    return {"version": V2, "schema_id": "svc.run_receipt", "schema_version": 2, "job_id": job.job_id,
+            "config_hash": config_hash, "state": job.state, "submitted_ts": str(job.submitted_ts)}
+
+
+def summary(job: Any) -> dict[str, Any]:
+    return {"version": V2, "schema_id": "svc.backtest_job_summary", "schema_version": 1, "job_id": job.job_id,
+            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
+            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
+            "finished_ts": _ns(job.finished_ts)}
+
+
+def detail(job: Any) -> dict[str, Any]:
+    return {"version": V2, "schema_id": "svc.backtest_job_detail", "schema_version": 2, "job_id": job.job_id,
+            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
+            "instrument_id": job.instrument_id, "start": str(job.start), "end": str(job.end),
+            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
+            "finished_ts": _ns(job.finished_ts),
+            "execution": None if job.execution is None else json.loads(job.execution),
+            "run_id": job.run_id, "last_error": job.last_error}
+
+
+def event(row: Any) -> dict[str, Any]:
+    return {"version": V2, "schema_id": "svc.backtest_job_event", "schema_version": 1, "job_id": row.job_id,
+            "sequence": row.sequence, "type": row.type, "state": row.state, "level": row.level,
+            "message": row.message, "ts_event": str(row.ts_event)}
