@@ -9,6 +9,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from kernel_standin import install
 from reference.backtest_catalog import spot, walk_bars, write_catalog
 from reference.ema_cross_nautilus import HandEmaCross, HandEmaCrossConfig
@@ -37,6 +39,15 @@ def ema_plan(fast: int = 10, slow: int = 30, direction: str = "LONG_SHORT", reso
         rules=rules, quantity="1", stop_loss=risk.get("stop_loss"), take_profit=risk.get("take_profit"))
 
 
+def template_plan(instrument_id: str = IID) -> StrategyPlan:
+    """The EMA-cross template's plan at its defaults (fast 10, slow 30, LONG_ONLY, quantity
+    0.1), on ``instrument_id``."""
+    from spine.strategies.document import plan
+    from spine.strategies.templates import template_files
+
+    return msgspec.structs.replace(plan(template_files("ema_cross")), instruments=[instrument_id])
+
+
 def run_spec(plan: StrategyPlan, **changes: Any) -> RunSpec:
     request = {"strategy_id": "ema_cross", "revision_id": "b" * 64, "instrument_id": None, "start": None,
                "end": None, "resolution": plan.resolution, "channel": plan.channel, "parameters": plan.values,
@@ -55,7 +66,7 @@ def node_catalog(tmp: Path, bars: int = 3000, skip: tuple[int, ...] = (), seed: 
                                      for k, i in enumerate(made)})
 
 
-def hand_run(catalog: Path, fast: int, slow: int, direction: str, iid: str = IID) -> dict[str, Any]:
+def hand_run(catalog: Path, fast: int, slow: int, direction: str, iid: str = IID, quantity: str = "1") -> dict[str, Any]:
     """The hand-written EMA cross on a raw BacktestEngine fed the catalog's bars, with the
     same venue configuration: its orders, fills and final balance."""
     from nautilus_trader.backtest.engine import BacktestEngine
@@ -79,7 +90,7 @@ def hand_run(catalog: Path, fast: int, slow: int, direction: str, iid: str = IID
                      fee_model=MakerTakerFeeModel(), bar_execution=True)
     engine.add_instrument(root.instruments(instrument_ids=[iid])[0])
     engine.add_data(root.bars(bar_types=[bar_type]))
-    engine.add_strategy(HandEmaCross(HandEmaCrossConfig(bar_type=bar_type, fast=fast, slow=slow, quantity="1",
+    engine.add_strategy(HandEmaCross(HandEmaCrossConfig(bar_type=bar_type, fast=fast, slow=slow, quantity=quantity,
                                                         direction=direction)))
     engine.run()
     orders = sorted(engine.cache.orders(), key=lambda o: (o.ts_init, o.client_order_id.value))

@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from backtest_support import STAND_IN, ema_plan, hand_run, node_catalog, run_spec
+from backtest_support import STAND_IN, ema_plan, hand_run, node_catalog, run_spec, template_plan
 from spine.backtest import run_backtest
 
 
@@ -44,6 +44,18 @@ def test_declarative_equals_hand_written(tmp_path: Path, fast: int, slow: int, d
     assert ours["orders"] == hand["orders"]
     assert ours["fills"] == hand["fills"]
     assert ours["balance"] == hand["balance"]
+
+
+def test_the_ema_cross_template_equals_hand_written(tmp_path: Path) -> None:
+    catalog = node_catalog(tmp_path, bars=4000)
+    plan = template_plan()
+    outputs = run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    fills = [msgspec.json.decode(f) for f in outputs.fills]
+    hand = hand_run(catalog, 10, 30, "LONG_ONLY", quantity="0.1")
+    assert [(f["side"], f["last_px"], f["last_qty"], f["commission"], f["ts_event"]) for f in fills] == [
+        ("BUY" if side == 1 else "SELL", *rest) for side, *rest in hand["fills"]]
+    assert len(fills) > 20 and {f["last_qty"] for f in fills} == {"0.100"}
+    assert Decimal(msgspec.json.decode(outputs.report)["ending_balance"]) == hand["balance"]
 
 
 def test_the_kernel_in_use_is_reported(tmp_path: Path) -> None:
