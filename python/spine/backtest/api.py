@@ -60,7 +60,8 @@ class RunOutputs(msgspec.Struct, frozen=True):
     """A finished run. ``report`` is its ``svc.backtest_run_result``; every other part is a
     list of canonical JSON documents in time order (``statistics``: one document;
     ``engine_status``: the run's ``svc.engine_status`` documents in lifecycle order;
-    ``skipped``: the withheld spans, ``{instrument_id, start, end, reason}``)."""
+    ``skipped``: the withheld spans, ``{instrument_id, resolution, start, end, reason}``,
+    also listed under ``skipped`` in the statistics document)."""
 
     run_id: str
     result_hash: str

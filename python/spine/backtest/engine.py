@@ -72,8 +72,11 @@ class _Status:
 
 
 def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, cancelled: Callable[[], bool],
-                 log: Log, status: Callable[[bytes], None] | None = None) -> RunOutputs:
+                 log: Log, status: Callable[[bytes], None] | None = None,
+                 started: Callable[[dict[str, Any]], None] | None = None) -> RunOutputs:
     """Run ``plan`` as ``spec`` asks on the bars of ``catalogs`` (node catalog dirs).
+    ``status`` takes each engine status document as it is emitted; ``started`` the effective
+    execution block when the engine starts.
 
     Raises RunCancelled when ``cancelled()`` turned true during the run, RunFailed for any
     other failure (a refusal before the engine starts included: BacktestError is its cause);
@@ -81,7 +84,7 @@ def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, can
     state = _Status(status)
     state.emit("STARTING")
     try:
-        return _run(plan, spec, catalogs, cancelled, log, state)
+        return _run(plan, spec, catalogs, cancelled, log, state, started)
     except RunFailed:
         raise
     except Exception as error:
@@ -92,7 +95,7 @@ def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, can
 
 
 def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Callable[[], bool], log: Log,
-         state: _Status) -> RunOutputs:
+         state: _Status, started: Callable[[dict[str, Any]], None] | None) -> RunOutputs:
     from spine.backtest.runtime import Cancelled, DeclarativeStrategy
 
     instruments = [spec.instrument_id] if spec.instrument_id is not None else list(plan.instruments)
@@ -121,13 +124,15 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
         for venue in venues
     ]
     state.emit("RUNNING")
+    if started is not None:
+        started(execution.document())
 
     engine = _engine(execution, venues, loaded)
     try:
         strategy = DeclarativeStrategy(_config(plan, loaded))
         strategy.cancelled = cancelled
         engine.add_strategy(strategy)
-        started = time.perf_counter()
+        began = time.perf_counter()
         try:
             engine.run()
         except Cancelled as stop:
@@ -140,7 +145,7 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
             _end_quietly(engine)  # restores the framework's real-time log clock
             _count(state, strategy, engine)
             raise
-        log("INFO", f"engine ran {state.counters['bars_accepted']} bars in {time.perf_counter() - started:.3f} s")
+        log("INFO", f"engine ran {state.counters['bars_accepted']} bars in {time.perf_counter() - began:.3f} s")
         _count(state, strategy, engine)
         outputs = _collect(plan, spec, execution, venues, loaded, engine, strategy, state)
     finally:
@@ -275,6 +280,9 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
         bars_seen=strategy.bars_seen, bars_exposed=strategy.bars_exposed,
         analyzer_returns=_analyzer_returns(engine, venues[0], raw_positions),
     )
+    skipped = [{"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z),
+                "reason": r} for b in loaded for a, z, r in b.withheld]
+    stats["skipped"] = skipped
     signals, markers, retirements = signal_documents(
         strategy.signals, fills, run_id=run_id, strategy_id=spec.strategy_id, resolution=spec.resolution,
         precisions=precisions, last_close=last_close)
@@ -293,8 +301,7 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     report = {**body, "run_id": run_id, "job_id": spec.job_id,
               "config_hash": spec.config_hash or identity("config_hash", spec.request),
               "result_hash": result_hash, "ts_finished": str(time.time_ns())}
-    skipped = [{"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z),
-                "reason": r} for b in loaded for a, z, r in b.withheld]
+
     def docs(items: list[dict[str, Any]]) -> list[bytes]:
         return [canonical_json(item) for item in items]
 

@@ -1,43 +1,77 @@
 """The worker child's entry point: one job, one run.
 
 :func:`execute` is the testable core (plan, spec and catalog dirs in, :class:`RunOutputs`
-out). :func:`run` is what a worker child calls with the claimed job: it opens the job store,
-polls the job's cancel request (at most every ``CANCEL_POLL_SECS``), forwards log lines and
-engine status documents to the store as they come, and saves the outputs. The store is
-reached through :class:`RunStore`, the seam the job queue implements.
+out). :func:`run` is the runner a worker child calls (``spine.backtest.job:run``) with the
+claimed job's fields (``spine.jobs.Job.as_dict()``; ``request`` the sealed request's canonical
+JSON text). It opens its own ``spine.jobs.Store``, builds the plan from the revision's files
+at the request's parameter values (``request["parameters"]``: name -> exact text; absent:
+the defaults), records the execution block when the engine starts, appends the run's log
+lines as LOG events, keeps the ``engine_status`` part current as the run moves, polls the
+job's cancel request (at most every ``CANCEL_POLL_SECS``), writes every output part and
+returns the run id. The store is reached through :class:`RunStore`, the part of the store
+the run uses.
+
+Spec fields come from the job (instrument_id, start, end) and from the request when it
+names them (``resolution``, ``channel``), else from the revision's plan; ``config_hash`` is
+``identity("config_hash", request)``.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import msgspec
-
-from spine.backtest.api import RunOutputs, RunSpec
+from spine._core import canonical_json
+from spine.backtest.api import RunFailed, RunOutputs, RunSpec
 from spine.backtest.engine import run_backtest
 from spine.strategies.plan import StrategyPlan
 
-__all__ = ["CANCEL_POLL_SECS", "RunStore", "execute", "run"]
+__all__ = ["CANCEL_POLL_SECS", "OUTPUT_PARTS", "RunStore", "execute", "parts", "run", "spec_of"]
 
 CANCEL_POLL_SECS = 0.25
+#: The parts a run leaves in the store, in this order.
+OUTPUT_PARTS = ("report", "statistics", "equity", "orders", "fills", "positions", "signals", "markers",
+                "retirements", "engine_status")
 
 
 class RunStore(Protocol):
-    """What a run needs from the job store."""
+    """What a run needs from the job store (``spine.jobs.Store``)."""
 
-    def cancel_requested(self, job_id: str) -> bool: ...
-    def append_log(self, job_id: str, level: str, message: str) -> None: ...
-    def append_status(self, job_id: str, document: bytes) -> None: ...
-    def save_outputs(self, job_id: str, outputs: RunOutputs) -> None: ...
+    def revision_files(self, strategy_id: str, revision_id: str) -> Mapping[str, str]: ...
+    def file_text(self, strategy_id: str, revision_id: str | None, path: str) -> Any: ...
+    def job(self, job_id: str) -> Any: ...
+    def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
+                     ts: int) -> int: ...
+    def set_execution(self, job_id: str, execution: str) -> None: ...
+    def put_outputs(self, job_id: str, parts: Mapping[str, Sequence[bytes]]) -> None: ...
 
 
 def execute(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Callable[[], bool],
-            log: Callable[[str, str], None], status: Callable[[bytes], None] | None = None) -> RunOutputs:
+            log: Callable[[str, str], None], status: Callable[[bytes], None] | None = None,
+            started: Callable[[dict[str, Any]], None] | None = None) -> RunOutputs:
     """Run one backtest (see :func:`spine.backtest.engine.run_backtest`)."""
-    return run_backtest(plan, spec, catalogs, cancelled=cancelled, log=log, status=status)
+    return run_backtest(plan, spec, catalogs, cancelled=cancelled, log=log, status=status, started=started)
+
+
+def parts(outputs: RunOutputs) -> dict[str, list[bytes]]:
+    """The outputs as the store's parts (``report`` and ``statistics``: one document each)."""
+    return {"report": [outputs.report], "statistics": [outputs.statistics], "equity": outputs.equity,
+            "orders": outputs.orders, "fills": outputs.fills, "positions": outputs.positions,
+            "signals": outputs.signals, "markers": outputs.markers, "retirements": outputs.retirements,
+            "engine_status": outputs.engine_status}
+
+
+def spec_of(job: Mapping[str, Any], request: dict[str, Any], plan: StrategyPlan) -> RunSpec:
+    """The run spec of a job (see the module docs)."""
+    return RunSpec(
+        job_id=job["job_id"], strategy_id=job["strategy_id"], revision_id=job["revision_id"],
+        instrument_id=job.get("instrument_id"), start=job.get("start"), end=job.get("end"),
+        resolution=request.get("resolution") or plan.resolution, channel=request.get("channel") or plan.channel,
+        values=dict(plan.values), request=request,
+    )
 
 
 def _throttled(poll: Callable[[], bool], every: float) -> Callable[[], bool]:
@@ -56,22 +90,39 @@ def _throttled(poll: Callable[[], bool], every: float) -> Callable[[], bool]:
 
 
 def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunStore | None = None) -> str:
-    """Run the claimed ``job`` (``{"plan": StrategyPlan as a JSON object, "spec": RunSpec as a
-    JSON object}``) and save its outputs; returns the run_id. RunCancelled and RunFailed
-    propagate (the worker records the job's end state from them)."""
-    plan = msgspec.convert(job["plan"], StrategyPlan)
-    spec = msgspec.convert(job["spec"], RunSpec)
+    """Run the claimed ``job`` and store its outputs; returns the run id. RunCancelled and
+    RunFailed propagate (the worker ends the job from them), the engine status part holding
+    the FAILED document."""
     if store is None:
-        from spine.jobs.store import Store  # type: ignore[import-not-found,unused-ignore]
+        from spine.jobs import Store  # type: ignore[attr-defined,unused-ignore]
 
-        store = Store(database_url)
-    assert store is not None
-    job_id = spec.job_id
-    outputs = execute(
-        plan, spec, [Path(c) for c in catalogs],
-        _throttled(lambda: store.cancel_requested(job_id), CANCEL_POLL_SECS),
-        lambda level, message: store.append_log(job_id, level, message),
-        lambda document: store.append_status(job_id, document),
-    )
-    store.save_outputs(job_id, outputs)
+        with Store(database_url) as opened:
+            return run(job, database_url, catalogs, store=opened)
+    from spine.strategies.document import plan as plan_of
+
+    job_id, strategy_id, revision_id = job["job_id"], job["strategy_id"], job["revision_id"]
+    raw = job["request"]
+    request: dict[str, Any] = json.loads(raw) if isinstance(raw, (str, bytes)) else dict(raw)
+    files = {path: store.file_text(strategy_id, revision_id, path).content
+             for path in store.revision_files(strategy_id, revision_id)}
+    plan = plan_of(files, request.get("parameters") or None)
+    statuses: list[bytes] = []
+
+    def status(document: bytes) -> None:
+        statuses.append(document)
+        store.put_outputs(job_id, {"engine_status": statuses})
+
+    def log(level: str, message: str) -> None:
+        store.append_event(job_id, "LOG", None, level, message, time.time_ns())
+
+    try:
+        outputs = execute(
+            plan, spec_of(job, request, plan), [Path(c) for c in catalogs],
+            _throttled(lambda: bool(store.job(job_id).cancel_requested), CANCEL_POLL_SECS), log, status,
+            lambda execution: store.set_execution(job_id, canonical_json(execution).decode()),
+        )
+    except RunFailed as failed:
+        log("ERROR", str(failed))
+        raise
+    store.put_outputs(job_id, parts(outputs))
     return outputs.run_id

@@ -14,6 +14,8 @@ into decimals explicitly: the shortest repr of the float, rounded at ``SCALE``).
 - ``trade_count``: closed positions (round trips), an integer.
 - ``exposure``: bars (all instruments) that closed with a position open, over bars taken;
   null without bars; exact.
+- ``skipped`` (added by the engine): the withheld spans, ``{instrument_id, resolution, start,
+  end, reason}``, the report's list of what the run skipped.
 - ``sharpe``, ``sortino``: the analyzer's "Sharpe Ratio (252 days)" and "Sortino Ratio (252
   days)" (daily returns of realized PnL, annualised over 252 days); null when NaN or infinite.
 """

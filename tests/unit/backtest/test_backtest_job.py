@@ -1,55 +1,75 @@
-"""The worker child's entry point: ``spine.backtest.job.run`` decodes the job, forwards logs
-and status documents to the store as they come, polls the cancel request (throttled) and
-saves the outputs."""
+"""The worker child's entry point: ``spine.backtest.job.run`` builds the plan from the
+revision's files at the request's parameters, records the execution block when the engine
+starts, forwards log lines and status documents to the store as they come, polls the cancel
+request (throttled) and stores every output part."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-import msgspec
 import pytest
 
-from backtest_support import ema_plan, node_catalog, run_spec
-from spine.backtest import RunCancelled, RunOutputs
-from spine.backtest.job import run
+from backtest_support import IID, node_catalog
+from spine.backtest import RunCancelled
+from spine.backtest.job import OUTPUT_PARTS, run
+from spine.strategies.templates import template_files
 
 
 class FakeStore:
+    """The store's methods a run calls, over one revision (the EMA-cross template on IID)."""
+
     def __init__(self, cancel: bool = False) -> None:
+        self.files = {path: text.replace("BTCUSDT.SIM", IID) for path, text in template_files("ema_cross").items()}
         self.cancel, self.polls = cancel, 0
-        self.logs: list[tuple[str, str, str]] = []
-        self.statuses: list[bytes] = []
-        self.saved: dict[str, RunOutputs] = {}
+        self.logs: list[tuple[str, str]] = []
+        self.execution: str | None = None
+        self.parts: dict[str, list[bytes]] = {}
 
-    def cancel_requested(self, job_id: str) -> bool:
+    def revision_files(self, strategy_id: str, revision_id: str) -> Mapping[str, str]:
+        return {path: "hash" for path in self.files}
+
+    def file_text(self, strategy_id: str, revision_id: str | None, path: str) -> Any:
+        return SimpleNamespace(content=self.files[path])
+
+    def job(self, job_id: str) -> Any:
         self.polls += 1
-        return self.cancel
+        return SimpleNamespace(cancel_requested=self.cancel)
 
-    def append_log(self, job_id: str, level: str, message: str) -> None:
-        self.logs.append((job_id, level, message))
+    def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
+                     ts: int) -> int:
+        assert type == "LOG" and state is None and level and message
+        self.logs.append((level, message))
+        return len(self.logs)
 
-    def append_status(self, job_id: str, document: bytes) -> None:
-        self.statuses.append(document)
+    def set_execution(self, job_id: str, execution: str) -> None:
+        self.execution = execution
 
-    def save_outputs(self, job_id: str, outputs: RunOutputs) -> None:
-        self.saved[job_id] = outputs
-
-
-def job() -> dict[str, object]:
-    plan = ema_plan()
-    return {"plan": msgspec.to_builtins(plan), "spec": msgspec.to_builtins(run_spec(plan))}
+    def put_outputs(self, job_id: str, parts: Mapping[str, Sequence[bytes]]) -> None:
+        self.parts |= {part: list(bodies) for part, bodies in parts.items()}
 
 
-def test_a_job_runs_and_saves_its_outputs(tmp_path: Path) -> None:
+def job(parameters: dict[str, str] | None = None) -> dict[str, Any]:
+    request = {"strategy_id": "ema_cross", "revision_id": "b" * 64, "parameters": parameters or {}}
+    return {"job_id": "a" * 64, "strategy_id": "ema_cross", "revision_id": "b" * 64, "instrument_id": None,
+            "start": None, "end": None, "request": json.dumps(request), "state": "RUNNING"}
+
+
+def test_a_job_runs_and_stores_every_part(tmp_path: Path) -> None:
     catalog = node_catalog(tmp_path, bars=2000)
     store = FakeStore()
-    run_id = run(job(), "sqlite:///unused", [str(catalog)], store=store)
-    saved = store.saved["a" * 64]
-    assert saved.run_id == run_id
-    assert [json.loads(s)["lifecycle"] for s in store.statuses] == ["STARTING", "RUNNING", "COMPLETED"]
-    assert any("bars read" in message for _, _, message in store.logs)
-    assert 1 <= store.polls < 2000 // 64  # throttled to one store query per interval
+    run_id = run(job({"fast": "5"}), "sqlite:///unused", [str(catalog)], store=store)
+    assert set(store.parts) == set(OUTPUT_PARTS)
+    report = json.loads(store.parts["report"][0])
+    assert report["run_id"] == run_id and json.loads(store.execution or "null") == report["execution"]
+    assert [json.loads(s)["lifecycle"] for s in store.parts["engine_status"]] == ["STARTING", "RUNNING", "COMPLETED"]
+    assert any("bars read" in message for _, message in store.logs)
+    assert 1 <= store.polls < 2000 // 64  # throttled: one store query per interval at most
+    default = FakeStore()
+    assert run(job(), "sqlite:///unused", [str(catalog)], store=default) != run_id  # other parameter values
 
 
 def test_a_cancel_request_stops_the_job(tmp_path: Path) -> None:
@@ -57,4 +77,5 @@ def test_a_cancel_request_stops_the_job(tmp_path: Path) -> None:
     store = FakeStore(cancel=True)
     with pytest.raises(RunCancelled):
         run(job(), "sqlite:///unused", [str(catalog)], store=store)
-    assert json.loads(store.statuses[-1])["lifecycle"] == "FAILED" and not store.saved
+    assert json.loads(store.parts["engine_status"][-1])["lifecycle"] == "FAILED"
+    assert "report" not in store.parts and store.logs[-1][0] == "ERROR"
