@@ -193,8 +193,8 @@ class JobStore(Connections):
         CANCELLED.
 
         # Errors
-        ``ValueError`` for another state, COMPLETED without a run id or FAILED without a
-        reason; :class:`LeaseLost` when ``worker_id`` no longer holds the job."""
+        ``ValueError`` for another state, COMPLETED without a run id or an execution block, or
+        FAILED without a reason; :class:`LeaseLost` when ``worker_id`` no longer holds the job."""
         if state not in FINISHED:
             raise ValueError(f"finish ends a job COMPLETED, FAILED or CANCELLED; got {state!r}")
         if state == "COMPLETED" and not run_id:
@@ -206,6 +206,8 @@ class JobStore(Connections):
             if job.state != "RUNNING" or job.worker_id != worker_id:
                 raise LeaseLost(f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id} "
                                 f"({job.state}, held by {job.worker_id})")
+            if state == "COMPLETED" and job.execution is None:
+                raise ValueError("a COMPLETED job has its execution block (set_execution) recorded")
             _set(connection, job_id, state=state, run_id=run_id, last_error=last_error, finished_ts=now)
             _state(connection, job_id, state, now)
             return _job(connection, job_id)

@@ -4,9 +4,10 @@ answer to the worker over a pipe.
 
 The runner contract: ``run(job: dict, database_url: str, catalogs: list[str]) -> str``. It is
 given the job's fields (``spine.jobs.Job.as_dict()``: ``request`` is the sealed request's
-canonical JSON text), opens its own ``spine.jobs.Store(database_url)``, may append LOG events
-and ``set_execution``, writes the run's documents with ``put_outputs`` and returns the run id;
-the worker then finishes the job COMPLETED with it. Whatever it raises fails the job, the
+canonical JSON text), opens its own ``spine.jobs.Store(database_url)``, may append LOG events,
+records the execution block with ``set_execution``, writes the run's documents with
+``put_outputs`` and returns the run id (64 lowercase hex digits); the worker then finishes the
+job COMPLETED with it (FAILED when no execution block was recorded). Whatever it raises fails the job, the
 exception's type and text as ``last_error``. The worker alone writes STATE events.
 
 The process dies with its worker (``PR_SET_PDEATHSIG`` on Linux, a parent watch everywhere):

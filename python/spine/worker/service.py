@@ -145,6 +145,9 @@ class Worker:
         if answer is not None and answer[0] == "ok":
             run_id = answer[1]
             if isinstance(run_id, str) and _RUN_ID.match(run_id):
+                if self.store.job(job.job_id).execution is None:
+                    return self._finish(job, "FAILED", None, "the runner recorded no execution block "
+                                                             "(Store.set_execution) for its run")
                 return self._finish(job, "COMPLETED", run_id, None)
             return self._finish(job, "FAILED", None, f"the runner returned {run_id!r:.100}, not a run id "
                                                      "(64 lowercase hex digits)")
