@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["initdb", "postgres_cluster"]
+__all__ = ["fresh_database", "initdb", "postgres_cluster"]
 
 #: Bounds every PostgreSQL command (a slow host is slow, not broken).
 COMMAND_SECS = 120
@@ -70,3 +70,16 @@ def postgres_cluster() -> Iterator[str]:
             command(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def fresh_database(url: str, name: str) -> str:
+    """Create the empty database ``name`` on the cluster at ``url``; its URL."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        engine.dispose()
+    return url.rsplit("/", 1)[0] + "/" + name

@@ -1,4 +1,4 @@
-"""Shared pieces of the store tests: a file's hash, a saved strategy, a submitted job, and
+"""Shared pieces of the store and worker tests (tests/unit/jobs, tests/e2e/test_worker_*): a file's hash, a saved strategy, a submitted job, and
 records as the documents the routes serve (checked against the schemas)."""
 
 from __future__ import annotations
