@@ -19,6 +19,7 @@ import signal
 import tempfile
 import threading
 import time
+from pathlib import Path
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -51,6 +52,8 @@ class Worker:
         self.name = config.name
         self.store = store or Store(config.database_url)
         self.stop = threading.Event()
+        #: Absolute: a runner may change its directory.
+        self.catalogs = [str(Path(directory).resolve()) for directory in config.catalogs]
         self._context = multiprocessing.get_context("spawn")
 
     def say(self, text: str) -> None:
@@ -80,7 +83,10 @@ class Worker:
                 self.stop.wait(self.config.poll_secs)
                 continue
             self.say(f"job {job.job_id}: RUNNING (attempt {job.attempts})")
-            state = self._run(job)
+            try:
+                state = self._run(job)
+            except exc.DBAPIError as error:
+                state = f"left to the reap: database error: {error.orig}"
             self.say(f"job {job.job_id}: {state}")
 
     def _run(self, job: Job) -> str:
@@ -90,7 +96,7 @@ class Worker:
         receiver, sender = self._context.Pipe(duplex=False)
         process = self._context.Process(
             target=child.main, name=f"spine-job-{job.job_id[:16]}", daemon=False,
-            args=(self.config.runner, job.as_dict(), self.store.url, list(self.config.catalogs), output,
+            args=(self.config.runner, job.as_dict(), self.store.url, self.catalogs, output,
                   os.getpid(), sender))
         try:
             process.start()
@@ -139,6 +145,8 @@ class Worker:
                     self._end(process)
                     return self._finish(job, "CANCELLED", None, None)
         process.join()
+        if answer is None and self.stop.is_set():
+            return self._release(job)  # a Ctrl-C reached the run's process before it ignored it
         return self._conclude(job, process, answer, output)
 
     def _conclude(self, job: Job, process: BaseProcess, answer: tuple[Any, ...] | None, output: str) -> str:
