@@ -1,6 +1,7 @@
 """``Store``: strategies, revisions and backtest jobs in one database, SQLite (the default: one
 file under the data directory) or PostgreSQL. Synchronous: the HTTP layer calls it in a
-thread; each process opens one and shares it."""
+thread; each process opens one and shares it between its threads (every method runs its own
+transaction on a pooled connection and keeps no state between calls)."""
 
 from __future__ import annotations
 
