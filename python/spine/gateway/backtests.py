@@ -26,7 +26,9 @@ from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
 from spine.jobs.store import AlreadyFinished, Store
-from spine.strategies import document, revisions
+from spine.gateway.strategies import IDENTITY
+from spine.strategies import document
+from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
 
 __all__ = ["BacktestHandlers", "OUTPUT_PARTS", "execution_config"]
 
@@ -74,8 +76,12 @@ class BacktestHandlers:
         files = await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
         try:
             plan = document.plan(files, body.parameters or {})
-        except document.PlanError as error:
-            raise HttpError("INVALID_BODY", f"POST /v2/backtests: revision {revision_id} cannot run: {error}") from None
+        except ParameterOverrideError as error:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: parameters: {error}") from None
+        except StrategyDocumentError as error:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: revision {revision_id} cannot run (GET "
+                                            f"/v2/strategies/{body.strategy_id}/validate names every problem): "
+                                            f"{error}") from None
         spec = {"strategy_id": body.strategy_id, "revision_id": revision_id, "instrument_id": body.instrument_id,
                 "start": str(start), "end": str(end), "resolution": body.resolution or plan.resolution,
                 "channel": body.channel or plan.channel, "values": plan.values}
@@ -206,7 +212,7 @@ class BacktestHandlers:
     # --- lookups -----------------------------------------------------------------------------
 
     async def _job(self, job_id: str) -> Any:
-        if not revisions.IDENTITY.match(job_id):
+        if not IDENTITY.fullmatch(job_id):
             raise HttpError("INVALID_PARAMETER", f"job id {job_id!r}: a job id is 64 lowercase hex digits")
         job = await asyncio.to_thread(self.store.job, job_id)
         if job is None:
