@@ -1,0 +1,81 @@
+"""A backtest through a real ``spine worker`` with the real runner (``spine.backtest.job:run``)
+on a SQLite store and a node catalog dir: the job completes with its run id, the execution
+block read back, every output part stored and each document valid against its schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import referencing
+from jsonschema import Draft202012Validator
+from referencing.jsonschema import DRAFT202012
+
+from jobs_helpers import detail_document, save
+from spine.jobs import Store
+from spine.strategies.templates import template_files
+from workers import FAST, WAIT_SECS, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
+LOADED = {p.name: json.loads(p.read_bytes()) for p in (ROOT / "schemas").glob("*.json")}
+REGISTRY = referencing.Registry().with_resources((s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values())
+IID = "C000USDT.SIM"
+MINUTE = 60_000_000_000
+
+
+def valid(schema: str, document: object) -> list[str]:
+    return [e.message for e in Draft202012Validator(LOADED[f"{schema}.json"], registry=REGISTRY).iter_errors(document)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(f"sqlite:///{tmp_path}/spine.db") as opened:
+        yield opened
+
+
+def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> None:
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "backtest")]
+    try:
+        from backtest_support import node_catalog
+        from reference.backtest_catalog import EPOCH_2024
+    finally:
+        del sys.path[:2]
+    catalog = node_catalog(tmp_path, bars=3000)
+    files = {path: text.replace("BTCUSDT.SIM", IID) for path, text in template_files("ema_cross").items()}
+    revision = save(store, None, "template", files)
+    request = {"strategy_id": "ema_cross", "revision_id": revision.revision_id, "parameters": {"fast": "5"}}
+    start, end = EPOCH_2024, EPOCH_2024 + 2000 * MINUTE
+    job = store.submit("f" * 64, "ema_cross", revision.revision_id,
+                       json.dumps(request, sort_keys=True, separators=(",", ":")), None, start, end, 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+    env |= FAST | {"SPINE_WORKER_RUNNER": "backtest_standin_runner:run"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests" / "unit" / "backtest")])
+    with open(tmp_path / "w1.log", "ab") as log:
+        worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database", store.url, "--catalog",
+                                   str(catalog), "--id", "w1"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: store.job(job.job_id).state in ("COMPLETED", "FAILED", "CANCELLED"), "job ended")
+    except AssertionError:
+        raise AssertionError((tmp_path / "w1.log").read_text()[-4000:]) from None
+    finally:
+        worker.terminate()
+        worker.wait(timeout=WAIT_SECS)
+    done = store.job(job.job_id)
+    assert done.state == "COMPLETED", (done.last_error, (tmp_path / "w1.log").read_text()[-4000:])
+    assert valid("svc.backtest_job_detail", detail_document(done)) == []
+    report = json.loads(store.outputs(job.job_id, "report")[0])
+    assert valid("svc.backtest_run_result", report) == []
+    assert report["run_id"] == done.run_id and json.loads(done.execution or "null") == report["execution"]
+    assert (report["start"], report["end"]) == (str(start), str(end))
+    fills = [json.loads(f) for f in store.outputs(job.job_id, "fills")]
+    assert fills and all(start < int(f["ts_event"]) <= end for f in fills)
+    statuses = [json.loads(s) for s in store.outputs(job.job_id, "engine_status")]
+    assert [s["lifecycle"] for s in statuses] == ["STARTING", "RUNNING", "COMPLETED"]
+    assert all(valid("svc.engine_status", s) == [] for s in statuses)
+    logs = [e.message for e in store.events(job.job_id) if e.type == "LOG"]
+    assert any("bars read" in (m or "") for m in logs)
