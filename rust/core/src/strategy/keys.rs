@@ -99,7 +99,7 @@ impl KeyTable for Keys {
 
     fn allowed(&self) -> String {
         format!(
-            "{}, or any key of the default feature registry",
+            "{}, or a key of the default feature registry (feature_specs())",
             self.listed()
         )
     }
