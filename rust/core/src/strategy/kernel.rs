@@ -88,7 +88,7 @@ impl StrategyKernel {
             }
         }
         let mut compiled = build_features(features)?;
-        add_defaults(&mut compiled, rules)?;
+        add_defaults(&mut compiled, rules);
         let keys = Keys::new(price, size, compiled.iter().map(Arc::as_ref));
         let rules = rules
             .iter()
@@ -214,10 +214,7 @@ fn build_features(features: &[FeatureDecl]) -> Result<Vec<Arc<Compiled>>, Strate
 
 /// Add the default registry's features the rules read by key and no declared feature
 /// provides, in order of first mention.
-fn add_defaults(
-    compiled: &mut Vec<Arc<Compiled>>,
-    rules: &[(String, String)],
-) -> Result<(), StrategyError> {
+fn add_defaults(compiled: &mut Vec<Arc<Compiled>>, rules: &[(String, String)]) {
     for (_, condition) in rules {
         // A condition that does not parse is refused, with its path, when compiled.
         let Ok(value) = json::parse(condition.as_bytes()) else {
@@ -237,5 +234,4 @@ fn add_defaults(
             }
         }
     }
-    Ok(())
 }

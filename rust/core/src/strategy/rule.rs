@@ -224,6 +224,14 @@ fn leaf(value: &Value<'_>, path: &str, op: &str, keys: &Keys) -> Result<Node, Sc
     let (with_ref, with_value) = (has("ref"), has("value"));
     let crosses = matches!(op, "CROSSES_ABOVE" | "CROSSES_BELOW");
     let compares = Cmp::parse(op);
+    let known =
+        crosses || compares.is_some() || matches!(op, "BETWEEN" | "IS_ABSENT" | "IS_NOT_ABSENT");
+    if !known {
+        return Err(ScreenError::at(
+            &format!("{path}.op"),
+            format!("{op:?} is not an operator; allowed: {OPS}"),
+        ));
+    }
     if with_ref && with_value && (crosses || compares.is_some()) {
         return Err(ScreenError::at(
             path,
@@ -265,13 +273,6 @@ fn leaf(value: &Value<'_>, path: &str, op: &str, keys: &Keys) -> Result<Node, Sc
             pair: Pair::new(a, b, keys),
             op: cmp,
         });
-    }
-    let known = compares.is_some() || matches!(op, "BETWEEN" | "IS_ABSENT" | "IS_NOT_ABSENT");
-    if !known {
-        return Err(ScreenError::at(
-            &format!("{path}.op"),
-            format!("{op:?} is not an operator; allowed: {OPS}"),
-        ));
     }
     Ok(match compile_test(value, path, op, keys)? {
         Condition::Range {

@@ -273,6 +273,10 @@ fn rule_refusals_name_the_rule_path_and_what_is_allowed() -> Result<(), Strategy
             "$.op: \"ABOVE\" is not an operator; allowed: LT",
         ),
         (
+            r#"{"key": "bar.close", "op": "ABOVE", "ref": "bar.open"}"#,
+            "$.op: \"ABOVE\" is not an operator",
+        ),
+        (
             r#"{"key": "bar.close", "op": "GT", "value": 1}"#,
             "$.value: expected a string",
         ),
