@@ -22,7 +22,8 @@ from spine.gateway.pages import db_page, page_document
 from spine.http.app import Relayed
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.jobs.store import HeadMoved, Store
+from spine.jobs.records import HeadMoved, NotFound
+from spine.jobs.store import Store
 from spine.schemas import validator_for
 from spine.strategies import conditions, document, paths, revisions, templates
 from spine.strategies.errors import StrategyFileError
@@ -71,8 +72,7 @@ class StrategyHandlers:
 
     async def strategies_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
-        files = {} if row.head_revision_id is None else await asyncio.to_thread(
-            self.store.revision_texts, row.strategy_id, row.head_revision_id)
+        files = await asyncio.to_thread(self.store.revision_texts, row.strategy_id, row.head_revision_id)
         return revisions.project_document(strategy_id=row.strategy_id, name=row.name, template_id=row.template_id,
                                           head_revision_id=row.head_revision_id, files=files,
                                           created_ts=row.created_ts, updated_ts=row.updated_ts)
@@ -136,24 +136,27 @@ class StrategyHandlers:
 
     def _hashes_or_empty(self, strategy_id: str, revision_id: str) -> dict[str, str]:
         """A revision's files by path (their hashes); empty for a revision the project lacks."""
-        return {f.path: f.content_hash for f in self.store.revision_files(strategy_id, revision_id)}
+        try:
+            return self.store.revision_files(strategy_id, revision_id)
+        except NotFound:
+            return {}
 
     async def _strategy(self, strategy_id: str) -> Any:
         _check_id(strategy_id)
-        row = await asyncio.to_thread(self.store.strategy, strategy_id)
-        if row is None:
-            raise HttpError("NOT_FOUND", f"no strategy {strategy_id!r}; GET /v2/strategies lists them")
-        return row
+        try:
+            return await asyncio.to_thread(self.store.strategy, strategy_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"no strategy {strategy_id!r}; GET /v2/strategies lists them") from None
 
     async def _revision(self, strategy_id: str, revision_id: str) -> Any:
         if not IDENTITY.fullmatch(revision_id):
             raise HttpError("INVALID_PARAMETER", f"revision {revision_id!r}: a revision id is 64 lowercase hex "
                                                  "digits")
-        revision = await asyncio.to_thread(self.store.revision, strategy_id, revision_id)
-        if revision is None:
+        try:
+            return await asyncio.to_thread(self.store.revision, strategy_id, revision_id)
+        except NotFound:
             raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no revision {revision_id}; "
-                                         f"GET /v2/strategies/{strategy_id}/revisions lists them")
-        return revision
+                                         f"GET /v2/strategies/{strategy_id}/revisions lists them") from None
 
     async def _file(self, strategy_id: str, revision_id: str | None, path: str) -> dict[str, Any]:
         row = await self._strategy(strategy_id)
@@ -163,14 +166,14 @@ class StrategyHandlers:
             raise HttpError("INVALID_PARAMETER", str(error)) from None
         if revision_id is not None:
             await self._revision(row.strategy_id, revision_id)
-        elif row.head_revision_id is None:
-            raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no revision yet, so no files")
-        text = await asyncio.to_thread(self.store.file_text, row.strategy_id,
-                                       revision_id or row.head_revision_id, path)
-        if text is None:
+        try:
+            found = await asyncio.to_thread(self.store.file_text, row.strategy_id,
+                                            revision_id or row.head_revision_id, path)
+        except NotFound:
             raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no file {path!r} in revision "
-                                         f"{revision_id or row.head_revision_id}")
-        return revisions.file_document(strategy_id=row.strategy_id, revision_id=revision_id, path=path, content=text)
+                                         f"{revision_id or row.head_revision_id}") from None
+        return revisions.file_document(strategy_id=row.strategy_id, revision_id=revision_id, path=path,
+                                       content=found.content)
 
 
 def _check_id(strategy_id: str) -> None:

@@ -71,11 +71,14 @@ class JobStore(Connections):
         with self._read() as connection:
             return _job(connection, job_id)
 
-    def jobs(self, offset: int = 0, limit: int = 100, strategy_id: str | None = None) -> list[Job]:
-        """Jobs newest first (of one strategy when it is named)."""
+    def jobs(self, offset: int = 0, limit: int = 100, strategy_id: str | None = None,
+             state: JobState | None = None) -> list[Job]:
+        """Jobs newest first (of one strategy, in one state, when they are named)."""
         query = select(jobs).order_by(jobs.c.seq.desc()).offset(offset).limit(limit)
         if strategy_id is not None:
             query = query.where(jobs.c.strategy_id == strategy_id)
+        if state is not None:
+            query = query.where(jobs.c.state == state)
         with self._read() as connection:
             return [_record(row) for row in connection.execute(query)]
 
@@ -151,6 +154,25 @@ class JobStore(Connections):
                                                                        job_outputs.c.part == part)
                                       .order_by(job_outputs.c.seq).offset(offset).limit(limit))
             return [bytes(body) for body in rows.scalars()]
+
+    def last_output(self, job_id: str, part: str) -> bytes | None:
+        """A part's last document (a run's newest engine status), None when it holds none."""
+        with self._read() as connection:
+            body = connection.execute(select(job_outputs.c.body).where(
+                job_outputs.c.job_id == job_id, job_outputs.c.part == part)
+                .order_by(job_outputs.c.seq.desc()).limit(1)).scalar_one_or_none()
+        return None if body is None else bytes(body)
+
+    def records(self, part: str, offset: int = 0, limit: int = 1000, job_id: str | None = None) -> list[bytes]:
+        """One part's documents over every COMPLETED job (newest job first, each job's in
+        order), or over one job's."""
+        query = (select(job_outputs.c.body).join(jobs, jobs.c.job_id == job_outputs.c.job_id)
+                 .where(job_outputs.c.part == part, jobs.c.state == "COMPLETED")
+                 .order_by(jobs.c.seq.desc(), job_outputs.c.seq).offset(offset).limit(limit))
+        if job_id is not None:
+            query = query.where(jobs.c.job_id == job_id)
+        with self._read() as connection:
+            return [bytes(body) for body in connection.execute(query).scalars()]
 
     def set_execution(self, job_id: str, execution: str) -> None:
         """Record the execution block (JSON text) the run uses."""

@@ -31,6 +31,8 @@ class Strategy:
     head_revision_id: str
     created_ts: int
     updated_ts: int
+    #: How many revisions it holds.
+    revisions: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,9 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Row, exc, func, insert, select, update
+from sqlalchemy import Row, Select, exc, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from spine.jobs.base import Connections
@@ -104,7 +105,7 @@ class RevisionStore(Connections):
         """# Errors
         :class:`NotFound` when there is no such strategy."""
         with self._read() as connection:
-            row = connection.execute(select(strategies).where(strategies.c.strategy_id == strategy_id)).first()
+            row = connection.execute(_with_counts().where(strategies.c.strategy_id == strategy_id)).first()
         if row is None:
             raise NotFound(f"{NotFound.symbol}: no strategy {strategy_id}")
         return _strategy(row)
@@ -112,7 +113,7 @@ class RevisionStore(Connections):
     def strategies(self, offset: int = 0, limit: int = 100) -> list[Strategy]:
         """Strategies by id (a stable order for paging)."""
         with self._read() as connection:
-            rows = connection.execute(select(strategies).order_by(strategies.c.strategy_id)
+            rows = connection.execute(_with_counts().order_by(strategies.c.strategy_id)
                                       .offset(offset).limit(limit)).all()
         return [_strategy(row) for row in rows]
 
@@ -145,6 +146,21 @@ class RevisionStore(Connections):
         # Errors
         :class:`NotFound` when the strategy holds no such revision."""
         return dict(self.revision(strategy_id, revision_id).files)
+
+    def revision_texts(self, strategy_id: str, revision_id: str) -> dict[str, str]:
+        """A revision's files, path -> exact text, by path.
+
+        # Errors
+        :class:`NotFound` when the strategy holds no such revision."""
+        with self._read() as connection:
+            rows = connection.execute(
+                select(revision_files.c.path, blobs.c.content)
+                .join(blobs, blobs.c.content_hash == revision_files.c.content_hash)
+                .where(revision_files.c.strategy_id == strategy_id, revision_files.c.revision_id == revision_id)
+                .order_by(revision_files.c.path)).all()
+        if not rows:
+            raise NotFound(f"{NotFound.symbol}: strategy {strategy_id} has no revision {revision_id}")
+        return {row.path: bytes(row.content).decode() for row in rows}
 
     def file_text(self, strategy_id: str, revision_id: str | None, path: str) -> StrategyFile:
         """A file of a revision (None: the head), with its exact text.
@@ -194,8 +210,17 @@ def _files_of(connection: Connection, strategy_id: str, revision_ids: list[str])
     return out
 
 
+def _with_counts() -> Select[Any]:
+    """Strategies with their revision counts."""
+    counts = (select(revisions.c.strategy_id, func.count().label("revisions"))
+              .group_by(revisions.c.strategy_id).subquery())
+    return (select(strategies, counts.c.revisions)
+            .join(counts, counts.c.strategy_id == strategies.c.strategy_id))
+
+
 def _strategy(row: Row[tuple[object, ...]]) -> Strategy:
-    return Strategy(row.strategy_id, row.name, row.template_id, row.head_revision_id, row.created_ts, row.updated_ts)
+    return Strategy(row.strategy_id, row.name, row.template_id, row.head_revision_id, row.created_ts, row.updated_ts,
+                    row.revisions)
 
 
 def _revision(row: Row[tuple[object, ...]], files: dict[str, str]) -> Revision:
