@@ -6,8 +6,9 @@ ema.rs`` and ``engine/input.rs``), not the framework's ``ExponentialMovingAverag
 is ``mantissa / 10^precision`` (one correctly rounded division, where the framework divides
 its 1e16 raw value, which can differ in the last bit), ``alpha = 2 / (period + 1)``, seeded
 with the first close, ``alpha * x + (1 - alpha) * prev``; the value is ABSENT until
-``period`` closes were taken and is then the exact binary value rounded half to even at the
-price precision. Crosses compare those decimals exactly: CROSSES_ABOVE when ``prev_fast <=
+``period`` closes were taken and is then the exact binary value rounded half to even at 8
+decimals (the registry publishes price-level outputs at scale 8, whatever the instrument's
+precision). Crosses compare those decimals exactly: CROSSES_ABOVE when ``prev_fast <=
 prev_slow`` and ``fast > slow``, both bars with both values present.
 
 Position logic, as the strategy document states it: with a position open, an exit cross
@@ -31,13 +32,16 @@ class EmaMirror:
 
     __slots__ = ("period", "alpha", "keep", "value", "seen", "quantum")
 
-    def __init__(self, period: int, precision: int) -> None:
+    #: The scale price-level feature outputs are published at.
+    SCALE = 8
+
+    def __init__(self, period: int, precision: int = SCALE) -> None:
         self.period = max(1, period)
         self.alpha = 2.0 / (float(self.period) + 1.0)
         self.keep = 1.0 - self.alpha
         self.value = 0.0
         self.seen = 0
-        self.quantum = Decimal(1).scaleb(-precision)
+        self.quantum = Decimal(1).scaleb(-self.SCALE)  # the output scale (the input's is `precision`)
 
     def update(self, x: float) -> None:
         self.value = x if self.seen == 0 else self.alpha * x + self.keep * self.value

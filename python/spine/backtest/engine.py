@@ -99,7 +99,8 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
     from spine.backtest.runtime import Cancelled, DeclarativeStrategy
 
     instruments = [spec.instrument_id] if spec.instrument_id is not None else list(plan.instruments)
-    loaded = [load_instrument(catalogs, iid, spec.resolution, spec.channel, spec.start, spec.end) for iid in instruments]
+    loaded = [load_instrument(catalogs, iid, spec.resolution, spec.channel, spec.start, spec.end)
+              for iid in instruments]
     for bars in loaded:
         log("INFO", f"{bars.instrument_id}: {bars.minutes_read} one-minute bars read, {len(bars)} {spec.resolution} "
                     f"bars, {len(bars.withheld)} withheld spans")

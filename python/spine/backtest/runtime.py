@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 from nautilus_trader.config import StrategyConfig
@@ -38,7 +38,7 @@ from nautilus_trader.trading.strategy import Strategy
 import spine._core as _core
 from spine.strategies.plan import RULE_NAMES, StrategyPlan
 
-__all__ = ["CANCEL_POLL", "Cancelled", "DeclarativeConfig", "DeclarativeStrategy", "Kernel", "Signal", "kernel_for"]
+__all__ = ["CANCEL_POLL", "Cancelled", "DeclarativeConfig", "DeclarativeStrategy", "Signal", "kernel_for"]
 
 CANCEL_POLL = 64
 FIXED_SCALE = 16
@@ -47,22 +47,14 @@ FIXED_SCALE = 16
 Signal = tuple[str, int, str, int, str | None]
 
 
-class Kernel(Protocol):
-    """The part of ``spine._core.StrategyKernel`` the runtime calls."""
-
-    def update(self, ts_event: int, open: int, high: int, low: int, close: int, volume: int) -> int: ...
-    def mark_gap(self) -> None: ...
-
-
 class Cancelled(Exception):
     """Raised from ``on_bar`` when the cancel flag is set: it ends ``engine.run()``."""
 
 
-def kernel_for(plan: StrategyPlan, price_scale: int, size_scale: int) -> tuple[Kernel, dict[str, int]]:
+def kernel_for(plan: StrategyPlan, price_scale: int, size_scale: int) -> tuple[_core.StrategyKernel, dict[str, int]]:
     """A fresh kernel for one instrument, and each declared rule's bit in its answer."""
     names = [name for name in RULE_NAMES if name in plan.rules]
-    kernel_class: Callable[..., Kernel] = getattr(_core, "StrategyKernel")
-    kernel = kernel_class(
+    kernel = _core.StrategyKernel(
         features=[(f.feature_id, f.implementation, dict(f.parameters)) for f in plan.features],
         rules=[(name, plan.rules[name]) for name in names],
         price_scale=price_scale, size_scale=size_scale,
@@ -95,8 +87,8 @@ class _Book:
     __slots__ = ("iid", "instrument", "kernel", "entry_long", "exit_long", "entry_short", "exit_short", "quantity",
                  "pm", "side", "px_qty", "qty", "gaps", "next_gap", "bars", "exposed")
 
-    def __init__(self, iid: InstrumentId, instrument: Any, kernel: Kernel, bits: dict[str, int], quantity: Any,
-                 gaps: list[int]) -> None:
+    def __init__(self, iid: InstrumentId, instrument: Any, kernel: _core.StrategyKernel, bits: dict[str, int],
+                 quantity: Any, gaps: list[int]) -> None:
         self.iid, self.instrument, self.kernel, self.quantity = iid, instrument, kernel, quantity
         self.entry_long = bits.get("entry_long", 0)
         self.exit_long = bits.get("exit_long", 0)
@@ -196,20 +188,20 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
     def _stopped_out(self, side: int, close_raw: int, book: _Book) -> str | None:
         """Whether the close hits the stop loss or take profit, exactly: ``close * qty *
         10^k`` against ``sum(px * qty) * (10^k -+ m)`` for a fraction ``m / 10^k``."""
-        lhs = close_raw * book.qty
+        lhs, paid = close_raw * book.qty, book.px_qty
         if self._sl is not None:
             m, one = self._sl
-            if (side > 0 and lhs * one <= book.px_qty * (one - m)) or (side < 0 and lhs * one >= book.px_qty * (one + m)):
+            if (lhs * one <= paid * (one - m)) if side > 0 else (lhs * one >= paid * (one + m)):
                 return "STOP_LOSS"
         if self._tp is not None:
             m, one = self._tp
-            if (side > 0 and lhs * one >= book.px_qty * (one + m)) or (side < 0 and lhs * one <= book.px_qty * (one - m)):
+            if (lhs * one >= paid * (one + m)) if side > 0 else (lhs * one <= paid * (one - m)):
                 return "TAKE_PROFIT"
         return None
 
     def on_order_filled(self, event: Any) -> None:
         book = self._by_iid[event.instrument_id]
-        entry = (book.side > 0 and event.order_side == OrderSide.BUY) or (book.side < 0 and event.order_side == OrderSide.SELL)
-        if entry:
+        buy = event.order_side == OrderSide.BUY
+        if (book.side > 0 and buy) or (book.side < 0 and not buy):  # an entry's fill
             book.px_qty += event.last_px.raw * event.last_qty.raw
             book.qty += event.last_qty.raw

@@ -24,13 +24,14 @@ from spine._core import format_decimal, identity
 
 __all__ = ["signal_documents"]
 
+Document = dict[str, Any]
 _V1 = {"version": "spine.v2", "schema_version": 1}
 _MARKER_DIRECTION = {"LONG": "UP", "SHORT": "DOWN", "FLAT": "NEUTRAL"}
 
 
 def signal_documents(signals: list[tuple[str, int, str, int, str | None]], fills: list[dict[str, Any]], *,
                      run_id: str, strategy_id: str, resolution: str, precisions: dict[str, int],
-                     last_close: dict[str, int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+                     last_close: dict[str, int]) -> tuple[list[Document], list[Document], list[Document]]:
     """``(signals, markers, retirements)`` in time order from the runtime's recorded actions
     and the run's fill documents."""
     events: list[dict[str, Any]] = []
