@@ -172,7 +172,7 @@ def _engine(execution: Execution, venues: list[str], loaded: list[InstrumentBars
     from nautilus_trader.model.objects import Money
 
     # run_analysis=False: the framework's post-run analysis logs per venue (and keeps only the
-    # last venue's statistics); the analyzer is run once over every venue's positions instead.
+    # last venue's statistics); the two ratios are computed once over every venue's positions.
     engine = BacktestEngine(config=BacktestEngineConfig(trader_id=TraderId("BACKTESTER-001"),
                                                         logging=LoggingConfig(log_level="ERROR"), run_analysis=False))
     currency = loaded[0].instrument.quote_currency
@@ -207,15 +207,18 @@ def _count(state: _Status, strategy: Any, engine: Any) -> None:
     state.counters["fills"] = sum(len(fills_of(o)) for o in orders)
 
 
-def _analyzer_returns(engine: Any, venue: str, positions: list[Any]) -> dict[str, Any]:
-    """The framework analyzer's returns statistics over every position (closed cycles
-    included) of the run; its returns come from the positions alone, the account only
-    supplies balances the returns statistics do not read."""
-    from nautilus_trader.model.identifiers import Venue
+def _analyzer_returns(positions: list[Any]) -> dict[str, Any]:
+    """The framework's Sharpe and Sortino ratios (the statistics its portfolio analyzer
+    registers, called as the analyzer calls them) over the run's positions, closed cycles
+    included: the returns are each position's ``realized_return`` summed per close time, in
+    position order, as ``PortfolioAnalyzer.add_positions`` sums them; built without the
+    analyzer's per-position pandas writes, which cost more than the rest of the collection."""
+    from nautilus_trader.analysis import SharpeRatio, SortinoRatio
 
-    analyzer = engine.portfolio.analyzer
-    analyzer.calculate_statistics(engine.cache.account_for_venue(Venue(venue)), positions)
-    return dict(analyzer.get_performance_stats_returns())
+    returns: dict[int, float] = {}
+    for position in positions:
+        returns[position.ts_closed] = returns.get(position.ts_closed, 0.0) + float(position.realized_return)
+    return {stat.name: stat.calculate_from_returns(returns) for stat in (SharpeRatio(), SortinoRatio())}
 
 
 def _balances(engine: Any, venues: list[str], currency: str, starting: Decimal) -> list[tuple[int, Decimal]]:
@@ -279,7 +282,7 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
         currency=currency, starting=starting, ending=ending, balances=[b for _, b in curve],
         closed_pnls=[Decimal(p["realized_pnl"]) for p in positions if p["side"] == "FLAT"],
         bars_seen=strategy.bars_seen, bars_exposed=strategy.bars_exposed,
-        analyzer_returns=_analyzer_returns(engine, venues[0], raw_positions),
+        analyzer_returns=_analyzer_returns(raw_positions),
     )
     skipped = [{"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z),
                 "reason": r} for b in loaded for a, z, r in b.withheld]

@@ -171,3 +171,29 @@ def test_instruments_on_two_venues_run_in_one_engine(tmp_path: Path) -> None:
                        [catalog], cancelled=lambda: False, log=lambda level, message: None)
     assert json.loads(one.report)["instruments"] == ["C001USDT.OTHER"]
     assert {json.loads(f)["instrument_id"] for f in one.fills} == {"C001USDT.OTHER"}
+
+
+def test_sharpe_and_sortino_are_the_framework_analyzers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two ratios, computed from the positions without the analyzer's pandas writes,
+    equal what ``PortfolioAnalyzer.calculate_statistics`` over the same positions gives."""
+    import spine.backtest.engine as engine_module
+
+    seen: dict[str, Any] = {}
+    collect = engine_module._collect
+
+    def checked(*args: Any) -> Any:
+        outputs = collect(*args)
+        from nautilus_trader.model.identifiers import Venue
+
+        engine = args[5]
+        positions = list(engine.cache.position_snapshots()) + list(engine.cache.positions())
+        analyzer = engine.portfolio.analyzer
+        analyzer.calculate_statistics(engine.cache.account_for_venue(Venue("SIM")), positions)
+        seen["framework"] = analyzer.get_performance_stats_returns()
+        seen["ours"] = engine_module._analyzer_returns(positions)
+        return outputs
+
+    monkeypatch.setattr(engine_module, "_collect", checked)
+    outputs = run(node_catalog(tmp_path, bars=20_000), fast=5, slow=20, direction="LONG_SHORT")
+    assert seen["ours"] == {name: seen["framework"][name] for name in seen["ours"]}
+    assert json.loads(outputs.statistics)["sharpe"] is not None
