@@ -68,6 +68,11 @@ class InstrumentBars:
         step = STEP_NS[resolution] * 1_000_000_000
         return sum((end - start) // step for start, end, _ in self.withheld)
 
+    def rows(self) -> list[tuple[int, int, int, int, int, int]]:
+        """The derived bars as ``(ts_event, open, high, low, close, volume)`` int rows."""
+        c = self.columns
+        return list(zip(*(c[name].tolist() for name in ("ts_event", *COLUMNS)), strict=True))
+
     def gap_closes(self) -> list[int]:
         """The closes of the bars that follow a withheld span (the features restart before
         them), oldest first."""

@@ -132,6 +132,8 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
     try:
         strategy = DeclarativeStrategy(_config(plan, loaded))
         strategy.cancelled = cancelled
+        for bars in loaded:
+            strategy.feed(bars.bar_type, bars.rows())
         engine.add_strategy(strategy)
         began = time.perf_counter()
         try:

@@ -85,7 +85,7 @@ class _Book:
     """One instrument's state."""
 
     __slots__ = ("iid", "instrument", "kernel", "entry_long", "exit_long", "entry_short", "exit_short", "quantity",
-                 "pm", "side", "px_qty", "qty", "gaps", "next_gap", "bars", "exposed")
+                 "pm", "side", "px_qty", "qty", "gaps", "next_gap", "bars", "exposed", "rows")
 
     def __init__(self, iid: InstrumentId, instrument: Any, kernel: _core.StrategyKernel, bits: dict[str, int],
                  quantity: Any, gaps: list[int]) -> None:
@@ -102,6 +102,9 @@ class _Book:
         self.next_gap = self.gaps.pop() if self.gaps else -1
         self.bars = 0
         self.exposed = 0
+        #: The fed bars as ``(ts_event, open, high, low, close, volume)`` mantissa rows, when the
+        #: engine gave them (:meth:`DeclarativeStrategy.feed`): read by position, not from the bar.
+        self.rows: list[tuple[int, int, int, int, int, int]] = []
 
 
 class DeclarativeStrategy(Strategy):  # type: ignore[misc]
@@ -119,6 +122,7 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
         self._books: dict[Any, _Book] = {}
         self._by_iid: dict[Any, _Book] = {}
         self._polled = 0
+        self._feeds: dict[str, list[tuple[int, int, int, int, int, int]]] = {}
         sides = {"LONG_ONLY": (True, False), "SHORT_ONLY": (False, True), "LONG_SHORT": (True, True)}
         self._longs, self._shorts = sides[self.plan.direction]
         self._sl = _fraction(self.plan.stop_loss)
@@ -132,6 +136,12 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
     def bars_exposed(self) -> int:
         return sum(b.exposed for b in self._books.values())
 
+    def feed(self, bar_type: str, rows: list[tuple[int, int, int, int, int, int]]) -> None:
+        """The mantissa rows of the bars the engine will deliver for ``bar_type``, in order
+        (before the run): ``on_bar`` reads them instead of converting the bar's prices, and
+        falls back to the bar whenever a row does not match its close time."""
+        self._feeds[bar_type] = rows
+
     def on_start(self) -> None:
         for bar_type in self._bar_types:
             iid = bar_type.instrument_id
@@ -139,6 +149,7 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
             kernel, bits = kernel_for(self.plan, int(instrument.price_precision), int(instrument.size_precision))
             book = _Book(iid, instrument, kernel, bits, instrument.make_qty(Decimal(self.plan.quantity)),
                          self._gap_closes.get(str(iid), []))
+            book.rows = self._feeds.get(str(bar_type), [])
             self._books[bar_type] = book
             self._by_iid[iid] = book
             self.subscribe_bars(bar_type)
@@ -154,11 +165,17 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
         if ts == book.next_gap:
             book.kernel.mark_gap()
             book.next_gap = book.gaps.pop() if book.gaps else -1
-        pm = book.pm
-        close = bar.close.raw // pm
-        fired = book.kernel.update(ts, bar.open.raw // pm, bar.high.raw // pm, bar.low.raw // pm, close,
-                                   bar.volume.raw // 10 ** (FIXED_SCALE - bar.volume.precision))
-        book.bars += 1
+        k = book.bars
+        book.bars = k + 1
+        if k < len(book.rows) and book.rows[k][0] == ts:
+            row = book.rows[k]
+            close = row[4]
+            fired = book.kernel.update(*row)
+        else:
+            pm = book.pm
+            close = bar.close.raw // pm
+            fired = book.kernel.update(ts, bar.open.raw // pm, bar.high.raw // pm, bar.low.raw // pm, close,
+                                       bar.volume.raw // 10 ** (FIXED_SCALE - bar.volume.precision))
         side = book.side
         if side:
             reason = None

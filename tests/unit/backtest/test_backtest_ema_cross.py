@@ -65,3 +65,16 @@ def test_the_kernel_in_use_is_reported(tmp_path: Path) -> None:
 
     assert hasattr(core, "StrategyKernel")
     assert STAND_IN == (core.StrategyKernel.__module__ == "kernel_standin")
+
+
+def test_reading_the_bars_themselves_gives_the_same_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runtime reads the fed mantissa rows by position; without them it converts each
+    bar's prices: the same run either way."""
+    from spine.backtest.runtime import DeclarativeStrategy
+
+    catalog = node_catalog(tmp_path, bars=3000, skip=(700, 701))
+    plan = ema_plan(5, 20, "LONG_SHORT", resolution="5m", stop_loss="0.004")
+    fed = run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    monkeypatch.setattr(DeclarativeStrategy, "feed", lambda self, bar_type, rows: None)
+    unfed = run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    assert len(fed.orders) > 10 and fed.result_hash == unfed.result_hash
