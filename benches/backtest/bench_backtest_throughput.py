@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "backtest"))
 
-from backtest_support import STAND_IN, hand_run, node_catalog, run_spec, template_plan  # noqa: E402
+from backtest_support import hand_run, node_catalog, run_spec, template_plan  # noqa: E402
 from spine.backtest import run_backtest  # noqa: E402
 
 BARS = int(os.environ.get("SPINE_BENCH_BACKTEST_BARS", "100000"))
@@ -71,7 +71,6 @@ def test_rivals_agree(catalog: Path) -> None:
 def test_backtest_throughput(benchmark: BenchmarkFixture, catalog: Path, rival: str) -> None:
     benchmark.group = f"backtest EMA cross {FAST}/{SLOW}, {BARS} one-minute bars"
     benchmark.extra_info["bars"] = BARS
-    benchmark.extra_info["kernel"] = "stand-in (plain Python)" if STAND_IN else "spine._core.StrategyKernel"
     result: Any = benchmark.pedantic(RUNS[rival], args=(catalog,), rounds=3, iterations=1, warmup_rounds=0)
     assert result
     if benchmark.stats is not None:

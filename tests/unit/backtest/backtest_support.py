@@ -11,13 +11,11 @@ from typing import Any
 
 import msgspec
 
-from kernel_standin import install
 from reference.backtest_catalog import spot, walk_bars, write_catalog
 from reference.ema_cross_nautilus import HandEmaCross, HandEmaCrossConfig
 from spine.backtest import RunSpec
 from spine.strategies.plan import FeatureDecl, StrategyPlan
 
-STAND_IN = install()
 IID = "C000USDT.SIM"
 
 

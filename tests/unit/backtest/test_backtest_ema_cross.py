@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from backtest_support import STAND_IN, ema_plan, hand_run, node_catalog, run_spec, template_plan
+from backtest_support import ema_plan, hand_run, node_catalog, run_spec, template_plan
 from spine.backtest import run_backtest
 
 
@@ -56,15 +56,6 @@ def test_the_ema_cross_template_equals_hand_written(tmp_path: Path) -> None:
         ("BUY" if side == 1 else "SELL", *rest) for side, *rest in hand["fills"]]
     assert len(fills) > 20 and {f["last_qty"] for f in fills} == {"0.100"}
     assert Decimal(msgspec.json.decode(outputs.report)["ending_balance"]) == hand["balance"]
-
-
-def test_the_kernel_in_use_is_reported(tmp_path: Path) -> None:
-    """While ``spine._core`` lacks StrategyKernel the tests run on the plain-Python stand-in
-    (tests/unit/backtest/kernel_standin.py); this records which one this run used."""
-    import spine._core as core
-
-    assert hasattr(core, "StrategyKernel")
-    assert STAND_IN == (core.StrategyKernel.__module__ == "kernel_standin")
 
 
 def test_reading_the_bars_themselves_gives_the_same_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
