@@ -48,7 +48,9 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
     catalog = node_catalog(tmp_path, bars=3000)
     files = {path: text.replace("BTCUSDT.SIM", IID) for path, text in template_files("ema_cross").items()}
     revision = save(store, None, "template", files)
-    request = {"strategy_id": "ema_cross", "revision_id": revision.revision_id, "parameters": {"fast": "5"}}
+    request = {"body": {"strategy_id": "ema_cross", "parameters": {"fast": "5"}},
+               "spec": {"resolution": "1m", "channel": "EXTERNAL"}, "config_hash": "c" * 64,
+               "execution": {"capital": "100000", "fee_model": "MAKER_TAKER", "fill_model": "FILL_MODEL", "seed": 42}}
     start, end = EPOCH_2024, EPOCH_2024 + 2000 * MINUTE
     job = store.submit("f" * 64, "ema_cross", revision.revision_id,
                        json.dumps(request, sort_keys=True, separators=(",", ":")), None, start, end, 1)

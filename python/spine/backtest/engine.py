@@ -296,8 +296,9 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     body = {
         "version": "spine.v2", "schema_id": "svc.backtest_run_result", "schema_version": 1,
         "strategy_id": spec.strategy_id, "revision_id": spec.revision_id,
-        "start": str(spec.start if spec.start is not None else first_open),
-        "end": str(spec.end if spec.end is not None else max(last_close.values())),
+        # The span the bars taken cover, within the span asked for.
+        "start": str(first_open if spec.start is None else max(spec.start, first_open)),
+        "end": str(max(last_close.values()) if spec.end is None else min(spec.end, max(last_close.values()))),
         "instruments": [b.instrument_id for b in loaded], "execution": execution.document(),
         "ending_balance": text(ending), "total_pnl": text(ending - starting),
         "orders": len(orders), "fills": len(fills), "positions": len(positions),

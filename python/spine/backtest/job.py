@@ -2,18 +2,19 @@
 
 :func:`execute` is the testable core (plan, spec and catalog dirs in, :class:`RunOutputs`
 out). :func:`run` is the runner a worker child calls (``spine.backtest.job:run``) with the
-claimed job's fields (``spine.jobs.Job.as_dict()``; ``request`` the sealed request's canonical
-JSON text). It opens its own ``spine.jobs.Store``, builds the plan from the revision's files
-at the request's parameter values (``request["parameters"]``: name -> exact text; absent:
-the defaults), records the execution block when the engine starts, appends the run's log
-lines as LOG events, keeps the ``engine_status`` part current as the run moves, polls the
-job's cancel request (at most every ``CANCEL_POLL_SECS``), writes every output part and
-returns the run id. The store is reached through :class:`RunStore`, the part of the store
-the run uses.
+claimed job's fields (``spine.jobs.Job.as_dict()``). It opens its own ``spine.jobs.Store``,
+builds the plan from the revision's files at the request's parameters, records the
+execution block when the engine starts, appends the run's log lines as LOG events, keeps the
+``engine_status`` part current as the run moves, polls the job's cancel request (at most
+every ``CANCEL_POLL_SECS``), writes every output part and returns the run id. The store is
+reached through :class:`RunStore`, the part of the store the run uses.
 
-Spec fields come from the job (instrument_id, start, end) and from the request when it
-names them (``resolution``, ``channel``), else from the revision's plan; ``config_hash`` is
-``identity("config_hash", request)``.
+The job's ``request`` is the gateway's canonical JSON ``{"body": the sealed POST body as
+given, "spec": {..., "resolution", "channel", "values"}, "config_hash", "execution": the
+configured block less the currency}`` (``spine.gateway.backtests``). The run takes the
+body's ``parameters`` (none: the defaults), the spec's resolution and channel, the job's
+instrument_id, start and end, the configured execution block (its currency: the
+instruments' quote currency), the config_hash; ``run_id`` is over the body as given.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from spine._core import canonical_json
-from spine.backtest.api import RunFailed, RunOutputs, RunSpec
+from spine.backtest.api import Execution, RunFailed, RunOutputs, RunSpec
 from spine.backtest.engine import run_backtest
 from spine.strategies.plan import StrategyPlan
 
@@ -40,8 +41,7 @@ OUTPUT_PARTS = ("report", "statistics", "equity", "orders", "fills", "positions"
 class RunStore(Protocol):
     """What a run needs from the job store (``spine.jobs.Store``)."""
 
-    def revision_files(self, strategy_id: str, revision_id: str) -> Mapping[str, str]: ...
-    def file_text(self, strategy_id: str, revision_id: str | None, path: str) -> Any: ...
+    def revision_texts(self, strategy_id: str, revision_id: str) -> Mapping[str, str]: ...
     def job(self, job_id: str) -> Any: ...
     def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
                      ts: int) -> int: ...
@@ -64,13 +64,19 @@ def parts(outputs: RunOutputs) -> dict[str, list[bytes]]:
             "engine_status": outputs.engine_status}
 
 
-def spec_of(job: Mapping[str, Any], request: dict[str, Any], plan: StrategyPlan) -> RunSpec:
-    """The run spec of a job (see the module docs)."""
+def spec_of(job: Mapping[str, Any], request: Mapping[str, Any], plan: StrategyPlan) -> RunSpec:
+    """The run spec of a job and its request (see the module docs)."""
+    body = dict(request.get("body") or {})
+    spec = request.get("spec") or {}
+    configured = {key: value for key, value in (request.get("execution") or {}).items()
+                  if key in ("capital", "fee_model", "fill_model", "seed")}
     return RunSpec(
         job_id=job["job_id"], strategy_id=job["strategy_id"], revision_id=job["revision_id"],
         instrument_id=job.get("instrument_id"), start=job.get("start"), end=job.get("end"),
-        resolution=request.get("resolution") or plan.resolution, channel=request.get("channel") or plan.channel,
-        values=dict(plan.values), request=request,
+        resolution=spec.get("resolution") or body.get("resolution") or plan.resolution,
+        channel=spec.get("channel") or body.get("channel") or plan.channel,
+        values=dict(plan.values), request=body, config_hash=request.get("config_hash"),
+        execution=Execution(**configured),
     )
 
 
@@ -103,9 +109,8 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunS
     job_id, strategy_id, revision_id = job["job_id"], job["strategy_id"], job["revision_id"]
     raw = job["request"]
     request: dict[str, Any] = json.loads(raw) if isinstance(raw, (str, bytes)) else dict(raw)
-    files = {path: store.file_text(strategy_id, revision_id, path).content
-             for path in store.revision_files(strategy_id, revision_id)}
-    plan = plan_of(files, request.get("parameters") or None)
+    files = dict(store.revision_texts(strategy_id, revision_id))
+    plan = plan_of(files, (request.get("body") or {}).get("parameters") or {})
     statuses: list[bytes] = []
 
     def status(document: bytes) -> None:

@@ -29,11 +29,8 @@ class FakeStore:
         self.execution: str | None = None
         self.parts: dict[str, list[bytes]] = {}
 
-    def revision_files(self, strategy_id: str, revision_id: str) -> Mapping[str, str]:
-        return {path: "hash" for path in self.files}
-
-    def file_text(self, strategy_id: str, revision_id: str | None, path: str) -> Any:
-        return SimpleNamespace(content=self.files[path])
+    def revision_texts(self, strategy_id: str, revision_id: str) -> Mapping[str, str]:
+        return dict(self.files)
 
     def job(self, job_id: str) -> Any:
         self.polls += 1
@@ -53,9 +50,13 @@ class FakeStore:
 
 
 def job(parameters: dict[str, str] | None = None) -> dict[str, Any]:
-    request = {"strategy_id": "ema_cross", "revision_id": "b" * 64, "parameters": parameters or {}}
+    """A job as the gateway submits it (spine.gateway.backtests): the request holds the sealed
+    body, the resolved spec, the config hash and the configured execution block."""
+    body = {"strategy_id": "ema_cross", **({"parameters": parameters} if parameters else {})}
+    request = {"body": body, "spec": {"resolution": "5m", "channel": "EXTERNAL"}, "config_hash": "c" * 64,
+               "execution": {"capital": "25000", "fee_model": "MAKER_TAKER", "fill_model": "FILL_MODEL", "seed": 7}}
     return {"job_id": "a" * 64, "strategy_id": "ema_cross", "revision_id": "b" * 64, "instrument_id": None,
-            "start": None, "end": None, "request": json.dumps(request), "state": "RUNNING"}
+            "start": 0, "end": 2**62, "request": json.dumps(request), "state": "RUNNING"}
 
 
 def test_a_job_runs_and_stores_every_part(tmp_path: Path) -> None:
@@ -65,6 +66,10 @@ def test_a_job_runs_and_stores_every_part(tmp_path: Path) -> None:
     assert set(store.parts) == set(OUTPUT_PARTS)
     report = json.loads(store.parts["report"][0])
     assert report["run_id"] == run_id and json.loads(store.execution or "null") == report["execution"]
+    assert report["execution"] == {"capital": "25000", "currency": "USDT", "fee_model": "MAKER_TAKER",
+                                   "fill_model": "FILL_MODEL", "seed": 7}
+    assert report["config_hash"] == "c" * 64
+    assert {json.loads(s)["resolution"] for s in store.parts["signals"]} == {"5m"}
     assert [json.loads(s)["lifecycle"] for s in store.parts["engine_status"]] == ["STARTING", "RUNNING", "COMPLETED"]
     assert any("bars read" in message for _, message in store.logs)
     assert 1 <= store.polls < 2000 // 64  # throttled: one store query per interval at most
