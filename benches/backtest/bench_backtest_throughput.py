@@ -7,8 +7,8 @@ slow 30, LONG_ONLY, quantity 0.1) over 100,000 one-minute bars of one instrument
   (``StrategyKernel`` per bar), and every output document and identity;
 - hand-written: the same strategy written by hand as a plain framework Strategy
   (``tests/reference/ema_cross_nautilus.py``, its EMAs in plain Python) on a raw
-  ``BacktestEngine`` fed ``ParquetDataCatalog.bars()``, with the same venue configuration,
-  reading back its orders.
+  ``BacktestEngine`` fed ``ParquetDataCatalog.bars()``, with the same venue configuration and
+  the framework's defaults otherwise (its post-run analysis included), reading back its fills.
 
 Both runs are checked to give the same orders and fills before timing (an EMA cross of 10/30
 trades often: the framework's order round trips dominate both). Throughput is bars / median.
