@@ -111,6 +111,12 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
     if len(quotes) != 1:
         raise BacktestError(f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one "
                             "quote currency", "MIXED_CURRENCIES")
+    for bars in loaded:
+        quantity = Decimal(plan.quantity)
+        if quantity != quantity.quantize(Decimal(1).scaleb(-bars.size_precision)) or quantity <= 0:
+            raise BacktestError(f"INVALID_QUANTITY: quantity {plan.quantity} is not a positive multiple of "
+                                f"{bars.instrument_id}'s size step (size precision {bars.size_precision}); "
+                                "it is never rounded", "INVALID_QUANTITY")
     execution = msgspec.structs.replace(spec.execution, currency=quotes[0])
     bar_fingerprint = identity("bar_fingerprint", [fingerprint(b) for b in loaded])
     state.run_id = identity("run_id", {"request": spec.request, "revision_id": spec.revision_id,
@@ -139,7 +145,7 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
         try:
             engine.run()
         except Cancelled as stop:
-            engine.end()
+            _end_quietly(engine)
             _count(state, strategy, engine)
             state.counters["errors"] += 1
             state.emit("FAILED", f"CANCELLED: {stop}")

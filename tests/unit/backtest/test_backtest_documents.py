@@ -197,3 +197,12 @@ def test_sharpe_and_sortino_are_the_framework_analyzers(tmp_path: Path, monkeypa
     outputs = run(node_catalog(tmp_path, bars=20_000), fast=5, slow=20, direction="LONG_SHORT")
     assert seen["ours"] == {name: seen["framework"][name] for name in seen["ours"]}
     assert json.loads(outputs.statistics)["sharpe"] is not None
+
+
+def test_a_quantity_finer_than_the_size_precision_is_refused(tmp_path: Path) -> None:
+    import msgspec
+
+    catalog = node_catalog(tmp_path, bars=100)
+    plan = msgspec.structs.replace(ema_plan(), quantity="0.0001")  # the instrument's size precision is 3
+    with pytest.raises(RunFailed, match="INVALID_QUANTITY: quantity 0.0001"):
+        run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
