@@ -28,14 +28,12 @@ from typing import Any, Protocol
 from spine._core import canonical_json
 from spine.backtest.api import Execution, RunFailed, RunOutputs, RunSpec
 from spine.backtest.engine import run_backtest
+from spine.jobs.records import OUTPUT_PARTS
 from spine.strategies.plan import StrategyPlan
 
-__all__ = ["CANCEL_POLL_SECS", "OUTPUT_PARTS", "RunStore", "execute", "parts", "run", "spec_of"]
+__all__ = ["CANCEL_POLL_SECS", "RunStore", "execute", "parts", "run", "spec_of"]
 
 CANCEL_POLL_SECS = 0.25
-#: The parts a run leaves in the store, in this order.
-OUTPUT_PARTS = ("report", "statistics", "equity", "orders", "fills", "positions", "signals", "markers",
-                "retirements", "engine_status")
 
 
 class RunStore(Protocol):
@@ -57,11 +55,14 @@ def execute(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: 
 
 
 def parts(outputs: RunOutputs) -> dict[str, list[bytes]]:
-    """The outputs as the store's parts (``report`` and ``statistics``: one document each)."""
-    return {"report": [outputs.report], "statistics": [outputs.statistics], "equity": outputs.equity,
-            "orders": outputs.orders, "fills": outputs.fills, "positions": outputs.positions,
-            "signals": outputs.signals, "markers": outputs.markers, "retirements": outputs.retirements,
-            "engine_status": outputs.engine_status}
+    """The outputs as the store's parts (:data:`spine.jobs.records.OUTPUT_PARTS`; ``report``
+    and ``statistics``: one document each)."""
+    stored = {"report": [outputs.report], "statistics": [outputs.statistics], "equity": outputs.equity,
+              "orders": outputs.orders, "fills": outputs.fills, "positions": outputs.positions,
+              "signals": outputs.signals, "markers": outputs.markers, "retirements": outputs.retirements,
+              "engine_status": outputs.engine_status}
+    assert tuple(stored) == OUTPUT_PARTS
+    return stored
 
 
 def spec_of(job: Mapping[str, Any], request: Mapping[str, Any], plan: StrategyPlan) -> RunSpec:

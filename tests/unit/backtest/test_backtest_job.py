@@ -15,7 +15,8 @@ import pytest
 
 from backtest_support import IID, node_catalog
 from spine.backtest import RunCancelled
-from spine.backtest.job import OUTPUT_PARTS, run
+from spine.backtest.job import run
+from spine.jobs.records import OUTPUT_PARTS
 from spine.strategies.templates import template_files
 
 
