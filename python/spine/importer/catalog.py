@@ -1,0 +1,141 @@
+"""What the EXTERNAL root already holds, and writing an import into it all at once.
+
+Nothing is half-written: the instrument and the bars are written by a ``ParquetDataCatalog``
+into a staging directory beside the root (``DIR/.external.import-<hex>``, same volume), and
+their files are renamed into the root only after every row passed. ``--replace`` first moves
+the bar type's old files (and the instrument's) into that directory and puts them back if
+placing the new ones fails. The directory is removed in every case. One import at a time per
+catalog directory: placing holds an exclusive ``flock`` on ``DIR``, and the root's last close
+is read again under it (a concurrent import in between is refused, not merged).
+
+The same checks as ``spine.node.store.CatalogStore`` (never hand the 1.221 catalog an
+overlapping interval; rename whole files into place), with a staging area outside the root
+since an import writes into a root a node may be serving.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nautilus_trader.model.data import Bar
+from nautilus_trader.persistence.catalog import ParquetDataCatalog
+
+from spine.importer.refusal import ImportRefused
+
+__all__ = ["Existing", "inspect", "place", "stored_bars"]
+
+
+@dataclass(frozen=True)
+class Existing:
+    """The root's state for one instrument: its definition (None: absent), the last close of
+    the bar type being imported (None: no bars) and the instrument's other bar types."""
+
+    instrument: Any
+    last_close: int | None
+    other_bar_types: list[str]
+
+
+def _bar_types(root: Path, instrument_id: str) -> list[str]:
+    directory = root / "data" / "bar"
+    if not directory.is_dir():
+        return []
+    return sorted(p.name for p in directory.iterdir()
+                  if p.name.startswith(f"{instrument_id}-") and any(p.glob("*.parquet")))
+
+
+def inspect(root: Path, instrument_id: str, bar_type: str) -> Existing:
+    """Read the root (never creating it)."""
+    if not (root / "data").is_dir():
+        return Existing(None, None, [])
+    catalog = ParquetDataCatalog(str(root))
+    found = catalog.instruments(instrument_ids=[instrument_id])
+    last = catalog.query_last_timestamp(Bar, bar_type) if bar_type in _bar_types(root, instrument_id) else None
+    others = [b for b in _bar_types(root, instrument_id) if b != bar_type]
+    return Existing(found[0] if found else None, None if last is None else int(last.value), others)
+
+
+def stored_bars(root: Path, bar_type: str, start: int, end: int) -> dict[int, Bar]:
+    """The root's bars of ``bar_type`` closing in [start, end], by close."""
+    bars = ParquetDataCatalog(str(root)).bars(bar_types=[bar_type], start=start, end=end)
+    return {int(b.ts_event): b for b in bars}
+
+
+def _instrument_dirs(root: Path, instrument_id: str) -> list[Path]:
+    data = root / "data"
+    if not data.is_dir():
+        return []
+    return [d / instrument_id for d in data.iterdir() if d.name != "bar" and (d / instrument_id).is_dir()]
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        os.close(handle)
+
+
+def place(root: Path, instrument: Any | None, batches: Iterable[list[Bar]], *, bar_type: str, instrument_id: str,
+          replace: bool, expect_last: int | None) -> int:
+    """Write ``instrument`` (when given) and the bars of ``batches`` (each a list of bars,
+    oldest first, newer than the last batch) into ``root``; returns the files placed.
+    Raises :class:`ImportRefused` when the root's last close moved since ``expect_last`` was
+    read."""
+    created = [p for p in (root.parent, *root.parent.parents) if not p.exists()]
+    root.parent.mkdir(parents=True, exist_ok=True)
+    staging = root.parent / f".{root.name}.import-{uuid.uuid4().hex}"
+    try:
+        catalog = ParquetDataCatalog(str(staging / "new"))
+        if instrument is not None:
+            catalog.write_data([instrument])
+        for bars in batches:
+            catalog.write_data(bars)
+        with _locked(root.parent):
+            if not replace and inspect(root, instrument_id, bar_type).last_close != expect_last:
+                raise ImportRefused(f"{bar_type} changed in {root} while this import ran (another import?); "
+                                   "nothing was written: run it again")
+            return _swap(root, staging, bar_type, instrument_id, replace)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for path in created:  # a failed first import leaves no empty directories behind
+            if path.exists() and not any(path.iterdir()):
+                path.rmdir()
+
+
+def _swap(root: Path, staging: Path, bar_type: str, instrument_id: str, replace: bool) -> int:
+    """Rename the staged files into the root (after trashing the old ones for a replace); on
+    any failure undo both."""
+    trash, new = staging / "old", staging / "new"
+    moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse
+    try:
+        if replace:
+            old_dirs = [root / "data" / "bar" / bar_type, *_instrument_dirs(root, instrument_id)]
+            for directory in old_dirs:
+                for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else []:
+                    _move(path, trash / path.relative_to(root), moved)
+        placed = 0
+        for path in sorted(new.rglob("*.parquet")):
+            _move(path, root / path.relative_to(new), moved)
+            placed += 1
+        return placed
+    except BaseException:
+        for source, target in reversed(moved):
+            os.replace(target, source)
+        raise
+
+
+def _move(source: Path, target: Path, moved: list[tuple[Path, Path]]) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(source, target)
+    moved.append((source, target))
