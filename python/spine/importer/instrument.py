@@ -19,7 +19,7 @@ from nautilus_trader.model.identifiers import InstrumentId, Symbol
 from nautilus_trader.model.instruments import CurrencyPair, Equity
 from nautilus_trader.model.objects import Currency, Price, Quantity
 
-__all__ = ["instrument_kind", "make_instrument", "pair_base"]
+__all__ = ["make_instrument", "pair_base"]
 
 _SEPARATORS = "-_."
 
@@ -32,11 +32,6 @@ def pair_base(symbol: str, quote: str) -> str | None:
     if base[-1] in _SEPARATORS:
         base = base[:-1]
     return base if base.isalnum() and base[:1].isalpha() else None
-
-
-def instrument_kind(symbol: str, quote: str) -> str:
-    """``"CurrencyPair"`` or ``"Equity"`` (see the module docs)."""
-    return "CurrencyPair" if pair_base(symbol, quote) is not None else "Equity"
 
 
 def _currency(code: str) -> Currency:

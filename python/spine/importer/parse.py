@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
+import pandas as pd  # type: ignore[import-untyped]
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 from numpy.typing import NDArray
 
 from spine._core import format_decimal, parse_decimal, parse_decimal_column
@@ -66,7 +66,7 @@ class Chunk:
 def iso(ns: int) -> str:
     """A close time as ISO-8601 UTC (to the nanosecond when it has one)."""
     stamp = pd.Timestamp(ns, unit="ns", tz="UTC")
-    text = stamp.strftime("%Y-%m-%dT%H:%M:%S")
+    text: str = stamp.strftime("%Y-%m-%dT%H:%M:%S")
     return text + (f".{ns % 10**9:09d}Z" if ns % 10**9 else "Z")
 
 
@@ -118,6 +118,7 @@ class Parser:
 
     def _timestamps(self, column: pa.Array) -> I64:
         kind = column.type
+        ns: I64
         if pa.types.is_integer(kind):
             values = column.to_numpy()
             if (values < 0).any():
@@ -149,10 +150,10 @@ class Parser:
         digits = pc.match_substring_regex(texts, r"^[0-9]+$").to_numpy(zero_copy_only=False)
         values = texts.to_pylist()
         ns = np.zeros(len(values), dtype=np.int64)
-        for index in np.flatnonzero(digits):
+        for index in np.flatnonzero(digits).tolist():
             number = int(values[index])
             if number > _INT64_MAX:
-                raise ImportRefused(f"{self._at(int(index))}: timestamp {number} is past 2262; allowed: "
+                raise ImportRefused(f"{self._at(index)}: timestamp {number} is past 2262; allowed: "
                                     "nanoseconds since 1970-01-01 UTC")
             ns[index] = number
         self._check_epoch(ns, digits)
@@ -299,4 +300,5 @@ def _scaled(column: I64, scale: int, target: int, first_row: int, csv: bool) -> 
         i = int(np.argmax(over))
         raise ImportRefused(f"{where(first_row + i, csv)}: {format_decimal(int(column[i]), scale)} is out of range at "
                             f"precision {target}; allowed: |value| x 10^{target} below 2^63")
-    return column * factor
+    scaled: I64 = column * factor
+    return scaled
