@@ -60,14 +60,16 @@ def stored_text(root: Path, bar_type: str) -> list[tuple[str, ...]]:
 
 
 def polars_rows(root: Path, bar_type: str) -> list[Row]:
-    """The same rows decoded without NautilusTrader: the fixed-point columns (i128, scale
-    1e16) through polars (nautilus-notes section 10)."""
+    """The same rows decoded without NautilusTrader: polars reinterprets the fixed-point
+    columns as little-endian i128 at scale 1e16 (nautilus-notes section 10). The notes' cast
+    to Decimal(38, 16) overflows from 10^6 up (22 integer digits), so the scale is applied
+    to the exact integers here."""
     files = sorted((root / "data" / "bar" / bar_type).glob("*.parquet"))
     frame = pl.concat([pl.read_parquet(f) for f in files]).sort("ts_event")
-    decoded = frame.select(pl.col("ts_event"), *(
-        (pl.col(c).bin.reinterpret(dtype=pl.Int128, endianness="little").cast(pl.Decimal(38, 16)) / 10**16).alias(c)
+    raw = frame.select(pl.col("ts_event"), *(
+        pl.col(c).bin.reinterpret(dtype=pl.Int128, endianness="little").alias(c)
         for c in ("open", "high", "low", "close", "volume")))
-    return [tuple(r) for r in decoded.iter_rows()]
+    return [(ts, *(Decimal(v).scaleb(-16) for v in values)) for ts, *values in raw.iter_rows()]
 
 
 def expected(rows: list[Row]) -> list[Row]:
