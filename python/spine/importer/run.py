@@ -161,6 +161,7 @@ def _bars(chunks: list[Chunk], bar_type: str, price: int, size: int, progress: P
         if len(batch) >= FILE_BARS:
             yield batch
             batch = []
+    progress.update("wrote", done, final=True)
     if batch:
         yield batch
 
