@@ -2,8 +2,9 @@
 
 Nothing is half-written: the instrument and the bars are written by a ``ParquetDataCatalog``
 into a staging directory beside the root (``DIR/.external.import-<hex>``, same volume), and
-their files are renamed into the root only after every row passed. ``--replace`` first moves
-the bar type's old files (and the instrument's) into that directory and puts them back if
+their files are renamed into the root only after every row passed. A bar type is kept in one
+file (an append writes the stored and the new bars together): the bar type's old files (and,
+for ``--replace``, the instrument's) are first moved into that directory, and put back if
 placing the new ones fails. The directory is removed in every case. One import at a time per
 catalog directory: placing holds an exclusive ``flock`` on ``DIR``, and the root's last close
 is read again under it (a concurrent import in between is refused, not merged).
@@ -19,7 +20,7 @@ import fcntl
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,10 +63,10 @@ def inspect(root: Path, instrument_id: str, bar_type: str) -> Existing:
     return Existing(found[0] if found else None, None if last is None else int(last.value), others)
 
 
-def stored_bars(root: Path, bar_type: str, start: int, end: int) -> dict[int, Bar]:
-    """The root's bars of ``bar_type`` closing in [start, end], by close."""
-    bars = ParquetDataCatalog(str(root)).bars(bar_types=[bar_type], start=start, end=end)
-    return {int(b.ts_event): b for b in bars}
+def stored_bars(root: Path, bar_type: str, start: int | None = None, end: int | None = None) -> list[Bar]:
+    """The root's bars of ``bar_type`` closing in [start, end], oldest first."""
+    bars: list[Bar] = ParquetDataCatalog(str(root)).bars(bar_types=[bar_type], start=start, end=end)
+    return bars
 
 
 def _instrument_dirs(root: Path, instrument_id: str) -> list[Path]:
@@ -86,12 +87,12 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(handle)
 
 
-def place(root: Path, instrument: Any | None, batches: Iterable[list[Bar]], *, bar_type: str, instrument_id: str,
-          replace: bool, expect_last: int | None) -> int:
-    """Write ``instrument`` (when given) and the bars of ``batches`` (each a list of bars,
-    oldest first, newer than the last batch) into ``root``; returns the files placed.
-    Raises :class:`ImportRefused` when the root's last close moved since ``expect_last`` was
-    read."""
+def place(root: Path, instrument: Any | None, bars: list[Bar], *, bar_type: str, instrument_id: str,
+          replace_definition: bool, expect_last: int | None) -> int:
+    """Write ``instrument`` (when given) and ``bars`` (oldest first: every bar the bar type
+    keeps, in one file) into ``root``, retiring the bar type's old files (and, with
+    ``replace_definition``, the instrument's); returns the files placed. Raises
+    :class:`ImportRefused` when the root's last close moved since ``expect_last`` was read."""
     created = [p for p in (root.parent, *root.parent.parents) if not p.exists()]
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = root.parent / f".{root.name}.import-{uuid.uuid4().hex}"
@@ -99,13 +100,15 @@ def place(root: Path, instrument: Any | None, batches: Iterable[list[Bar]], *, b
         catalog = ParquetDataCatalog(str(staging / "new"))
         if instrument is not None:
             catalog.write_data([instrument])
-        for bars in batches:
+        if bars:
             catalog.write_data(bars)
         with _locked(root.parent):
-            if not replace and inspect(root, instrument_id, bar_type).last_close != expect_last:
+            if inspect(root, instrument_id, bar_type).last_close != expect_last:
                 raise ImportRefused(f"{bar_type} changed in {root} while this import ran (another import?); "
-                                   "nothing was written: run it again")
-            return _swap(root, staging, bar_type, instrument_id, replace)
+                                    "nothing was written: run it again")
+            old = [root / "data" / "bar" / bar_type] if bars else []
+            old += _instrument_dirs(root, instrument_id) if replace_definition else []
+            return _swap(root, staging, old)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         for path in created:  # a failed first import leaves no empty directories behind
@@ -113,17 +116,15 @@ def place(root: Path, instrument: Any | None, batches: Iterable[list[Bar]], *, b
                 path.rmdir()
 
 
-def _swap(root: Path, staging: Path, bar_type: str, instrument_id: str, replace: bool) -> int:
-    """Rename the staged files into the root (after trashing the old ones for a replace); on
+def _swap(root: Path, staging: Path, old_dirs: list[Path]) -> int:
+    """Move the files of ``old_dirs`` aside, then rename the staged files into the root; on
     any failure undo both."""
     trash, new = staging / "old", staging / "new"
     moved: list[tuple[Path, Path]] = []  # (from, to), undone in reverse
     try:
-        if replace:
-            old_dirs = [root / "data" / "bar" / bar_type, *_instrument_dirs(root, instrument_id)]
-            for directory in old_dirs:
-                for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else []:
-                    _move(path, trash / path.relative_to(root), moved)
+        for directory in old_dirs:
+            for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else []:
+                _move(path, trash / path.relative_to(root), moved)
         placed = 0
         for path in sorted(new.rglob("*.parquet")):
             _move(path, root / path.relative_to(new), moved)

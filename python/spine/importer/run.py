@@ -14,7 +14,6 @@ definition) from this file alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,6 @@ from spine.importer.refusal import ImportRefused, where
 from spine.importer.source import open_bar_file
 
 __all__ = ["Summary", "run_import"]
-
-#: Bars handed to one ``write_data`` call (one Parquet file each).
-FILE_BARS = 500_000
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,7 @@ def _skip_stored(options: ImportOptions, chunks: list[Chunk], last: int, price: 
     first = int(chunks[0].ts[0])
     if first > last:
         return chunks, 0
-    stored = stored_bars(options.root, options.bar_type, first, last)
+    stored = {int(b.ts_event): b for b in stored_bars(options.root, options.bar_type, first, last)}
     up_p, up_s = 10 ** (FIXED_PRECISION - price), 10 ** (FIXED_PRECISION - size)
     skipped, kept = 0, []
     for chunk in chunks:
@@ -145,25 +141,18 @@ def _skip_stored(options: ImportOptions, chunks: list[Chunk], last: int, price: 
     return kept, skipped
 
 
-def _bars(chunks: list[Chunk], bar_type: str, price: int, size: int, progress: Progress) -> Iterator[list[Bar]]:
-    """Nautilus bars from the exact columns (raw values at the fixed scale), a file's worth
-    at a time."""
+def _bars(chunks: list[Chunk], bar_type: str, price: int, size: int, progress: Progress) -> list[Bar]:
+    """Nautilus bars from the exact columns (raw values at the fixed scale)."""
     kind = BarType.from_str(bar_type)
     up_p, up_s = 10 ** (FIXED_PRECISION - price), 10 ** (FIXED_PRECISION - size)
-    batch: list[Bar] = []
-    done = 0
+    bars: list[Bar] = []
     for chunk in chunks:
         columns = zip(chunk.ts.tolist(), *(c.tolist() for c in chunk.prices), chunk.volume.tolist())
-        batch.extend(Bar.from_raw(kind, o * up_p, h * up_p, lo * up_p, c * up_p, price, v * up_s, size, ts, ts)
-                     for ts, o, h, lo, c, v in columns)
-        done += len(chunk.ts)
-        progress.update("wrote", done)
-        if len(batch) >= FILE_BARS:
-            yield batch
-            batch = []
-    progress.update("wrote", done, final=True)
-    if batch:
-        yield batch
+        bars.extend(Bar.from_raw(kind, o * up_p, h * up_p, lo * up_p, c * up_p, price, v * up_s, size, ts, ts)
+                    for ts, o, h, lo, c, v in columns)
+        progress.update("wrote", len(bars))
+    progress.update("wrote", len(bars), final=True)
+    return bars
 
 
 def run_import(options: ImportOptions, *, progress: Progress | None = None) -> Summary:
@@ -203,9 +192,14 @@ def run_import(options: ImportOptions, *, progress: Progress | None = None) -> S
         count = sum(len(c.ts) for c in chunks)
         if count or instrument is not None:
             progress.phase("write")
-            place(options.root, instrument, _bars(chunks, options.bar_type, price, size, progress),
-                  bar_type=options.bar_type, instrument_id=options.instrument_id, replace=options.replace,
-                  expect_last=existing.last_close)
+            bars = _bars(chunks, options.bar_type, price, size, progress)
+            if bars and not options.replace and existing.last_close is not None:
+                # One file per bar type: the stored bars and the new ones are written together and
+                # the old files retired, as a node's consolidation rewrites any bar type holding
+                # several files from its in-memory series (a few thousand bars; none at 1-DAY).
+                bars = stored_bars(options.root, options.bar_type) + bars
+            place(options.root, instrument, bars, bar_type=options.bar_type, instrument_id=options.instrument_id,
+                  replace_definition=options.replace, expect_last=existing.last_close)
     finally:
         progress.close()
     return Summary(options.instrument_id, definition, options.bar_type, count, skipped,
