@@ -66,3 +66,73 @@ def test_daily_import_then_summary(tmp_path: Path) -> None:
                                   "first close 2024-01-03T00:00:00Z, last close 2024-01-04T00:00:00Z; "
                                   "price precision 2, size precision 0")
     assert done.stderr == ""
+
+
+# --- a backtest reads what was imported -------------------------------------------------------------
+
+from nautilus_trader.config import StrategyConfig  # noqa: E402
+from nautilus_trader.trading.strategy import Strategy  # noqa: E402
+
+
+class BuyOnceConfig(StrategyConfig, frozen=True):
+    instrument_id: str
+    bar_type: str
+    quantity: str
+
+
+class BuyOnce(Strategy):
+    """Buys on the third bar, closes on the sixth."""
+
+    def __init__(self, config: BuyOnceConfig) -> None:
+        super().__init__(config)
+        self.seen = 0
+
+    def on_start(self) -> None:
+        from nautilus_trader.model.data import BarType
+
+        self.subscribe_bars(BarType.from_str(self.config.bar_type))
+
+    def on_bar(self, bar: object) -> None:
+        from nautilus_trader.model.enums import OrderSide
+        from nautilus_trader.model.identifiers import InstrumentId
+
+        self.seen += 1
+        iid = InstrumentId.from_str(self.config.instrument_id)
+        if self.seen == 3:
+            quantity = self.cache.instrument(iid).make_qty(float(self.config.quantity))
+            self.submit_order(self.order_factory.market(iid, OrderSide.BUY, quantity))
+        elif self.seen == 6:
+            self.close_all_positions(iid)
+
+
+def test_backtest_node_reads_imported_minute_and_daily_bars(tmp_path: Path) -> None:
+    """A BacktestNode over the EXTERNAL root (as the workers run it): 1-MINUTE-LAST for the
+    CurrencyPair, 1-DAY-LAST for the daily Equity."""
+    from nautilus_trader.backtest.node import BacktestNode
+    from nautilus_trader.config import (BacktestDataConfig, BacktestEngineConfig, BacktestRunConfig,
+                                        BacktestVenueConfig, ImportableStrategyConfig, LoggingConfig)
+
+    day = 86_400 * 10**9
+    (tmp_path / "ethusdt.csv").write_text("ts_event,open,high,low,close,volume\n" + "".join(
+        f"{T0 + (k + 1) * M},{100 + k}.25,{101 + k},{99 + k}.5,{100 + k}.75,1.5\n" for k in range(20)))
+    (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n" + "".join(
+        f"{T0 + (k + 1) * day},{400 + k}.5,{402 + k},{399 + k},{401 + k}.25,1000\n" for k in range(20)))
+    for args in (("--venue", "MYDATA", "--currency", "USDT", "ethusdt.csv"), ("--venue", "XNYS", "--step", "1d",
+                                                                              "spy.csv")):
+        assert spine_import("--catalog", "cat", *args, cwd=tmp_path).returncode == 0
+    root = str(tmp_path / "cat" / "external")
+    configs = [BacktestRunConfig(
+        engine=BacktestEngineConfig(trader_id="BT-001", logging=LoggingConfig(log_level="ERROR"), strategies=[
+            ImportableStrategyConfig(strategy_path=f"{__name__}:BuyOnce", config_path=f"{__name__}:BuyOnceConfig",
+                                     config={"instrument_id": iid, "bar_type": f"{iid}-{spec}-EXTERNAL",
+                                             "quantity": quantity})]),
+        venues=[BacktestVenueConfig(name=iid.split(".")[1], oms_type="NETTING", account_type=account,
+                                    starting_balances=[balance])],
+        data=[BacktestDataConfig(catalog_path=root, data_cls="nautilus_trader.model.data:Bar", instrument_id=iid,
+                                 bar_spec=spec)])
+        for iid, spec, account, balance, quantity in (
+            ("ETHUSDT.MYDATA", "1-MINUTE-LAST", "MARGIN", "1000000 USDT", "0.5"),
+            ("SPY.XNYS", "1-DAY-LAST", "CASH", "1000000 USD", "10"))]
+    eth, spy = BacktestNode(configs).run()
+    assert (eth.iterations, eth.total_orders) == (20, 2) and eth.stats_pnls["USDT"]["PnL (total)"] > 0
+    assert (spy.iterations, spy.total_orders) == (20, 2) and spy.stats_pnls["USD"]["PnL (total)"] > 0
