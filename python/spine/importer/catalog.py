@@ -3,7 +3,9 @@
 Nothing is half-written: the instrument and the bars are written by a ``ParquetDataCatalog``
 into a staging directory beside the root (``DIR/.external.import-<hex>``, same volume), and
 their files are renamed into the root only after every row passed. A bar type is kept in one
-file (an append writes the stored and the new bars together): the bar type's old files (and,
+file (an append streams the stored file and the new bars into a new one; a node consolidating
+a bar type of several files would rewrite it from its in-memory series, a few thousand bars,
+none at 1-DAY): the bar type's old files (and,
 for ``--replace``, the instrument's) are first moved into that directory, and put back if
 placing the new ones fails. The directory is removed in every case. One import at a time per
 catalog directory: placing holds an exclusive ``flock`` on ``DIR``, and the root's last close
@@ -20,12 +22,13 @@ import fcntl
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from nautilus_trader.model.data import Bar
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
@@ -87,28 +90,38 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(handle)
 
 
-def place(root: Path, instrument: Any | None, bars: list[Bar], *, bar_type: str, instrument_id: str,
-          replace_definition: bool, expect_last: int | None) -> int:
-    """Write ``instrument`` (when given) and ``bars`` (oldest first: every bar the bar type
-    keeps, in one file) into ``root``, retiring the bar type's old files (and, with
-    ``replace_definition``, the instrument's); returns the files placed. Raises
-    :class:`ImportRefused` when the root's last close moved since ``expect_last`` was read."""
+def place(root: Path, instrument: Any | None, parts: Iterable[list[Bar]], *, bar_type: str, instrument_id: str,
+          keep_stored: bool, replace_definition: bool, expect_last: int | None) -> int:
+    """Write ``instrument`` (when given) and the bars of ``parts`` (lists of bars, oldest
+    first, each newer than the last) into ``root`` as the bar type's one file, after its
+    stored bars when ``keep_stored``; the bar type's old files (and, with
+    ``replace_definition``, the instrument's) are retired. Returns the bars written.
+    Raises :class:`ImportRefused` when the root's last close moved since ``expect_last``
+    was read."""
     created = [p for p in (root.parent, *root.parent.parents) if not p.exists()]
     root.parent.mkdir(parents=True, exist_ok=True)
     staging = root.parent / f".{root.name}.import-{uuid.uuid4().hex}"
     try:
-        catalog = ParquetDataCatalog(str(staging / "new"))
         if instrument is not None:
-            catalog.write_data([instrument])
-        if bars:
-            catalog.write_data(bars)
+            ParquetDataCatalog(str(staging / "new")).write_data([instrument])
+        # Parts bound the memory (Bar objects and the catalog's Arrow copy of them): each is
+        # written as the catalog's own file, then the files are streamed into one.
+        pieces = ParquetDataCatalog(str(staging / "parts"))
+        for bars in parts:
+            pieces.write_data(bars)
+        files = sorted((staging / "parts" / "data" / "bar" / bar_type).glob("*.parquet"))
+        stored = root / "data" / "bar" / bar_type
+        if files and keep_stored and stored.is_dir():
+            files = sorted(stored.glob("*.parquet")) + files
+        written = _merge(files, staging / "new" / "data" / "bar" / bar_type) if files else 0
         with _locked(root.parent):
             if inspect(root, instrument_id, bar_type).last_close != expect_last:
                 raise ImportRefused(f"{bar_type} changed in {root} while this import ran (another import?); "
                                     "nothing was written: run it again")
-            old = [root / "data" / "bar" / bar_type] if bars else []
+            old = [stored] if files else []
             old += _instrument_dirs(root, instrument_id) if replace_definition else []
-            return _swap(root, staging, old)
+            _swap(root, staging, old)
+        return written
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         for path in created:  # a failed first import leaves no empty directories behind
@@ -116,7 +129,25 @@ def place(root: Path, instrument: Any | None, bars: list[Bar], *, bar_type: str,
                 path.rmdir()
 
 
-def _swap(root: Path, staging: Path, old_dirs: list[Path]) -> int:
+def _merge(files: list[Path], directory: Path) -> int:
+    """Stream the catalog files ``files`` (one bar type, one schema, oldest first, disjoint)
+    into one file named, as the catalog names its files, by the first and last close;
+    returns its rows."""
+    start, end = files[0].stem.split("_")[0], files[-1].stem.split("_")[1]
+    directory.mkdir(parents=True, exist_ok=True)
+    schema = pq.read_schema(files[0])
+    rows = 0
+    with pq.ParquetWriter(directory / f"{start}_{end}.parquet", schema) as writer:
+        for path in files:
+            source = pq.ParquetFile(path)
+            for group in range(source.num_row_groups):
+                table = source.read_row_group(group).replace_schema_metadata(schema.metadata)
+                writer.write_table(table)
+                rows += table.num_rows
+    return rows
+
+
+def _swap(root: Path, staging: Path, old_dirs: list[Path]) -> None:
     """Move the files of ``old_dirs`` aside, then rename the staged files into the root; on
     any failure undo both."""
     trash, new = staging / "old", staging / "new"
@@ -125,11 +156,8 @@ def _swap(root: Path, staging: Path, old_dirs: list[Path]) -> int:
         for directory in old_dirs:
             for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else []:
                 _move(path, trash / path.relative_to(root), moved)
-        placed = 0
         for path in sorted(new.rglob("*.parquet")):
             _move(path, root / path.relative_to(new), moved)
-            placed += 1
-        return placed
     except BaseException:
         for source, target in reversed(moved):
             os.replace(target, source)

@@ -14,6 +14,7 @@ definition) from this file alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,18 +142,29 @@ def _skip_stored(options: ImportOptions, chunks: list[Chunk], last: int, price: 
     return kept, skipped
 
 
-def _bars(chunks: list[Chunk], bar_type: str, price: int, size: int, progress: Progress) -> list[Bar]:
-    """Nautilus bars from the exact columns (raw values at the fixed scale)."""
+#: Bars built and handed to the catalog at a time (bounds the memory of long files).
+PART_BARS = 250_000
+
+
+def _parts(chunks: list[Chunk], bar_type: str, price: int, size: int, progress: Progress) -> Iterator[list[Bar]]:
+    """Nautilus bars from the exact columns (raw values at the fixed scale), a part at a time."""
     kind = BarType.from_str(bar_type)
     up_p, up_s = 10 ** (FIXED_PRECISION - price), 10 ** (FIXED_PRECISION - size)
-    bars: list[Bar] = []
+    part: list[Bar] = []
+    done = 0
     for chunk in chunks:
         columns = zip(chunk.ts.tolist(), *(c.tolist() for c in chunk.prices), chunk.volume.tolist())
-        bars.extend(Bar.from_raw(kind, o * up_p, h * up_p, lo * up_p, c * up_p, price, v * up_s, size, ts, ts)
+        part.extend(Bar.from_raw(kind, o * up_p, h * up_p, lo * up_p, c * up_p, price, v * up_s, size, ts, ts)
                     for ts, o, h, lo, c, v in columns)
-        progress.update("wrote", len(bars))
-    progress.update("wrote", len(bars), final=True)
-    return bars
+        if len(part) >= PART_BARS:
+            done += len(part)
+            yield part
+            part = []
+            progress.update("wrote", done)
+    if part:
+        done += len(part)
+        yield part
+    progress.update("wrote", done, final=True)
 
 
 def run_import(options: ImportOptions, *, progress: Progress | None = None) -> Summary:
@@ -192,14 +204,10 @@ def run_import(options: ImportOptions, *, progress: Progress | None = None) -> S
         count = sum(len(c.ts) for c in chunks)
         if count or instrument is not None:
             progress.phase("write")
-            bars = _bars(chunks, options.bar_type, price, size, progress)
-            if bars and not options.replace and existing.last_close is not None:
-                # One file per bar type: the stored bars and the new ones are written together and
-                # the old files retired, as a node's consolidation rewrites any bar type holding
-                # several files from its in-memory series (a few thousand bars; none at 1-DAY).
-                bars = stored_bars(options.root, options.bar_type) + bars
-            place(options.root, instrument, bars, bar_type=options.bar_type, instrument_id=options.instrument_id,
-                  replace_definition=options.replace, expect_last=existing.last_close)
+            place(options.root, instrument, _parts(chunks, options.bar_type, price, size, progress),
+                  bar_type=options.bar_type, instrument_id=options.instrument_id,
+                  keep_stored=not options.replace, replace_definition=options.replace,
+                  expect_last=existing.last_close)
     finally:
         progress.close()
     return Summary(options.instrument_id, definition, options.bar_type, count, skipped,
