@@ -20,6 +20,20 @@ if ! command -v wrk >/dev/null; then
   fi
 fi
 
+# PostgreSQL's server binaries run the job queue's PostgreSQL tests (tests/pg.py starts a
+# throwaway cluster in a temporary directory as the postgres user). Installed when missing;
+# without root those tests skip, saying why.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+      || { echo "setup: installed postgresql but found no /usr/lib/postgresql/*/bin/initdb" >&2; exit 1; }
+  else
+    echo "setup: warning: PostgreSQL (initdb) is missing and cannot be installed here (needs root and" \
+         "apt-get); the PostgreSQL queue tests will skip" >&2
+  fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade "pip==25.3"
 .venv/bin/python -m pip install --quiet ".[test]"

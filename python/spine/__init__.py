@@ -12,6 +12,7 @@ from spine._core import (
     MAX_JSON_DEPTH,
     WIRE_VERSION,
     ScreenTable,
+    StrategyKernel,
     canonical_json,
     canonicalize,
     format_decimal,
@@ -31,6 +32,7 @@ from spine.errors import (
     IdentityNameError,
     ScreenError,
     SpineError,
+    StrategyRuleError,
     TimestampError,
 )
 from spine.features import (
@@ -64,6 +66,8 @@ __all__ = [
     "ScreenError",
     "ScreenTable",
     "SpineError",
+    "StrategyKernel",
+    "StrategyRuleError",
     "TimestampError",
     "canonical_json",
     "canonicalize",

@@ -2,6 +2,8 @@
 from collections.abc import Callable
 from typing import Any, Final, final
 
+from spine.errors import StrategyRuleError as StrategyRuleError
+
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_DECIMAL_SCALE",
@@ -27,6 +29,9 @@ __all__ = [
     "ObservationWriter",
     "Hub",
     "ScreenTable",
+    "StrategyKernel",
+    "StrategyRuleError",
+    "feature_kinds",
 ]
 
 MAX_JSON_DEPTH: Final[int]
@@ -328,3 +333,44 @@ class Hub:
     def drain(self, id: int, max_events: int = ...) -> bytes: ...
     def stats(self, id: int) -> tuple[int, int, int]:
         """(pending, dropped, enqueued)."""
+
+def feature_kinds() -> list[dict[str, Any]]:
+    """The kernels a strategy feature may be declared with, in registry order: ``{"kind": "ema",
+    "implementation": "spine_core.features.ema", "parameters": ["period"], "optional":
+    ["threshold"]}`` (``parameters``: the required names, sorted)."""
+
+@final
+class StrategyKernel:
+    """A strategy's features and rules over one instrument's closed bars.
+
+    ``features``: ``(feature_id, implementation, parameters)``, built by the registry's kernels
+    (parameters as exact strings). ``rules``: ``(name, condition JSON text)``; a condition is
+    the screen filter grammar plus ``{"key", "op": LT..NE, "ref": <row key>}`` and
+    ``{"key", "op": "CROSSES_ABOVE" | "CROSSES_BELOW", "ref" | "value"}``. A rule may also read
+    a default-registry feature by key (``rsi_14.value``) when no declared feature has its id.
+    Refusals raise :class:`~spine.errors.StrategyRuleError` naming the feature and parameter, or
+    the rule and JSON path, and what is allowed.
+    """
+
+    def __new__(
+        cls,
+        *,
+        features: list[tuple[str, str, dict[str, str]]],
+        rules: list[tuple[str, str]],
+        price_scale: int,
+        size_scale: int,
+    ) -> StrategyKernel: ...
+    @property
+    def keys(self) -> list[str]:
+        """Readable row keys: ``bar.open``, ``bar.high``, ``bar.low``, ``bar.close``,
+        ``bar.volume``, then each feature's outputs in feature order."""
+
+    def update(self, ts_event: int, open: int, high: int, low: int, close: int, volume: int) -> int:
+        """Take one closed bar (mantissas at the kernel's scales); bit ``i`` of the answer is set
+        when ``rules[i]`` fires. A refused bar raises FeatureError and changes nothing."""
+
+    def value(self, key: str) -> str | None:
+        """The current value of ``key`` as exact text; None when ABSENT (or before a bar)."""
+
+    def mark_gap(self) -> None:
+        """The input had a gap: the features restart and the next bar crosses nothing."""

@@ -85,6 +85,13 @@ def _cmd_up(args: argparse.Namespace) -> int:
     return run_up(args.data_dir, args.port)
 
 
+def _cmd_worker(args: argparse.Namespace) -> int:
+    """Run queued backtest jobs from the store until SIGINT or SIGTERM."""
+    from spine.worker.main import run_worker
+
+    return run_worker(args.config, args.database, args.catalog or (), args.id, args.data_dir)
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     """Import OHLCV bars from a CSV or Parquet file into a catalog's EXTERNAL root."""
     from pathlib import Path
@@ -176,6 +183,21 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=_port, default=8800, metavar="N",
                     help="the gateway's port, the one URL a client needs (default 8800; 0: any free port)")
     up.set_defaults(handler=_cmd_up)
+    worker = commands.add_parser("worker", help="run queued backtest jobs, each in a process of its own")
+    worker.add_argument("--config", metavar="TOML",
+                        help="worker configuration file (default: SPINE_WORKER_CONFIG or built-in)")
+    worker.add_argument("--database", metavar="URL",
+                        help="the store: sqlite:///PATH or postgresql+psycopg://... "
+                             "(default: sqlite:///<data dir>/spine.db)")
+    worker.add_argument("--catalog", action="append", metavar="DIR",
+                        help="a node's catalog directory bars are read from (repeat for several; "
+                             "default var/spine/catalog)")
+    worker.add_argument("--id", metavar="NAME", help="the worker's name in jobs and events (default host-pid)")
+    worker.add_argument("--data-dir", metavar="DIR",
+                        help="where the default SQLite store lives (default var/spine-gateway, the gateway's)")
+    worker.set_defaults(handler=_cmd_worker)
+
+
     _import_command(commands)
     return parser
 

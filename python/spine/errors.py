@@ -16,6 +16,7 @@ __all__ = [
     "FeatureError",
     "HubError",
     "ScreenError",
+    "StrategyRuleError",
     "DiscoveryNotRegistered",
 ]
 
@@ -97,6 +98,16 @@ class ScreenError(SpineError, ValueError):
     key, what was wrong and what is allowed."""
 
     symbol = "INVALID_SCREEN"
+
+
+class StrategyRuleError(SpineError, ValueError):
+    """A strategy's features or rules the rule kernel cannot build (``INVALID_STRATEGY``): a
+    reserved (``bar``) or repeated feature id, an unknown implementation or a bad parameter
+    (naming the feature and parameter), a rule condition outside the grammar or naming a key
+    that is not readable (naming the rule and the JSON path), a bad scale, more than 32 rules
+    or a repeated rule name. The message says what is allowed."""
+
+    symbol = "INVALID_STRATEGY"
 
 
 class DiscoveryNotRegistered(SpineError, LookupError):

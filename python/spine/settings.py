@@ -12,23 +12,27 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-__all__ = ["ConfigError", "ServerSettings", "check_base_url", "check_nodes", "flag_overrides", "load_settings"]
+__all__ = ["ConfigError", "ServerSettings", "Settings", "check_base_url", "check_nodes", "flag_overrides", "load_settings"]
 
-S = TypeVar("S", bound="ServerSettings")
+S = TypeVar("S", bound="Settings")
 
 
 class ConfigError(ValueError):
     """A configuration value or key refused, naming it and what is allowed."""
 
 
-class ServerSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """What every serving process is configured with (a process's settings extend these, and
-    name their file variable, environment overrides and what they are in errors)."""
+class Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A process's settings name their file variable, environment overrides and what they are
+    in errors (:func:`load_settings` reads them)."""
 
     FILE_VARIABLE: ClassVar[str] = ""
     #: Environment overrides: variable -> dotted key (``[]``: a comma-separated list).
     ENVIRONMENT: ClassVar[Mapping[str, str]] = {}
     WHAT: ClassVar[str] = "configuration"
+
+
+class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
+    """What every serving process is configured with (a process's settings extend these)."""
 
     host: str = "127.0.0.1"
     port: int = 8700

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from spine._core import identity
+from spine._core import canonical_json, identity
 from spine.gateway.pages import db_page, page_document
 from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
@@ -25,8 +25,11 @@ from spine.http.request import Query
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
-from spine.jobs.store import AlreadyFinished, Store
-from spine.strategies import document, revisions
+from spine.jobs.records import AlreadyFinished, NotFound
+from spine.jobs.store import Store
+from spine.gateway.strategies import IDENTITY
+from spine.strategies import document
+from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
 
 __all__ = ["BacktestHandlers", "OUTPUT_PARTS", "execution_config"]
 
@@ -59,35 +62,38 @@ class BacktestHandlers:
     # --- submit ------------------------------------------------------------------------------
 
     async def backtests_submit(self, query: Query, params: dict[str, str], body: BacktestBody) -> Relayed:
-        strategy = await asyncio.to_thread(self.store.strategy, body.strategy_id)
-        if strategy is None:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: no strategy {body.strategy_id!r}")
+        try:
+            strategy = await asyncio.to_thread(self.store.strategy, body.strategy_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"POST /v2/backtests: no strategy {body.strategy_id!r}") from None
         revision_id = body.revision_id or strategy.head_revision_id
-        if revision_id is None:
-            raise HttpError("CONFLICT", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision yet; "
-                                        "save one first (POST /v2/strategies)")
-        if await asyncio.to_thread(self.store.revision, body.strategy_id, revision_id) is None:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision "
-                                         f"{revision_id}")
         now = time.time_ns()
         start, end = _span(body, now)
-        files = await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
+        try:
+            files = await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision "
+                                         f"{revision_id}") from None
         try:
             plan = document.plan(files, body.parameters or {})
-        except document.PlanError as error:
-            raise HttpError("INVALID_BODY", f"POST /v2/backtests: revision {revision_id} cannot run: {error}") from None
+        except ParameterOverrideError as error:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: parameters: {error}") from None
+        except StrategyDocumentError as error:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: revision {revision_id} cannot run (GET "
+                                            f"/v2/strategies/{body.strategy_id}/validate names every problem): "
+                                            f"{error}") from None
         spec = {"strategy_id": body.strategy_id, "revision_id": revision_id, "instrument_id": body.instrument_id,
                 "start": str(start), "end": str(end), "resolution": body.resolution or plan.resolution,
                 "channel": body.channel or plan.channel, "values": plan.values}
         config_hash = identity("config_hash", {"run": spec, "execution": self.execution})
         job_id = identity("job_id", {"config_hash": config_hash, "submitted_ts": str(now),
                                      "gateway_id": self.gateway_id})
-        request = msgspec.json.decode(msgspec.json.encode(body))
+        sealed = {key: value for key, value in msgspec.structs.asdict(body).items() if value is not None}
+        request = canonical_json({"body": sealed, "spec": spec, "config_hash": config_hash,
+                                  "execution": self.execution}).decode()
         job = await asyncio.to_thread(self.store.submit, job_id=job_id, strategy_id=body.strategy_id,
-                                      revision_id=revision_id, request={"body": request, "spec": spec,
-                                                                        "config_hash": config_hash,
-                                                                        "execution": self.execution},
-                                      instrument_id=body.instrument_id, start=start, end=end, now=now)
+                                      revision_id=revision_id, request=request, instrument_id=body.instrument_id,
+                                      start=start, end=end, now=now)
         return Relayed(202, _encode(documents.receipt(job, config_hash)))
 
     # --- jobs --------------------------------------------------------------------------------
@@ -206,12 +212,12 @@ class BacktestHandlers:
     # --- lookups -----------------------------------------------------------------------------
 
     async def _job(self, job_id: str) -> Any:
-        if not revisions.IDENTITY.match(job_id):
+        if not IDENTITY.fullmatch(job_id):
             raise HttpError("INVALID_PARAMETER", f"job id {job_id!r}: a job id is 64 lowercase hex digits")
-        job = await asyncio.to_thread(self.store.job, job_id)
-        if job is None:
-            raise HttpError("NOT_FOUND", f"no backtest job {job_id}; GET /v2/backtests lists them")
-        return job
+        try:
+            return await asyncio.to_thread(self.store.job, job_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"no backtest job {job_id}; GET /v2/backtests lists them") from None
 
     async def _finished(self, job_id: str, what: str) -> Any:
         job = await self._job(job_id)

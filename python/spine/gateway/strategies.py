@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -21,14 +22,18 @@ from spine.gateway.pages import db_page, page_document
 from spine.http.app import Relayed
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.jobs.store import HeadMoved, Store
+from spine.jobs.records import HeadMoved, NotFound
+from spine.jobs.store import Store
 from spine.schemas import validator_for
 from spine.strategies import conditions, document, paths, revisions, templates
+from spine.strategies.errors import StrategyFileError
 
 __all__ = ["StrategyHandlers"]
 
 _encode = msgspec.json.Encoder().encode
 _ID = "^[a-z][a-z0-9_]{0,63}$"
+STRATEGY_ID = re.compile(r"[a-z][a-z0-9_]{0,63}")
+IDENTITY = re.compile(r"[0-9a-f]{64}")
 _SAVE = ("svc.strategy_revision_save_request", 2)
 
 
@@ -49,38 +54,38 @@ class StrategyHandlers:
         return conditions.condition_registry()
 
     def strategy_templates_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        items, cursor = query.page("/v2/strategy-templates", templates.all_templates())
+        items, cursor = query.page("/v2/strategy-templates", templates.template_documents())
         return page_document("svc.template_page", items, cursor)
 
     def strategy_templates_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        found = templates.template(params["id"])
-        if found is None:
-            known = ", ".join(t["template_id"] for t in templates.all_templates())
-            raise HttpError("NOT_FOUND", f"no strategy template {params['id']!r}; templates: {known}")
-        return found
+        try:
+            return templates.template_document(params["id"])
+        except KeyError:
+            raise HttpError("NOT_FOUND", f"no strategy template {params['id']!r}; templates: "
+                                         f"{', '.join(templates.TEMPLATE_IDS)}") from None
 
     # --- projects and revisions --------------------------------------------------------------
 
     async def strategies_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         rows, cursor = await db_page(query, "/v2/strategies", self.store.strategies)
-        return page_document("svc.strategy_page", [revisions.summary_document(row) for row in rows], cursor)
+        return page_document("svc.strategy_page", [_summary(row) for row in rows], cursor)
 
     async def strategies_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
-        files = await asyncio.to_thread(self.store.revision_files, row.strategy_id, row.head_revision_id) \
-            if row.head_revision_id is not None else []
-        return revisions.project_document(row, files)
+        files = await asyncio.to_thread(self.store.revision_texts, row.strategy_id, row.head_revision_id)
+        return revisions.project_document(strategy_id=row.strategy_id, name=row.name, template_id=row.template_id,
+                                          head_revision_id=row.head_revision_id, files=files,
+                                          created_ts=row.created_ts, updated_ts=row.updated_ts)
 
     async def strategies_revisions(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
         rows, cursor = await db_page(query, f"/v2/strategies/{row.strategy_id}/revisions",
                                      lambda offset, limit: self.store.revisions(row.strategy_id, offset, limit))
-        return page_document("svc.revision_page", [revisions.revision_document(r) for r in rows], cursor)
+        return page_document("svc.revision_page", [_revision(r) for r in rows], cursor)
 
     async def strategies_revision(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
-        revision = await self._revision(row.strategy_id, params["revision"])
-        return revisions.revision_document(revision)
+        return _revision(await self._revision(row.strategy_id, params["revision"]))
 
     async def strategies_file(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return await self._file(params["id"], None, params["path"])
@@ -95,17 +100,18 @@ class StrategyHandlers:
         if revision_id is not None:
             await self._revision(row.strategy_id, revision_id)
             files = await asyncio.to_thread(self.store.revision_texts, row.strategy_id, revision_id)
-        diagnostics = document.validate(files, self.known_instrument)
-        return revisions.validation_document(row.strategy_id, revision_id, diagnostics, time.time_ns())
+        diagnostics = await asyncio.to_thread(document.validate, files, self._instrument_check())
+        return revisions.validation_receipt(strategy_id=row.strategy_id, revision_id=revision_id,
+                                            diagnostics=diagnostics, ts_event=time.time_ns())
 
     async def strategies_create(self, query: Query, params: dict[str, str], body: bytes) -> Relayed:
         request = _save_request(body)
         strategy_id = request["strategy_id"]
         files = {f["path"]: f["content"] for f in request["files"]}
         _check_files(files)
-        hashes = {path: revisions.content_hash(text) for path, text in files.items()}
+        hashes = revisions.content_hashes(files)
         parent = request["parent_revision_id"]
-        revision_id = revisions.revision_id(parent, hashes)
+        revision_id = revisions.revision_id(parent, files)
         header = document.header(files)
         now = time.time_ns()
         try:
@@ -115,54 +121,63 @@ class StrategyHandlers:
                 header.name or strategy_id, header.template_id, now)
         except HeadMoved as moved:
             base = {} if parent is None else await asyncio.to_thread(self._hashes_or_empty, strategy_id, parent)
-            conflict = revisions.conflict_document(strategy_id, parent, moved.head_revision_id,
-                                                   revisions.conflict_paths(base, moved.head_files, hashes))
+            conflict = revisions.conflict_document(
+                strategy_id=strategy_id, expected_revision_id=parent, head_revision_id=moved.head_revision_id,
+                paths=revisions.conflict_paths(base, moved.head_files, hashes))
             return Relayed(409, _encode(conflict))
-        return Relayed(201, _encode(revisions.revision_document(revision)))
+        return Relayed(201, _encode(_revision(revision)))
+
+    def _instrument_check(self) -> Callable[[str], bool] | None:
+        """Validation's instrument check: an id no node lists is an error; one whose venue's
+        node cannot be asked now is not checked (``document.validate`` then warns)."""
+        return lambda iid: self.known_instrument(iid) is not False
 
     # --- lookups -----------------------------------------------------------------------------
 
     def _hashes_or_empty(self, strategy_id: str, revision_id: str) -> dict[str, str]:
         """A revision's files by path (their hashes); empty for a revision the project lacks."""
-        return {f.path: f.content_hash for f in self.store.revision_files(strategy_id, revision_id)}
+        try:
+            return self.store.revision_files(strategy_id, revision_id)
+        except NotFound:
+            return {}
 
     async def _strategy(self, strategy_id: str) -> Any:
         _check_id(strategy_id)
-        row = await asyncio.to_thread(self.store.strategy, strategy_id)
-        if row is None:
-            raise HttpError("NOT_FOUND", f"no strategy {strategy_id!r}; GET /v2/strategies lists them")
-        return row
+        try:
+            return await asyncio.to_thread(self.store.strategy, strategy_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"no strategy {strategy_id!r}; GET /v2/strategies lists them") from None
 
     async def _revision(self, strategy_id: str, revision_id: str) -> Any:
-        if not revisions.IDENTITY.match(revision_id):
+        if not IDENTITY.fullmatch(revision_id):
             raise HttpError("INVALID_PARAMETER", f"revision {revision_id!r}: a revision id is 64 lowercase hex "
                                                  "digits")
-        revision = await asyncio.to_thread(self.store.revision, strategy_id, revision_id)
-        if revision is None:
+        try:
+            return await asyncio.to_thread(self.store.revision, strategy_id, revision_id)
+        except NotFound:
             raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no revision {revision_id}; "
-                                         f"GET /v2/strategies/{strategy_id}/revisions lists them")
-        return revision
+                                         f"GET /v2/strategies/{strategy_id}/revisions lists them") from None
 
     async def _file(self, strategy_id: str, revision_id: str | None, path: str) -> dict[str, Any]:
         row = await self._strategy(strategy_id)
         try:
             path = paths.check_path(path)
-        except paths.PathRefused as error:
+        except StrategyFileError as error:
             raise HttpError("INVALID_PARAMETER", str(error)) from None
         if revision_id is not None:
             await self._revision(row.strategy_id, revision_id)
-        elif row.head_revision_id is None:
-            raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no revision yet, so no files")
-        text = await asyncio.to_thread(self.store.file_text, row.strategy_id,
-                                       revision_id or row.head_revision_id, path)
-        if text is None:
+        try:
+            found = await asyncio.to_thread(self.store.file_text, row.strategy_id,
+                                            revision_id or row.head_revision_id, path)
+        except NotFound:
             raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no file {path!r} in revision "
-                                         f"{revision_id or row.head_revision_id}")
-        return revisions.file_document(row.strategy_id, revision_id, path, text)
+                                         f"{revision_id or row.head_revision_id}") from None
+        return revisions.file_document(strategy_id=row.strategy_id, revision_id=revision_id, path=path,
+                                       content=found.content)
 
 
 def _check_id(strategy_id: str) -> None:
-    if not revisions.STRATEGY_ID.match(strategy_id):
+    if not STRATEGY_ID.fullmatch(strategy_id):
         raise HttpError("INVALID_PARAMETER", f"strategy id {strategy_id!r}: allowed {_ID} (lowercase snake case)")
 
 
@@ -181,5 +196,23 @@ def _save_request(body: bytes) -> dict[str, Any]:
 def _check_files(files: dict[str, str]) -> None:
     try:
         paths.check_files(files)
-    except paths.PathRefused as error:
+    except StrategyFileError as error:
         raise HttpError("INVALID_BODY", f"POST /v2/strategies: {error}") from None
+
+
+def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:
+    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": schema_version}
+
+
+def _summary(row: Any) -> dict[str, Any]:
+    return revisions.summary_document(strategy_id=row.strategy_id, name=row.name, template_id=row.template_id,
+                                      head_revision_id=row.head_revision_id, revisions=row.revisions,
+                                      created_ts=row.created_ts, updated_ts=row.updated_ts)
+
+
+def _revision(row: Any) -> dict[str, Any]:
+    """svc.strategy_revision (version 2) of a stored revision: its files' hashes as stored."""
+    return {**_tags("svc.strategy_revision", 2), "strategy_id": row.strategy_id, "revision_id": row.revision_id,
+            "parent_revision_id": row.parent_revision_id, "message": row.message,
+            "files": [{"path": path, "content_hash": digest} for path, digest in row.files],
+            "instruments": row.instruments, "created_ts": str(row.created_ts)}

@@ -12,6 +12,7 @@ pub mod features;
 pub mod identity;
 pub mod json;
 pub mod screener;
+pub mod strategy;
 pub mod time;
 
 pub use decimal::{Fixed, MAX_SCALE};

@@ -114,3 +114,17 @@ pub fn hub_refusal(py: Python<'_>, message: String) -> PyErr {
 pub fn screen_error(py: Python<'_>, err: &spine_core::screener::ScreenError) -> PyErr {
     raise(py, "ScreenError", err.to_string(), err.symbol(), None)
 }
+
+/// A refused strategy declaration (`StrategyRuleError`) or bar (`FeatureError`).
+pub fn strategy_error(py: Python<'_>, err: &spine_core::strategy::StrategyError) -> PyErr {
+    match err {
+        spine_core::strategy::StrategyError::Bar(e) => feature_error(py, e),
+        other => raise(
+            py,
+            "StrategyRuleError",
+            other.to_string(),
+            other.symbol(),
+            None,
+        ),
+    }
+}

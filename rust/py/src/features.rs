@@ -94,7 +94,7 @@ pub(crate) fn feature_value_to_py<'py>(
 }
 
 /// A scalar bar field of any Python int size, checked against its machine range.
-fn scalar<T: TryFrom<i128>>(
+pub(crate) fn scalar<T: TryFrom<i128>>(
     py: Python<'_>,
     name: &'static str,
     value: &Bound<'_, PyInt>,

@@ -18,6 +18,7 @@ mod observations;
 mod ohlcv;
 mod screener;
 mod series;
+mod strategy;
 mod universe;
 mod walk;
 
@@ -46,5 +47,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observations::PyObservationWriter>()?;
     m.add_class::<fanout::PyHub>()?;
     m.add_class::<screener::PyScreenTable>()?;
+    strategy::register(m)?;
     Ok(())
 }

@@ -11,40 +11,20 @@ use std::sync::Arc;
 use crate::bars::Resolution;
 use crate::json::{self, Value};
 use crate::screener::error::ScreenError;
-use crate::screener::literal::{self, Grid};
+pub(crate) use crate::screener::grammar::Condition;
+use crate::screener::grammar::{column, compile_test, compile_tree, KeyTable, OPS};
+pub use crate::screener::grammar::{MAX_DEPTH, MAX_GROUP};
 use crate::screener::members::{array, object, text};
 use crate::screener::table::ScreenTable;
 use crate::time::parse_timestamp;
 use crate::WIRE_VERSION;
 
-/// Deepest filter nesting; the filter's own condition is depth 1.
-pub const MAX_DEPTH: usize = 4;
-/// Most members of one `all` / `any` group.
-pub const MAX_GROUP: usize = 32;
 /// Most sort keys.
 pub const MAX_SORT: usize = 4;
 /// Largest `limit`.
 pub const MAX_LIMIT: usize = 1000;
 /// Most `instrument_ids`.
 pub const MAX_INSTRUMENTS: usize = 1000;
-
-/// A compiled condition.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Condition {
-    /// Every member true.
-    All(Vec<Condition>),
-    /// At least one member true.
-    Any(Vec<Condition>),
-    /// Present and (`lo <= m <= hi`) != `negate`.
-    Range {
-        column: usize,
-        lo: i128,
-        hi: i128,
-        negate: bool,
-    },
-    /// ABSENT (`absent`) or present (`!absent`).
-    Absent { column: usize, absent: bool },
-}
 
 /// One sort key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,9 +49,6 @@ pub struct Screen {
     /// The keys of the table compiled against (column indexes refer to them).
     pub(crate) keys: Arc<[(String, u8)]>,
 }
-
-const EMPTY: (i128, i128, bool) = (1, 0, false);
-const EVERYTHING: (i128, i128, bool) = (i128::MIN, i128::MAX, false);
 
 impl Screen {
     /// Compile a definition given as JSON text.
@@ -126,7 +103,20 @@ impl Screen {
             instrument_ids: scope_instruments(instrument_ids)?,
             filter: match filter {
                 Value::Null => None,
-                condition => Some(compile_condition(condition, "$.filter", 1, table)?),
+                condition => Some(compile_tree(
+                    condition,
+                    "$.filter",
+                    1,
+                    OPS,
+                    |all, members| {
+                        if all {
+                            Condition::All(members)
+                        } else {
+                            Condition::Any(members)
+                        }
+                    },
+                    &mut |test, path, op| compile_test(test, path, op, table),
+                )?),
             },
             sort: compile_sort(sort, table)?,
             limit: match limit {
@@ -212,137 +202,6 @@ fn scope_instruments(value: &Value<'_>) -> Result<Option<Vec<String>>, ScreenErr
     Ok(Some(ids))
 }
 
-/// The column of a key, or the refusal naming it and the registry.
-fn column(value: &Value<'_>, path: &str, table: &ScreenTable) -> Result<usize, ScreenError> {
-    let key = text(value, path, "a row key <feature_id>.<output>")?;
-    table.key_index(key).ok_or_else(|| ScreenError::UnknownKey {
-        path: path.to_owned(),
-        key: key.to_owned(),
-        allowed: table.allowed_keys(),
-    })
-}
-
-fn place<'v>(value: &'v Value<'_>, path: &str, scale: u8) -> Result<(&'v str, Grid), ScreenError> {
-    let literal = text(value, path, "a decimal string")?;
-    let grid = literal::place(literal, scale).map_err(|e| ScreenError::at(path, e))?;
-    Ok((literal, grid))
-}
-
-/// The interval (and negation) a comparison is on the key's grid; see the module docs.
-fn interval(op: &str, grid: Grid) -> (i128, i128, bool) {
-    let (floor, ceil) = (grid.floor, grid.ceil());
-    match op {
-        "LT" => match ceil {
-            None => EVERYTHING,
-            Some(c) => c.checked_sub(1).map_or(EMPTY, |hi| (i128::MIN, hi, false)),
-        },
-        "LE" => (i128::MIN, floor, false),
-        "GT" => floor
-            .checked_add(1)
-            .map_or(EMPTY, |lo| (lo, i128::MAX, false)),
-        "GE" => ceil.map_or(EMPTY, |lo| (lo, i128::MAX, false)),
-        "EQ" if grid.exact => (floor, floor, false),
-        "NE" if grid.exact => (floor, floor, true),
-        "EQ" => EMPTY,
-        _ => EVERYTHING, // NE with a literal between two grid points: every present value
-    }
-}
-
-const OPS: &str =
-    "LT, LE, GT, GE, EQ, NE (with value), BETWEEN (with low, high), IS_ABSENT, IS_NOT_ABSENT";
-
-fn compile_condition(
-    value: &Value<'_>,
-    path: &str,
-    depth: usize,
-    table: &ScreenTable,
-) -> Result<Condition, ScreenError> {
-    if depth > MAX_DEPTH {
-        return Err(ScreenError::at(
-            path,
-            format!(
-                "nesting depth {depth}; allowed: at most {MAX_DEPTH}, the filter itself counting 1"
-            ),
-        ));
-    }
-    let Value::Object(members) = value else {
-        return Err(ScreenError::at(path, "expected a condition object: {\"all\": [...]}, {\"any\": [...]} or {\"key\", \"op\", ...}"));
-    };
-    let group = |name: &str| -> Result<Vec<Condition>, ScreenError> {
-        let [items] = object(value, path, [name])?;
-        let items = array(items, &format!("{path}.{name}"), "1..32 conditions")?;
-        if items.is_empty() || items.len() > MAX_GROUP {
-            return Err(ScreenError::at(
-                &format!("{path}.{name}"),
-                format!("{} conditions; allowed: 1..={MAX_GROUP}", items.len()),
-            ));
-        }
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                compile_condition(item, &format!("{path}.{name}[{i}]"), depth + 1, table)
-            })
-            .collect()
-    };
-    if members.iter().any(|(k, _)| k == "all") {
-        return group("all").map(Condition::All);
-    }
-    if members.iter().any(|(k, _)| k == "any") {
-        return group("any").map(Condition::Any);
-    }
-    let op = members
-        .iter()
-        .find(|(k, _)| k == "op")
-        .map(|(_, v)| text(v, &format!("{path}.op"), OPS))
-        .transpose()?
-        .ok_or_else(|| ScreenError::at(path, format!("missing member \"op\"; allowed: {{\"all\"}}, {{\"any\"}} or a test with op {OPS}")))?;
-    match op {
-        "LT" | "LE" | "GT" | "GE" | "EQ" | "NE" => {
-            let [key, _, literal] = object(value, path, ["key", "op", "value"])?;
-            let column = column(key, &format!("{path}.key"), table)?;
-            let (_, grid) = place(literal, &format!("{path}.value"), table.keys()[column].1)?;
-            let (lo, hi, negate) = interval(op, grid);
-            Ok(Condition::Range {
-                column,
-                lo,
-                hi,
-                negate,
-            })
-        }
-        "BETWEEN" => {
-            let [key, _, low, high] = object(value, path, ["key", "op", "low", "high"])?;
-            let column = column(key, &format!("{path}.key"), table)?;
-            let scale = table.keys()[column].1;
-            let (low_text, low) = place(low, &format!("{path}.low"), scale)?;
-            let (high_text, high) = place(high, &format!("{path}.high"), scale)?;
-            if literal::compare(low_text, high_text).is_gt() {
-                return Err(ScreenError::at(path, format!("BETWEEN low {low_text:?} is above high {high_text:?}; allowed: low <= high")));
-            }
-            // low <= m <= high is ceil(low) <= m <= floor(high) on the key's grid.
-            let (lo, hi) = low.ceil().map_or((EMPTY.0, EMPTY.1), |lo| (lo, high.floor));
-            Ok(Condition::Range {
-                column,
-                lo,
-                hi,
-                negate: false,
-            })
-        }
-        "IS_ABSENT" | "IS_NOT_ABSENT" => {
-            let [key, _] = object(value, path, ["key", "op"])?;
-            let column = column(key, &format!("{path}.key"), table)?;
-            Ok(Condition::Absent {
-                column,
-                absent: op == "IS_ABSENT",
-            })
-        }
-        other => Err(ScreenError::at(
-            &format!("{path}.op"),
-            format!("{other:?} is not an operator; allowed: {OPS}"),
-        )),
-    }
-}
-
 fn compile_sort(value: &Value<'_>, table: &ScreenTable) -> Result<Vec<SortKey>, ScreenError> {
     let allowed = format!("0..{MAX_SORT} sort keys {{\"key\", \"direction\": \"ASC\" | \"DESC\"}}, each key at most once");
     let items = array(value, "$.sort", &allowed)?;
@@ -379,4 +238,18 @@ fn compile_sort(value: &Value<'_>, table: &ScreenTable) -> Result<Vec<SortKey>, 
         keys.push(SortKey { column, descending });
     }
     Ok(keys)
+}
+
+impl KeyTable for ScreenTable {
+    fn column_of(&self, key: &str) -> Option<usize> {
+        self.key_index(key)
+    }
+
+    fn scale_of(&self, column: usize) -> u8 {
+        self.keys().get(column).map_or(0, |(_, scale)| *scale)
+    }
+
+    fn allowed(&self) -> String {
+        self.allowed_keys()
+    }
 }

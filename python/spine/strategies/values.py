@@ -1,0 +1,73 @@
+"""The lexical rules of strategy values: exact decimal and integer text, names, parameter
+references (``"{name}"``) and instrument ids, as the schemas and pinned decision 4 spell them.
+Comparisons go through :class:`decimal.Decimal`, which is exact for these strings."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+__all__ = [
+    "INT64_MIN",
+    "INT64_MAX",
+    "RESOLUTIONS",
+    "CHANNELS",
+    "DIRECTIONS",
+    "is_decimal",
+    "is_integer",
+    "is_name",
+    "is_instrument_id",
+    "reference",
+    "exact",
+    "TomlFloat",
+]
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+#: The resolutions a strategy runs at (the screener's seven).
+RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+CHANNELS = ("EXTERNAL", "INTERNAL")
+DIRECTIONS = ("LONG_ONLY", "SHORT_ONLY", "LONG_SHORT")
+
+_DECIMAL = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
+_NEGATIVE_ZERO = re.compile(r"^-0(\.0+)?$")
+_INTEGER = re.compile(r"^-?(0|[1-9][0-9]*)$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_REFERENCE = re.compile(r"^\{([a-z][a-z0-9_]{0,63})\}$")
+_INSTRUMENT = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
+
+
+class TomlFloat(str):
+    """A TOML float as read (``parse_float``), kept as its text so it is reported once and
+    never used: decimals are strings."""
+
+
+def is_decimal(text: str) -> bool:
+    """Exact decimal text: ``^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$``, no negative zero."""
+    return bool(_DECIMAL.match(text)) and not _NEGATIVE_ZERO.match(text)
+
+
+def is_integer(text: str) -> bool:
+    """Integer text within signed 64 bit, no leading zeros, no negative zero."""
+    return bool(_INTEGER.match(text)) and text != "-0" and INT64_MIN <= int(text) <= INT64_MAX
+
+
+def is_name(text: str) -> bool:
+    """A lowercase snake-case name ``^[a-z][a-z0-9_]{0,63}$``."""
+    return bool(_NAME.match(text))
+
+
+def is_instrument_id(text: str) -> bool:
+    """A canonical ``SYMBOL.VENUE`` id of at most 128 characters."""
+    return len(text) <= 128 and bool(_INSTRUMENT.match(text))
+
+
+def reference(text: str) -> str | None:
+    """The parameter a whole-value reference ``"{name}"`` names, else None."""
+    match = _REFERENCE.match(text)
+    return match.group(1) if match else None
+
+
+def exact(text: str) -> Decimal:
+    """The exact value of decimal or integer text (checked by the caller)."""
+    return Decimal(text)

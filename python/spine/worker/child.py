@@ -1,0 +1,93 @@
+"""A job's own process (multiprocessing ``spawn``: one fresh interpreter per job, since
+NautilusTrader keeps global state per process). It runs the configured runner and sends its
+answer to the worker over a pipe.
+
+The runner contract: ``run(job: dict, database_url: str, catalogs: list[str]) -> str``. It is
+given the job's fields (``spine.jobs.Job.as_dict()``: ``request`` is the sealed request's
+canonical JSON text), opens its own ``spine.jobs.Store(database_url)``, may append LOG events,
+records the execution block with ``set_execution``, writes the run's documents with
+``put_outputs`` and returns the run id (64 lowercase hex digits); the worker then finishes the
+job COMPLETED with it (FAILED when no execution block was recorded). Whatever it raises fails the job, the
+exception's type and text as ``last_error``. The worker alone writes STATE events.
+
+The process dies with its worker (``PR_SET_PDEATHSIG`` on Linux, a parent watch everywhere):
+a worker killed mid-job leaves no run behind writing into a job that is already requeued.
+Its stdout and stderr go to a file the worker reads the end of when the process dies without
+an answer. It ignores SIGINT: a Ctrl-C reaches the worker, which ends the run itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any, Protocol
+
+from spine.worker.config import split_runner
+
+__all__ = ["Runner", "main"]
+
+#: How long the parent watch sleeps between looks.
+_WATCH_SECS = 0.5
+#: The most of a runner's error text sent back (the job's ``last_error``).
+_MAX_ERROR = 2_000
+
+
+class Runner(Protocol):
+    def __call__(self, job: dict[str, Any], database_url: str, catalogs: list[str]) -> str: ...
+
+
+def main(runner: str, job: dict[str, Any], database_url: str, catalogs: list[str], output: str, parent: int,
+         answer: Connection) -> None:
+    """The process' target: run ``runner`` on ``job``; send ``("ok", run_id)`` or
+    ``("error", text, traceback)`` on ``answer``; exit 0 after an answer ok, 1 after an error."""
+    _die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.dup2(descriptor, 1)
+    os.dup2(descriptor, 2)
+    os.close(descriptor)
+    try:
+        module, function = split_runner(runner)
+        run: Runner = getattr(importlib.import_module(module), function)
+        run_id = run(job, database_url, catalogs)
+    except BaseException as error:  # noqa: BLE001 - whatever ends the run is its reason
+        trace = traceback.format_exc()
+        print(trace, file=sys.stderr, flush=True)
+        answer.send(("error", f"{type(error).__name__}: {error}"[:_MAX_ERROR], trace))
+        answer.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+    answer.send(("ok", run_id))
+    answer.close()
+    # Skip interpreter teardown: the answer is sent, and a framework's native threads ending
+    # late there can abort the process.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _die_with(parent: int) -> None:
+    """End this process when ``parent`` (the worker) ends."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it ended before the line above took effect
+        os._exit(70)
+
+    def watch() -> None:
+        while True:
+            time.sleep(_WATCH_SECS)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="spine-parent-watch", daemon=True).start()

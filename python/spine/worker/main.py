@@ -1,0 +1,53 @@
+"""``spine worker``: the process entry point. SIGINT and SIGTERM stop it: it claims nothing
+more, ends its run (if any) and hands the job back to the queue, and exits 0. A bad
+configuration exits 2; a database it cannot open at start exits 1. It never serves HTTP."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from types import FrameType
+
+from sqlalchemy import exc
+
+from spine.jobs import StoreError, safe_url
+from spine.settings import ConfigError, flag_overrides
+from spine.worker.config import load_config
+
+__all__ = ["run_worker"]
+
+
+def run_worker(config_path: str | None, database: str | None = None, catalogs: Sequence[str] = (),
+               worker_id: str | None = None, data_dir: str | None = None,
+               environ: Mapping[str, str] = os.environ) -> int:
+    """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
+    overrides = flag_overrides(environ, "SPINE_WORKER", database=database, catalogs=tuple(catalogs), id=worker_id,
+                               data_dir=data_dir)
+    try:
+        config = load_config(config_path, overrides)
+    except ConfigError as error:
+        print(f"spine worker: {error}", file=sys.stderr)
+        return 2
+    from spine.worker.service import Worker
+
+    try:
+        worker = Worker(config)
+    except (exc.SQLAlchemyError, StoreError, OSError) as error:
+        print(f"spine worker: cannot open the store {safe_url(config.database_url)}: {error}", file=sys.stderr)
+        return 1
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        worker.stop.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+    worker.say(f"store {safe_url(config.database_url)}; catalogs {', '.join(config.catalogs)}; "
+               f"runner {config.runner}")
+    try:
+        worker.run()
+    finally:
+        worker.store.close()
+    worker.say("stopped")
+    return 0

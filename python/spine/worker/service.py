@@ -1,0 +1,221 @@
+"""The worker's loop: take back jobs whose workers were lost, claim the oldest queued job, run
+it in its own process, and finish it.
+
+While a run's process lives, the worker heartbeats the job every ``heartbeat_secs`` and reads
+its cancel flag at each beat: a cancel ends the process (SIGTERM, SIGKILL after
+``kill_grace_secs``) and the job CANCELLED. The process' answer decides the end: a run id
+-> COMPLETED; an error -> FAILED with its text; no answer -> FAILED naming its exit code or
+signal and the last lines it wrote. A worker asked to stop (SIGINT, SIGTERM) claims nothing
+more, ends its run the same way and hands the job back (QUEUED, the attempt not counted), then
+exits 0. A worker that dies without stopping leaves its job to another worker's reap.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import signal
+import tempfile
+import threading
+import time
+from pathlib import Path
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from sqlalchemy import exc
+
+from spine.jobs import Job, JobState, LeaseLost, Store
+from spine.worker import child
+from spine.worker.config import WorkerConfig
+
+__all__ = ["Worker"]
+
+_SECOND = 1_000_000_000
+_RUN_ID = re.compile(r"^[0-9a-f]{64}$")
+#: How much of a dead process' output a failure quotes (characters, from its end).
+_TAIL = 1_500
+#: A finish that fails on a database error is tried this often before the reap takes over.
+_FINISH_TRIES = 5
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+class Worker:
+    """One worker on ``config``'s store; :meth:`run` until :attr:`stop` is set."""
+
+    def __init__(self, config: WorkerConfig, store: Store | None = None) -> None:
+        self.config = config
+        self.name = config.name
+        self.store = store or Store(config.database_url)
+        self.stop = threading.Event()
+        #: Absolute: a runner may change its directory.
+        self.catalogs = [str(Path(directory).resolve()) for directory in config.catalogs]
+        self._context = multiprocessing.get_context("spawn")
+
+    def say(self, text: str) -> None:
+        print(f"spine worker {self.name}: {text}", flush=True)
+
+    def run(self) -> None:
+        """Claim and run jobs until :attr:`stop` is set. A database it cannot reach is retried
+        (said once per outage), never fatal."""
+        last_reap = float("-inf")
+        outage = False
+        while not self.stop.is_set():
+            try:
+                if time.monotonic() - last_reap >= self.config.heartbeat_secs:
+                    last_reap = time.monotonic()
+                    for job_id in self.store.reap(now_ns(), int(self.config.stale_secs * _SECOND),
+                                                  self.config.max_attempts):
+                        self.say(f"job {job_id}: its worker was lost; now {self.store.job(job_id).state}")
+                job = self.store.claim(self.name, now_ns())
+                outage = False
+            except exc.DBAPIError as error:
+                if not outage:
+                    self.say(f"database error, retrying: {error.orig}")
+                outage = True
+                self.stop.wait(min(1.0, self.config.stale_secs / 4))
+                continue
+            if job is None:
+                self.stop.wait(self.config.poll_secs)
+                continue
+            self.say(f"job {job.job_id}: RUNNING (attempt {job.attempts})")
+            try:
+                state = self._run(job)
+            except exc.DBAPIError as error:
+                state = f"left to the reap: database error: {error.orig}"
+            self.say(f"job {job.job_id}: {state}")
+
+    def _run(self, job: Job) -> str:
+        """Run ``job`` in a process of its own to its end; how it ended."""
+        descriptor, output = tempfile.mkstemp(prefix=f"spine-job-{job.job_id[:16]}-", suffix=".log")
+        os.close(descriptor)
+        receiver, sender = self._context.Pipe(duplex=False)
+        process = self._context.Process(
+            target=child.main, name=f"spine-job-{job.job_id[:16]}", daemon=False,
+            args=(self.config.runner, job.as_dict(), self.store.url, self.catalogs, output,
+                  os.getpid(), sender))
+        try:
+            process.start()
+            sender.close()
+            return self._watch(job, process, receiver, output)
+        finally:
+            receiver.close()
+            if process.is_alive():
+                self._end(process)
+            process.close()
+            os.unlink(output)
+
+    def _watch(self, job: Job, process: BaseProcess, receiver: Connection, output: str) -> str:
+        answer: tuple[Any, ...] | None = None
+        listening = True  # until the answer came, or the pipe closed without one
+        beat = time.monotonic() + self.config.heartbeat_secs
+        while True:
+            timeout = max(0.0, min(beat - time.monotonic(), self.config.poll_secs))
+            ready = wait([receiver, process.sentinel] if listening else [process.sentinel], timeout)
+            if listening and (receiver in ready or not process.is_alive()) and receiver.poll():
+                listening = False
+                try:
+                    answer = receiver.recv()
+                except (EOFError, OSError):
+                    pass
+            if answer is not None and process.is_alive():
+                process.join(self.config.kill_grace_secs)  # it answered: exiting now
+                if process.is_alive():
+                    self._end(process)
+            if not process.is_alive():
+                break
+            if self.stop.is_set():
+                self._end(process)
+                return self._release(job)
+            if time.monotonic() >= beat:
+                beat = time.monotonic() + self.config.heartbeat_secs
+                try:
+                    cancel = self.store.heartbeat(job.job_id, self.name, now_ns())
+                except LeaseLost:
+                    self._end(process)
+                    return "taken back by the queue (this worker's heartbeats went stale)"
+                except exc.DBAPIError as error:
+                    self.say(f"job {job.job_id}: heartbeat failed, retrying: {error.orig}")
+                    continue
+                if cancel:
+                    self._end(process)
+                    return self._finish(job, "CANCELLED", None, None)
+        process.join()
+        if answer is None and self.stop.is_set():
+            return self._release(job)  # a Ctrl-C reached the run's process before it ignored it
+        return self._conclude(job, process, answer, output)
+
+    def _conclude(self, job: Job, process: BaseProcess, answer: tuple[Any, ...] | None, output: str) -> str:
+        if answer is not None and answer[0] == "ok":
+            run_id = answer[1]
+            if isinstance(run_id, str) and _RUN_ID.match(run_id):
+                if self.store.job(job.job_id).execution is None:
+                    return self._finish(job, "FAILED", None, "the runner recorded no execution block "
+                                                             "(Store.set_execution) for its run")
+                return self._finish(job, "COMPLETED", run_id, None)
+            return self._finish(job, "FAILED", None, f"the runner returned {run_id!r:.100}, not a run id "
+                                                     "(64 lowercase hex digits)")
+        if answer is not None and answer[0] == "error":
+            self._log(job, "ERROR", str(answer[2]))
+            return self._finish(job, "FAILED", None, str(answer[1]) or "the runner failed")
+        tail = _tail(output)
+        self._log(job, "ERROR", tail or "(it wrote nothing)")
+        reason = f"the run's process {_exit_text(process.exitcode)} without an answer"
+        return self._finish(job, "FAILED", None, f"{reason}; its last output: {tail}" if tail else reason)
+
+    def _end(self, process: BaseProcess) -> None:
+        """SIGTERM, then SIGKILL after the grace period; waits for it."""
+        process.terminate()
+        process.join(self.config.kill_grace_secs)
+        if process.is_alive():
+            process.kill()
+            process.join()
+
+    def _finish(self, job: Job, state: JobState, run_id: str | None, error: str | None) -> str:
+        for attempt in range(_FINISH_TRIES):
+            try:
+                return self.store.finish(job.job_id, self.name, state, run_id, error, now_ns()).state
+            except LeaseLost:
+                return f"not {state}: the queue took it back first"
+            except exc.DBAPIError as failure:
+                self.say(f"job {job.job_id}: finishing {state} failed (try {attempt + 1}): {failure.orig}")
+                self.stop.wait(0.5 * (attempt + 1))
+        return f"not {state}: the database is unreachable; the reap will take it back"
+
+    def _release(self, job: Job) -> str:
+        try:
+            state: str = self.store.release(job.job_id, self.name, f"worker {self.name} stopped", now_ns())
+        except (LeaseLost, exc.DBAPIError) as error:
+            return f"not released ({error}); the reap will take it back"
+        return state
+
+    def _log(self, job: Job, level: str, message: str) -> None:
+        try:
+            self.store.append_event(job.job_id, "LOG", None, level, message[-4096:], now_ns())
+        except exc.DBAPIError:
+            pass
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _tail(output: str) -> str:
+    try:
+        with open(output, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(max(0, file.tell() - 4 * _TAIL))
+            text = file.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+    return text[-_TAIL:]
+

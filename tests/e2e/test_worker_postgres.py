@@ -1,0 +1,105 @@
+"""The queue on PostgreSQL (a throwaway cluster, tests/pg.py): two ``spine worker`` processes
+on twenty short jobs run each exactly once; saves and claims racing from threads, each with
+its own engine, never both win."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobs_helpers import STRATEGY, rid, save, submit
+from pg import fresh_database, initdb, postgres_cluster
+from spine.jobs import HeadMoved, Store
+from workers import running_workers, wait_until
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    if initdb() is None:
+        pytest.skip("PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
+                    "scripts/setup.sh installs Debian's postgresql when run as root")
+    with postgres_cluster() as url:
+        yield url
+
+
+_DATABASES = itertools.count(1)
+
+
+@pytest.fixture
+def store(cluster: str) -> Iterator[Store]:
+    """A store on a database of its own."""
+    with Store(fresh_database(cluster, f"spine_test_{next(_DATABASES)}")) as opened:
+        yield opened
+
+
+def test_two_workers_run_each_of_twenty_jobs_exactly_once(store: Store, tmp_path: Path) -> None:
+    save(store, None, "a")
+    runs = tmp_path / "runs.txt"
+    with running_workers(tmp_path, store.url) as workers:
+        for name in ("w1", "w2"):
+            workers.start(name)
+        for name in ("w1", "w2"):
+            workers.ready(name)
+        jobs = [submit(store, str(n), {"runs": str(runs), "sleep": 0.05}) for n in range(20)]
+        wait_until(lambda: all(job.state == "COMPLETED" for job in store.jobs(limit=100)), "all completed", workers)
+        assert [workers.stop(name) for name in ("w1", "w2")] == [0, 0]
+    lines = [line.split() for line in runs.read_text().splitlines()]
+    assert Counter(job_id for job_id, *_ in lines) == {job.job_id: 1 for job in jobs}
+    for job in jobs:
+        done = store.job(job.job_id)
+        report = json.loads(store.outputs(job.job_id, "report")[0])
+        assert (report["worker"], report["attempt"], done.attempts) == (done.worker_id, 1, 1)
+    assert {worker for _, worker, *_ in lines} == {"w1", "w2"}
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first-save", "on-a-head"])
+def test_saves_racing_on_one_head_exactly_one_wins(store: Store, first: bool) -> None:
+    parent = None if first else save(store, None, "base").revision_id
+    racers = 6
+    barrier = threading.Barrier(racers)
+    outcomes: list[str] = []
+
+    def race(n: int) -> None:
+        with Store(store.url) as own:
+            barrier.wait()
+            try:
+                outcomes.append(save(own, parent, f"racer {n}").revision_id)
+            except HeadMoved as moved:
+                outcomes.append(f"moved {moved.head_revision_id}")
+
+    threads = [threading.Thread(target=race, args=(n,)) for n in range(racers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    winners = [o for o in outcomes if not o.startswith("moved")]
+    assert len(winners) == 1 and sorted(outcomes) == sorted(winners + [f"moved {winners[0]}"] * (racers - 1))
+    assert store.strategy(STRATEGY).head_revision_id == winners[0]
+
+
+def test_claims_racing_from_threads_take_every_job_once(store: Store) -> None:
+    save(store, None, "a")
+    ids = {submit(store, str(n)).job_id for n in range(30)}
+    taken: list[str] = []
+
+    def claim(worker: str) -> None:
+        with Store(store.url) as own:
+            while (job := own.claim(worker, 50)) is not None:
+                taken.append(job.job_id)
+                own.append_event(job.job_id, "LOG", None, "INFO", worker, 51)
+
+    threads = [threading.Thread(target=claim, args=(f"w{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(taken) == sorted(ids)
+    for job_id in ids:
+        assert [e.sequence for e in store.events(job_id)] == [1, 2, 3]
+    assert rid("job 0") in ids

@@ -1,0 +1,128 @@
+"""``spine worker`` processes on a SQLite store with the test runner: jobs complete or fail
+with their reasons, a cancel ends a running job promptly, a worker killed mid-job leaves the
+job to another (or FAILED after two lost attempts), a stopped worker hands its job back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from jobs_helpers import save, submit
+from spine.jobs import Job, Store
+from workers import Workers, gone, running_workers, wait_until
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(f"sqlite:///{tmp_path}/spine.db") as opened:
+        save(opened, None, "a")
+        yield opened
+
+
+@pytest.fixture
+def workers(tmp_path: Path, store: Store) -> Iterator[Workers]:
+    with running_workers(tmp_path, store.url) as started:
+        yield started
+
+
+def state(store: Store, job: Job) -> str:
+    return store.job(job.job_id).state
+
+
+def messages(store: Store, job: Job) -> list[str]:
+    return [f"{e.type} {e.state or e.level} {e.message or ''}".strip() for e in store.events(job.job_id)]
+
+
+def pid_of(directory: Path, job: Job) -> int:
+    return int((directory / f"{job.job_id}.pid").read_text())
+
+
+def test_jobs_complete_or_fail_with_their_reasons(store: Store, workers: Workers) -> None:
+    ok = submit(store, "ok")
+    raised = submit(store, "raised", {"fail": "boom"})
+    exited = submit(store, "exited", {"exit": 3})
+    bad = submit(store, "bad", {"bad_run_id": "nope"})
+    workers.start("w1")
+    jobs = (ok, raised, exited, bad)
+    wait_until(lambda: all(state(store, job) in ("COMPLETED", "FAILED") for job in jobs), "all ended", workers)
+    done = store.job(ok.job_id)
+    assert (done.state, done.run_id, done.worker_id, done.attempts) == (
+        "COMPLETED", hashlib.sha256(ok.job_id.encode()).hexdigest(), "w1", 1)
+    assert json.loads(done.execution or "")["fee_model"] == "FAKE"
+    assert json.loads(store.outputs(ok.job_id, "report")[0])["worker"] == "w1"
+    assert [m.split(" over ")[0] for m in messages(store, ok)] == [
+        "STATE QUEUED", "STATE RUNNING", "LOG INFO fake run on w1", "STATE COMPLETED"]
+    assert store.job(raised.job_id).last_error == "RuntimeError: boom"
+    assert "Traceback" in store.events(raised.job_id)[-2].message  # type: ignore[operator]
+    reason = store.job(exited.job_id).last_error or ""
+    assert reason.startswith("the run's process exited with code 3 without an answer; its last output:"), reason
+    assert "exit 3" in reason
+    assert "not a run id" in (store.job(bad.job_id).last_error or "")
+    assert workers.stop("w1") == 0
+
+
+def test_cancel_ends_a_running_job_promptly_and_its_process(store: Store, workers: Workers, tmp_path: Path) -> None:
+    job = submit(store, "long", {"sleep": 60, "pids": str(tmp_path)})
+    workers.start("w1")
+    wait_until(lambda: state(store, job) == "RUNNING" and (tmp_path / f"{job.job_id}.pid").exists(),
+               "running", workers)
+    pid = pid_of(tmp_path, job)
+    assert store.request_cancel(job.job_id, time.time_ns()) == "RUNNING"
+    took = wait_until(lambda: state(store, job) == "CANCELLED", "cancelled", workers, seconds=10)
+    assert took < 5, f"a cancel took {took:.1f} s"
+    assert gone(pid)
+    assert messages(store, job)[-2:] == ["LOG INFO cancel requested", "STATE CANCELLED"]
+    after = submit(store, "after")  # the worker goes on
+    wait_until(lambda: state(store, after) == "COMPLETED", "the next job completed", workers)
+    assert workers.stop("w1") == 0
+
+
+def test_a_worker_killed_mid_job_leaves_it_to_another(store: Store, workers: Workers, tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    job = submit(store, "killed", {"sleep_first": 60, "pids": str(tmp_path), "runs": str(runs)})
+    workers.start("A")
+    wait_until(lambda: (tmp_path / f"{job.job_id}.pid").exists(), "running on A", workers)
+    pid = pid_of(tmp_path, job)
+    workers.kill("A")
+    workers.start("B")
+    wait_until(lambda: gone(pid), "A's run ended with A", workers, seconds=10)
+    wait_until(lambda: state(store, job) == "COMPLETED", "completed on B", workers)
+    done = store.job(job.job_id)
+    assert (done.worker_id, done.attempts) == ("B", 2)
+    assert [line.split()[1::2] for line in runs.read_text().splitlines()] == [["A", "1"], ["B", "2"]]
+    assert "LOG WARNING worker A lost during attempt 1 of 2; requeued" in messages(store, job)
+    assert workers.stop("B") == 0
+
+
+def test_a_job_whose_workers_keep_dying_fails_after_two_attempts(store: Store, workers: Workers,
+                                                                 tmp_path: Path) -> None:
+    job = submit(store, "doomed", {"sleep": 60, "pids": str(tmp_path)})
+    pids = tmp_path / f"{job.job_id}.pid"
+    for name in ("A", "B"):
+        workers.start(name)
+        wait_until(lambda: store.job(job.job_id).worker_id == name and pids.exists(), f"running on {name}", workers)
+        pid = pid_of(tmp_path, job)
+        pids.unlink()
+        workers.kill(name)
+        wait_until(lambda: gone(pid), f"{name}'s run ended with {name}", workers, seconds=10)
+    workers.start("C")
+    wait_until(lambda: state(store, job) == "FAILED", "failed", workers)
+    assert store.job(job.job_id).last_error == "worker B lost during attempt 2 of 2; gave up after 2 attempts"
+    assert workers.stop("C") == 0
+
+
+def test_a_stopped_worker_hands_its_job_back(store: Store, workers: Workers, tmp_path: Path) -> None:
+    job = submit(store, "handed back", {"sleep": 60, "pids": str(tmp_path)})
+    workers.start("A")
+    wait_until(lambda: (tmp_path / f"{job.job_id}.pid").exists(), "running on A", workers)
+    pid = pid_of(tmp_path, job)
+    assert workers.stop("A") == 0
+    assert gone(pid)
+    back = store.job(job.job_id)
+    assert (back.state, back.attempts, back.worker_id) == ("QUEUED", 0, None)
+    assert messages(store, job)[-2:] == ["LOG WARNING worker A stopped; requeued", "STATE QUEUED"]

@@ -1,0 +1,100 @@
+"""Real ``spine worker`` processes for the end-to-end tests: spawned on a store with the test
+runner (tests/unit/jobs/jobs_fake_runner.py) and short heartbeats, their output in files,
+and bounded waits that poll the database and fail loudly with the workers' output.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Heartbeat 0.3 s, stale after 1 s: a lost worker's job is taken back within ~1.5 s.
+FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05",
+        "SPINE_WORKER_KILL_GRACE_SECS": "1.0", "SPINE_WORKER_RUNNER": "jobs_fake_runner:run"}
+#: The longest any wait here takes (a loaded host is slow, not broken).
+WAIT_SECS = 60.0
+
+
+class Workers:
+    """The workers a test started, each stopped (or killed) on the way out."""
+
+    def __init__(self, directory: Path, database: str) -> None:
+        self.directory = directory
+        self.database = database
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, **environ: str) -> subprocess.Popen[bytes]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+        env.update(FAST, **environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests" / "unit" / "jobs")])
+        with open(self.directory / f"{name}.log", "ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "spine.cli", "worker", "--database", self.database, "--catalog",
+                 str(self.directory / "catalog"), "--id", name], env=env, stdout=log, stderr=subprocess.STDOUT)
+        self.processes[name] = process
+        return process
+
+    def output(self) -> str:
+        return "\n".join(f"--- {name}:\n{(self.directory / f'{name}.log').read_text()[-3000:]}"
+                         for name in self.processes)
+
+    def ready(self, name: str) -> None:
+        """Wait until the worker said it opened the store."""
+        wait_until(lambda: "store " in (self.directory / f"{name}.log").read_text(), f"worker {name} ready", self)
+
+    def kill(self, name: str) -> None:
+        process = self.processes[name]
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=WAIT_SECS)
+
+    def stop(self, name: str) -> int:
+        """SIGTERM, then its exit code (SIGKILL and a failure past the deadline)."""
+        process = self.processes[name]
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            return process.wait(timeout=WAIT_SECS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+            raise AssertionError(f"worker {name} ignored SIGTERM:\n{self.output()}") from None
+
+
+@contextmanager
+def running_workers(directory: Path, database: str) -> Iterator[Workers]:
+    workers = Workers(directory, database)
+    try:
+        yield workers
+    finally:
+        for process in workers.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
+
+def wait_until(condition: Callable[[], bool], what: str, workers: Workers | None = None,
+               seconds: float = WAIT_SECS) -> float:
+    """Poll ``condition`` until it holds; the seconds it took. Fails with the workers' output
+    past ``seconds``."""
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if condition():
+            return time.monotonic() - start
+        time.sleep(0.05)
+    raise AssertionError(f"not {what} within {seconds:g} s" + (f":\n{workers.output()}" if workers else ""))
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie awaiting its reaper counts as ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return True
+    return fields[0] in ("Z", "X")

@@ -1,0 +1,56 @@
+"""A stand-in runner for the worker tests (the runner contract of spine.worker.child), doing
+what its request asks. Request keys, all optional:
+
+* ``sleep``: seconds to run; ``sleep_first``: seconds on the first attempt only;
+* ``fail``: raise RuntimeError with this text; ``exit``: leave the process with this code
+  (after writing ``exit <code>`` to stderr), answering nothing;
+* ``bad_run_id``: return this instead of a run id;
+* ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
+* ``pids``: a directory the run writes ``<job_id>.pid`` into as it starts.
+
+A run that finishes writes a ``report`` output naming the worker, process and attempt, and
+returns sha256(job_id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from spine.jobs import Store
+
+
+def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
+    request = json.loads(job["request"])
+    job_id = job["job_id"]
+    if "pids" in request:
+        (Path(request["pids"]) / f"{job_id}.pid").write_text(str(os.getpid()))
+    if "runs" in request:
+        line = f"{job_id} {job['worker_id']} {os.getpid()} {job['attempts']}\n".encode()
+        descriptor = os.open(request["runs"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+    with Store(database_url) as store:
+        store.append_event(job_id, "LOG", None, "INFO", f"fake run on {job['worker_id']} over {catalogs}",
+                           time.time_ns())
+        store.set_execution(job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE",'
+                                    '"fill_model":"FAKE","seed":0}')
+        sleep = request.get("sleep_first", 0) if job["attempts"] == 1 else 0
+        time.sleep(sleep or request.get("sleep", 0))
+        if "fail" in request:
+            raise RuntimeError(request["fail"])
+        if "exit" in request:
+            print(f"exit {request['exit']}", file=sys.stderr, flush=True)
+            os._exit(request["exit"])
+        if "bad_run_id" in request:
+            return str(request["bad_run_id"])
+        report = {"attempt": job["attempts"], "job_id": job_id, "pid": os.getpid(), "worker": job["worker_id"]}
+        store.put_outputs(job_id, {"report": [json.dumps(report, sort_keys=True, separators=(",", ":")).encode()]})
+    return hashlib.sha256(job_id.encode()).hexdigest()
