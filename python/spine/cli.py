@@ -196,8 +196,6 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--data-dir", metavar="DIR",
                         help="where the default SQLite store lives (default var/spine-gateway, the gateway's)")
     worker.set_defaults(handler=_cmd_worker)
-
-
     _import_command(commands)
     return parser
 
