@@ -110,3 +110,41 @@ def test_failure_while_placing_puts_everything_back(tmp_path: Path, monkeypatch:
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(5, start=T0 + 5 * M)), replace=True)
     assert len(calls) == 3
     assert snapshot(tmp_path / "catalog") == before
+
+
+def test_failure_while_appending_puts_everything_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(10)))
+    before = snapshot(tmp_path / "catalog")
+    real = catalog_module._move
+
+    def failing(source: Path, target: Path, moved: list[tuple[Path, Path]]) -> None:
+        if target.is_relative_to(tmp_path / "catalog" / "external"):  # the new file going into place
+            raise OSError("disk full")
+        real(source, target, moved)
+
+    monkeypatch.setattr(catalog_module, "_move", failing)
+    with pytest.raises(OSError, match="disk full"):
+        run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(5, start=T0 + 11 * M)))
+    assert snapshot(tmp_path / "catalog") == before
+
+
+def test_a_concurrent_change_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(10)))
+    real = catalog_module.inspect
+    calls = []
+
+    def moved_meanwhile(root: Path, instrument_id: str, bar_type: str) -> catalog_module.Existing:
+        calls.append(bar_type)
+        found = real(root, instrument_id, bar_type)
+        # The re-read under the lock sees a newer last close, as after another import.
+        return found if len(calls) == 1 else catalog_module.Existing(found.instrument, T0 + 99 * M, [])
+
+    monkeypatch.setattr(catalog_module, "inspect", moved_meanwhile)
+    import spine.importer.run as run_module
+
+    monkeypatch.setattr(run_module, "inspect", moved_meanwhile)
+    before = snapshot(tmp_path / "catalog")
+    with pytest.raises(ImportRefused, match=r"changed in .* while this import ran \(another import\?\); nothing was "
+                                            r"written: run it again"):
+        run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(12)))
+    assert snapshot(tmp_path / "catalog") == before

@@ -75,3 +75,15 @@ def test_parquet_date_column_daily(tmp_path: Path) -> None:
 def test_stored_text_keeps_the_precision(tmp_path: Path) -> None:
     run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + M, "1.5", "1.5", "1.5", "1.5", "2")]), price_precision=4)
     assert stored_text(tmp_path / "catalog" / "external", BT) == [("1.5000", "1.5000", "1.5000", "1.5000", "2")]
+
+
+def test_gzip_csv_with_a_byte_order_mark(tmp_path: Path) -> None:
+    import gzip
+
+    rows = minute_rows(5)
+    text = "\ufeffts_event,open,high,low,close,volume\n" + "".join(",".join(map(str, r)) + "\n" for r in rows)
+    with gzip.open(tmp_path / "btcusd.csv.gz", "wt", encoding="utf-8") as handle:
+        handle.write(text)
+    summary = run(tmp_path, tmp_path / "btcusd.csv.gz")
+    assert summary.instrument_id == "BTCUSD.TEST"
+    assert stored(tmp_path / "catalog" / "external", BT) == expected(rows)
