@@ -108,6 +108,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
     except ImportRefused as error:
         print(f"spine import: {error}; nothing was written", file=sys.stderr)
         return 2
+    except OSError as error:  # reading the file or writing the catalog (rolled back, see importer.catalog)
+        print(f"spine import: {error}; nothing was written", file=sys.stderr)
+        return 1
     print(summary.line())
     return 0
 

@@ -45,9 +45,12 @@ class BarFile:
         if self.csv:
             yield from self._csv_batches(names)
             return
-        parquet = pq.ParquetFile(self.path)
-        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=[self.columns[n] for n in names]):
-            yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+        try:
+            parquet = pq.ParquetFile(self.path)
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=[self.columns[n] for n in names]):
+                yield pa.RecordBatch.from_arrays(batch.columns, names=names)
+        except (pa.ArrowException, OSError) as error:
+            raise ImportRefused(f"{self.path}: unreadable Parquet data: {error}") from None
 
     def _csv_batches(self, names: list[str]) -> Iterator[pa.RecordBatch]:
         header = list(self.columns.values())
@@ -58,7 +61,7 @@ class BarFile:
                                     read_options=pacsv.ReadOptions(block_size=4 << 20), convert_options=convert)
             for batch in reader:
                 yield pa.RecordBatch.from_arrays([batch.column(self.columns[n]) for n in names], names=names)
-        except pa.ArrowInvalid as error:
+        except (pa.ArrowException, UnicodeDecodeError) as error:
             raise ImportRefused(f"{self.path}: not a well-formed CSV file: {error}") from None
 
 
