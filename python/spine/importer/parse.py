@@ -21,9 +21,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
-import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 from numpy.typing import NDArray
@@ -65,9 +65,9 @@ class Chunk:
 
 def iso(ns: int) -> str:
     """A close time as ISO-8601 UTC (to the nanosecond when it has one)."""
-    stamp = pd.Timestamp(ns, unit="ns", tz="UTC")
-    text: str = stamp.strftime("%Y-%m-%dT%H:%M:%S")
-    return text + (f".{ns % 10**9:09d}Z" if ns % 10**9 else "Z")
+    seconds, fraction = divmod(ns, 10**9)
+    text = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    return text + (f".{fraction:09d}Z" if fraction else "Z")
 
 
 def _unit_hint(value: int) -> str:
@@ -159,15 +159,29 @@ class Parser:
         self._check_epoch(ns, digits)
         others = np.flatnonzero(~digits)
         if len(others):
-            parsed = pd.to_datetime(pd.Series([values[i] for i in others], dtype=object), utc=True,
-                                    format="ISO8601", errors="coerce")
-            bad = parsed.isna().to_numpy()
-            if bad.any():
-                index = int(others[int(np.argmax(bad))])
-                raise ImportRefused(f"{self._at(index)}: timestamp {values[index]!r} is not a time; allowed: "
-                                    "nanoseconds since 1970-01-01 UTC or ISO-8601 text such as 2024-01-01T00:01:00Z")
-            ns[others] = parsed.to_numpy(dtype="datetime64[ns]").astype(np.int64)
+            ns[others] = self._iso(texts.take(pa.array(others)), others)
         return ns
+
+    def _iso(self, texts: pa.Array, rows: NDArray[np.int64]) -> I64:
+        """ISO-8601 text as UTC nanoseconds: a date alone is its midnight, text without a zone
+        is UTC (Arrow's own ISO-8601 parser, given an explicit zone)."""
+        zone = pc.match_substring_regex(texts, r"(Z|[+-][0-9]{2}:?[0-9]{2})$")
+        date = pc.match_substring_regex(texts, r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+        zoned = pc.if_else(date, pc.binary_join_element_wise(texts, "T00:00:00Z", ""),
+                           pc.if_else(zone, texts, pc.binary_join_element_wise(texts, "Z", "")))
+        try:
+            parsed: I64 = zoned.cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64()).to_numpy().astype(np.int64)
+            return parsed
+        except pa.ArrowInvalid:
+            pass
+        for index, text in enumerate(zoned.to_pylist()):
+            try:
+                pa.array([text]).cast(pa.timestamp("ns", tz="UTC"))
+            except pa.ArrowInvalid:
+                raise ImportRefused(
+                    f"{self._at(int(rows[index]))}: timestamp {texts[index].as_py()!r} is not a time; allowed: "
+                    "nanoseconds since 1970-01-01 UTC or ISO-8601 text such as 2024-01-01T00:01:00Z") from None
+        raise AssertionError("Arrow refused a column every value of which parses")
 
     def _check_epoch(self, ns: I64, integral: NDArray[np.bool_]) -> None:
         small = integral & (ns < _EPOCH_FLOOR)
