@@ -87,3 +87,16 @@ def test_gzip_csv_with_a_byte_order_mark(tmp_path: Path) -> None:
     summary = run(tmp_path, tmp_path / "btcusd.csv.gz")
     assert summary.instrument_id == "BTCUSD.TEST"
     assert stored(tmp_path / "catalog" / "external", BT) == expected(rows)
+
+
+def test_definition_kinds(tmp_path: Path) -> None:
+    row = [(T0 + M, "1.5", "2", "1", "1.5", "3")]
+    root = tmp_path / "catalog" / "external"
+    pair = run(tmp_path, write_csv(tmp_path / "x.csv", row), symbol="BTC-EUR", currency="EUR")
+    equity = run(tmp_path, write_csv(tmp_path / "x.csv", row), symbol="BRK.B")
+    assert (pair.definition, equity.definition) == ("CurrencyPair BTC/EUR", "Equity in USD")
+    catalog = ParquetDataCatalog(str(root))
+    [btc] = catalog.instruments(instrument_ids=["BTC-EUR.TEST"])
+    [brk] = catalog.instruments(instrument_ids=["BRK.B.TEST"])
+    assert (btc.base_currency.code, btc.quote_currency.code, btc.size_precision) == ("BTC", "EUR", 0)
+    assert (type(brk).__name__, brk.quote_currency.code, brk.price_precision) == ("Equity", "USD", 1)
