@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from spine._core import format_decimal, parse_decimal, parse_decimal_column
 from spine.errors import DecimalError
+from spine.importer.options import MAX_PRECISION
 from spine.importer.refusal import ImportRefused, where
 
 __all__ = ["Chunk", "Fixed", "Parser", "iso", "rescale"]
@@ -104,8 +105,9 @@ class Parser:
                                     "allowed: a value in every column")
         ts = self._timestamps(batch.column("ts"))
         texts = {name: self._texts(batch.column(name), name) for name in ("open", "high", "low", "close", "volume")}
-        price_scale = self.price.precision if self.price else max(_written_scale(texts[n]) for n in texts if n != "volume")
-        size_scale = self.size.precision if self.size else _written_scale(texts["volume"])
+        price_scale = self.price.precision if self.price else max(self._inferred(texts[n], n) for n in texts
+                                                                  if n != "volume")
+        size_scale = self.size.precision if self.size else self._inferred(texts["volume"], "volume")
         prices = [self._mantissas(texts[n], n, price_scale, self.price) for n in ("open", "high", "low", "close")]
         volume = self._mantissas(texts["volume"], "volume", size_scale, self.size)
         self._check_bars(prices, volume, price_scale, size_scale)
@@ -215,6 +217,18 @@ class Parser:
         raise ImportRefused(f"column {name} is {kind}; allowed: decimal text, decimal128, integer "
                             "(or float with a precision flag)")
 
+    def _inferred(self, texts: pa.Array, name: str) -> int:
+        """The largest number of decimals ``texts`` write, within NautilusTrader's precision."""
+        if len(texts) == 0:
+            return 0
+        scales = _written_scales(texts)
+        index = int(np.argmax(scales))
+        if scales[index] > MAX_PRECISION:
+            raise ImportRefused(f"{self._at(index)}: {name} {texts[index].as_py()!r} writes {scales[index]} decimals; "
+                                f"allowed: at most {MAX_PRECISION} (NautilusTrader's precision), or a precision flag "
+                                "if the extra digits are zeros")
+        return int(scales[index])
+
     def _mantissas(self, texts: pa.Array, name: str, scale: int, fixed: Fixed | None) -> I64:
         # Trailing fractional zeros carry no value: drop them so "1.500" is exact at scale 2.
         trimmed = pc.replace_substring_regex(texts, r"^(-?[0-9]+\.[0-9]*?)0+$", r"\1")
@@ -286,12 +300,12 @@ def _float_text(value: np.floating) -> str:
     return "0" if text == "-0" else text
 
 
-def _written_scale(texts: pa.Array) -> int:
-    if len(texts) == 0:
-        return 0
+def _written_scales(texts: pa.Array) -> NDArray[np.int64]:
+    """The number of decimals each text writes."""
     point = pc.find_substring(texts, ".").to_numpy(zero_copy_only=False)
     length = pc.utf8_length(texts).to_numpy(zero_copy_only=False)
-    return int(np.where(point >= 0, length - point - 1, 0).max())
+    scales: NDArray[np.int64] = np.where(point >= 0, length - point - 1, 0).astype(np.int64)
+    return scales
 
 
 def rescale(chunks: list[Chunk], price_scale: int, size_scale: int, csv: bool) -> None:

@@ -94,3 +94,12 @@ def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
     with pytest.raises(ImportRefused, match=r"--size-precision 2: AAPL.TEST is an Equity in USD"):
         run(tmp_path, write_csv(tmp_path / "aapl.csv", rows), size_precision=2)
     assert run(tmp_path, write_csv(tmp_path / "aapl.csv", rows[:1])).size_precision == 0
+
+
+def test_inferred_precision_is_capped_by_nautilus(tmp_path: Path) -> None:
+    rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", "1." + "1" * 17, "1")]
+    with pytest.raises(ImportRefused, match=r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; "
+                                            r"allowed: at most 16"):
+        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
+    zeros = [(T0 + M, "1", "1", "1", "1." + "0" * 17, "1")]
+    assert run(tmp_path, write_csv(tmp_path / "btcusd.csv", zeros), price_precision=4).price_precision == 4
