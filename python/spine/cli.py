@@ -124,7 +124,7 @@ def _import_command(commands: Any) -> None:
     command.add_argument("file", metavar="FILE", help="a .csv, .csv.gz, .parquet or .pq file")
     command.add_argument("--venue", required=True, metavar="NAME", help="the venue (^[A-Z][A-Z0-9_]*$)")
     command.add_argument("--catalog", metavar="DIR",
-                         help="the catalog directory; bars go to DIR/external (default var/spine-up/node/catalog)")
+                         help="the catalog directory; bars go to DIR/external (default var/spine-up/imports)")
     command.add_argument("--symbol", metavar="SYM", help="the symbol (default: the file's stem upper-cased)")
     command.add_argument("--step", default="1m", choices=("1m", "1d"),
                          help="the bar step: 1m (default) or 1d (daily bars, closing at 00:00 UTC)")

@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_CATALOG_DIR", "ImportOptions", "MAX_PRECISION", "STEPS", "St
 
 #: The local stack's node catalog (``spine up``'s data dir ``var/spine-up``); the EXTERNAL
 #: root below it is what backtest workers read.
-DEFAULT_CATALOG_DIR = Path("var/spine-up/node/catalog")
+DEFAULT_CATALOG_DIR = Path("var/spine-up/imports")
 #: Price and size precision limit: this NautilusTrader build's fixed-point precision (16 in
 #: the high-precision wheel; 9 in a standard one), read from the framework, not assumed.
 MAX_PRECISION: int = int(FIXED_PRECISION)
