@@ -13,8 +13,7 @@ from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
 M = 60 * 10**9
 T0 = 1_704_067_200 * 10**9
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[2] / "python"),
-                                                    os.environ.get("PYTHONPATH", "")])}
+ENV = dict(os.environ)  # the installed package
 
 
 def spine_import(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -32,7 +31,7 @@ def test_long_file_default_catalog_and_progress(tmp_path: Path) -> None:
     (tmp_path / "ethusdt.csv").write_text("\n".join(lines) + "\n")
     done = spine_import("--venue", "MYDATA", "--currency", "USDT", "ethusdt.csv", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    root = tmp_path / "var" / "spine-up" / "node" / "catalog" / "external"
+    root = tmp_path / "var" / "spine-up" / "imports" / "external"
     [line] = done.stdout.splitlines()
     assert line.startswith("imported 100,001 bars of ETHUSDT.MYDATA (CurrencyPair ETH/USDT) as "
                            "ETHUSDT.MYDATA-1-MINUTE-LAST-EXTERNAL: first close 2024-01-01T00:01:00Z")
