@@ -92,6 +92,54 @@ def _cmd_worker(args: argparse.Namespace) -> int:
     return run_worker(args.config, args.database, args.catalog or (), args.id, args.data_dir)
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    """Import OHLCV bars from a CSV or Parquet file into a catalog's EXTERNAL root."""
+    from pathlib import Path
+
+    from spine.importer import DEFAULT_CATALOG_DIR, ImportOptions, ImportRefused, run_import
+
+    try:
+        options = ImportOptions(
+            file=Path(args.file), venue=args.venue, catalog_dir=Path(args.catalog or DEFAULT_CATALOG_DIR),
+            symbol=args.symbol, step=args.step, price_precision=args.price_precision,
+            size_precision=args.size_precision, currency=args.currency, open_time=args.open_time,
+            replace=args.replace)
+        summary = run_import(options)
+    except ImportRefused as error:
+        print(f"spine import: {error}; nothing was written", file=sys.stderr)
+        return 2
+    except OSError as error:  # reading the file or writing the catalog (rolled back, see importer.catalog)
+        print(f"spine import: {error}; nothing was written", file=sys.stderr)
+        return 1
+    print(summary.line())
+    return 0
+
+
+def _import_command(commands: Any) -> None:
+    command: argparse.ArgumentParser = commands.add_parser(
+        "import", help="import OHLCV bars (CSV or Parquet) into a catalog's EXTERNAL root",
+        description="Load 1-minute (or daily) OHLCV bars from FILE into DIR/external as SYMBOL.VENUE, exactly "
+                    "(decimal text, never floats), all or nothing. Columns: ts_event (or timestamp, time, date): "
+                    "the bar's CLOSE time, integer nanoseconds or ISO-8601 UTC; open, high, low, close, volume.")
+    command.add_argument("file", metavar="FILE", help="a .csv, .csv.gz, .parquet or .pq file")
+    command.add_argument("--venue", required=True, metavar="NAME", help="the venue (^[A-Z][A-Z0-9_]*$)")
+    command.add_argument("--catalog", metavar="DIR",
+                         help="the catalog directory; bars go to DIR/external (default var/spine-up/imports)")
+    command.add_argument("--symbol", metavar="SYM", help="the symbol (default: the file's stem upper-cased)")
+    command.add_argument("--step", default="1m", choices=("1m", "1d"),
+                         help="the bar step: 1m (default) or 1d (daily bars, closing at 00:00 UTC)")
+    command.add_argument("--open-time", action="store_true",
+                         help="the timestamp column holds each bar's open; its close is open + step")
+    command.add_argument("--price-precision", type=int, metavar="N", help="price decimals (default: inferred)")
+    command.add_argument("--size-precision", type=int, metavar="N", help="volume decimals (default: inferred)")
+    command.add_argument("--currency", default="USD", metavar="CUR",
+                         help="the quote currency (default USD): SYMBOL ending in it is a CurrencyPair, "
+                              "else an Equity in it")
+    command.add_argument("--replace", action="store_true",
+                         help="rewrite the bar type (and the definition) from FILE instead of appending")
+    command.set_defaults(handler=_cmd_import)
+
+
 def _port(text: str) -> int:
     """A TCP port for a flag: 0 (any free port) through 65535, else a usage error naming it."""
     try:
@@ -151,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--data-dir", metavar="DIR",
                         help="where the default SQLite store lives (default var/spine-gateway, the gateway's)")
     worker.set_defaults(handler=_cmd_worker)
+    _import_command(commands)
     return parser
 
 

@@ -267,7 +267,9 @@ def run_up(data_dir: str | None, port: int) -> int:
                           "--data-dir", str(directory / "gateway")],
                          {"SPINE_GATEWAY_HOST": HOST, "SPINE_GATEWAY_DATABASE": database}, "/v2/health", lambda health: health["ready"] is True))
         if started:
-            up.start_workers(os.cpu_count() or 1, ["--database", database, "--catalog", str(directory / "node" / "catalog")])
+            # The workers read the node's catalogs and what `spine import` loaded (its default DIR).
+            up.start_workers(os.cpu_count() or 1, ["--database", database, "--catalog", str(directory / "node" / "catalog"),
+                                                   "--catalog", str(directory / "imports")])
             urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": [node], "screener": screener, "web": None}
             temporary = directory / "up.json.tmp"
             temporary.write_text(json.dumps(urls, indent=2) + "\n")

@@ -33,7 +33,8 @@ class Workers:
     def start(self, name: str, **environ: str) -> subprocess.Popen[bytes]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
         env.update(FAST, **environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(ROOT / "tests" / "unit" / "jobs")])
+        # The installed package; the fake runner comes from the tests.
+        env["PYTHONPATH"] = str(ROOT / "tests" / "unit" / "jobs")
         with open(self.directory / f"{name}.log", "ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "spine.cli", "worker", "--database", self.database, "--catalog",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -25,7 +25,7 @@ from spine.http.request import Query
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
-from spine.jobs.records import AlreadyFinished, NotFound
+from spine.jobs.records import JOB_STATES, AlreadyFinished, JobState, NotFound
 from spine.jobs.store import Store
 from spine.gateway.strategies import IDENTITY
 from spine.strategies import document
@@ -99,7 +99,7 @@ class BacktestHandlers:
     # --- jobs --------------------------------------------------------------------------------
 
     async def backtests_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        state = query.choice("state", ("QUEUED", "RUNNING", *TERMINAL))
+        state = cast(JobState | None, query.choice("state", JOB_STATES))
         strategy_id = query.text("strategy_id")
         route = f"/v2/backtests?{strategy_id}&{state}"
         rows, cursor = await db_page(query, route, lambda offset, limit: self.store.jobs(

@@ -47,10 +47,10 @@ class StrategyHandlers:
 
     # --- registries and templates: fixed by this build --------------------------------------
 
-    def authoring_registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+    def authoring_registry(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return conditions.authoring_registry()
 
-    def conditions_registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+    def conditions_registry(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return conditions.condition_registry()
 
     def strategy_templates_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
@@ -184,13 +184,24 @@ def _check_id(strategy_id: str) -> None:
 def _save_request(body: bytes) -> dict[str, Any]:
     """The body as a save request, checked against its schema (the stock validator), or 400
     naming the first failing JSON path and what the schema allows there."""
-    request = json.loads(body)  # the app has strict-parsed it: no floats, no duplicate keys
+    request: dict[str, Any] = json.loads(body)  # the app has strict-parsed it: no floats, no duplicate keys
     errors = sorted(validator_for(*_SAVE).iter_errors(request), key=lambda e: list(e.absolute_path))
     if errors:
         error = errors[0]
         where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise HttpError("INVALID_BODY", f"POST /v2/strategies: at {where}: {error.message}")
+        raise HttpError("INVALID_BODY", f"POST /v2/strategies: at {where}: {_path_reason(error) or error.message}")
     return request
+
+
+def _path_reason(error: Any) -> str | None:
+    """The file-path rule a refused path breaks, said plainly (the schema's pattern is not)."""
+    where = list(error.absolute_path)
+    if len(where) == 3 and where[0] == "files" and where[2] == "path" and isinstance(error.instance, str):
+        try:
+            paths.check_path(error.instance)
+        except StrategyFileError as refusal:
+            return str(refusal)
+    return None
 
 
 def _check_files(files: dict[str, str]) -> None:

@@ -53,7 +53,8 @@ QUERY_MEMO = 1_024
 
 
 class Relayed(NamedTuple):
-    """An upstream's answer passed on as it came: its status and its JSON body's bytes."""
+    """An answer sent as it is: its status and its JSON body's bytes (an upstream's, passed on
+    as it came, or a handler's own answer other than 200: a 201, 202 or a 409 document)."""
 
     status: int
     body: bytes

@@ -1,0 +1,103 @@
+"""Backtest jobs through a real ``spine gateway`` with no worker: the sealed submit body and
+its refusals, the receipt, the queued job's detail, list and events, cancel of a queued job
+and of a finished one, and the report and outputs refused until a run completes. Documents
+are checked by the independent validator."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gateways import spawn_gateway
+from nodes import envelope, free_port, get, post, stop, wait_for
+from reference.wire_validator import validate
+from screeners import ok
+
+ALLOWED = "strategy_id, revision_id, instrument_id, start, end, resolution, channel, parameters, label"
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    dead = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead,
+                                 SPINE_DEPLOYMENT_MODE="private-operator")
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
+        files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
+        status, _ = post(url + "/v2/strategies", {
+            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+            "strategy_id": "ema", "parent_revision_id": None, "message": "", "files": files})
+        assert status == 201
+        yield url
+    finally:
+        _, err = stop(process)
+        assert process.returncode == 0, err
+
+
+def submit(gateway: str, **body: Any) -> tuple[int, Any]:
+    return post(gateway + "/v2/backtests", {"strategy_id": "ema", **body})
+
+
+def test_the_body_is_sealed_at_nine_keys(gateway: str) -> None:
+    detail = envelope(submit(gateway, capital="1", seed=7), 400, "UNKNOWN_BODY_KEYS")
+    assert detail == f"POST /v2/backtests: unknown keys capital, seed; allowed keys: {ALLOWED}"
+    envelope(submit(gateway, instrument_id=["BTCUSDT.SIM"]), 400, "INVALID_BODY")  # one id, not a list
+    envelope(submit(gateway, parameters={"fast": 12.5}), 400, "INVALID_BODY")  # floats never cross
+    envelope(submit(gateway, start="10", end="5"), 400, "INVALID_BODY")
+    envelope(submit(gateway, resolution="2m"), 400, "INVALID_BODY")
+    assert "fast" in envelope(submit(gateway, parameters={"fast": "1000"}), 400, "INVALID_BODY")
+    assert "nope" in envelope(submit(gateway, parameters={"nope": "1"}), 400, "INVALID_BODY")
+    envelope(post(gateway + "/v2/backtests", {"strategy_id": "missing"}), 404, "NOT_FOUND")
+    envelope(submit(gateway, revision_id="0" * 64), 404, "NOT_FOUND")
+
+
+def test_a_queued_job_its_events_and_cancel(gateway: str) -> None:
+    status, receipt = submit(gateway, parameters={"fast": "12"}, start="0", end="1000", label="queued")
+    assert status == 202, receipt
+    validate(receipt)
+    assert receipt["state"] == "QUEUED"
+    job_id = receipt["job_id"]
+    detail = ok(gateway + f"/v2/backtests/{job_id}")
+    assert (detail["state"], detail["start"], detail["end"], detail["execution"], detail["run_id"]) == (
+        "QUEUED", "0", "1000", None, None)
+    assert job_id in {j["job_id"] for j in ok(gateway + "/v2/backtests")["items"]}
+    assert job_id in {j["job_id"] for j in ok(gateway + "/v2/backtests?state=QUEUED&strategy_id=ema")["items"]}
+    assert job_id not in {j["job_id"] for j in ok(gateway + "/v2/backtests?state=RUNNING")["items"]}
+    events = ok(gateway + f"/v2/backtests/{job_id}/events")["items"]
+    assert [(e["sequence"], e["type"], e["state"]) for e in events] == [(1, "STATE", "QUEUED")]
+    envelope(get(gateway + f"/v2/backtests/{job_id}/report"), 409, "CONFLICT")
+    envelope(get(gateway + f"/v2/backtests/{job_id}/outputs/orders"), 409, "CONFLICT")
+    cancelled = ok(gateway + f"/v2/backtests/{job_id}/cancel")
+    assert cancelled["state"] == "CANCELLED" and cancelled["finished_ts"] is not None
+    assert "CANCELLED" in envelope(get(gateway + f"/v2/backtests/{job_id}/cancel"), 409, "CONFLICT")
+    events = ok(gateway + f"/v2/backtests/{job_id}/events?after_sequence=1")["items"]
+    assert [(e["type"], e["state"]) for e in events] == [("STATE", "CANCELLED")]
+    # The live stream replays the job's events and ends after its final state.
+    with urllib.request.urlopen(gateway + f"/v2/stream/backtests?job_id={job_id}", timeout=10) as response:
+        text = response.read().decode()
+    frames = [f for f in text.split("\n\n") if f.startswith("event: ")]
+    assert [f.split("\n")[0] for f in frames] == ["event: state", "event: state"]
+    for frame in frames:
+        validate(json.loads(frame.split("data: ", 1)[1]))
+
+
+def test_unknown_jobs_and_parts(gateway: str) -> None:
+    envelope(get(gateway + "/v2/backtests/" + "0" * 64), 404, "NOT_FOUND")
+    envelope(get(gateway + "/v2/backtests/xyz"), 400, "INVALID_PARAMETER")
+    envelope(get(gateway + "/v2/backtests/" + "0" * 64 + "/cancel"), 404, "NOT_FOUND")
+    envelope(get(gateway + "/v2/stream/backtests"), 400, "INVALID_PARAMETER")
+    _, receipt = submit(gateway)
+    envelope(get(gateway + f"/v2/backtests/{receipt['job_id']}/outputs/nonsense"), 404, "NOT_FOUND")
+    envelope(get(gateway + "/v2/backtests?state=DONE"), 400, "INVALID_PARAMETER")
+
+
+def test_v1_records_are_empty_before_any_run(gateway: str) -> None:
+    for path in ("/signals", "/chart-markers", "/retirements"):
+        page = ok(gateway + path)
+        assert page["items"] == [] and page["next_cursor"] is None
+    _, receipt = submit(gateway)
+    assert ok(gateway + f"/engine-status?job_id={receipt['job_id']}")["engine_status"] is None
