@@ -37,13 +37,16 @@ def spot(instrument_id: str, price_precision: int = 2, size_precision: int = 3) 
     )
 
 
-def walk_bars(instrument: CurrencyPair, channel: str, count: int, *, seed: int = 7, first_close: int = EPOCH_2024 + MINUTE_NS,
-              level: str = "100", skip: Iterable[int] = ()) -> list[Bar]:
-    """``count`` 1-minute bars closing each minute from ``first_close``; the bar indexes in
-    ``skip`` are left out (a gap). Mantissas are integers, so every price is exact."""
+def walk_bars(instrument: CurrencyPair, channel: str, count: int, *, seed: int = 7, first_close: int | None = None,
+              level: str = "100", skip: Iterable[int] = (), step: str = "1-MINUTE") -> list[Bar]:
+    """``count`` bars of ``step`` (``1-MINUTE`` or ``1-DAY``) closing one step apart from
+    ``first_close`` (default: one step after 2024-01-01); the bar indexes in ``skip`` are left
+    out (a gap). Mantissas are integers, so every price is exact."""
+    step_ns = {"1-MINUTE": MINUTE_NS, "1-DAY": 1440 * MINUTE_NS}[step]
+    first_close = EPOCH_2024 + step_ns if first_close is None else first_close
     rng = random.Random(seed)
     p, s = instrument.price_precision, instrument.size_precision
-    bar_type = BarType.from_str(f"{instrument.id}-1-MINUTE-LAST-{channel}")
+    bar_type = BarType.from_str(f"{instrument.id}-{step}-LAST-{channel}")
     close = int(Decimal(level).scaleb(p))
     tick = max(1, close // 2000)
     skipped = set(skip)
@@ -56,7 +59,7 @@ def walk_bars(instrument: CurrencyPair, channel: str, count: int, *, seed: int =
         volume = rng.randint(1, 5000) * 10**s // 10
         if i in skipped:
             continue
-        ts = first_close + i * MINUTE_NS
+        ts = first_close + i * step_ns
         bars.append(Bar(bar_type, _price(open_, p), _price(high, p), _price(low, p), _price(close, p),
                         Quantity.from_raw(volume * 10 ** (16 - s), s), ts, ts))
     return bars

@@ -6,6 +6,8 @@ precisions.
 - A node's catalog dir holds ``external/`` and ``internal/`` roots. The catalog serving an
   instrument is the first given whose ``<dir>/<channel lower>/data/bar/<bar type>`` exists
   (bar type ``SYMBOL.VENUE-1-MINUTE-LAST-<CHANNEL>``); its instrument comes from the same root.
+  A 1d run of an instrument with no minute bars takes the daily bars ``spine import`` stored
+  (``...-1-DAY-LAST-EXTERNAL``) as they are: nothing to fold, no skipped span.
 - Prices are read from the parquet files as exact mantissas (the framework's i128 raw at scale
   1e16, reinterpreted as decimal128 and rescaled without loss): no float ever holds a price.
 - ``start``/``end`` bound the 1-minute bars' close times, inclusive. Coverage is the bars'
@@ -58,7 +60,9 @@ class InstrumentBars:
     size_precision: int
     columns: dict[str, npt.NDArray[Any]]
     withheld: list[tuple[int, int, str]]
-    minutes_read: int
+    #: The input bars read, and their resolution (``1m``; ``1d`` for imported daily bars).
+    inputs_read: int
+    source: str = "1m"
 
     def __len__(self) -> int:
         return len(self.columns["ts_event"])
@@ -81,16 +85,15 @@ class InstrumentBars:
         return sorted({int(ends[i]) for i in index if i < len(ends)})
 
 
-def find_root(catalogs: list[Path], instrument_id: str, channel: str) -> Path:
-    """The channel root of the first catalog dir holding the instrument's 1-minute bars."""
-    bar_type = bar_type_of(instrument_id, "1m", channel)
+def find_root(catalogs: list[Path], instrument_id: str, channel: str, resolution: str = "1m") -> Path | None:
+    """The channel root of the first catalog dir holding the instrument's bars of
+    ``resolution`` (``1m``: the durable minute; ``1d``: daily bars an import stored), if any."""
+    bar_type = bar_type_of(instrument_id, resolution, channel)
     for directory in catalogs:
         root = Path(directory) / channel.lower()
         if (root / "data" / "bar" / bar_type).is_dir():
             return root
-    raise BacktestError(f"NO_BARS: no catalog holds {bar_type} (looked under "
-                        f"{', '.join(str(Path(d) / channel.lower()) for d in catalogs) or 'no catalog dirs'})",
-                        "NO_BARS")
+    return None
 
 
 def minute_columns(root: Path, bar_type: str, price_precision: int, size_precision: int,
@@ -162,19 +165,29 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
 
     if resolution not in STEP_NS:
         raise BacktestError(f"INVALID_RESOLUTION: {resolution!r}; allowed: {', '.join(STEP_NS)}", "INVALID_RESOLUTION")
+    # The durable minute, folded; else, for a daily run, daily bars an import stored, as they are.
+    source = "1m"
     root = find_root(catalogs, instrument_id, channel)
+    if root is None and resolution == "1d":
+        source, root = "1d", find_root(catalogs, instrument_id, channel, "1d")
+    if root is None:
+        wanted = bar_type_of(instrument_id, "1m", channel)
+        daily = "" if resolution == "1d" else " (daily bars serve 1d runs only)"
+        raise BacktestError(f"NO_BARS: no catalog holds {wanted}{daily}; looked under "
+                            f"{', '.join(str(Path(d) / channel.lower()) for d in catalogs) or 'no catalog dirs'}",
+                            "NO_BARS")
     found = ParquetDataCatalog(str(root)).instruments(instrument_ids=[instrument_id])
     if not found:
         raise BacktestError(f"NO_INSTRUMENT: {root} holds bars of {instrument_id} but not the instrument",
                             "NO_INSTRUMENT")
     instrument = found[0]
     p, s = int(instrument.price_precision), int(instrument.size_precision)
-    minutes = minute_columns(root, bar_type_of(instrument_id, "1m", channel), p, s, start, end)
-    n = len(minutes["ts_event"])
-    if n == 0:
-        columns, withheld = minutes, []
+    inputs = minute_columns(root, bar_type_of(instrument_id, source, channel), p, s, start, end)
+    n = len(inputs["ts_event"])
+    if n == 0 or source == "1d":
+        columns, withheld = inputs, []
     else:
-        folded = fold_columns(minutes["ts_event"], *(minutes[c] for c in COLUMNS), resolution=resolution,
+        folded = fold_columns(inputs["ts_event"], *(inputs[c] for c in COLUMNS), resolution=resolution,
                               channel=channel)
         raw = folded.columns()
         columns = {"ts_event": np.frombuffer(raw["ts_event"], dtype="<u8").astype(np.uint64)}
@@ -182,7 +195,7 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
             columns[name] = np.frombuffer(raw[name], dtype="<i8").astype(np.int64)
         withheld = [(int(a), int(b), str(r)) for a, b, r in folded.withheld()]
     return InstrumentBars(instrument_id, instrument, bar_type_of(instrument_id, resolution, channel), p, s, columns,
-                          withheld, n)
+                          withheld, n, source)
 
 
 def nautilus_bars(bars: InstrumentBars) -> list[Any]:

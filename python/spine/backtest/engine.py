@@ -102,7 +102,7 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
     loaded = [load_instrument(catalogs, iid, spec.resolution, spec.channel, spec.start, spec.end)
               for iid in instruments]
     for bars in loaded:
-        log("INFO", f"{bars.instrument_id}: {bars.minutes_read} one-minute bars read, {len(bars)} {spec.resolution} "
+        log("INFO", f"{bars.instrument_id}: {bars.inputs_read} {bars.source} bars read, {len(bars)} {spec.resolution} "
                     f"bars, {len(bars.withheld)} withheld spans")
     if not any(len(b) for b in loaded):
         raise BacktestError(f"NO_BARS: no {spec.resolution} {spec.channel} bars of {', '.join(instruments)} in the "

@@ -206,3 +206,20 @@ def test_a_quantity_finer_than_the_size_precision_is_refused(tmp_path: Path) -> 
     plan = msgspec.structs.replace(ema_plan(), quantity="0.0001")  # the instrument's size precision is 3
     with pytest.raises(RunFailed, match="INVALID_QUANTITY: quantity 0.0001"):
         run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+
+
+def test_a_daily_run_takes_imported_daily_bars(tmp_path: Path) -> None:
+    """An instrument with no minute bars but daily bars (``spine import --step 1d``) runs at 1d
+    on those bars as they are; finer resolutions are refused naming why."""
+    from reference.backtest_catalog import spot, walk_bars, write_catalog
+
+    instrument = spot(IID)
+    catalog = write_catalog(tmp_path, [instrument],
+                            {IID: walk_bars(instrument, "EXTERNAL", 400, step="1-DAY")})
+    outputs = run(catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="1d")
+    report = json.loads(outputs.report)
+    assert report["orders"] > 4 and errors("svc.backtest_run_result", report) == []
+    assert json.loads(outputs.engine_status[1])["counters"]["bars_accepted"] == 400
+    assert {json.loads(s)["resolution"] for s in outputs.signals} == {"1d"}
+    with pytest.raises(RunFailed, match=r"daily bars serve 1d runs only"):
+        run(catalog, resolution="1h")
