@@ -40,7 +40,7 @@ def test_two_processes_give_the_same_result_hash(tmp_path: Path) -> None:
     catalog = node_catalog(tmp_path, bars=6000, skip=(500, 501))
     code = CHILD.format(tests=str(ROOT / "tests"), support=str(ROOT / "tests" / "unit" / "backtest"),
                         catalog=str(catalog))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = dict(os.environ)  # the installed package
     children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  env=env, cwd=tmp_path) for _ in range(2)]
     answers = []

@@ -56,7 +56,6 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
                        json.dumps(request, sort_keys=True, separators=(",", ":")), None, start, end, 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env |= FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
-    env["PYTHONPATH"] = str(ROOT / "python")
     with open(tmp_path / "w1.log", "ab") as log:
         worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database", store.url, "--catalog",
                                    str(catalog), "--id", "w1"], env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -41,7 +41,7 @@ from spine.backtest.api import BacktestError, Execution, RunCancelled, RunFailed
 from spine.backtest.bars import STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
 from spine.backtest.signals import signal_documents
-from spine.backtest.statistics import statistics
+from spine.backtest.statistics import statistics, statistics_document
 from spine.strategies.plan import StrategyPlan
 
 __all__ = ["run_backtest"]
@@ -318,8 +318,13 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     def docs(items: list[dict[str, Any]]) -> list[bytes]:
         return [canonical_json(item) for item in items]
 
+    # The served documents: tagged, and named by the job and run (never hashed: a job id is
+    # per submission, and the result hash is the same for every equal run).
+    stats_document = statistics_document(stats, job_id=spec.job_id, run_id=run_id, bars=strategy.bars_seen)
+    points = [{"version": "spine.v2", "schema_id": "svc.equity_point", "schema_version": 1, **point}
+              for point in equity]
     return RunOutputs(
-        run_id=run_id, result_hash=result_hash, report=canonical_json(report), statistics=canonical_json(stats),
-        equity=docs(equity), orders=docs(orders), fills=docs(fills), positions=docs(positions), signals=docs(signals),
+        run_id=run_id, result_hash=result_hash, report=canonical_json(report),
+        statistics=canonical_json(stats_document), equity=docs(points), orders=docs(orders), fills=docs(fills), positions=docs(positions), signals=docs(signals),
         markers=docs(markers), retirements=docs(retirements), engine_status=[], skipped=docs(skipped),
     )

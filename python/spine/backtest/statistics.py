@@ -26,7 +26,7 @@ import math
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any
 
-__all__ = ["SCALE", "max_drawdown", "ratio", "rounded", "statistics"]
+__all__ = ["SCALE", "max_drawdown", "ratio", "rounded", "statistics", "statistics_document"]
 
 SCALE = 8
 _QUANTUM = Decimal(1).scaleb(-SCALE)
@@ -97,3 +97,10 @@ def statistics(*, currency: str, starting: Decimal, ending: Decimal, balances: l
         "trade_count": str(len(closed_pnls)),
         "exposure": ratio(Decimal(bars_exposed), Decimal(bars_seen)),
     }
+
+
+def statistics_document(stats: dict[str, Any], *, job_id: str, run_id: str, bars: int) -> dict[str, Any]:
+    """``svc.backtest_statistics`` (an own document) of a run's statistics."""
+    return {"version": "spine.v2", "schema_id": "svc.backtest_statistics", "schema_version": 1, "job_id": job_id,
+            "run_id": run_id, **{key: value for key, value in stats.items() if key not in ("scale", "trade_count")},
+            "trade_count": int(stats["trade_count"]), "bars": bars}
