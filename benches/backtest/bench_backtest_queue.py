@@ -7,7 +7,7 @@ catalog of ``SPINE_BENCH_QUEUE_BARS`` one-minute bars (default 20,000).
   target (issue 27): two workers at least 1.7x one;
 - submit-to-first-STATE: from ``POST /v2/backtests`` to the job's first ``state`` event on
   ``/v2/stream/backtests`` (QUEUED, written with the job), and to its RUNNING event (a worker
-  claimed it: the workers poll every ``SPINE_WORKER_POLL_SECS``, default 0.2 s).
+  claimed it: the workers poll every ``SPINE_WORKER_POLL_SECS``, default 0.05 s).
 
 Smoke mode (CI): SPINE_BENCH_QUEUE_BARS=500 and --benchmark-disable.
 """

@@ -41,7 +41,7 @@ OUTPUT_PARTS = ("statistics", "equity", "orders", "fills", "positions", "signals
 _V1_PARTS = {"signals": "signals", "chart_markers": "markers", "retirements": "retirements"}
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 #: How often a live job stream looks for new events in the database.
-POLL_SECS = 0.1
+POLL_SECS = 0.05
 
 
 def execution_config(capital: str, seed: int) -> dict[str, Any]:

@@ -50,7 +50,7 @@ class WorkerConfig(Settings, forbid_unknown_fields=True, frozen=True):
     #: A RUNNING job whose heartbeat is older than this is taken back (its worker is lost).
     stale_secs: float = 10.0
     #: An idle worker looks for a queued job this often.
-    poll_secs: float = 0.2
+    poll_secs: float = 0.05
     #: Attempts a job is given before a lost worker fails it instead of requeueing it.
     max_attempts: int = 2
     #: A run's process asked to stop (SIGTERM) is killed (SIGKILL) after this long.
