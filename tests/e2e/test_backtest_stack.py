@@ -12,7 +12,6 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
