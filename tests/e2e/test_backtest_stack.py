@@ -10,16 +10,21 @@ import json
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateways import spawn_gateway
-from nodes import free_port, get, post, running_node, stop, wait_for
-from reference.wire_validator import validate
-from screeners import ok
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "backtest"))
+
+from backtest_support import IID, node_catalog  # noqa: E402
+from gateways import spawn_gateway  # noqa: E402
+from nodes import free_port, get, post, running_node, stop, wait_for  # noqa: E402
+from reference.wire_validator import validate  # noqa: E402
+from screeners import ok  # noqa: E402
 
 #: Short heartbeats: a lost worker shows at once (tests/e2e/workers.py uses the same).
 FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05"}
@@ -30,6 +35,8 @@ TERMINAL = {"COMPLETED", "FAILED", "CANCELLED"}
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("stack")
     dead = f"http://127.0.0.1:{free_port()}"
+    # A second catalog with a long history of another instrument: a run long enough to cancel.
+    long_history = node_catalog(home / "long", bars=150_000)
     (home / "node").mkdir()
     with running_node(home / "node", warm_bars=2_000) as node:
         process, gateway = spawn_gateway(home / "gateway", [node], dead, SPINE_DEPLOYMENT_MODE="private-operator")
@@ -37,7 +44,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log = open(home / "worker.log", "wb")
         worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database",
                                    f"sqlite:///{home / 'gateway' / 'spine.db'}", "--catalog",
-                                   str(home / "node" / "data" / "catalog"), "--id", "w1"],
+                                   str(home / "node" / "data" / "catalog"), "--catalog", str(long_history),
+                                   "--id", "w1"],
                                   env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
@@ -129,3 +137,26 @@ def test_the_same_request_gives_the_same_result(stack: str) -> None:
         reports.append(ok(gateway + f"/v2/backtests/{receipt['job_id']}/report"))
     assert reports[0]["job_id"] != reports[1]["job_id"]
     assert (reports[0]["run_id"], reports[0]["result_hash"]) == (reports[1]["run_id"], reports[1]["result_hash"])
+
+
+def test_a_running_backtest_is_cancelled_promptly(stack: str) -> None:
+    gateway = stack
+    status, receipt = post(gateway + "/v2/backtests", {"strategy_id": "ema_stack", "instrument_id": IID})
+    assert status == 202, receipt
+    job_id = receipt["job_id"]
+    wait_for_state(gateway, job_id, "RUNNING")
+    cancelled = ok(gateway + f"/v2/backtests/{job_id}/cancel")
+    assert cancelled["state"] in ("RUNNING", "CANCELLED")
+    events = follow(gateway, job_id)  # ends at the job's final state
+    assert events[-1]["state"] == "CANCELLED"
+    detail = ok(gateway + f"/v2/backtests/{job_id}")
+    assert detail["state"] == "CANCELLED" and detail["run_id"] is None
+    assert get(gateway + f"/v2/backtests/{job_id}/report")[0] == 409
+    assert get(gateway + f"/v2/backtests/{job_id}/cancel")[0] == 409
+
+
+def wait_for_state(gateway: str, job_id: str, state: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while ok(gateway + f"/v2/backtests/{job_id}")["state"] != state:
+        assert time.monotonic() < deadline, f"{job_id} not {state} within {seconds} s"
+        time.sleep(0.05)

@@ -22,7 +22,8 @@ from reference.wire_validator import validate
 
 #: A cold node imports nautilus_trader and hydrates; each child has its own bound inside.
 UP_SECS = 150.0
-#: spine up stops three children one after the other, each within its own bound.
+#: spine up stops its children one after the other (workers, gateway, screener, node), each
+#: within its own bound.
 STOP_SECS = 120.0
 URL = re.compile(r"http://127\.0\.0\.1:\d{1,5}")
 
@@ -60,7 +61,7 @@ class Up:
         return urls
 
     def children(self) -> dict[str, int]:
-        """Its child processes from /proc: name (node, screener, gateway) -> pid."""
+        """Its child processes from /proc: name (node, screener, gateway, worker-N) -> pid."""
         out = {}
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -71,7 +72,10 @@ class Up:
             except OSError:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == self.process.pid and "spine.cli" in argv:
-                out[argv[argv.index("spine.cli") + 1]] = int(entry.name)
+                name = argv[argv.index("spine.cli") + 1]
+                if name == "worker":  # --id up-worker-N
+                    name = argv[argv.index("--id") + 1].removeprefix("up-")
+                out[name] = int(entry.name)
         return out
 
     def stop(self) -> int:
@@ -125,7 +129,8 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         status, screener = get(gateway + "/v2/screener/health")
         assert status == 200 and screener["process_state"] in ("STARTING", "RUNNING"), screener
         children = up.children()
-        assert sorted(children) == ["gateway", "node", "screener"], children
+        workers = [f"worker-{n}" for n in range(1, (os.cpu_count() or 1) + 1)]
+        assert sorted(children) == sorted(["gateway", "node", "screener", *workers]), children
         out = up.out.read_text()
         for name, pid in children.items():
             assert f"spine up: {name:<8} " in out and f"(pid {pid})" in out, out
@@ -135,7 +140,8 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         assert not (tmp_path / "stack" / "up.json").exists()
         out = up.out.read_text()
         assert "node     | spine node spine-node-1: stopped; catalogs flushed" in out, out
-        assert out.index("the gateway stopped") < out.index("the screener stopped") < out.index("the node stopped")
+        assert out.index("the worker-1 stopped") < out.index("the gateway stopped") < out.index("the screener stopped") \
+            < out.index("the node stopped")
         assert out.rstrip().endswith("spine up: stopped cleanly"), out
 
 
@@ -146,7 +152,7 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
         os.kill(children["screener"], signal.SIGKILL)
         up.until("reporting the screener", lambda: "the screener exited on its own with code -9 (SIGKILL)"
                  in up.err.read_text(), 10)
-        assert "still running: node, gateway" in up.err.read_text()
+        assert "still running: node, gateway, worker-1" in up.err.read_text()
         status, health = get(gateway + "/v2/health")
         assert status == 200 and health["ready"] is True, health
         assert not gone(children["node"]) and not gone(children["gateway"])
