@@ -1,0 +1,177 @@
+"""The catalog venue end to end: ``spine import`` writes a CSV of old 1-minute bars (one minute
+skipped inside) into an import catalog, a real ``spine node`` with ``venue = "catalog"`` serves
+the instrument, its 1-minute bars exactly as the file wrote them, a 5-minute fold with the
+skipped minute's bucket withheld, and writes its own durable copy under its data directory. A
+catalog without an instrument of the node's venue is refused (exit 2, naming it); a data
+directory holding a 1-DAY bar type names its venue correctly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from nautilus_trader.persistence.catalog import ParquetDataCatalog
+
+from nodes import free_port, get, node_env, spawn, stop, wait_for
+from spine.node.store import CatalogStore
+
+M = 60 * 10**9
+#: 2024-01-01T00:00Z: years behind the node's (wall) clock.
+T0 = 1_704_067_200 * 10**9
+MINUTES = 300
+SKIPPED = 137  # the close T0 + SKIPPED minutes is not in the file
+VENUE = "MYDATA"
+IID = f"BTCUSD.{VENUE}"
+BAR_TYPE = f"{IID}-1-MINUTE-LAST-EXTERNAL"
+#: Subprocesses import this worktree's code, whatever the caller's PYTHONPATH says.
+PYTHONPATH = str(Path(__file__).resolve().parents[2] / "python")
+
+
+def _rows() -> list[tuple[int, str, str, str, str, str]]:
+    """(close, open, high, low, close price, volume) as the CSV writes them."""
+    rows = []
+    for k in range(1, MINUTES + 1):
+        if k == SKIPPED:
+            continue
+        o, c = 4_200_000 + (k * 37) % 901, 4_200_000 + (k * 53) % 887
+        h, lo = max(o, c) + k % 17, min(o, c) - k % 13
+        text = lambda m: f"{m // 100}.{m % 100:02d}"  # noqa: E731
+        rows.append((T0 + k * M, text(o), text(h), text(lo), text(c), f"{k // 7}.{k % 1000:03d}"))
+    return rows
+
+
+def _import(directory: Path, catalog: Path) -> list[tuple[int, str, str, str, str, str]]:
+    rows = _rows()
+    source = directory / "btcusd.csv"
+    source.write_text("timestamp,open,high,low,close,volume\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--catalog", str(catalog),
+                           str(source)], env=node_env(directory / "unused", PYTHONPATH=PYTHONPATH),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"imported {len(rows)} bars of {IID}"), done.stdout
+    return rows
+
+
+def _config(directory: Path, catalog: Path, venue: str = VENUE, extra: str = "") -> tuple[Path, int]:
+    port = free_port()
+    config = directory / "node.toml"
+    config.write_text(f'venue = "catalog"\nport = {port}\nflush_secs = 0.5\n{extra}'
+                      f'[catalog]\npath = "{catalog}"\nvenue_name = "{venue}"\n')
+    return config, port
+
+
+def _page(url: str, query: str) -> dict[str, Any]:
+    status, document = get(f"{url}/v2/bars?{query}")
+    assert status == 200, document
+    return document
+
+
+def _fold(rows: list[tuple[int, str, str, str, str, str]], step: int) -> tuple[list[dict[str, str]], list[int]]:
+    """The expected buckets of ``step`` minutes: whole ones as bars, the bucket ends of those
+    holding the skipped minute."""
+    buckets: dict[int, list[tuple[int, str, str, str, str, str]]] = {}
+    for row in rows:
+        buckets.setdefault(-(-(row[0] - T0) // (step * M)), []).append(row)
+    bars, withheld = [], []
+    for n in sorted(buckets):
+        held = buckets[n]
+        if len(held) < step:
+            withheld.append(T0 + n * step * M)
+            continue
+        bars.append({"ts_event": str(T0 + n * step * M), "open": held[0][1],
+                     "high": str(max(Decimal(r[2]) for r in held)), "low": str(min(Decimal(r[3]) for r in held)),
+                     "close": held[-1][4], "volume": str(sum(Decimal(r[5]) for r in held))})
+    return bars, withheld
+
+
+def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
+    catalog = tmp_path / "imports"
+    rows = _import(tmp_path, catalog)
+    config, port = _config(tmp_path, catalog)
+    url = f"http://127.0.0.1:{port}"
+    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    try:
+        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
+        wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == len(rows),
+                 "hydrated from the import catalog")
+        status, health = get(url + "/v2/health")
+        assert status == 200 and health["live"] and health["ready"], health
+        # The skipped minute is an EXTERNAL gap, unresolved (no repair can fill it).
+        assert "UNRESOLVED_GAPS" in health["degraded_reasons"], health
+
+        status, instruments = get(url + "/v2/instruments")
+        assert status == 200 and [i["instrument_id"] for i in instruments["items"]] == [IID], instruments
+        assert instruments["items"][0]["price_precision"] == 2 and instruments["items"][0]["size_precision"] == 3
+
+        page = _page(url, f"instrument_id={IID}&limit=5000")
+        assert page["bar_type"] == BAR_TYPE and page["channel"] == "EXTERNAL" and page["next_cursor"] is None
+        served = [(int(b["ts_event"]), b["open"], b["high"], b["low"], b["close"], b["volume"]) for b in page["bars"]]
+        assert served == rows  # exactly the file: closes and decimal text
+        coverage = page["coverage"]
+        assert coverage["newest_ts_event"] == str(rows[-1][0])
+        gap = [(int(g["start"]), int(g["end"])) for g in coverage["gaps"]]
+        assert gap == [(T0 + (SKIPPED - 1) * M, T0 + SKIPPED * M)], coverage
+        assert coverage["confirmed_empty"] == [], coverage
+
+        folded = _page(url, f"bar_type={IID}-5-MINUTE-LAST-EXTERNAL&limit=5000")
+        expected, withheld = _fold(rows, 5)
+        assert [{k: b[k] for k in ("ts_event", "open", "high", "low", "close", "volume")}
+                for b in folded["bars"]] == expected
+        assert len(expected) == MINUTES // 5 - 1 and withheld == [T0 + -(-SKIPPED // 5) * 5 * M]
+        assert folded["withheld"] == [{"start": str(withheld[0] - 5 * M), "end": str(withheld[0]),
+                                       "reason": "GAP_IN_INPUT"}], folded["withheld"]
+
+        status, hydration = get(url + "/v2/hydration")
+        assert status == 200 and [(h["instrument_id"], h["state"]) for h in hydration["items"]] == [(IID, "READY")]
+    finally:
+        out, err = stop(process)
+    assert process.returncode == 0, err
+    # The node wrote its own durable copy under its data directory; the import is untouched.
+    own = ParquetDataCatalog(str(tmp_path / "data" / "catalog" / "external")).bars(bar_types=[BAR_TYPE])
+    assert [b.ts_event for b in own] == [r[0] for r in rows]
+    assert len(ParquetDataCatalog(str(catalog / "external")).bars(bar_types=[BAR_TYPE])) == len(rows)
+    assert sorted(p.name for p in (catalog / "external" / "data" / "bar").iterdir()) == [BAR_TYPE]
+
+
+def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
+    catalog = tmp_path / "imports"
+    rows = _import(tmp_path, catalog)
+    config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
+    url = f"http://127.0.0.1:{port}"
+    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    try:
+        wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == 100,
+                 "hydrated with its capacity")
+        page = _page(url, f"instrument_id={IID}&limit=5000")
+        assert [(int(b["ts_event"]), b["close"]) for b in page["bars"]] == [(r[0], r[4]) for r in rows[-100:]]
+        assert page["coverage"]["gaps"] == []  # the skipped minute is older than the newest 100 bars
+    finally:
+        _, err = stop(process)
+    assert process.returncode == 0, err
+
+
+def test_catalog_without_the_venue_is_refused(tmp_path: Path) -> None:
+    catalog = tmp_path / "imports"
+    _import(tmp_path, catalog)
+    config, _ = _config(tmp_path, catalog, venue="OTHER")
+    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2, err
+    assert "no instrument of venue OTHER" in err and str(catalog) in err and VENUE in err, err
+    assert not (tmp_path / "data").exists()  # refused before anything is written
+    # A data directory overlapping the import catalog is refused too.
+    inside, _ = _config(tmp_path, catalog)
+    process = spawn(inside, node_env(catalog / "node", PYTHONPATH=PYTHONPATH))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and "overlap" in err, err
+
+
+def test_store_venues_parse_any_bar_step(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path / "root")
+    for bar_type in ("SPY.XNYS-1-DAY-LAST-EXTERNAL", "ETHUSDT-PERP.SIM-1-MINUTE-LAST-EXTERNAL",
+                     "BTC-USD.MYDATA-1-MINUTE-LAST-EXTERNAL"):
+        (tmp_path / "root" / "data" / "bar" / bar_type).mkdir(parents=True)
+    assert store.venues() == {"XNYS", "SIM", "MYDATA"}
