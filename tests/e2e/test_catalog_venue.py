@@ -111,7 +111,9 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
         served = [(int(b["ts_event"]), b["open"], b["high"], b["low"], b["close"], b["volume"]) for b in page["bars"]]
         assert served == rows  # exactly the file: closes and decimal text
         coverage = page["coverage"]
-        assert coverage["newest_ts_event"] == str(rows[-1][0])
+        assert coverage["newest_close"] == str(rows[-1][0]) and coverage["bar_count"] == len(rows)
+        # Observed from the open of the first imported bar to the newest close.
+        assert coverage["observed"] == [{"start": str(T0), "end": str(rows[-1][0])}], coverage
         gap = [(int(g["start"]), int(g["end"])) for g in coverage["gaps"]]
         assert gap == [(T0 + (SKIPPED - 1) * M, T0 + SKIPPED * M)], coverage
         assert coverage["confirmed_empty"] == [], coverage
