@@ -13,9 +13,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
 from nodes import free_port, get, node_env, ok, spawn, stop, wait_for
+from spine.node.config import ConfigError, load_config
 from spine.node.store import CatalogStore
 
 M = 60 * 10**9
@@ -156,6 +158,13 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     catalog = tmp_path / "imports"
     rows = _import(tmp_path, catalog)
+    # A daily import of the same venue: listed, no 1-minute history (NO_HISTORY), no bars.
+    (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n")
+    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--step", "1d",
+                           "--catalog", str(catalog), str(tmp_path / "spy.csv")],
+                          env=node_env(tmp_path / "unused", PYTHONPATH=PYTHONPATH), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
     url = f"http://127.0.0.1:{port}"
     process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
@@ -166,6 +175,12 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
         page = _page(url, f"instrument_id={IID}&limit=5000")
         assert [(int(b["ts_event"]), b["close"]) for b in page["bars"]] == [(r[0], r[4]) for r in rows[-100:]]
         assert page["coverage"]["gaps"] == []  # the skipped minute is older than the newest 100 bars
+        assert [i["instrument_id"] for i in ok(url, "/v2/instruments")["items"]] == [IID, f"SPY.{VENUE}"]
+        wait_for(process, lambda: len(ok(url, "/v2/hydration")["items"]) == 2, "both hydrated")
+        states = {h["instrument_id"]: (h["state"], h["internal_state"]) for h in ok(url, "/v2/hydration")["items"]}
+        assert states == {IID: ("READY", "READY"), f"SPY.{VENUE}": ("READY", "NO_HISTORY")}, states
+        daily = _page(url, f"instrument_id=SPY.{VENUE}&limit=5000")
+        assert daily["bars"] == [] and daily["coverage"]["exhausted"] is True
     finally:
         _, err = stop(process)
     assert process.returncode == 0, err
@@ -193,3 +208,13 @@ def test_store_venues_parse_any_bar_step(tmp_path: Path) -> None:
                      "BTC-USD.MYDATA-1-MINUTE-LAST-EXTERNAL"):
         (tmp_path / "root" / "data" / "bar" / bar_type).mkdir(parents=True)
     assert store.venues() == {"XNYS", "SIM", "MYDATA"}
+
+
+def test_catalog_venue_configuration(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"catalog\.venue_name"):
+        load_config(None, {"SPINE_VENUE": "catalog"})
+    config = load_config(None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_PATH": str(tmp_path),
+                                "SPINE_CATALOG_VENUE_NAME": VENUE})
+    assert (config.venue_name, config.catalog.path) == (VENUE, str(tmp_path))
+    with pytest.raises(ConfigError, match="catalog.venue_name 'my-data'"):
+        load_config(None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_VENUE_NAME": "my-data"})
