@@ -218,3 +218,48 @@ def test_catalog_venue_configuration(tmp_path: Path) -> None:
     assert (config.venue_name, config.catalog.path) == (VENUE, str(tmp_path))
     with pytest.raises(ConfigError, match="catalog.venue_name 'my-data'"):
         load_config(None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_VENUE_NAME": "my-data"})
+
+
+class _Spans:
+    """A history source with spans of its own, as the catalog venue's (no fetch expected)."""
+
+    confirms_empty = False
+
+    def __init__(self, spans: dict[str, tuple[int, int] | None]) -> None:
+        self.spans = spans
+        self.asked: list[tuple[str, int]] = []
+
+    def span(self, instrument_id: str, bars: int) -> tuple[int, int] | None:
+        self.asked.append((instrument_id, bars))
+        return self.spans[instrument_id]
+
+    async def fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> Any:
+        raise AssertionError("nothing to fetch")
+
+
+def test_hydration_window_is_the_sources_span_whatever_the_clock() -> None:
+    import asyncio
+
+    from spine.node.hydration import HydrationBook
+    from spine.node.hydration_state import Finished
+    from spine.node.hydrator import Hydrator
+    from spine.node.series_book import SeriesBook
+
+    a, b, c = f"A.{VENUE}", f"B.{VENUE}", f"C.{VENUE}"
+    series = SeriesBook(capacity=250)
+    for iid in (a, b, c):
+        series.register(iid, 2, 3)
+    newest = T0 + 200 * M
+    series.series(b, "EXTERNAL").push(newest, 100, 110, 90, 105, 1)
+    source = _Spans({a: (T0, T0 + 300 * M), b: (T0 + 50 * M, T0 + 300 * M), c: None})
+    book = HydrationBook()
+    hydrator = Hydrator(book=book, series=series, store=None, source=source,  # type: ignore[arg-type]
+                        now=lambda: T0 + 10**6 * M, window_minutes=30, finished={b: Finished("READY", 0, newest, newest)})
+    assert not hydrator.confirms_empty
+    assert hydrator.window(a) == (T0, T0 + 300 * M)  # the span, not 30 minutes back from the clock
+    assert hydrator.window(b) == (newest, T0 + 300 * M)  # resumed from its newest close
+    assert ("A.MYDATA", 250) in source.asked  # the series' capacity
+    book.register([c], T0)
+    book.start(c, T0)
+    asyncio.run(hydrator.attempt(c))  # no 1-minute bars at all: no history, nothing asked
+    assert book.state(c) == "NO_HISTORY" and c in hydrator.exhausted
