@@ -106,12 +106,16 @@ class MarketHandlers:
                 "last_error": seen.last_error, "ts_event": str(now)}
 
     def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        sim = self.node.integration == "sim"
-        return {**_head("svc.integration_capability"), "integration": self.node.integration,
-                "venue": self.node.venue, "instrument_classes": ["SPOT", "SWAP", "OPTION"],
-                "channels": ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
-                             "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"],
-                "history": sim, "instrument_search": True, "execution": False}
+        integration = self.node.integration
+        if integration == "catalog":  # imported bars: spot instruments, EXTERNAL 1-minute bars only
+            classes, channels = ["SPOT"], ["bars_external"]
+        else:
+            classes = ["SPOT", "SWAP", "OPTION"]
+            channels = ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
+                        "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"]
+        return {**_head("svc.integration_capability"), "integration": integration,
+                "venue": self.node.venue, "instrument_classes": classes, "channels": channels,
+                "history": integration in ("sim", "catalog"), "instrument_search": True, "execution": False}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return registry_document(self.node.node_id, "node", deployment_mode=self.node.deployment_mode,

@@ -18,7 +18,8 @@ import msgspec
 
 from spine.settings import ConfigError, ServerSettings, load_settings
 
-__all__ = ["MAX_SIM_SPEED", "MAX_VENUE_NAME", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig", "SimConfig", "load_config"]
+__all__ = ["MAX_SIM_SPEED", "MAX_VENUE_NAME", "CatalogConfig", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig",
+           "SimConfig", "load_config"]
 
 DeploymentMode = Literal["public-readonly", "private-operator"]
 #: The simulated venue's fastest clock: a venue hour per wall second.
@@ -60,18 +61,35 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
                                   f"{self.venue_name} (SYMBOL.{self.venue_name})")
 
 
+class CatalogConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The catalog venue (``venue = "catalog"``): the instruments ``spine import`` wrote for one
+    venue, served from their import catalog (docs/contract.md, "The catalog venue")."""
+
+    #: The import catalog directory (``spine import --catalog DIR``); its ``external/`` root is read.
+    path: str = "var/spine-up/imports"
+    #: The venue served (``spine import --venue NAME``): every instrument of it found there.
+    venue_name: str | None = None
+
+    def __post_init__(self) -> None:
+        name = self.venue_name
+        if name is not None and (len(name) > MAX_VENUE_NAME or not _VENUE_NAME.fullmatch(name)):
+            raise ConfigError(f"catalog.venue_name {name!r}: allowed an upper-case letter, then upper-case "
+                              f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters")
+
+
 class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_NODE_CONFIG"
     ENVIRONMENT: ClassVar[Mapping[str, str]] = {
         "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
         "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
         "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-        "SPINE_SIM_VENUE_NAME": "sim.venue_name", "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
+        "SPINE_SIM_VENUE_NAME": "sim.venue_name",
+        "SPINE_CATALOG_PATH": "catalog.path", "SPINE_CATALOG_VENUE_NAME": "catalog.venue_name", "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
     }
     WHAT: ClassVar[str] = "node configuration"
 
     node_id: str = "spine-node-1"
-    venue: Literal["sim", "binance", "bybit"] = "sim"
+    venue: Literal["sim", "binance", "bybit", "catalog"] = "sim"
     data_dir: str = "var/spine"
     #: Which 1-minute channel is live (served by default); both are ingested and stored.
     live_channel: Literal["EXTERNAL", "INTERNAL"] = "EXTERNAL"
@@ -95,6 +113,7 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     #: is 5 ms).
     gil_switch_secs: float = 0.000_2
     sim: SimConfig = SimConfig()
+    catalog: CatalogConfig = CatalogConfig()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -106,12 +125,20 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:
             raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
+        if self.venue == "catalog" and self.catalog.venue_name is None:
+            raise ConfigError("venue \"catalog\" needs catalog.venue_name (SPINE_CATALOG_VENUE_NAME): the venue "
+                              "named by spine import --venue")
 
     @property
     def venue_name(self) -> str:
         """The venue in every instrument id the node serves: ``sim.venue_name`` on the
-        simulated venue, else the adapter's (``BINANCE``, ``BYBIT``)."""
-        return self.sim.venue_name if self.venue == "sim" else self.venue.upper()
+        simulated venue, ``catalog.venue_name`` on the catalog venue, else the adapter's
+        (``BINANCE``, ``BYBIT``)."""
+        if self.venue == "sim":
+            return self.sim.venue_name
+        if self.venue == "catalog" and self.catalog.venue_name is not None:
+            return self.catalog.venue_name
+        return self.venue.upper()
 
     @property
     def catalog_dir(self) -> Path:

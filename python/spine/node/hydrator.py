@@ -10,6 +10,13 @@ venue said what happened in it), so its minutes are covered, and a minute of it 
 candle is confirmed empty (no gap: see :mod:`spine.node.repair`) once its grace has passed. Transient failures are retried
 on the book's backoff; no history marks the series exhausted. INTERNAL bars have no history:
 they are built from live trades only, and are never filled from candles.
+
+A source may say more (the catalog venue's does, :mod:`spine.node.catalog_venue`): a
+``span(instrument_id, bars)`` method gives the window holding the instrument's newest ``bars``
+bars (the series' capacity) whatever their age, used instead of ``window_minutes`` back from the
+clock (a resumed window runs from the series' newest close to that span's end; no span: no
+history), and ``confirms_empty = False`` says a minute its answer holds no bar for is not
+confirmed empty (it stays a gap).
 """
 
 from __future__ import annotations
@@ -133,6 +140,8 @@ class Hydrator:
         #: Instruments that finished hydrating, in an earlier run or this one.
         self.finished: dict[str, Finished] = dict(finished or {})
         self._undurable: set[str] = set()
+        self._span: Callable[[str, int], tuple[int, int] | None] | None = getattr(source, "span", None)
+        self.confirms_empty: bool = getattr(source, "confirms_empty", True)
 
     def window(self, instrument_id: str) -> tuple[int, int]:
         """Up to the last whole minute when hydration started (live bars cover what follows),
@@ -148,6 +157,13 @@ class Hydrator:
             newest = self.series.series(instrument_id, "EXTERNAL").resume_hint()["newest_ts_event"]
             resumes = newest is not None and instrument_id in self.finished
             start = newest if newest is not None and resumes else end - self.window_minutes * MINUTE_NS
+            if self._span is not None:
+                held = self._span(instrument_id, self.series.capacity)
+                if held is None:
+                    start = end  # nothing to ask for (see attempt)
+                else:
+                    first, end = held
+                    start = max(newest, first) if newest is not None and resumes else first
             fixed = self._windows[instrument_id] = (start, end)
         return fixed
 
@@ -193,6 +209,9 @@ class Hydrator:
         """One history request for a HYDRATING instrument, and its outcome."""
         start, end = self.window(instrument_id)
         if start >= end:
+            if self._span is not None and self._span(instrument_id, self.series.capacity) is None:
+                self._no_history(instrument_id, start, end)  # the source holds nothing of it
+                return
             self.book.outcome(instrument_id, "history", self.now())
             self._finish(instrument_id, "READY", start, end, None)
             return
@@ -204,12 +223,15 @@ class Hydrator:
             newest = max((int(b.ts_event) for b in answer.bars), default=None)
             self._finish(instrument_id, "READY", start, end, newest)
         elif answer.outcome == "no_history":
-            self.exhausted.add(instrument_id)
-            self.book.outcome(instrument_id, "no_history", self.now())
-            self._finish(instrument_id, "NO_HISTORY", start, end, None)
+            self._no_history(instrument_id, start, end)
         else:
             self.book.outcome(instrument_id, answer.outcome, self.now(),  # type: ignore[arg-type]
                               error=answer.error or f"{answer.outcome} history failure")
+
+    def _no_history(self, instrument_id: str, start: int, end: int) -> None:
+        self.exhausted.add(instrument_id)
+        self.book.outcome(instrument_id, "no_history", self.now())
+        self._finish(instrument_id, "NO_HISTORY", start, end, None)
 
     def _take(self, instrument_id: str, bars: list[Any], start: int, end: int) -> int:
         series = self.series.series(instrument_id, "EXTERNAL")
@@ -223,7 +245,7 @@ class Hydrator:
         # After the bars, so only the minutes the answer held no candle for are confirmed; a
         # bulk load streams nothing, so the buckets this completes are served by pages.
         settled = min(end, (self.now() - self.grace_ns) // MINUTE_NS * MINUTE_NS)
-        if settled > start:
+        if settled > start and self.confirms_empty:
             series.confirm_empty(start, settled)
         # Bars older than what is durable are late bars to the store: the next flush rewrites
         # the bar type from its copy of the series, with their numbers saved beside them.

@@ -1,8 +1,9 @@
 """Venue profiles: the nautilus data client (config and factory) a node is built with. ``sim``
 is the embedded default; ``binance`` and ``bybit`` are nautilus' own adapters, configured
 from the environment (``BINANCE_API_KEY``/``_SECRET``, ``BYBIT_API_KEY``/``_SECRET``: the
-adapters read them when their clients are built, even for public market data). Building a node from a
-profile touches no network: clients connect only when the node starts.
+adapters read them when their clients are built, even for public market data); ``catalog``
+serves one venue's imported bars from a ``spine import`` catalog (:mod:`spine.node.catalog_venue`).
+Building a node from a profile touches no network: clients connect only when the node starts.
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ def _bybit(config: NodeConfig) -> tuple[str, Any, type]:
     return "BYBIT", client, BybitLiveDataClientFactory
 
 
+def _catalog(config: NodeConfig) -> tuple[str, Any, type]:
+    from spine.node.catalog_venue import CatalogDataClientConfig, CatalogDataClientFactory
+
+    venue = config.venue_name
+    client = CatalogDataClientConfig(venue_name=venue, path=config.catalog.path,
+                                     instrument_provider=InstrumentProviderConfig(load_all=True))
+    return venue, client, CatalogDataClientFactory
+
+
 def data_client(config: NodeConfig) -> tuple[str, Any, type]:
     """``(client name, client config, factory class)`` for the configured venue."""
-    return {"sim": _sim, "binance": _binance, "bybit": _bybit}[config.venue](config)
+    return {"sim": _sim, "binance": _binance, "bybit": _bybit, "catalog": _catalog}[config.venue](config)

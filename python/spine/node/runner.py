@@ -54,6 +54,10 @@ class VenueNode:
 
     def __init__(self, config: NodeConfig) -> None:
         self.config = config
+        if config.venue == "catalog":  # refused before anything is written
+            from spine.node.catalog_venue import check_catalog
+
+            check_catalog(config)
         floors = Floors(**{k: getattr(config.floors, k) for k in ("min_free_inodes", "max_files", "min_free_bytes")})
         mount = Path(config.expect_mount) if config.expect_mount else None
         # Separate roots: EXTERNAL and INTERNAL are never relabelled or cross-filled.
@@ -159,6 +163,10 @@ class VenueNode:
         if self.hydrator is not None:
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
+            if not self.hydrator.confirms_empty:
+                # A source that cannot confirm a minute empty (the catalog venue: the import is
+                # all it has) would answer every repair as it answered hydration: no repair.
+                return
             self.repairer = Repairer(book=self.hydration, series=self.book, source=self.hydrator.source,
                                      now=self.hydrator.now, take=self.actor.on_bar, confirm=self.actor.confirm_empty,
                                      state=self.confirmed_state, grace_ns=self.hydrator.grace_ns)
@@ -176,8 +184,9 @@ class VenueNode:
             await asyncio.wait({self._instruments_written})
 
     def _hydrator_for(self, client: Any) -> Hydrator:
-        """History comes from the venue client: the simulated venue answers directly (it can
-        tell every outcome apart); an adapter answers the framework's request_bars."""
+        """History comes from the venue client: the simulated venue and the catalog venue answer
+        directly (the former can tell every outcome apart); an adapter answers the framework's
+        request_bars."""
         now = getattr(client, "venue_now", time.time_ns)
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
                         source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
@@ -185,6 +194,9 @@ class VenueNode:
                         grace_ns=round(self.config.external_grace_secs * 1e9))
 
     def _history_source(self, client: Any) -> HistorySource:
+        own: HistorySource | None = getattr(client, "history_source", None)  # the catalog venue's
+        if own is not None:
+            return own
         return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
 
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:

@@ -33,6 +33,8 @@ from typing import Any
 from nautilus_trader.model.data import Bar
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
+from spine.wire.bar_types import instrument_of
+
 __all__ = ["AdmissionRefused", "CatalogStore", "Floors", "VolumeNotReady"]
 
 
@@ -302,8 +304,9 @@ class CatalogStore:
         return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
 
     def venues(self) -> set[str]:
-        """The venues the stored bar types name (``BTCUSDT.SIM-1-MINUTE-...`` -> ``SIM``)."""
-        return {bar_type.split("-1-MINUTE-")[0].rpartition(".")[2] for bar_type in self.bar_types()}
+        """The venues the stored bar types name (``BTCUSDT.SIM-1-MINUTE-...`` -> ``SIM``, any
+        step: ``SPY.XNYS-1-DAY-LAST-EXTERNAL`` -> ``XNYS``)."""
+        return {instrument_of(bar_type).rpartition(".")[2] for bar_type in self.bar_types()}
 
     def instruments(self, ids: Iterable[str] | None = None) -> list[Any]:
         return list(self.catalog.instruments(instrument_ids=None if ids is None else list(ids)))

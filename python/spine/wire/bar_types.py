@@ -4,6 +4,8 @@ kind a bar event is published under."""
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["BAR_CHANNELS", "BAR_RESOLUTIONS", "CHANNELS", "RESOLUTION_SPECS", "bar_kind", "bar_type_of", "instrument_of"]
 
 #: The durable 1-minute channels: venue candles and bars aggregated from trades, never mixed.
@@ -23,9 +25,15 @@ def bar_type_of(instrument_id: str, resolution: str, channel: str) -> str:
     return f"{instrument_id}-{RESOLUTION_SPECS[resolution]}-LAST-{channel}"
 
 
+#: ``{instrument_id}-{step}-{aggregation}-{price type}-{source}``: the id is what precedes the
+#: last four fields (an id may hold ``-`` itself: ``ETHUSDT-PERP.SIM``).
+_BAR_TYPE = re.compile(r"^(?P<iid>.+)-[1-9][0-9]*-[A-Z]+-[A-Z]+-(EXTERNAL|INTERNAL)$")
+
+
 def instrument_of(bar_type: str) -> str:
-    """The instrument id of a 1-minute bar type."""
-    return bar_type.split("-1-MINUTE-")[0]
+    """The instrument id of a bar type of any step (``X.SIM-1-DAY-LAST-EXTERNAL`` -> ``X.SIM``)."""
+    match = _BAR_TYPE.match(bar_type)
+    return match["iid"] if match else bar_type.split("-1-MINUTE-")[0]
 
 
 def bar_kind(resolution: str, channel: str) -> str:
