@@ -28,8 +28,6 @@ SKIPPED = 137  # the close T0 + SKIPPED minutes is not in the file
 VENUE = "MYDATA"
 IID = f"BTCUSD.{VENUE}"
 BAR_TYPE = f"{IID}-1-MINUTE-LAST-EXTERNAL"
-#: Subprocesses import this worktree's code, whatever the caller's PYTHONPATH says.
-PYTHONPATH = str(Path(__file__).resolve().parents[2] / "python")
 
 
 def _rows() -> list[tuple[int, str, str, str, str, str]]:
@@ -50,7 +48,7 @@ def _import(directory: Path, catalog: Path) -> list[tuple[int, str, str, str, st
     source = directory / "btcusd.csv"
     source.write_text("timestamp,open,high,low,close,volume\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
     done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--catalog", str(catalog),
-                           str(source)], env=node_env(directory / "unused", PYTHONPATH=PYTHONPATH),
+                           str(source)], env=node_env(directory / "unused"),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"imported {len(rows)} bars of {IID}"), done.stdout
@@ -92,7 +90,7 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
     rows = _import(tmp_path, catalog)
     config, port = _config(tmp_path, catalog)
     url = f"http://127.0.0.1:{port}"
-    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
         wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == len(rows),
@@ -143,7 +141,7 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 
     # A restart reloads its own copy and resumes above its newest close: nothing new to ask
     # for, the same bars, sequences and gap.
-    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
         wait_for(process, lambda: [h["state"] for h in ok(url, "/v2/hydration")["items"]] == ["READY"],
@@ -163,12 +161,12 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n")
     done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--step", "1d",
                            "--catalog", str(catalog), str(tmp_path / "spy.csv")],
-                          env=node_env(tmp_path / "unused", PYTHONPATH=PYTHONPATH), capture_output=True, text=True,
+                          env=node_env(tmp_path / "unused"), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
     url = f"http://127.0.0.1:{port}"
-    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
         wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == 100,
@@ -191,14 +189,14 @@ def test_catalog_without_the_venue_is_refused(tmp_path: Path) -> None:
     catalog = tmp_path / "imports"
     _import(tmp_path, catalog)
     config, _ = _config(tmp_path, catalog, venue="OTHER")
-    process = spawn(config, node_env(tmp_path / "data", PYTHONPATH=PYTHONPATH))
+    process = spawn(config, node_env(tmp_path / "data"))
     out, err = process.communicate(timeout=120)
     assert process.returncode == 2, err
     assert "no instrument of venue OTHER" in err and str(catalog) in err and VENUE in err, err
     assert not (tmp_path / "data").exists()  # refused before anything is written
     # A data directory overlapping the import catalog is refused too.
     inside, _ = _config(tmp_path, catalog)
-    process = spawn(inside, node_env(catalog / "node", PYTHONPATH=PYTHONPATH))
+    process = spawn(inside, node_env(catalog / "node"))
     out, err = process.communicate(timeout=120)
     assert process.returncode == 2 and "overlap" in err, err
 

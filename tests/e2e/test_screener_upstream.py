@@ -41,9 +41,9 @@ def test_bar_pages_are_the_nodes_rows_as_exact_columns(base: str) -> None:
     async def read(node: NodeClient) -> list[tuple[Any, dict[str, Any]]]:
         return [page async for page in node.bar_pages(instrument, "EXTERNAL")]
 
+    served = ok(base, f"/v2/bars?instrument_id={IID}&limit=5000")["bars"]  # first: the pages read later hold it
     pages = with_client(base, read)
     bars = {k: np.concatenate([columns[k] for columns, _ in pages]) for k in pages[0][0]}
-    served = ok(base, f"/v2/bars?instrument_id={IID}&limit=5000")["bars"]
     assert len(bars["ts_event"]) >= len(served) > 0
     p, s = instrument["price_precision"], instrument["size_precision"]
     for k, row in enumerate(served):  # the node may have closed more minutes since
