@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from types import FrameType
 
@@ -23,6 +24,15 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
                worker_id: str | None = None, data_dir: str | None = None,
                environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
+    # Taken first: a stop asked while the worker still starts (a supervisor stopping it at
+    # once) ends it cleanly once started, never by the default handler.
+    stopping = threading.Event()
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        stopping.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
     overrides = flag_overrides(environ, "SPINE_WORKER", database=database, catalogs=tuple(catalogs), id=worker_id,
                                data_dir=data_dir)
     try:
@@ -38,11 +48,7 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
         print(f"spine worker: cannot open the store {safe_url(config.database_url)}: {error}", file=sys.stderr)
         return 1
 
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        worker.stop.set()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, stop)
+    worker.stop = stopping
     worker.say(f"store {safe_url(config.database_url)}; catalogs {', '.join(config.catalogs)}; "
                f"runner {config.runner}")
     try:
