@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Protocol
 
 import uvloop
 
@@ -37,10 +38,13 @@ class Tally:
 
     def __init__(self, every_delay: bool, warmup: float, seconds: float) -> None:
         self.every_delay, self.warmup_ns, self.seconds_ns = every_delay, int(warmup * 1e9), int(seconds * 1e9)
-        self.total = self.window = self.refused = 0
+        self.total = self.window = self.refused = self.ended = 0
         self.anchor_ns = self.first_ns = self.last_ns = 0
         self.delays: list[int] = []
         self.raw: list[tuple[int, bytes]] = []
+
+    def take(self, buffer: bytes, cut: int) -> None:
+        self.add(buffer[:cut])
 
     def add(self, frames: bytes) -> None:
         now = time.time_ns()
@@ -70,8 +74,21 @@ class Tally:
         self.raw.clear()
 
 
+class FrameSink(Protocol):
+    """What a :class:`Subscriber` reports to: its refusals, its ends, and its whole frames."""
+
+    refused: int
+    ended: int
+
+    def take(self, buffer: bytes, cut: int) -> None:
+        """``buffer[:cut]`` holds whole frames (``cut`` >= 2)."""
+
+
 class Subscriber(asyncio.Protocol):
-    def __init__(self, tally: Tally, request: bytes) -> None:
+    """One SSE subscription on a raw socket: its response's status counted as refused unless
+    200, its bytes cut at the last frame end and handed on whole (shared by the bench clients)."""
+
+    def __init__(self, tally: FrameSink, request: bytes) -> None:
         self.tally, self.request, self.tail = tally, request, b""
         self.transport: asyncio.BaseTransport | None = None
         self.headed = False
@@ -90,7 +107,26 @@ class Subscriber(asyncio.Protocol):
             self.tail = buffer
             return
         self.tail = buffer[cut:]
-        self.tally.add(buffer[:cut])
+        self.tally.take(buffer, cut)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.tally.ended += 1
+
+
+def stream_request(port: int, path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode()
+
+
+async def open_subscribers(port: int, request: bytes, n: int, tally: FrameSink) -> list[Subscriber]:
+    """``n`` subscribers, connected 100 at a time (a burst of 1,000 SYNs can overflow a small
+    accept queue)."""
+    loop = asyncio.get_running_loop()
+    subscribers: list[Subscriber] = []
+    for batch in range(0, n, 100):
+        made = await asyncio.gather(*(loop.create_connection(lambda: Subscriber(tally, request), HOST, port)
+                                      for _ in range(min(100, n - batch))))
+        subscribers += [protocol for _, protocol in made]
+    return subscribers
 
 
 async def control(port: int, path: str, timeout: float) -> dict[str, float]:
@@ -104,17 +140,6 @@ async def control(port: int, path: str, timeout: float) -> dict[str, float]:
     if b"transfer-encoding: chunked" in head.lower():
         body = body.split(b"\r\n", 1)[1].rsplit(b"\r\n0\r\n", 1)[0]
     return json.loads(body)
-
-
-async def connect(port: int, n: int, tally: Tally) -> list[Subscriber]:
-    loop = asyncio.get_running_loop()
-    request = f"GET /v2/stream/bars HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode()
-    subscribers: list[Subscriber] = []
-    for batch in range(0, n, 100):  # a burst of 1,000 SYNs can overflow a small accept queue
-        made = await asyncio.gather(*(loop.create_connection(lambda: Subscriber(tally, request), HOST, port)
-                                      for _ in range(min(100, n - batch))))
-        subscribers += [protocol for _, protocol in made]
-    return subscribers
 
 
 async def trigger(port: int, total: int, rate: float, seconds: float, burst: int = 1, timeout: float = 60.0) -> int:
@@ -141,7 +166,7 @@ async def settle(tally: Tally, seconds: float, timeout: float = 90.0) -> None:
 async def measure(port: int, n: int, rate: float, seconds: float, warmup: float, total: int,
                   burst: int = 1) -> dict[str, object]:
     tally = Tally(rate > 0, warmup, seconds)
-    subscribers = await connect(port, n, tally)
+    subscribers = await open_subscribers(port, stream_request(port, "/v2/stream/bars"), n, tally)
     try:
         published = await trigger(port, total, rate, seconds, burst) if total else None
         await settle(tally, seconds)

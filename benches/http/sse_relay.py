@@ -34,6 +34,7 @@ import numpy as np
 import uvloop
 
 from benches.http.procs import HOST, ROOT, environment, python
+from benches.http.sse_client import open_subscribers, stream_request
 
 #: The quote stream's events: the highest steady event rate of the node's three streams.
 PATH = "/v2/stream/quotes"
@@ -42,10 +43,6 @@ MARK = b"event: quote\n"
 KEY = re.compile(rb'"instrument_id":"([^"]+)",.*?"ts_event":"(\d+)"')
 KEY_AT = b'"instrument_id":"'
 FRAME = re.compile(rb"event: quote\ndata: ([^\n]*)\n\n")
-
-
-def request(port: int, path: str) -> bytes:
-    return f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode()
 
 
 class Tally:
@@ -66,6 +63,10 @@ class Tally:
             ident = self.keys[key] = len(self.keys)
         return ident
 
+    def take(self, buffer: bytes, cut: int) -> None:
+        if self.counting:
+            self.add(time.monotonic_ns(), buffer, cut)
+
     def add(self, now: int, frames: bytes, cut: int) -> None:
         n = frames.count(MARK, 0, cut)
         if n:
@@ -73,45 +74,9 @@ class Tally:
             self.records.extend((now, self.key(KEY.search(frames, 0, cut)), self.key(last), n))
 
 
-class Subscriber(asyncio.Protocol):
-    def __init__(self, tally: Tally, request: bytes) -> None:
-        self.tally, self.request, self.tail = tally, request, b""
-        self.transport: asyncio.BaseTransport | None = None
-        self.headed = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        transport.write(self.request)  # type: ignore[attr-defined]
-
-    def data_received(self, data: bytes) -> None:
-        now = time.monotonic_ns()
-        if not self.headed:
-            self.headed = True
-            self.tally.refused += not data.startswith(b"HTTP/1.1 200")
-        buffer = self.tail + data if self.tail else data
-        cut = buffer.rfind(b"\n\n") + 2
-        self.tail = buffer[cut:] if cut >= 2 else buffer
-        if cut >= 2 and self.tally.counting:
-            self.tally.add(now, buffer, cut)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.tally.ended += 1
-
-
-async def subscribe(port: int, path: str, n: int, tally: Tally) -> list[Subscriber]:
-    loop = asyncio.get_running_loop()
-    wire = request(port, path)
-    subscribers: list[Subscriber] = []
-    for batch in range(0, n, 100):  # a burst of 1,000 SYNs can overflow a small accept queue
-        made = await asyncio.gather(*(loop.create_connection(lambda: Subscriber(tally, wire), HOST, port)
-                                      for _ in range(min(100, n - batch))))
-        subscribers += [protocol for _, protocol in made]
-    return subscribers
-
-
 async def client(port: int, path: str, n: int, warmup: float, seconds: float, out: Path) -> None:
     tally = Tally()
-    subscribers = await subscribe(port, path, n, tally)
+    subscribers = await open_subscribers(port, stream_request(port, path), n, tally)
     try:
         await asyncio.sleep(warmup)  # the connect rows and the first turns go unrecorded
         tally.counting, start = True, time.monotonic_ns()
@@ -165,7 +130,7 @@ class Reference(asyncio.Protocol):
 
 async def _side(node_port: int, port: int, n: int, warmup: float, seconds: float, out: Path) -> Reference:
     loop = asyncio.get_running_loop()
-    transport, reference = await loop.create_connection(lambda: Reference(request(node_port, PATH)), HOST, node_port)
+    transport, reference = await loop.create_connection(lambda: Reference(stream_request(node_port, PATH)), HOST, node_port)
     try:
         argv = python("-m", "benches.http.sse_relay", str(port), PATH, "--subscribers", str(n),
                       "--warmup", f"{warmup:g}", "--seconds", f"{seconds:g}", "--out", str(out))
@@ -234,7 +199,7 @@ def _ms(values: np.ndarray, q: float) -> float | None:
 
 async def _collect(ports: list[int], seconds: float) -> list[bytes]:
     loop = asyncio.get_running_loop()
-    made = [await loop.create_connection(lambda p=p: Reference(request(p, PATH)), HOST, p) for p in ports]
+    made = [await loop.create_connection(lambda p=p: Reference(stream_request(p, PATH)), HOST, p) for p in ports]
     await asyncio.sleep(seconds)
     for transport, _ in made:
         transport.close()

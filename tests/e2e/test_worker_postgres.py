@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from jobs_helpers import STRATEGY, rid, save, submit
+from jobs_helpers import STRATEGY, one_winner, race_claims, race_saves, rid, save, submit
 from pg import fresh_database, initdb, postgres_cluster
-from spine.jobs import HeadMoved, Store
+from spine.jobs import Store
 from workers import running_workers, wait_until
 
 
@@ -61,44 +60,14 @@ def test_two_workers_run_each_of_twenty_jobs_exactly_once(store: Store, tmp_path
 @pytest.mark.parametrize("first", [True, False], ids=["first-save", "on-a-head"])
 def test_saves_racing_on_one_head_exactly_one_wins(store: Store, first: bool) -> None:
     parent = None if first else save(store, None, "base").revision_id
-    racers = 6
-    barrier = threading.Barrier(racers)
-    outcomes: list[str] = []
-
-    def race(n: int) -> None:
-        with Store(store.url) as own:
-            barrier.wait()
-            try:
-                outcomes.append(save(own, parent, f"racer {n}").revision_id)
-            except HeadMoved as moved:
-                outcomes.append(f"moved {moved.head_revision_id}")
-
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(racers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    winners = [o for o in outcomes if not o.startswith("moved")]
-    assert len(winners) == 1 and sorted(outcomes) == sorted(winners + [f"moved {winners[0]}"] * (racers - 1))
-    assert store.strategy(STRATEGY).head_revision_id == winners[0]
+    winner = one_winner(race_saves(store.url, parent))
+    assert store.strategy(STRATEGY).head_revision_id == winner
 
 
 def test_claims_racing_from_threads_take_every_job_once(store: Store) -> None:
     save(store, None, "a")
     ids = {submit(store, str(n)).job_id for n in range(30)}
-    taken: list[str] = []
-
-    def claim(worker: str) -> None:
-        with Store(store.url) as own:
-            while (job := own.claim(worker, 50)) is not None:
-                taken.append(job.job_id)
-                own.append_event(job.job_id, "LOG", None, "INFO", worker, 51)
-
-    threads = [threading.Thread(target=claim, args=(f"w{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    taken = race_claims(store.url, log=True)
     assert sorted(taken) == sorted(ids)
     for job_id in ids:
         assert [e.sequence for e in store.events(job_id)] == [1, 2, 3]

@@ -94,7 +94,7 @@ pub(crate) fn feature_value_to_py<'py>(
 }
 
 /// A scalar bar field of any Python int size, checked against its machine range.
-pub(crate) fn scalar<T: TryFrom<i128>>(
+fn scalar<T: TryFrom<i128>>(
     py: Python<'_>,
     name: &'static str,
     value: &Bound<'_, PyInt>,
@@ -216,14 +216,7 @@ impl PyFeatureState {
         close: &Bound<'_, PyInt>,
         volume: &Bound<'_, PyInt>,
     ) -> PyResult<()> {
-        let bar = Bar {
-            ts_event: scalar::<u64>(py, "ts_event", ts_event, "a uint64")?,
-            open: scalar::<i64>(py, "open", open, "an int64")?,
-            high: scalar::<i64>(py, "high", high, "an int64")?,
-            low: scalar::<i64>(py, "low", low, "an int64")?,
-            close: scalar::<i64>(py, "close", close, "an int64")?,
-            volume: scalar::<i64>(py, "volume", volume, "an int64")?,
-        };
+        let bar = int_bar(py, [ts_event, open, high, low, close, volume])?;
         to_py(py, self.inner.update_raw(&bar))
     }
 
@@ -246,4 +239,18 @@ impl PyFeatureState {
         }
         Ok(dict)
     }
+}
+
+/// One bar from Python ints `[ts_event, open, high, low, close, volume]`: the close time as a
+/// uint64, the mantissas as int64s, a value that does not fit refused by name.
+pub(crate) fn int_bar(py: Python<'_>, ints: [&Bound<'_, PyInt>; 6]) -> PyResult<Bar> {
+    let [ts_event, open, high, low, close, volume] = ints;
+    Ok(Bar {
+        ts_event: scalar::<u64>(py, "ts_event", ts_event, "a uint64")?,
+        open: scalar::<i64>(py, "open", open, "an int64")?,
+        high: scalar::<i64>(py, "high", high, "an int64")?,
+        low: scalar::<i64>(py, "low", low, "an int64")?,
+        close: scalar::<i64>(py, "close", close, "an int64")?,
+        volume: scalar::<i64>(py, "volume", volume, "an int64")?,
+    })
 }

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList};
-use spine_core::bars::Bar;
 use spine_core::strategy::{feature_kinds as kinds, FeatureDecl, StrategyError, StrategyKernel};
 
 use crate::errors::strategy_error;
-use crate::features::scalar;
+use crate::features::int_bar;
 
 /// Add this module's functions and classes to `spine._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -105,14 +104,7 @@ impl PyStrategyKernel {
         close: &Bound<'_, PyInt>,
         volume: &Bound<'_, PyInt>,
     ) -> PyResult<u32> {
-        let bar = Bar {
-            ts_event: scalar::<u64>(py, "ts_event", ts_event, "a uint64")?,
-            open: scalar::<i64>(py, "open", open, "an int64")?,
-            high: scalar::<i64>(py, "high", high, "an int64")?,
-            low: scalar::<i64>(py, "low", low, "an int64")?,
-            close: scalar::<i64>(py, "close", close, "an int64")?,
-            volume: scalar::<i64>(py, "volume", volume, "an int64")?,
-        };
+        let bar = int_bar(py, [ts_event, open, high, low, close, volume])?;
         to_py(py, self.inner.update(&bar))
     }
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs_helpers import STRATEGY, detail_document, event_document, rid, save, submit
+from jobs_helpers import STRATEGY, detail_document, event_document, race_claims, rid, save, submit
 from reference.wire_validator import validate
 from spine.jobs import AlreadyFinished, JobExists, LeaseLost, NotFound, Store
 from spine.jobs.queue import MAX_MESSAGE
@@ -158,18 +158,7 @@ def test_only_the_holding_worker_heartbeats_and_finishes(store: Store) -> None:
 
 def test_claims_racing_from_threads_take_every_job_once(store: Store) -> None:
     ids = {submit(store, str(n)).job_id for n in range(20)}
-    taken: list[str] = []
-
-    def claim(worker: str) -> None:
-        with Store(store.url) as own:
-            while (job := own.claim(worker, 50)) is not None:
-                taken.append(job.job_id)
-
-    threads = [threading.Thread(target=claim, args=(f"w{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    taken = race_claims(store.url)
     assert sorted(taken) == sorted(ids)
     assert all(store.job(job_id).attempts == 1 for job_id in ids)
 

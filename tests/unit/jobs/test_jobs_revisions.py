@@ -3,14 +3,13 @@ included), reads and refusals."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import update
 
-from jobs_helpers import STRATEGY, TOML, revision_document, rid, save, sha
+from jobs_helpers import STRATEGY, TOML, one_winner, race_saves, revision_document, rid, save, sha
 from reference.wire_validator import validate
 from spine.jobs import HeadMoved, NotFound, Store, StoreError
 from spine.jobs.schema import meta
@@ -79,28 +78,10 @@ def test_of_saves_racing_on_one_head_exactly_one_wins(tmp_path: Path, first: boo
     url = f"sqlite:///{tmp_path}/spine.db"
     with Store(url) as setup:
         parent = None if first else save(setup, None, "base").revision_id
-    racers = 6
-    barrier = threading.Barrier(racers)
-    outcomes: list[str] = []
-
-    def race(n: int) -> None:
-        with Store(url) as store:  # a store (an engine) per racer, as separate processes have
-            barrier.wait()
-            try:
-                outcomes.append(save(store, parent, f"racer {n}").revision_id)
-            except HeadMoved as moved:
-                outcomes.append(f"moved {moved.head_revision_id}")
-
-    threads = [threading.Thread(target=race, args=(n,)) for n in range(racers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    winners = [o for o in outcomes if not o.startswith("moved")]
-    assert len(outcomes) == racers and len(winners) == 1, outcomes
-    assert sorted(outcomes) == sorted(winners + [f"moved {winners[0]}"] * (racers - 1))
+    outcomes = race_saves(url, parent)
+    winner = one_winner(outcomes)
     with Store(url) as store:
-        assert store.strategy(STRATEGY).head_revision_id == winners[0]
+        assert store.strategy(STRATEGY).head_revision_id == winner
         assert len(store.revisions(STRATEGY)) == (1 if first else 2)
 
 
