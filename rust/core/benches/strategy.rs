@@ -12,14 +12,7 @@ use std::sync::Arc;
 const BARS: usize = 1440;
 
 fn decl(id: &str, kind: &str, params: &[(&str, &str)]) -> FeatureDecl {
-    FeatureDecl {
-        feature_id: id.to_owned(),
-        implementation: format!("spine_core.features.{kind}"),
-        parameters: params
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-    }
+    FeatureDecl::of_kind(id, kind, params)
 }
 
 fn features() -> Vec<FeatureDecl> {

@@ -33,6 +33,22 @@ pub struct FeatureDecl {
     pub parameters: Vec<(String, String)>,
 }
 
+impl FeatureDecl {
+    /// Feature `feature_id` of the registry kernel `kind` (`ema`, `rsi`, ...: its
+    /// implementation is `spine_core.features.<kind>`) with exact string `parameters`.
+    #[must_use]
+    pub fn of_kind(feature_id: &str, kind: &str, parameters: &[(&str, &str)]) -> Self {
+        Self {
+            feature_id: feature_id.to_owned(),
+            implementation: format!("spine_core.features.{kind}"),
+            parameters: parameters
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+        }
+    }
+}
+
 /// A strategy's features and rules over one instrument's closed bars.
 #[derive(Debug, Clone)]
 pub struct StrategyKernel {

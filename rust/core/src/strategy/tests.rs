@@ -7,14 +7,7 @@ use crate::bars::Bar;
 use crate::features::{FeatureState, FeatureValue};
 
 fn decl(id: &str, kind: &str, params: &[(&str, &str)]) -> FeatureDecl {
-    FeatureDecl {
-        feature_id: id.to_owned(),
-        implementation: format!("spine_core.features.{kind}"),
-        parameters: params
-            .iter()
-            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
-            .collect(),
-    }
+    FeatureDecl::of_kind(id, kind, params)
 }
 
 fn rules(rules: &[(&str, &str)]) -> Vec<(String, String)> {
