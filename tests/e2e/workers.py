@@ -33,8 +33,9 @@ class Workers:
     def start(self, name: str, **environ: str) -> subprocess.Popen[bytes]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
         env.update(FAST, **environ)
-        # The installed package; the fake runner comes from the tests.
-        env["PYTHONPATH"] = str(ROOT / "tests" / "unit" / "jobs")
+        # The fake runner comes from the tests; the package from wherever the test run reads it.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "tests" / "unit" / "jobs"),
+                                                         os.environ.get("PYTHONPATH")]))
         with open(self.directory / f"{name}.log", "ab") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "spine.cli", "worker", "--database", self.database, "--catalog",
