@@ -13,6 +13,7 @@ from typing import Any
 from importlib.metadata import PackageNotFoundError, version
 
 from spine import CanonicalJsonError, IdentityNameError, __version__, canonicalize, identity
+from spine.lifeline import die_with_parent
 
 
 def _installed(distribution: str) -> str:
@@ -204,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    die_with_parent()  # started by `spine up`: end with it
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:

@@ -10,8 +10,16 @@ URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and r
 at exit, so its presence means "running". Every child runs in its own process group: a Ctrl-C
 in a terminal reaches ``spine up`` alone, which stops the children one at a time in reverse
 order with SIGTERM (the node flushes its closed bars on it), SIGKILL only past a bound. A child
-that dies on its own is reported (name, exit code, the tail of its stderr) and not restarted;
-the others keep running. Child output is forwarded line by line behind the child's name.
+that dies on its own is reported (name, exit code, the tail of its stderr); a worker is started
+again after a back-off (1 s doubling to 30 s, afresh once one ran a minute), any other child is
+not, and the others keep running. Child output is forwarded line by line behind the child's name.
+
+Children end with ``spine up`` even when it cannot stop them (SIGKILL, the OOM killer): each
+asks for SIGTERM on its parent's death (:mod:`spine.lifeline`). Their pids are kept in
+``DIR/up.pids`` while they run, so a ``spine up`` started after one that died waits (bounded)
+for those processes to end before it starts its own on the same ports and directories. A child
+that ends of the SIGTERM ``spine up`` sent it stopped cleanly, whatever its exit code; workers
+are started with SIGTERM held until their handler is in place.
 """
 
 from __future__ import annotations
@@ -28,8 +36,11 @@ import time
 import urllib.request
 from collections import deque
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import IO, Any
+
+from spine.lifeline import PARENT_VARIABLE, hold_stop_signals
 
 __all__ = ["DEFAULT_DIR", "DEFAULT_PORT", "run_up"]
 
@@ -45,6 +56,12 @@ READY_SECS = {"node": 120.0, "screener": 60.0, "gateway": 60.0}
 STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0, "worker": 30.0}
 TAIL_LINES = 20
 POLL_SECS = 0.1
+#: A worker that dies is started again after this back-off, doubling to the cap; a worker
+#: that ran this long before it died starts the back-off afresh.
+RESTART_MIN_SECS, RESTART_MAX_SECS, RESTART_RESET_SECS = 1.0, 30.0, 60.0
+#: How long a new spine up waits for an earlier one's children (they stop on its death, the
+#: node flushing its bars) before it gives up.
+EARLIER_SECS = 90.0
 _print_lock = threading.Lock()
 
 
@@ -64,16 +81,20 @@ class Child:
     tail of its stderr kept for a report."""
 
     def __init__(self, name: str, url: str | None, args: list[str], env: dict[str, str]) -> None:
-        self.name, self.url = name, url
+        self.name, self.url, self.args = name, url, args
         #: The subcommand: ``worker-2`` is a ``spine worker``.
         self.kind = name.split("-", 1)[0]
         self.tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.reported = False
+        self.started = time.monotonic()
         # process_group=0: its own group, so a terminal's Ctrl-C reaches spine up only and the
-        # children stop in order, once each.
-        self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", self.kind, *args], env=env,
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, errors="replace", process_group=0)
+        # children stop in order, once each. A worker starts with SIGTERM held until its
+        # handler is in place (spine.lifeline); every child ends with spine up.
+        env = {**env, PARENT_VARIABLE: str(os.getpid())}
+        with hold_stop_signals() if self.kind == "worker" else nullcontext():
+            self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", self.kind, *args], env=env,
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, text=True, errors="replace", process_group=0)
         assert self.process.stdout is not None and self.process.stderr is not None
         self.readers = [threading.Thread(target=self._forward, args=(pipe, stream, keep), daemon=True,
                                          name=f"spine-up-{name}-{what}")
@@ -114,9 +135,11 @@ class Child:
             return False
         for reader in self.readers:
             reader.join(timeout=2)
-        if self.process.returncode != 0:
+        # Ended by the very SIGTERM sent (it came before the child's own handler): a clean stop.
+        if self.process.returncode not in (0, -signal.SIGTERM):
             say(f"spine up: the {self.name} stopped with {self.exited()}", sys.stderr)
-        return self.process.returncode == 0
+            return False
+        return True
 
 
 def _bindable(port: int) -> bool:
@@ -154,6 +177,17 @@ class Up:
         self.signalled: int | None = None
         #: A child failed to start, or exited on its own.
         self.failed = False
+        #: Workers to start again: name -> (when, monotonic), and the back-off each is at.
+        self.restarts: dict[str, float] = {}
+        self.backoff: dict[str, float] = {}
+
+    def _add(self, child: Child) -> None:
+        """Keep ``child`` (in place of an earlier one of its name) and record every pid."""
+        self.children = [c for c in self.children if c.name != child.name or c.process.poll() is None] + [child]
+        pids = {c.name: c.process.pid for c in self.children if c.process.poll() is None}
+        temporary = self.directory / "up.pids.tmp"
+        temporary.write_text(json.dumps(pids) + "\n")
+        os.replace(temporary, self.directory / "up.pids")
 
     def _signal(self, signum: int, frame: object) -> None:
         # Only a flag: the main loop says what it does (printing here could deadlock on the
@@ -166,7 +200,7 @@ class Up:
         report) when it exits first, does not get there in time, or a stop is asked."""
         url = f"http://{HOST}:{port}"
         child = Child(name, url, args, {**os.environ, **env})
-        self.children.append(child)
+        self._add(child)
         deadline = time.monotonic() + READY_SECS[name]
         while not _answers(url + health, ready):
             if self.signalled is not None:
@@ -187,24 +221,42 @@ class Up:
         """``count`` backtest workers (``spine worker``): no port, nothing to wait for; one that
         exits is reported like any child."""
         for number in range(1, count + 1):
-            child = Child(f"worker-{number}", None, [*args, "--id", f"up-worker-{number}"], dict(os.environ))
-            self.children.append(child)
-            say(f"spine up: worker-{number} (pid {child.process.pid})")
+            self._worker(f"worker-{number}", [*args, "--id", f"up-worker-{number}"])
+
+    def _worker(self, name: str, args: list[str]) -> None:
+        child = Child(name, None, args, dict(os.environ))
+        self._add(child)
+        say(f"spine up: {name} (pid {child.process.pid})")
 
     def watch(self) -> None:
-        """Until signalled: report each child that exits on its own, once (not restarted)."""
+        """Until signalled: report each child that exits on its own, once; start a worker
+        again after its back-off (see the module docs), no other child."""
         while self.signalled is None:
             for child in self.children:
                 if not child.reported and child.process.poll() is not None:
                     child.reported = self.failed = True
-                    running = ", ".join(c.name for c in self.children if c.process.poll() is None)
-                    say(f"spine up: the {child.name} exited on its own with {child.exited()}\n"
-                        f"spine up: the {child.name} is not restarted; still running: {running or 'nothing'}",
-                        sys.stderr)
-            if all(child.reported for child in self.children):
+                    self._exited(child)
+            now = time.monotonic()
+            for child in [c for c in self.children if self.restarts.get(c.name, now + 1) <= now]:
+                del self.restarts[child.name]
+                self._worker(child.name, child.args)
+            if all(child.reported for child in self.children) and not self.restarts:
                 say("spine up: every process has exited; stopping", sys.stderr)
                 return
             time.sleep(POLL_SECS)
+
+    def _exited(self, child: Child) -> None:
+        """Report ``child``'s own exit; a worker is scheduled to start again."""
+        said = f"spine up: the {child.name} exited on its own with {child.exited()}"
+        if child.kind == "worker":
+            ran = time.monotonic() - child.started
+            delay = RESTART_MIN_SECS if ran >= RESTART_RESET_SECS else self.backoff.get(child.name, RESTART_MIN_SECS)
+            self.backoff[child.name] = min(2 * delay, RESTART_MAX_SECS)
+            self.restarts[child.name] = time.monotonic() + delay
+            say(f"{said}\nspine up: restarting the {child.name} in {delay:g} s", sys.stderr)
+            return
+        running = ", ".join(c.name for c in self.children if c.process.poll() is None)
+        say(f"{said}\nspine up: the {child.name} is not restarted; still running: {running or 'nothing'}", sys.stderr)
 
     def stop(self) -> bool:
         """Every child still running, in reverse start order; True when each stopped cleanly."""
@@ -222,6 +274,39 @@ class Up:
         return clean
 
 
+def _earlier_ended(directory: Path) -> bool:
+    """Wait (bounded) until the processes an earlier ``spine up`` on ``directory`` left in
+    ``up.pids`` have ended (they stop on its death); False, said, when one outlives the bound."""
+    try:
+        pids: dict[str, int] = json.loads((directory / "up.pids").read_text())
+    except (OSError, ValueError):
+        return True
+    alive = {name: pid for name, pid in pids.items() if _is_spine(pid)}
+    if alive:
+        say(f"spine up: an earlier spine up on {directory} ended without stopping its processes; waiting for "
+            + ", ".join(f"the {name} (pid {pid})" for name, pid in alive.items()))
+    deadline = time.monotonic() + EARLIER_SECS
+    while alive := {name: pid for name, pid in alive.items() if _is_spine(pid)}:
+        if time.monotonic() > deadline:
+            say(f"spine up: still running after {EARLIER_SECS:g} s: "
+                + ", ".join(f"the {name} (pid {pid})" for name, pid in alive.items())
+                + "; stop them (kill PID) and start again", sys.stderr)
+            return False
+        time.sleep(POLL_SECS)
+    (directory / "up.pids").unlink(missing_ok=True)
+    return True
+
+
+def _is_spine(pid: int) -> bool:
+    """Whether ``pid`` is a running (not zombie) ``spine.cli`` process."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return b"spine.cli" in argv and state != "Z"
+
+
 def run_up(data_dir: str | None, port: int) -> int:
     """Run the stack until SIGINT, SIGTERM or SIGHUP; 0 when every process started, ran and
     stopped cleanly, 1 when one failed, 3 when ``DIR`` or the gateway's port is in use."""
@@ -232,6 +317,11 @@ def run_up(data_dir: str | None, port: int) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         say(f"spine up: another spine up runs on {directory} (it holds {directory / 'up.lock'})", sys.stderr)
+        lock.close()
+        return 3
+    up_json = directory / "up.json"
+    up_json.unlink(missing_ok=True)  # a waiter must never read an earlier run's file
+    if not _earlier_ended(directory):
         lock.close()
         return 3
     if port and not _bindable(port):
@@ -246,12 +336,13 @@ def run_up(data_dir: str | None, port: int) -> int:
         if ports[name] != preferred:
             say(f"spine up: port {preferred} is in use; the {name} takes {ports[name]}")
         taken.add(ports[name])
-    up_json = directory / "up.json"
-    up_json.unlink(missing_ok=True)  # a waiter must never read an earlier run's file
     up = Up(directory)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, up._signal)
     node, screener = f"http://{HOST}:{ports['node']}", f"http://{HOST}:{ports['screener']}"
+    mode = "private-operator" if os.environ.get("SPINE_DEPLOYMENT_MODE") == "private-operator" else "public-readonly"
+    say(f"spine up: deployment mode {mode}" + ("" if mode == "private-operator" else
+        " (reads only; SPINE_DEPLOYMENT_MODE=private-operator enables saving strategies and running backtests)"))
     # The gateway's database: the workers take its jobs.
     database = f"sqlite:///{directory.resolve() / 'gateway' / 'spine.db'}"
     try:
@@ -281,6 +372,7 @@ def run_up(data_dir: str | None, port: int) -> int:
             say(f"spine up: {signal.Signals(up.signalled).name}: stopping workers, gateway, screener, node")
         clean = up.stop()
         up_json.unlink(missing_ok=True)
+        (directory / "up.pids").unlink(missing_ok=True)
         lock.close()
     ok = clean and not up.failed
     say(f"spine up: {'stopped cleanly' if ok else 'stopped; something failed (see above)'}")

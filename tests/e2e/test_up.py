@@ -165,3 +165,48 @@ def test_a_bad_port_is_a_usage_error_naming_it() -> None:
     done = subprocess.run([sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "argument --port: 70000: allowed 0..65535" in done.stderr, done.stderr
+
+
+def test_a_stop_while_the_workers_still_import_is_a_clean_stop(tmp_path: Path) -> None:
+    """SIGTERM the moment the workers are started: each is still importing, holds the signal
+    until its handler is in place, and stops cleanly (before, one ended of the signal itself
+    and spine up called the stop a failure)."""
+    workers = os.cpu_count() or 1
+    with running_up(tmp_path) as up:
+        up.until("starting the workers", lambda: f"spine up: worker-{workers} (pid" in up.out.read_text(), UP_SECS)
+        children = up.children()
+        assert up.stop() == 0, up.text()
+        assert all(gone(pid) for pid in children.values()), (children, up.text())
+        out = up.out.read_text()
+        for number in range(1, workers + 1):
+            assert f"the worker-{number} stopped" in out, out
+        assert out.rstrip().endswith("spine up: stopped cleanly"), out
+
+
+def test_a_dead_worker_is_restarted_and_a_killed_spine_up_takes_its_children_along(tmp_path: Path) -> None:
+    port = free_port()
+    with running_up(tmp_path, port) as up:
+        gateway = up.urls()["gateway"]
+        assert "spine up: deployment mode public-readonly" in up.out.read_text()
+        first = up.children()["worker-1"]
+        os.kill(first, signal.SIGKILL)
+        up.until("restarting the worker", lambda: "spine up: restarting the worker-1 in 1 s" in up.err.read_text(), 10)
+        assert "the worker-1 exited on its own with code -9 (SIGKILL)" in up.err.read_text()
+        up.until("a new worker-1", lambda: up.children().get("worker-1", first) != first, 30)
+        up.until("listing both workers", lambda: len(get(gateway + "/v2/status")[1]["workers"]["live"])
+                 == (os.cpu_count() or 1), 30)
+
+        children = up.children()
+        up.process.kill()  # SIGKILL: spine up stops nothing itself
+        up.process.wait()
+        assert (tmp_path / "stack" / "up.json").exists()  # stale: nothing removed it
+
+    # At once, on the same directory and ports: it waits for the orphans, which end by themselves.
+    with running_up(tmp_path, port) as again:
+        again.until("its own up.json", lambda: "spine up: wrote" in again.out.read_text(), UP_SECS)
+        urls = again.urls()
+        assert all(gone(pid) for pid in children.values()), (children, again.text())
+        assert urls["gateway"] == f"http://127.0.0.1:{port}"
+        status, health = get(urls["gateway"] + "/v2/health")
+        assert status == 200 and health["ready"] is True, health
+        assert again.stop() == 0, again.text()

@@ -48,6 +48,14 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     #: capital in the instruments' quote currency, and the fill model's seed.
     backtest_capital: str = "100000"
     backtest_seed: int = 42
+    #: A RUNNING job whose worker has not beaten for this long is taken back by the gateway
+    #: too (as by any worker: keep equal to the workers' ``stale_secs``), and a worker not
+    #: seen for this long is not alive.
+    worker_stale_secs: float = 10.0
+    #: Attempts a job is given before a lost worker fails it (the workers' ``max_attempts``).
+    worker_max_attempts: int = 2
+    #: How often the gateway looks at the queue and the workers.
+    jobs_watch_secs: float = 1.0
 
     @property
     def database_url(self) -> str:
@@ -58,13 +66,15 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         check_nodes(self.nodes, MAX_NODES)
         if self.screener is not None:
             check_base_url(self.screener, "screener", "screener base URL")
-        for name in ("upstream_timeout_secs", "refresh_secs"):
+        for name in ("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "jobs_watch_secs"):
             value = getattr(self, name)
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
         if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
             raise ConfigError(f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
                               "at most 16 integer and 8 fractional digits")
+        if not 1 <= self.worker_max_attempts <= 100:
+            raise ConfigError(f"worker_max_attempts {self.worker_max_attempts}: allowed 1..100")
         if not 0 <= self.backtest_seed <= 2**32 - 1:
             raise ConfigError(f"backtest_seed {self.backtest_seed}: allowed 0..4294967295")
 

@@ -34,7 +34,8 @@ class GatewayHandlers:
     def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
         upstreams = self.gateway.upstreams
         down = [u for u in upstreams.all if u.reachable is False]
-        reasons = sorted({"NODE_UNREACHABLE" if u.kind == "node" else "SCREENER_UNREACHABLE" for u in down})
+        reasons = sorted({"NODE_UNREACHABLE" if u.kind == "node" else "SCREENER_UNREACHABLE" for u in down}
+                         | set(self.gateway.jobs.degraded_reasons()))
         return {"version": WIRE_VERSION, "schema_id": "svc.health", "schema_version": 1, "live": True,
                 "ready": any(node.reachable for node in upstreams.nodes), "degraded": bool(reasons),
                 "degraded_reasons": reasons, "engine_status": None, "deployment_mode": self.gateway.config.mode,
@@ -46,7 +47,8 @@ class GatewayHandlers:
                 "gateway_id": gateway.config.gateway_id, "deployment_mode": gateway.config.mode,
                 "started_ts": str(gateway.started),
                 "upstreams": [{**u.status(), "streams": gateway.feeds.status(u)} for u in gateway.upstreams.all],
-                "egress": gateway.feeds.egress_document(), "ts_event": str(time.time_ns())}
+                "egress": gateway.feeds.egress_document(), "workers": gateway.jobs.document(),
+                "ts_event": str(time.time_ns())}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         mode = self.gateway.config.mode

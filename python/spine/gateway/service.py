@@ -1,6 +1,7 @@
 """The gateway process: its upstreams (looked at every ``refresh_secs``), the relay, the
-market streams' feeds (:mod:`spine.gateway.streams`), its own handlers, and its app on
-Granian, all in one event loop.
+market streams' feeds (:mod:`spine.gateway.streams`), the watch over the job queue and its
+workers (:mod:`spine.gateway.jobs_watch`), its own handlers, and its app on Granian, all in one
+event loop.
 
 Streams: bars, quotes and trades are served from the gateway's hub, fed by one subscription
 per node and stream; the screener's stream and the v1 ``/stream`` are relayed per subscriber
@@ -21,6 +22,7 @@ from spine._core import WIRE_VERSION
 from spine.gateway.backtests import BacktestHandlers, execution_config
 from spine.gateway.config import GatewayConfig
 from spine.gateway.handlers import GatewayHandlers
+from spine.gateway.jobs_watch import JobsWatch
 from spine.gateway.strategies import StrategyHandlers
 from spine.jobs.store import Store
 from spine.gateway.pipe import pipe
@@ -53,6 +55,8 @@ class Gateway:
         self.feeds = Feeds(self.upstreams.nodes, config.upstream_timeout_secs)
         Path(config.data_dir).mkdir(parents=True, exist_ok=True)
         self.store = Store(config.database_url)
+        self.jobs = JobsWatch(self.store, config.worker_stale_secs, config.worker_max_attempts,
+                              config.jobs_watch_secs)
 
     def known_instrument(self, iid: str) -> bool | None:
         """Whether a node lists ``iid`` (None when the node of its venue, or any node, cannot
@@ -67,13 +71,14 @@ class Gateway:
         server = embedded_server(GatewayApp(self), host=self.config.host, port=self.config.port,
                                  backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
-        watch = asyncio.create_task(self._watch(stop))
+        watches = [asyncio.create_task(self._watch(stop)), asyncio.create_task(self.jobs.run(stop))]
         self.feeds.start()
         try:
             await stop.wait()
         finally:
-            watch.cancel()
-            await asyncio.gather(watch, return_exceptions=True)
+            for watch in watches:
+                watch.cancel()
+            await asyncio.gather(*watches, return_exceptions=True)
             await self.feeds.aclose()
             await self.upstreams.aclose()
             server.stop()

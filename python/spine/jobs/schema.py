@@ -22,10 +22,11 @@ from sqlalchemy import (
 
 __all__ = [
     "SCHEMA_VERSION", "metadata", "meta", "strategies", "revisions", "revision_files", "blobs", "jobs",
-    "job_events", "job_outputs",
+    "job_events", "job_outputs", "workers",
 ]
 
-#: Bumped whenever a table changes; a store refuses a database written at another version.
+#: Bumped whenever a table changes; a store refuses a database written at another version. A
+#: new table is additive (``create_all`` adds it to a database of this version).
 SCHEMA_VERSION = 1
 
 #: Identities are 64 hex digits; ids and names stay well inside these widths.
@@ -133,4 +134,13 @@ job_outputs = Table(
     Column("seq", BigInteger, nullable=False),
     Column("body", LargeBinary, nullable=False),
     PrimaryKeyConstraint("job_id", "part", "seq"),
+)
+
+#: Every running worker says it is alive here (its own thread, every heartbeat); a stopping
+#: worker removes its row. Read by the gateway's health and status.
+workers = Table(
+    "workers", metadata,
+    Column("worker_id", String(_NAME), primary_key=True),
+    Column("started_ts", BigInteger, nullable=False),
+    Column("seen_ts", BigInteger, nullable=False),
 )

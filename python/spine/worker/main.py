@@ -14,6 +14,7 @@ from types import FrameType
 from sqlalchemy import exc
 
 from spine.jobs import StoreError, safe_url
+from spine.lifeline import release_stop_signals
 from spine.settings import ConfigError, flag_overrides
 from spine.worker.config import load_config
 
@@ -33,6 +34,7 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
+    release_stop_signals()  # `spine up` starts it with them blocked: one asked during imports lands now
     overrides = flag_overrides(environ, "SPINE_WORKER", database=database, catalogs=tuple(catalogs), id=worker_id,
                                data_dir=data_dir)
     try:

@@ -60,8 +60,33 @@ class Worker:
         print(f"spine worker {self.name}: {text}", flush=True)
 
     def run(self) -> None:
-        """Claim and run jobs until :attr:`stop` is set. A database it cannot reach is retried
-        (said once per outage), never fatal."""
+        """Say it is alive (a thread of its own) and claim and run jobs until :attr:`stop` is
+        set; then say it is gone. A database it cannot reach is retried (said once per
+        outage), never fatal."""
+        beat = threading.Thread(target=self._alive, name="spine-worker-alive", daemon=True)
+        beat.start()
+        try:
+            self._loop()
+        finally:
+            beat.join()
+            try:
+                self.store.gone(self.name)
+            except exc.DBAPIError:
+                pass  # its row goes stale on its own
+
+    def _alive(self) -> None:
+        """Every heartbeat until :attr:`stop`: this worker is alive (the gateway's health and
+        status read it), whether or not it runs a job."""
+        started = now_ns()
+        while True:
+            try:
+                self.store.alive(self.name, started, now_ns())
+            except exc.DBAPIError:
+                pass  # the claim loop says so; liveness resumes with the database
+            if self.stop.wait(self.config.heartbeat_secs):
+                return
+
+    def _loop(self) -> None:
         last_reap = float("-inf")
         outage = False
         while not self.stop.is_set():
