@@ -3,7 +3,7 @@
 #   SPINE_HYPOTHESIS_PROFILE=thorough bash scripts/test.sh   # more property examples
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --test
 export SPINE_HYPOTHESIS_PROFILE=${SPINE_HYPOTHESIS_PROFILE:-ci}
 
 step() { printf '\n== %s\n' "$*"; }
