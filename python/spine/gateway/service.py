@@ -19,6 +19,7 @@ from typing import Any
 
 from spine._core import WIRE_VERSION
 from spine.gateway.backtests import BacktestHandlers, execution_config
+from spine.gateway.catalogs import held_in
 from spine.gateway.config import GatewayConfig
 from spine.gateway.handlers import GatewayHandlers
 from spine.gateway.strategies import StrategyHandlers
@@ -55,8 +56,11 @@ class Gateway:
         self.store = Store(config.database_url)
 
     def known_instrument(self, iid: str) -> bool | None:
-        """Whether a node lists ``iid`` (None when the node of its venue, or any node, cannot
-        be asked now)."""
+        """Whether a node lists ``iid`` or a configured catalog holds its bars (None when the
+        node of its venue, or any node, cannot be asked now). Reads the disk: call it off the
+        event loop."""
+        if held_in(self.config.catalogs, iid):
+            return True
         node = self.upstreams.node_of(iid.rsplit(".", 1)[-1])
         if node is not None:
             return iid in node.instruments
