@@ -36,8 +36,6 @@ from spine.wire.instruments import catalog_id_problem
 __all__ = ["BacktestHandlers", "OUTPUT_PARTS", "execution_config"]
 
 _encode = msgspec.json.Encoder().encode
-#: ``admit(instruments, spec, quantity)``: refuses (HttpError) a run the gateway knows cannot run.
-Admit = Callable[[list[str], dict[str, Any], str], Awaitable[None]]
 #: The parts of a finished run ``/v2/backtests/{id}/outputs/{part}`` serves, as stored.
 OUTPUT_PARTS = ("statistics", "equity", "orders", "fills", "positions", "signals", "markers", "retirements",
                 "engine_status")
@@ -57,12 +55,10 @@ def execution_config(capital: str, seed: int) -> dict[str, Any]:
 class BacktestHandlers:
     def __init__(self, store: Store, gateway_id: str, execution: dict[str, Any], heartbeat_secs: float,
                  relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
-                 instrument_check: Callable[[str], bool] | None = None, admit: Admit | None = None) -> None:
+                 instrument_check: Callable[[str], bool] | None = None) -> None:
         self.store = store
         #: Validation's instrument check (as ``GET /v2/strategies/{id}/validate`` makes it).
         self.instrument_check = instrument_check
-        #: What the gateway can know at submit about a run's instruments (:mod:`spine.gateway.admission`).
-        self.admit = admit
         self.gateway_id = gateway_id
         self.execution = execution
         self.heartbeat_secs = heartbeat_secs
@@ -80,8 +76,6 @@ class BacktestHandlers:
         spec = {"strategy_id": body.strategy_id, "revision_id": revision_id, "instrument_id": body.instrument_id,
                 "start": str(start), "end": str(end), "resolution": body.resolution or plan.resolution,
                 "channel": body.channel or plan.channel, "values": plan.values}
-        if self.admit is not None:
-            await self.admit([body.instrument_id] if body.instrument_id else plan.instruments, spec, plan.quantity)
         config_hash = identity("config_hash", {"run": spec, "execution": self.execution})
         job_id = identity("job_id", {"config_hash": config_hash, "submitted_ts": str(now),
                                      "gateway_id": self.gateway_id})
