@@ -76,7 +76,7 @@ def _cmd_gateway(args: argparse.Namespace) -> int:
     """Run the public gateway over venue nodes and the screener until SIGINT or SIGTERM."""
     from spine.gateway.main import run_gateway
 
-    return run_gateway(args.config, args.node or (), args.screener, args.port, args.data_dir)
+    return run_gateway(args.config, args.node or (), args.screener, args.port, args.data_dir, args.catalog or ())
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     gateway = _serving_command(commands, "gateway", "run the public gateway over venue nodes and the screener", 8800,
                                _cmd_gateway)
     gateway.add_argument("--screener", metavar="URL", help="the screener's base URL (default http://127.0.0.1:8710)")
+    gateway.add_argument("--catalog", action="append", metavar="DIR",
+                         help="a catalog dir the workers read beside the nodes' (spine import's; repeat for several): "
+                              "its instruments are known at submit")
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
     up.add_argument("--data-dir", metavar="DIR",
                     help="their data directories and up.json (default var/spine-up)")

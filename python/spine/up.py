@@ -355,7 +355,7 @@ def run_up(data_dir: str | None, port: int) -> int:
                          {"SPINE_SCREENER_HOST": HOST}, "/v2/screener/health", lambda health: True)
             and up.start("gateway", gateway_port,
                          ["--node", node, "--screener", screener, "--port", str(gateway_port),
-                          "--data-dir", str(directory / "gateway")],
+                          "--data-dir", str(directory / "gateway"), "--catalog", str(directory / "imports")],
                          {"SPINE_GATEWAY_HOST": HOST, "SPINE_GATEWAY_DATABASE": database}, "/v2/health", lambda health: health["ready"] is True))
         if started:
             # The workers read the node's catalogs and what `spine import` loaded (its default DIR).

@@ -101,3 +101,51 @@ def test_v1_records_are_empty_before_any_run(gateway: str) -> None:
         assert page["items"] == [] and page["next_cursor"] is None
     _, receipt = submit(gateway)
     assert ok(gateway + f"/engine-status?job_id={receipt['job_id']}")["engine_status"] is None
+
+
+def test_times_may_be_iso_8601_utc_and_are_refused_in_words(gateway: str) -> None:
+    status, receipt = submit(gateway, start="2024-01-01", end="2024-01-02T00:00:00Z")
+    assert status == 202, receipt
+    detail = ok(gateway + f"/v2/backtests/{receipt['job_id']}")
+    assert (detail["start"], detail["end"]) == ("1704067200000000000", "1704153600000000000")
+    for bad in ("2024-01-01T00:00:00", "2024-13-01", "yesterday", "-1"):
+        text = envelope(submit(gateway, start=bad), 400, "INVALID_BODY")
+        assert "ISO-8601 UTC time" in text and "^(" not in text, text
+
+
+def test_json_integers_are_taken_for_parameters_and_floats_are_not(gateway: str) -> None:
+    status, receipt = submit(gateway, parameters={"fast": 12}, start="0", end="1000")
+    assert status == 202, receipt
+    same, again = submit(gateway, parameters={"fast": "12"}, start="0", end="1000")
+    assert same == 202 and again["config_hash"] == receipt["config_hash"]
+    assert "fast" in envelope(submit(gateway, parameters={"fast": 1000}), 400, "INVALID_BODY")
+    envelope(submit(gateway, parameters={"fast": 12.0}), 400, "INVALID_BODY")
+
+
+@pytest.mark.parametrize("iid", ["../../x.SIM", "a/b.SIM", "x..y.SIM"])
+def test_an_instrument_id_that_is_a_path_is_refused(gateway: str, iid: str) -> None:
+    assert "names no catalog path" in envelope(submit(gateway, instrument_id=iid), 400, "INVALID_INSTRUMENT_ID")
+
+
+def test_a_revision_whose_validation_has_errors_is_refused(gateway: str) -> None:
+    files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
+    broken = [{**f, "content": f["content"] + "\n[extra\n"} if f["path"] == "strategy.toml" else f for f in files]
+    status, _ = post(gateway + "/v2/strategies", {
+        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+        "strategy_id": "broken", "parent_revision_id": None, "message": "", "files": broken})
+    assert status == 201
+    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "broken"}), 400, "INVALID_BODY")
+    assert "strategy.toml:" in text and "/v2/strategies/broken/validate" in text, text
+
+
+def test_a_huge_quantity_is_refused_with_its_bound(gateway: str) -> None:
+    files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
+    huge = [{**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "' + "9" * 40 + '"')}
+            if f["path"] == "strategy.toml" else f for f in files]
+    assert huge != files
+    status, _ = post(gateway + "/v2/strategies", {
+        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+        "strategy_id": "huge", "parent_revision_id": None, "message": "", "files": huge})
+    assert status == 201
+    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "huge"}), 400, "INVALID_BODY")
+    assert "at most 34028236692093" in text, text

@@ -126,6 +126,14 @@ def test_bad_paths_are_refused(gateway: str, path: str, why: str) -> None:
     envelope(get(gateway + "/v2/strategies/bad_paths"), 404, "NOT_FOUND")  # nothing half-saved
 
 
+def test_two_files_with_one_path_are_refused(gateway: str) -> None:
+    body = save("twice", None, template_files(gateway))
+    body["files"] += [{"path": "notes.md", "content": "first"}, {"path": "notes.md", "content": "second"}]
+    detail = envelope(post(gateway + "/v2/strategies", body), 400, "INVALID_BODY")
+    assert "notes.md" in detail and "more than once" in detail, detail
+    envelope(get(gateway + "/v2/strategies/twice"), 404, "NOT_FOUND")
+
+
 def test_oversize_and_bad_bodies_are_refused(gateway: str) -> None:
     files = template_files(gateway)
     many = {**files, **{f"n{i}.md": "x" for i in range(80)}}

@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from nodes import free_port, get, node_env, spawn, stop, wait_for
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
 from spine.node.runner import NodeFailed, VenueNode
@@ -307,3 +308,33 @@ def test_an_http_server_that_cannot_listen_ends_the_run(tmp_path: Path) -> None:
         with pytest.raises(NodeFailed, match="in use"):
             asyncio.run(main())
     assert time.monotonic() - began < 20
+
+
+def test_hydrated_history_is_on_disk_before_the_periodic_flush(tmp_path: Path) -> None:
+    """A series is durable once its hydration completes (not at the next periodic flush, an
+    hour away here): a backtest worker reading the catalog sees the bars the node serves. The
+    node answers its health while it writes (the write is off its loop)."""
+    from nautilus_trader.persistence.catalog import ParquetDataCatalog
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    config_file = tmp_path / "node.toml"
+    config_file.write_text(f"flush_secs = 3600\nhydrate_minutes = 600\nport = {port}\n"
+                           f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    process = spawn(config_file, node_env(tmp_path / "data"))
+    bar_type = "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"
+    catalog = tmp_path / "data" / "catalog" / "external"
+    try:
+        wait_for(process, lambda: get(url + "/v2/hydration/BTCUSDT.SIM")[1]["items"][0]["state"] == "READY",
+                 "READY for BTCUSDT.SIM")
+
+        def durable() -> bool:
+            assert get(url + "/v2/health")[0] == 200  # responsive while it writes
+            return len(ParquetDataCatalog(str(catalog)).bars(bar_types=[bar_type])) >= 500
+
+        wait_for(process, durable, "holding the hydrated bars in its catalog", seconds=30)
+        closes = {int(bar.ts_event) for bar in ParquetDataCatalog(str(catalog)).bars(bar_types=[bar_type])}
+        served = get(url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5000")[1]["bars"]
+        assert {int(bar["ts_event"]) for bar in served if int(bar["ts_event"]) <= max(closes)} == closes
+    finally:
+        stop(process)

@@ -3,6 +3,8 @@ catalog, as exact columns, folded by ``spine._core`` to the plan's resolution wi
 withholding rules as the bar routes, then built as framework bars at the instrument's
 precisions.
 
+- An instrument id is checked as a catalog name (no ``/``, ``\\`` or ``..``:
+  :mod:`spine.wire.instruments`) before any path is built from it.
 - A node's catalog dir holds ``external/`` and ``internal/`` roots. The catalog serving an
   instrument is the first given whose ``<dir>/<channel lower>/data/bar/<bar type>`` exists
   (bar type ``SYMBOL.VENUE-1-MINUTE-LAST-<CHANNEL>``); its instrument comes from the same root.
@@ -36,6 +38,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from spine._core import fold_columns
 from spine.backtest.api import BacktestError
 from spine.wire.bar_types import bar_type_of
+from spine.wire.instruments import catalog_id_problem
 
 __all__ = ["InstrumentBars", "fingerprint", "load_instrument", "minute_columns", "nautilus_bars"]
 
@@ -163,6 +166,9 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
     """Read, check and fold one instrument's bars (see the module docs)."""
     from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
+    problem = catalog_id_problem(instrument_id)
+    if problem is not None:  # before any path is built from it
+        raise BacktestError(f"INVALID_INSTRUMENT_ID: {problem}", "INVALID_INSTRUMENT_ID")
     if resolution not in STEP_NS:
         raise BacktestError(f"INVALID_RESOLUTION: {resolution!r}; allowed: {', '.join(STEP_NS)}", "INVALID_RESOLUTION")
     # The durable minute, folded; else, for a daily run, daily bars an import stored, as they are.

@@ -22,6 +22,7 @@ from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
+from spine.http.times import TIME_WORDS, time_nanos
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
@@ -30,6 +31,7 @@ from spine.jobs.store import Store
 from spine.gateway.strategies import IDENTITY
 from spine.strategies import document
 from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
+from spine.wire.instruments import catalog_id_problem
 
 __all__ = ["BacktestHandlers", "OUTPUT_PARTS", "execution_config"]
 
@@ -52,8 +54,11 @@ def execution_config(capital: str, seed: int) -> dict[str, Any]:
 
 class BacktestHandlers:
     def __init__(self, store: Store, gateway_id: str, execution: dict[str, Any], heartbeat_secs: float,
-                 relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]]) -> None:
+                 relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
+                 instrument_check: Callable[[str], bool] | None = None) -> None:
         self.store = store
+        #: Validation's instrument check (as ``GET /v2/strategies/{id}/validate`` makes it).
+        self.instrument_check = instrument_check
         self.gateway_id = gateway_id
         self.execution = execution
         self.heartbeat_secs = heartbeat_secs
@@ -62,39 +67,57 @@ class BacktestHandlers:
     # --- submit ------------------------------------------------------------------------------
 
     async def backtests_submit(self, query: Query, params: dict[str, str], body: BacktestBody) -> Relayed:
-        try:
-            strategy = await asyncio.to_thread(self.store.strategy, body.strategy_id)
-        except NotFound:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: no strategy {body.strategy_id!r}") from None
-        revision_id = body.revision_id or strategy.head_revision_id
         now = time.time_ns()
         start, end = _span(body, now)
-        try:
-            files = await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
-        except NotFound:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision "
-                                         f"{revision_id}") from None
-        try:
-            plan = document.plan(files, body.parameters or {})
-        except ParameterOverrideError as error:
-            raise HttpError("INVALID_BODY", f"POST /v2/backtests: parameters: {error}") from None
-        except StrategyDocumentError as error:
-            raise HttpError("INVALID_BODY", f"POST /v2/backtests: revision {revision_id} cannot run (GET "
-                                            f"/v2/strategies/{body.strategy_id}/validate names every problem): "
-                                            f"{error}") from None
+        if body.instrument_id is not None and (problem := catalog_id_problem(body.instrument_id)) is not None:
+            raise HttpError("INVALID_INSTRUMENT_ID", f"POST /v2/backtests: instrument_id: {problem}")
+        values = _texts(body.parameters)
+        revision_id, plan = await self._plan(body, values)
         spec = {"strategy_id": body.strategy_id, "revision_id": revision_id, "instrument_id": body.instrument_id,
                 "start": str(start), "end": str(end), "resolution": body.resolution or plan.resolution,
                 "channel": body.channel or plan.channel, "values": plan.values}
         config_hash = identity("config_hash", {"run": spec, "execution": self.execution})
         job_id = identity("job_id", {"config_hash": config_hash, "submitted_ts": str(now),
                                      "gateway_id": self.gateway_id})
-        sealed = {key: value for key, value in msgspec.structs.asdict(body).items() if value is not None}
+        # Sealed as given, times as nanoseconds and parameters as exact text: one request
+        # however it was spelt (docs/contract.md, Strategies and backtests).
+        given = {key: value for key, value in msgspec.structs.asdict(body).items() if value is not None}
+        sealed = given | {key: str(value) for key, value in (("start", start), ("end", end)) if key in given}
+        if values is not None:
+            sealed["parameters"] = values
         request = canonical_json({"body": sealed, "spec": spec, "config_hash": config_hash,
                                   "execution": self.execution}).decode()
         job = await asyncio.to_thread(self.store.submit, job_id=job_id, strategy_id=body.strategy_id,
                                       revision_id=revision_id, request=request, instrument_id=body.instrument_id,
                                       start=start, end=end, now=now)
         return Relayed(202, _encode(documents.receipt(job, config_hash)))
+
+    async def _plan(self, body: BacktestBody, values: dict[str, str] | None) -> tuple[str, Any]:
+        """The revision to run and its plan at ``values``; 404 for a strategy or revision that
+        does not exist, 400 for a revision whose validation has errors or values it refuses."""
+        try:
+            strategy = await asyncio.to_thread(self.store.strategy, body.strategy_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"POST /v2/backtests: no strategy {body.strategy_id!r}") from None
+        revision_id = body.revision_id or strategy.head_revision_id
+        try:
+            files = await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
+        except NotFound:
+            raise HttpError("NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision "
+                                         f"{revision_id}") from None
+        cannot = (f"POST /v2/backtests: revision {revision_id} cannot run (GET /v2/strategies/{body.strategy_id}/"
+                  "validate names every problem)")
+        found = await asyncio.to_thread(document.validate, files, self.instrument_check)
+        errors = [d for d in found if d.severity == "ERROR"]
+        if errors:
+            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+            raise HttpError("INVALID_BODY", f"{cannot}: {errors[0].describe()}{more}")
+        try:
+            return revision_id, document.plan(files, values or {})
+        except ParameterOverrideError as error:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: parameters: {error}") from None
+        except StrategyDocumentError as error:
+            raise HttpError("INVALID_BODY", f"{cannot}: {error}") from None
 
     # --- jobs --------------------------------------------------------------------------------
 
@@ -229,16 +252,28 @@ class BacktestHandlers:
 
 def _span(body: BacktestBody, now: int) -> tuple[int, int]:
     """The span of bar closes a run takes, both ends inclusive: from the first bar held (0)
-    to the submission when the body leaves them out."""
-    start = 0 if body.start is None else int(body.start)
-    end = now if body.end is None else int(body.end)
+    to the submission when the body leaves them out; each given as nanoseconds or an ISO-8601
+    UTC time (``spine.http.times``)."""
+    given: dict[str, int] = {}
+    for name, text in (("start", body.start), ("end", body.end)):
+        if text is None:
+            continue
+        value = time_nanos(text)
+        if value is None:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: {name} {text!r} is not a time; give {TIME_WORDS}")
+        if value > 2**63 - 1:
+            raise HttpError("INVALID_BODY", f"POST /v2/backtests: {name} {text} is past 2^63-1 ns (year 2262)")
+        given[name] = value
+    start, end = given.get("start", 0), given.get("end", now)
     if end < start:
         raise HttpError("INVALID_BODY", f"POST /v2/backtests: end {end} precedes start {start}; give start <= end "
                                         "(both inclusive)")
-    for name, value in (("start", start), ("end", end)):
-        if value > 2**63 - 1:
-            raise HttpError("INVALID_BODY", f"POST /v2/backtests: {name} {value} is past 2^63-1 ns (year 2262)")
     return start, end
+
+
+def _texts(parameters: dict[str, str | int] | None) -> dict[str, str] | None:
+    """Parameter values as exact text (a JSON integer is exact: ``12`` is ``"12"``)."""
+    return None if parameters is None else {name: str(value) for name, value in parameters.items()}
 
 
 def _frame(event: dict[str, Any]) -> bytes:

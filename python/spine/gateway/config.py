@@ -26,7 +26,7 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         "SPINE_GATEWAY_ID": "gateway_id", "SPINE_GATEWAY_NODES": "nodes[]", "SPINE_GATEWAY_SCREENER": "screener",
         "SPINE_GATEWAY_DATA_DIR": "data_dir", "SPINE_GATEWAY_HOST": "host", "SPINE_GATEWAY_PORT": "port",
         "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-        "SPINE_GATEWAY_DATABASE": "database",
+        "SPINE_GATEWAY_DATABASE": "database", "SPINE_GATEWAY_CATALOGS": "catalogs[]",
     }
     WHAT: ClassVar[str] = "gateway configuration"
 
@@ -46,6 +46,9 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     database: str | None = None
     #: The execution block every backtest runs with (never chosen by a request): starting
     #: capital in the instruments' quote currency, and the fill model's seed.
+    #: Catalog dirs the workers read beside the nodes' (``spine import``'s): an instrument held
+    #: there is known at submit and validation though no node lists it.
+    catalogs: list[str] = msgspec.field(default_factory=list)
     backtest_capital: str = "100000"
     backtest_seed: int = 42
     #: A RUNNING job whose worker has not beaten for this long is taken back by the gateway

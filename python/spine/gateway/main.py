@@ -15,11 +15,11 @@ __all__ = ["run_gateway"]
 
 
 def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: str | None = None,
-                port: int | None = None, data_dir: str | None = None,
+                port: int | None = None, data_dir: str | None = None, catalogs: Sequence[str] = (),
                 environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
     overrides = flag_overrides(environ, "SPINE_GATEWAY", nodes=tuple(nodes), screener=screener, port=port,
-                               data_dir=data_dir)
+                               data_dir=data_dir, catalogs=tuple(catalogs))
     config = start_config("spine gateway", lambda: load_config(config_path, overrides))
     if isinstance(config, int):
         return config

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import msgspec
 
@@ -113,7 +113,7 @@ class Relay:
     async def _relay(self, upstream: Upstream, op: Operation, raw: str, params: dict[str, str], body: Any) -> Relayed:
         path = op.path
         for name, value in params.items():
-            path = path.replace("{" + name + "}", value)
+            path = path.replace("{" + name + "}", _segment(value))
         content = body if isinstance(body, bytes) or body is None else _encode(body)
         try:
             status, answer = await self.upstreams.request(upstream, op.method, path, raw, content)
@@ -183,3 +183,11 @@ class Relay:
             return Relayed(200, _encode(page))
         raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: no node behind this gateway could be "
                                                 "reached: " + "; ".join(n.last_error or n.base_url for n in nodes))
+
+
+def _segment(value: str) -> str:
+    """A path parameter as one encoded path segment: the server decoded it, so a ``?``, ``#``
+    or ``/`` in it would otherwise reach the upstream as a query, a fragment or a path step,
+    and a ``.`` or ``..`` segment would be resolved away."""
+    encoded = quote(value, safe="")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded

@@ -20,6 +20,7 @@ from typing import Any
 
 from spine._core import WIRE_VERSION
 from spine.gateway.backtests import BacktestHandlers, execution_config
+from spine.gateway.catalogs import held_in
 from spine.gateway.config import GatewayConfig
 from spine.gateway.handlers import GatewayHandlers
 from spine.gateway.jobs_watch import JobsWatch
@@ -59,8 +60,11 @@ class Gateway:
                               config.jobs_watch_secs)
 
     def known_instrument(self, iid: str) -> bool | None:
-        """Whether a node lists ``iid`` (None when the node of its venue, or any node, cannot
-        be asked now)."""
+        """Whether a node lists ``iid`` or a configured catalog holds its bars (None when the
+        node of its venue, or any node, cannot be asked now). Reads the disk: call it off the
+        event loop."""
+        if held_in(self.config.catalogs, iid):
+            return True
         node = self.upstreams.node_of(iid.rsplit(".", 1)[-1])
         if node is not None:
             return iid in node.instruments
@@ -106,7 +110,8 @@ class GatewayApp(App):
         self.backtests = BacktestHandlers(
             gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
             config.stream_heartbeat_secs,
-            lambda query, params: gateway.relay.first_node(engine_status, query, params, None))
+            lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
+            instrument_check=lambda iid: gateway.known_instrument(iid) is not False)
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
         super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
                          deployment_mode=config.mode, body_secs=config.http_body_secs)

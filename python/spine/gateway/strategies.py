@@ -107,8 +107,7 @@ class StrategyHandlers:
     async def strategies_create(self, query: Query, params: dict[str, str], body: bytes) -> Relayed:
         request = _save_request(body)
         strategy_id = request["strategy_id"]
-        files = {f["path"]: f["content"] for f in request["files"]}
-        _check_files(files)
+        files = _files(request["files"])
         hashes = revisions.content_hashes(files)
         parent = request["parent_revision_id"]
         revision_id = revisions.revision_id(parent, files)
@@ -204,11 +203,20 @@ def _path_reason(error: Any) -> str | None:
     return None
 
 
-def _check_files(files: dict[str, str]) -> None:
+def _files(listed: list[dict[str, str]]) -> dict[str, str]:
+    """The save's files by path, checked; a path listed twice is refused (which copy the
+    author meant is not ours to guess)."""
+    files: dict[str, str] = {}
+    for file in listed:
+        if file["path"] in files:
+            raise HttpError("INVALID_BODY", f"POST /v2/strategies: the path {file['path']!r} is given more than "
+                                            "once; each path once per save")
+        files[file["path"]] = file["content"]
     try:
         paths.check_files(files)
     except StrategyFileError as error:
         raise HttpError("INVALID_BODY", f"POST /v2/strategies: {error}") from None
+    return files
 
 
 def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import aiohttp
 import msgspec
+import yarl
 
 from spine.upstream import UpstreamError
 
@@ -80,7 +81,9 @@ class Upstreams:
         url = upstream.base_url + path + (f"?{query}" if query else "")
         what = f"{method} {path}"
         try:
-            async with self.session.request(method, url, data=body,
+            # Sent as encoded: the relay encodes each path parameter (a ``%2E%2E`` segment
+            # normalised back to ``..`` would be resolved away).
+            async with self.session.request(method, yarl.URL(url, encoded=True), data=body,
                                             headers=_JSON if body is not None else None) as response:
                 content = await response.read()
                 status, kind = response.status, response.headers.get("content-type", "")

@@ -58,9 +58,12 @@ class SearchBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 100
 
 
-_NANOS = Annotated[str, msgspec.Meta(pattern=r"^(0|[1-9][0-9]*)\Z", max_length=20)]
+#: Nanoseconds or an ISO-8601 UTC time (``spine.http.times``), read by the route.
+_TIME = Annotated[str, msgspec.Meta(min_length=1, max_length=40)]
 _NAME = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z0-9_]{0,63}\Z")]
 _VALUE = Annotated[str, msgspec.Meta(pattern=r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?\Z", max_length=64)]
+#: A JSON integer is exact too (a float never crosses: the strict parser refuses it).
+_INTEGER = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class BacktestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -74,13 +77,13 @@ class BacktestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     #: One instrument to run on instead of the revision's own (a single id, not a list).
     instrument_id: Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)] | None = None
     #: The span of bar closes taken, both inclusive; null: from the first bar held / to the last.
-    start: _NANOS | None = None
-    end: _NANOS | None = None
+    start: _TIME | None = None
+    end: _TIME | None = None
     #: Instead of the revision's resolution and channel.
     resolution: Literal["1m", "5m", "15m", "30m", "1h", "4h", "1d"] | None = None
     channel: Literal["EXTERNAL", "INTERNAL"] | None = None
     #: Parameter values instead of the revision's defaults, as exact text, within their ranges.
-    parameters: Annotated[dict[_NAME, _VALUE], msgspec.Meta(max_length=64)] | None = None
+    parameters: Annotated[dict[_NAME, _VALUE | _INTEGER], msgspec.Meta(max_length=64)] | None = None
     #: A note kept with the job.
     label: Annotated[str, msgspec.Meta(max_length=256)] | None = None
 

@@ -9,6 +9,7 @@ from typing import TypeVar
 from urllib.parse import parse_qsl
 
 from spine.http.errors import HttpError
+from spine.http.times import TIME_WORDS, time_nanos
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
 __all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable", "path_instrument_id"]
@@ -57,7 +58,14 @@ class Query:
         return value
 
     def nanos(self, key: str) -> int | None:
-        return self._u64(key, "a nanosecond timestamp")
+        """A time: nanoseconds or an ISO-8601 UTC time, converted exactly (``spine.http.times``)."""
+        value = self._values.get(key)
+        if value is None:
+            return None
+        nanos = time_nanos(value)
+        if nanos is None:
+            raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not a time; give {TIME_WORDS}")
+        return nanos
 
     def sequence(self, key: str) -> int | None:
         return self._u64(key, "a sequence number")

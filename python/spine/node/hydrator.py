@@ -17,6 +17,9 @@ bars (the series' capacity) whatever their age, used instead of ``window_minutes
 clock (a resumed window runs from the series' newest close to that span's end; no span: no
 history), and ``confirms_empty = False`` says a minute its answer holds no bar for is not
 confirmed empty (it stays a gap).
+
+Each instrument that finishes is told to ``on_finished``: the node flushes its catalogs then,
+so a run reading them sees the history the node serves (docs/contract.md, Hydration).
 """
 
 from __future__ import annotations
@@ -125,8 +128,10 @@ class Hydrator:
 
     def __init__(self, *, book: HydrationBook, series: SeriesBook, store: CatalogStore, source: HistorySource,
                  now: Callable[[], int], window_minutes: int, finished: dict[str, Finished] | None = None,
-                 grace_ns: int = 0) -> None:
+                 grace_ns: int = 0, on_finished: Callable[[str], None] | None = None) -> None:
         self.book = book
+        #: Told each instrument whose hydration finished (the node flushes it to its catalog).
+        self.on_finished = on_finished
         self.series = series
         self.store = store
         self.source = source
@@ -185,6 +190,8 @@ class Hydrator:
             newest = max((t for t in (newest, before.newest) if t is not None), default=None)
         self.finished[instrument_id] = Finished(state, start, end, newest)
         self._undurable.add(instrument_id)
+        if self.on_finished is not None:
+            self.on_finished(instrument_id)
 
     async def hydrate_all(self, instrument_ids: list[str]) -> None:
         """Start every instrument, one request at a time, yielding to the loop between them."""

@@ -4,8 +4,10 @@ loop that other parts (the HTTP app) share.
 
 Start-up refuses a catalog volume that is not mounted and writable. The series reload from the
 catalogs before the node connects, so after a restart a series that finished hydrating
-continues from its own newest close (its resume hint). Closed bars are flushed to the catalogs every ``flush_secs``; a stop
-(SIGINT, SIGTERM or ``stop()``) stops the node, then flushes everything before returning.
+continues from its own newest close (its resume hint). Closed bars are flushed to the catalogs
+every ``flush_secs``, and as soon as a series finishes hydrating (so a backtest finds the
+history the node already serves); a stop (SIGINT, SIGTERM or ``stop()``) stops the node, then
+flushes everything before returning.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class VenueNode:
         self._tasks: list[asyncio.Task[None]] = []
         self._instruments_written: asyncio.Task[None] | None = None
         self.refused_writes = 0
+        #: Set when a series finished hydrating: the run loop flushes at once, not at its period.
+        self._flush_wanted = asyncio.Event()
         self.confirmed_state = ConfirmedState(Path(config.data_dir))
         self.repairer: Repairer | None = None
         #: Whether a gap is unresolved now (health's UNRESOLVED_GAPS).
@@ -191,7 +195,8 @@ class VenueNode:
         return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
                         source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
                         finished=self.hydration_state.finished,
-                        grace_ns=round(self.config.external_grace_secs * 1e9))
+                        grace_ns=round(self.config.external_grace_secs * 1e9),
+                        on_finished=lambda instrument_id: self._flush_wanted.set())
 
     def _history_source(self, client: Any) -> HistorySource:
         own: HistorySource | None = getattr(client, "history_source", None)  # the catalog venue's
@@ -370,24 +375,29 @@ class VenueNode:
         http_task = asyncio.create_task(server.serve()) if server is not None else None
         stopping = asyncio.ensure_future(stop.wait())
         watched = {stopping, task} | ({http_task} if http_task is not None else set())
+        wanted = asyncio.ensure_future(self._flush_wanted.wait())
         loop = asyncio.get_running_loop()
         next_consolidation = loop.time() + self.config.consolidation_secs
         failure: str | None = None
         try:
             while not stop.is_set():
-                done, _ = await asyncio.wait(watched, timeout=self.config.flush_secs,
+                done, _ = await asyncio.wait(watched | {wanted}, timeout=self.config.flush_secs,
                                              return_when=asyncio.FIRST_COMPLETED)
                 if stopping in done:
                     break
-                if done:
+                if done - {wanted}:
                     failure = _failure(task, http_task)
                     break
+                if wanted in done:  # hydrated history: durable now (every finish meanwhile joins this flush)
+                    self._flush_wanted.clear()
+                    wanted = asyncio.ensure_future(self._flush_wanted.wait())
                 due = loop.time() >= next_consolidation
                 await self.flush_off_loop(consolidate=due)
                 if due:
                     next_consolidation = loop.time() + self.config.consolidation_secs
         finally:
             stopping.cancel()
+            wanted.cancel()
             for background in self._tasks:
                 background.cancel()
             if failure is not None:

@@ -23,7 +23,7 @@ from spine.strategies.paths import ENTRY, file_problems
 from spine.strategies.plan import RULE_NAMES, FeatureDecl, ParameterDecl, StrategyPlan
 from spine.strategies.reader import Document, read_document
 from spine.strategies.rules import Path, check_between, condition_keys, substitute
-from spine.strategies.values import exact, is_decimal, is_instrument_id, is_integer, is_name, reference
+from spine.strategies.values import exact, is_decimal, is_instrument_id, is_integer, is_name, quantity_problem, reference
 
 __all__ = ["validate", "plan", "check_overrides", "header", "Header", "load"]
 
@@ -100,8 +100,8 @@ def _resolve(doc: Document, values: Mapping[str, str], diagnostics: list[Diagnos
             check_between(condition, ("rules", name), report)
             rules[name] = _core.canonical_json(condition).decode()
     quantity = value(doc.quantity)
-    if exact(quantity) <= 0:
-        report(("sizing", "quantity"), f"{shown(doc.quantity)} must be > 0")
+    if (problem := quantity_problem(quantity)) is not None:
+        report(("sizing", "quantity"), f"{shown(doc.quantity)} {problem}")
     risk: dict[str, str | None] = {}
     for key in ("stop_loss", "take_profit"):
         text = getattr(doc, key)

@@ -15,8 +15,9 @@ from spine.strategies.diagnostics import Diagnostic, Severity
 from spine.strategies.locate import dotted, locate, syntax_line
 from spine.strategies.plan import RULE_NAMES, ParameterDecl
 from spine.strategies.rules import Path, check_condition
+from spine.wire.instruments import catalog_id_problem
 from spine.strategies.values import (
-    CHANNELS, DIRECTIONS, INT64_MAX, INT64_MIN, RESOLUTIONS, TomlFloat, exact, is_decimal, is_instrument_id, is_name, reference,
+    CHANNELS, DIRECTIONS, INT64_MAX, INT64_MIN, RESOLUTIONS, TomlFloat, exact, is_decimal, is_name, reference,
 )
 
 __all__ = ["Document", "DeclaredFeature", "read_document", "MAX_PARAMETERS", "MAX_FEATURES", "MAX_INSTRUMENTS"]
@@ -168,8 +169,8 @@ class _Reader:
             where = (*path, "instruments", index)
             if type(instrument) is not str:
                 self.wrong(where, "an instrument id string", instrument)
-            elif not is_instrument_id(instrument):
-                self.report(where, f"{instrument!r} is not a canonical SYMBOL.VENUE id (^[!-~]+\\.[A-Z][A-Z0-9_]*$, at most 128 characters)")
+            elif (problem := catalog_id_problem(instrument)) is not None:
+                self.report(where, problem)
             elif instrument in doc.instruments:
                 self.report(where, f"{instrument!r} is listed twice")
             else:

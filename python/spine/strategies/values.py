@@ -20,6 +20,8 @@ __all__ = [
     "reference",
     "exact",
     "TomlFloat",
+    "QUANTITY_MAX",
+    "quantity_problem",
 ]
 
 INT64_MIN = -(2**63)
@@ -29,6 +31,10 @@ RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 CHANNELS = ("EXTERNAL", "INTERNAL")
 DIRECTIONS = ("LONG_ONLY", "SHORT_ONLY", "LONG_SHORT")
 
+#: The framework's largest order quantity (``nautilus_trader.model.objects.QUANTITY_MAX``) and
+#: its finest scale (``FIXED_PRECISION``): past either an order cannot be built.
+QUANTITY_MAX = Decimal("34028236692093")
+QUANTITY_SCALE = 16
 _DECIMAL = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 _NEGATIVE_ZERO = re.compile(r"^-0(\.0+)?$")
 _INTEGER = re.compile(r"^-?(0|[1-9][0-9]*)$")
@@ -71,3 +77,16 @@ def reference(text: str) -> str | None:
 def exact(text: str) -> Decimal:
     """The exact value of decimal or integer text (checked by the caller)."""
     return Decimal(text)
+
+
+def quantity_problem(text: str) -> str | None:
+    """Why exact decimal ``text`` cannot be an order quantity, in words; None when it can be
+    (its multiple of an instrument's size step is checked where the instrument is known)."""
+    value = Decimal(text)
+    if value <= 0:
+        return "must be > 0"
+    if value > QUANTITY_MAX:
+        return f"is too large: a quantity is at most {QUANTITY_MAX}"
+    if -int(value.as_tuple().exponent) > QUANTITY_SCALE:
+        return f"is too fine: a quantity has at most {QUANTITY_SCALE} decimal places"
+    return None

@@ -208,6 +208,25 @@ def test_a_quantity_finer_than_the_size_precision_is_refused(tmp_path: Path) -> 
         run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
 
 
+@pytest.mark.parametrize("quantity", ["34028236692093.0000000000000001", "9" * 40])
+def test_a_quantity_past_the_decimal_context_is_refused_in_words(tmp_path: Path, quantity: str) -> None:
+    import msgspec
+
+    catalog = node_catalog(tmp_path, bars=100)
+    plan = msgspec.structs.replace(ema_plan(), quantity=quantity)
+    with pytest.raises(RunFailed, match="INVALID_QUANTITY: quantity "):
+        run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
+
+
+@pytest.mark.parametrize("iid", ["../../x.SIM", "a/b.SIM", "..SIM.SIM"])
+def test_an_instrument_id_that_is_a_path_is_refused_before_any_path_is_built(tmp_path: Path, iid: str) -> None:
+    catalog = node_catalog(tmp_path / "inner", bars=100)
+    plan = ema_plan()
+    with pytest.raises(RunFailed, match="INVALID_INSTRUMENT_ID: .*names no catalog path"):
+        run_backtest(plan, run_spec(plan, instrument_id=iid), [catalog], cancelled=lambda: False,
+                     log=lambda level, message: None)
+
+
 def test_a_daily_run_takes_imported_daily_bars(tmp_path: Path) -> None:
     """An instrument with no minute bars but daily bars (``spine import --step 1d``) runs at 1d
     on those bars as they are; finer resolutions are refused naming why."""
