@@ -271,3 +271,30 @@ def test_a_resumed_backlog_goes_out_only_as_fast_as_the_client_reads(monkeypatch
     assert all(m.startswith(b"id: ") for m in messages)  # every frame whole, no resync
     ids = [int(m.split(b"\n")[0][4:]) for m in messages]
     assert ids == list(range(ids[0], ids[0] + 1_001))  # the backlog in order, then the live event
+
+
+def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connected(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(streams, "CHECK_BYTES", 1)
+    monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+    monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.01)
+
+    async def scenario() -> tuple[int, int, int]:
+        _, hub = app()
+        egress, probe, proto = streams.Egress(), Probe(), Proto()
+        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60, probe,  # type: ignore[arg-type]
+                                          egress=egress))
+        await asyncio.sleep(0)
+        hub.publish("bar", "A.SIM", ev(0))
+        await asyncio.sleep(0)
+        probe.value = streams.BEHIND_BYTES  # the client stopped reading: it is held
+        for k in range(1, 3_001):
+            hub.publish("bar", "A.SIM", ev(k))
+        await asyncio.sleep(0)
+        connected = egress.document()["events_dropped"]
+        again = egress.document()["events_dropped"]  # read twice: counted once
+        proto.gone.set()
+        await asyncio.wait_for(stream, 5)
+        return connected, again, egress.document()["events_dropped"]
+
+    assert asyncio.run(scenario()) == (3_000 - 2_048,) * 3

@@ -5,7 +5,8 @@
 - lists over every node (instruments, coverage, hydration, selection, facts, data): the
   nodes' pages one node after the other under one cursor that spans them (signed, bound to the
   route and its query); a node that cannot be reached is passed over, its part missing;
-- the screener's: relayed exactly (a screen body byte for byte), status and body as it answered;
+- the screener's: relayed exactly (a screen body byte for byte), status and body as it answered
+  (and its Retry-After: a busy screener's 503 says when to come back);
 - instrument search: every node at once, one result over theirs (:mod:`spine.gateway.search`);
 - roster changes (``POST /v2/selection``, ``/remove``): each node takes the ids of its venues;
 - the rest of a node's (engine pin, connection, resolutions, the v1 reads): the first node
@@ -28,7 +29,7 @@ from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import Operation
 from spine.gateway.search import Searches
-from spine.gateway.upstreams import Upstream, Upstreams
+from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstream, Upstreams
 from spine.upstream import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
@@ -91,7 +92,8 @@ class Relay:
         venue = iid.rsplit(".", 1)[-1]
         node = self.upstreams.node_of(venue)
         if node is None or (held and iid not in node.instruments):
-            await self.upstreams.refresh()  # a venue or instrument new since the last look
+            # A venue or instrument new since the last look (rate-limited: see Upstreams).
+            await self.upstreams.refresh(within=MISS_REFRESH_SECS)
             node = self.upstreams.node_of(venue)
         if node is None:
             known = sorted({v for n in self.upstreams.nodes for v in n.venues})
@@ -116,10 +118,10 @@ class Relay:
             path = path.replace("{" + name + "}", _segment(value))
         content = body if isinstance(body, bytes) or body is None else _encode(body)
         try:
-            status, answer = await self.upstreams.request(upstream, op.method, path, raw, content)
+            status, answer, headers = await self.upstreams.exchange(upstream, op.method, path, raw, content)
         except UpstreamError as error:
             raise HttpError("UPSTREAM_UNAVAILABLE", str(error).removeprefix("UPSTREAM_UNAVAILABLE: ")) from None
-        return Relayed(status, answer)
+        return Relayed(status, answer, headers)
 
     async def _search_page(self, query: Query, params: dict[str, str]) -> Relayed:
         if not _SEARCH_ID.fullmatch(params["id"]):

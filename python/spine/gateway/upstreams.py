@@ -3,13 +3,16 @@ client with timeouts (a hung upstream fails its own requests, never the others')
 
 Each upstream's reachability and last error are refreshed every ``refresh_secs`` and on every
 request; a node's venues are learned from its instruments, so a route naming an instrument
-goes to the node of its venue."""
+goes to the node of its venue. A route naming an instrument no node lists looks again, but at
+most once per :data:`MISS_REFRESH_SECS` per upstream (a client naming unknown ids must not
+make the gateway re-read every node per request), and a look in flight is shared."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -19,12 +22,16 @@ import yarl
 
 from spine.upstream import UpstreamError
 
-__all__ = ["Upstream", "Upstreams"]
+__all__ = ["MISS_REFRESH_SECS", "Upstream", "Upstreams", "passed_headers"]
 
 log = logging.getLogger("spine.gateway")
 Kind = Literal["node", "screener"]
 _decode = msgspec.json.decode
 _JSON = {"content-type": "application/json"}
+#: An upstream is read again for an unknown instrument at most this often (seconds).
+MISS_REFRESH_SECS = 1.0
+#: The response headers of an upstream's answer the gateway passes on with it.
+PASSED_HEADERS = ("retry-after",)
 
 
 @dataclass
@@ -44,6 +51,10 @@ class Upstream:
     instruments: frozenset[str] = frozenset()
     #: Its ``/v2/registry`` operations by id, as last read.
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The look in flight (shared by whoever asks meanwhile), and when the last one ended
+    #: (monotonic seconds).
+    looking: asyncio.Future[None] | None = field(default=None, repr=False)
+    looked_at: float | None = None
 
     def status(self) -> dict[str, Any]:
         return {"kind": self.kind, "base_url": self.base_url, "reachable": bool(self.reachable),
@@ -78,6 +89,12 @@ class Upstreams:
                       body: bytes | None = None) -> tuple[int, bytes]:
         """``method path?query`` on ``upstream``: its status and body bytes as they came (any
         status), or :class:`UpstreamError` when it cannot be reached or answers no JSON."""
+        status, content, _ = await self.exchange(upstream, method, path, query, body)
+        return status, content
+
+    async def exchange(self, upstream: Upstream, method: str, path: str, query: str = "",
+                       body: bytes | None = None) -> tuple[int, bytes, tuple[tuple[str, str], ...]]:
+        """:meth:`request`, with the answer's headers the gateway passes on."""
         url = upstream.base_url + path + (f"?{query}" if query else "")
         what = f"{method} {path}"
         try:
@@ -87,13 +104,14 @@ class Upstreams:
                                             headers=_JSON if body is not None else None) as response:
                 content = await response.read()
                 status, kind = response.status, response.headers.get("content-type", "")
+                headers = passed_headers(response.headers)
         except (aiohttp.ClientError, TimeoutError) as error:
             raise _failure(upstream, UpstreamError(upstream.base_url, what,
                                                    f"{type(error).__name__}: {error}")) from error
         if not kind.startswith("application/json"):
             raise _failure(upstream, UpstreamError(upstream.base_url, what, f"HTTP {status}, not JSON"))
         upstream.reachable, upstream.last_seen = True, time.time_ns()
-        return status, content
+        return status, content, headers
 
     async def document(self, upstream: Upstream, path: str, query: str = "") -> dict[str, Any]:
         """The 200 JSON object at ``path``, or :class:`UpstreamError`."""
@@ -103,9 +121,20 @@ class Upstreams:
             raise UpstreamError(upstream.base_url, f"GET {path}", f"HTTP {status}")
         return document
 
-    async def refresh(self) -> None:
-        """Look at every upstream once: reachability, registry, and a node's venues."""
-        await asyncio.gather(*(self._look(upstream) for upstream in self.all), return_exceptions=True)
+    async def refresh(self, within: float = 0.0) -> None:
+        """Look at every upstream once: reachability, registry, and a node's venues; an upstream
+        whose last look ended less than ``within`` seconds ago is left as it is, and one being
+        looked at is waited for, not asked twice."""
+        await asyncio.gather(*(self._shared_look(upstream, within) for upstream in self.all), return_exceptions=True)
+
+    async def _shared_look(self, upstream: Upstream, within: float) -> None:
+        if upstream.looking is None:
+            if upstream.looked_at is not None and time.monotonic() - upstream.looked_at < within:
+                return
+            look = upstream.looking = asyncio.ensure_future(self._look(upstream))
+            look.add_done_callback(lambda done: _looked(upstream, done))
+        # Shielded: a waiter cancelled (its client gone) leaves the look to the others.
+        await asyncio.shield(upstream.looking)
 
     async def _look(self, upstream: Upstream) -> None:
         registry = await self.document(upstream, "/v2/registry")
@@ -130,6 +159,18 @@ class Upstreams:
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+
+
+def passed_headers(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The headers of :data:`PASSED_HEADERS` among ``headers`` (any case), lower-cased."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    return tuple((name, lowered[name]) for name in PASSED_HEADERS if name in lowered)
+
+
+def _looked(upstream: Upstream, look: asyncio.Future[None]) -> None:
+    upstream.looking, upstream.looked_at = None, time.monotonic()
+    if not look.cancelled():
+        look.exception()  # retrieved here: every waiter may have been cancelled
 
 
 def _failure(upstream: Upstream, error: UpstreamError) -> UpstreamError:

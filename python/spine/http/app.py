@@ -58,6 +58,8 @@ class Relayed(NamedTuple):
 
     status: int
     body: bytes
+    #: Headers sent with it (an upstream's Retry-After).
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class App:
@@ -157,12 +159,12 @@ class App:
             if inspect.isawaitable(document):  # a handler that waits on an upstream
                 document = await document
             if isinstance(document, Relayed):
-                proto.response_bytes(document.status, JSON, document.body)
+                proto.response_bytes(document.status, JSON + list(document.headers), document.body)
                 return
             body = document if isinstance(document, bytes) else _encode(document)
             proto.response_bytes(200, JSON, body)
         except HttpError as error:
-            self._error(proto, error, v1)
+            self._error(proto, error, v1, list(error.headers))
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
             self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)

@@ -11,10 +11,12 @@ __all__ = ["HttpError", "error_response"]
 class HttpError(Exception):
     """A refusal with its table symbol and a detail naming what was wrong and what is allowed."""
 
-    def __init__(self, symbol: str, text: str) -> None:
+    def __init__(self, symbol: str, text: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
         super().__init__(f"{symbol}: {text}")
         self.symbol = symbol
         self.text = text
+        #: Response headers the refusal carries (a 503's ``retry-after``).
+        self.headers = headers
 
     @property
     def status(self) -> int:

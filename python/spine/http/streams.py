@@ -73,14 +73,20 @@ def market_kinds(op_id: str, query: Query) -> list[str]:
 class Egress:
     """What a process's streams sent and dropped, over every subscriber it has had. Events are
     counted as SSE frames (each ends with a blank line; data lines are JSON without raw
-    newlines), heartbeats included."""
+    newlines), heartbeats included. Drops happen in the hub's queues, where a held subscriber's
+    stream does not look until it writes again, so a document also collects the drops of every
+    stream still open."""
 
-    __slots__ = ("bytes_sent", "events_dropped", "events_sent")
+    __slots__ = ("bytes_sent", "events_dropped", "events_sent", "open")
 
     def __init__(self) -> None:
         self.events_sent = self.bytes_sent = self.events_dropped = 0
+        #: The streams counted here that are still open.
+        self.open: set[_Stream] = set()
 
     def document(self) -> dict[str, int]:
+        for stream in self.open:
+            stream.count_dropped()
         return {"events_sent": self.events_sent, "bytes_sent": self.bytes_sent, "events_dropped": self.events_dropped}
 
 
@@ -101,6 +107,8 @@ class _Stream:
         self.ended: asyncio.Future[None] = self.loop.create_future()
         self.held: asyncio.TimerHandle | None = None
         self.retry = RETRY_SECS
+        if egress is not None:
+            egress.open.add(self)
 
     def ready(self) -> bool:
         """May the hub hand this stream its events now? No while its client is behind."""
@@ -126,9 +134,10 @@ class _Stream:
     def send(self, chunk: bytes) -> None:
         if self.ended.done():
             return
-        if self.journal is not None and self._lost():
+        lost = self.count_dropped()
+        if self.journal is not None and lost:
             chunk = self.journal.resync(None, "EVENTS_DROPPED") + chunk
-        elif self.lossless and self._lost():
+        elif self.lossless and lost:
             self.end()  # the client's view has a hole: it reconnects and starts afresh
             return
         try:
@@ -147,7 +156,7 @@ class _Stream:
         log.error("the stream transport did not take a send at once; the stream is ended")
         self.end()
 
-    def _lost(self) -> bool:
+    def count_dropped(self) -> bool:
         """Whether the queue dropped events since the last look (counted as egress drops)."""
         dropped = self.subscription.stats()["dropped"]
         if dropped <= self.dropped:
@@ -161,7 +170,8 @@ class _Stream:
         if not self.ended.done():
             self.ended.set_result(None)
             if self.egress is not None:
-                self._lost()
+                self.count_dropped()
+                self.egress.open.discard(self)
         if self.held is not None:
             self.held.cancel()
             self.held = None

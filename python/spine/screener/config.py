@@ -48,6 +48,10 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     checkpoint_secs: float = 60.0
     #: Subscribers ``/v2/stream/screener`` serves at once; more are refused (503).
     stream_subscribers: int = 1_024
+    #: Point-in-time screens run at once (each folds its scope's history on the one event loop,
+    #: so more at once only interleaves them) and screens waiting for a place; more are 503.
+    point_in_time_screens: int = 1
+    point_in_time_queue: int = 4
     #: Pattern observations kept (the newest, over every instrument and resolution).
     observations_kept: int = 100_000
 
@@ -58,6 +62,10 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"observations_kept {self.observations_kept}: allowed 1..10000000")
         if not 1 <= self.stream_subscribers <= 65_536:
             raise ConfigError(f"stream_subscribers {self.stream_subscribers}: allowed 1..65536")
+        if not 1 <= self.point_in_time_screens <= 64:
+            raise ConfigError(f"point_in_time_screens {self.point_in_time_screens}: allowed 1..64")
+        if not 0 <= self.point_in_time_queue <= 1_024:
+            raise ConfigError(f"point_in_time_queue {self.point_in_time_queue}: allowed 0..1024")
         if not 1 <= self.warm_concurrency <= 64:
             raise ConfigError(f"warm_concurrency {self.warm_concurrency}: allowed 1..64")
         for name in ("upstream_timeout_secs", "checkpoint_secs", "reconnect_min_secs", "reconnect_max_secs"):

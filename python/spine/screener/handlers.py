@@ -58,7 +58,7 @@ class ScreenerHandlers:
         reasons = ["UPSTREAM_UNAVAILABLE"] if state == "DEGRADED" else []
         return {**_head("svc.health"), "live": True, "ready": state in ("RUNNING", "DEGRADED"),
                 "degraded": bool(reasons), "degraded_reasons": reasons, "engine_status": None,
-                "ts_event": str(time.time_ns())}
+                "point_in_time_screens": self.screener.screens.document(), "ts_event": str(time.time_ns())}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return registry_document(self.screener.config.screener_id, "screener",
@@ -131,10 +131,12 @@ class ScreenerHandlers:
     def screener_screen(self, query: Query, params: dict[str, str],
                         body: bytes) -> dict[str, Any] | Coroutine[Any, Any, dict[str, Any]]:
         """The current rows screened at once; a point-in-time screen (``as_of`` set) is a
-        coroutine the app awaits (it reads the nodes' history)."""
+        coroutine the app awaits (it reads the nodes' history), admitted by the screener's
+        :class:`~spine.screener.admission.ScreenGate`."""
         screener = self.screener
         if is_point_in_time(body):
-            return screen_as_of(body, screener.feeds, screener.rows, screener.config.warm_concurrency)
+            return screener.screens.run(
+                lambda: screen_as_of(body, screener.feeds, screener.rows, screener.config.warm_concurrency))
         return evaluate(body, screener.rows.table(), screener.rows.row, time.time_ns())
 
     def _page(self, route: str, query: Query, take: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from spine.http.send_queue import SendQueue
 from spine.http.streams import pump
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.serve import embedded_server
+from spine.screener.admission import ScreenGate
 from spine.screener.checkpoint import Checkpointer, checkpoint_path, read, registry_identity
 from spine.screener.config import ScreenerConfig
 from spine.screener.feed import NodeFeed
@@ -51,6 +52,7 @@ class Screener:
         self.feeds = [NodeFeed(NodeClient(url, self.client), self.rows, channel=config.channel,
                                concurrency=config.warm_concurrency, backoff=backoff) for url in config.nodes]
         self.warmed: set[int] = set()
+        self.screens = ScreenGate(config.point_in_time_screens, config.point_in_time_queue)
         self.stopping = False
         self.checkpointer = Checkpointer(checkpoint_path(config.data_dir), registry_identity(self.rows.feature_ids))
 

@@ -55,6 +55,8 @@ _ROWS = (
     ErrorCode("UPSTREAM_UNAVAILABLE", 50201, 502, "An upstream process could not be reached."),
     ErrorCode("NOT_READY", 50301, 503, "The node is not ready to serve this route yet."),
     ErrorCode("SUBSCRIBERS_FULL", 50302, 503, "A stream already has as many subscribers as it serves; retry later."),
+    ErrorCode("SCREENS_BUSY", 50303, 503, "As many point-in-time screens run and wait as the screener takes; "
+                                          "retry after the Retry-After seconds."),
 )
 
 ERROR_CODES: Mapping[str, ErrorCode] = MappingProxyType({row.symbol: row for row in _ROWS})
