@@ -149,3 +149,21 @@ def test_a_huge_quantity_is_refused_with_its_bound(gateway: str) -> None:
     assert status == 201
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "huge"}), 400, "INVALID_BODY")
     assert "at most 34028236692093" in text, text
+
+
+def test_the_list_and_the_request_route_show_the_run_each_job_asked_for(gateway: str) -> None:
+    status, receipt = submit(gateway, parameters={"fast": "7"}, start="2024-01-01", end="1800000000000000000",
+                             label="shown")
+    assert status == 202, receipt
+    job_id = receipt["job_id"]
+    page = ok(gateway + "/v2/backtests?limit=5")
+    validate(page)
+    run = page["runs"][job_id]
+    assert run["parameters"]["fast"] == "7" and set(run["parameters"]) > {"fast"} and run["label"] == "shown"
+    assert set(page["runs"]) == {item["job_id"] for item in page["items"]}
+    request = ok(f"{gateway}/v2/backtests/{job_id}/request")
+    validate(request)
+    assert request["run"] == run and request["config_hash"] == receipt["config_hash"]
+    assert request["body"] == {"strategy_id": "ema", "parameters": {"fast": "7"}, "start": "1704067200000000000",
+                               "end": "1800000000000000000", "label": "shown"}
+    envelope(get(f"{gateway}/v2/backtests/{'0' * 64}/request"), 404, "NOT_FOUND")

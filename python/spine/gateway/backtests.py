@@ -127,10 +127,14 @@ class BacktestHandlers:
         route = f"/v2/backtests?{strategy_id}&{state}"
         rows, cursor = await db_page(query, route, lambda offset, limit: self.store.jobs(
             offset, limit, strategy_id=strategy_id, state=state))
-        return page_document("svc.backtest_job_page", [documents.summary(row) for row in rows], cursor)
+        return page_document("svc.backtest_job_page", [documents.summary(row) for row in rows], cursor, 2,
+                             runs={row.job_id: documents.run(row) for row in rows})
 
     async def backtests_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return documents.detail(await self._job(params["id"]))
+
+    async def backtests_request(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
+        return documents.request(await self._job(params["id"]))
 
     async def backtests_cancel(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         job = await self._job(params["id"])

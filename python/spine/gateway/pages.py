@@ -35,7 +35,8 @@ async def db_page(query: Query, route: str, fetch: Callable[[int, int], list[T]]
     return rows[:limit], following
 
 
-def page_document(schema_id: str, items: list[Any], next_cursor: str | None, **fields: Any) -> dict[str, Any]:
+def page_document(schema_id: str, items: list[Any], next_cursor: str | None, schema_version: int = 1,
+                  **fields: Any) -> dict[str, Any]:
     """An own page document (``schemas/own/<schema_id>.json``)."""
-    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": 1, **fields, "items": items,
-            "next_cursor": next_cursor}
+    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": schema_version, **fields,
+            "items": items, "next_cursor": next_cursor}

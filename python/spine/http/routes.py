@@ -252,6 +252,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND", ("svc.run_receipt",), body=BacktestBody,
               served_by=GATEWAY, status=202),
     _gateway("spine.backtests.get", "GET", "/v2/backtests/{id}", schemas=("svc.backtest_job_detail",)),
+    _gateway("spine.backtests.request", "GET", "/v2/backtests/{id}/request", schemas=("svc.backtest_request",)),
     _gateway("spine.backtests.cancel", "GET", "/v2/backtests/{id}/cancel", "COMMAND", ("svc.backtest_job_detail",)),
     _gateway("spine.backtests.report", "GET", "/v2/backtests/{id}/report", schemas=("svc.backtest_run_result",)),
     _gateway("spine.backtests.events", "GET", "/v2/backtests/{id}/events",

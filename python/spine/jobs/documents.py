@@ -1,5 +1,6 @@
 """The wire documents of jobs, from the store's rows: ``svc.run_receipt`` (v2),
-``svc.backtest_job_summary``, ``svc.backtest_job_detail`` (v2) and ``svc.backtest_job_event``.
+``svc.backtest_job_summary``, ``svc.backtest_job_detail`` (v2), ``svc.backtest_job_event``,
+and the run a job asked for (``run``, our own: the spec's summary and detail are closed).
 Times are stored as integer nanoseconds and served as digit strings."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["detail", "event", "receipt", "summary"]
+__all__ = ["detail", "event", "receipt", "request", "run", "summary"]
 
 V2 = "spine.v2"
 
@@ -42,3 +43,19 @@ def event(row: Any) -> dict[str, Any]:
     return {"version": V2, "schema_id": "svc.backtest_job_event", "schema_version": 1, "job_id": row.job_id,
             "sequence": row.sequence, "type": row.type, "state": row.state, "level": row.level,
             "message": row.message, "ts_event": str(row.ts_event)}
+
+
+def run(job: Any) -> dict[str, Any]:
+    """The run ``job`` asked for, from its sealed request: resolution, channel, every
+    parameter's value and the label."""
+    request = json.loads(job.request)
+    spec, body = request.get("spec") or {}, request.get("body") or {}
+    return {"resolution": spec.get("resolution"), "channel": spec.get("channel"),
+            "parameters": spec.get("values") or {}, "label": body.get("label")}
+
+
+def request(job: Any) -> dict[str, Any]:
+    """``svc.backtest_request``: the body as sealed, the run and the config_hash."""
+    sealed = json.loads(job.request)
+    return {"version": V2, "schema_id": "svc.backtest_request", "schema_version": 1, "job_id": job.job_id,
+            "config_hash": sealed["config_hash"], "body": sealed.get("body") or {}, "run": run(job)}
