@@ -32,8 +32,9 @@ _PR_SET_PDEATHSIG = 1
 
 def die_with_parent(signum: int = signal.SIGTERM) -> None:
     """When :data:`PARENT_VARIABLE` names a pid: take ``signum`` when that process dies, and
-    exit now (code 70) if it already has. Nothing without the variable."""
-    text = os.environ.get(PARENT_VARIABLE)
+    exit now (code 70) if it already has. Nothing without the variable, which is removed from
+    the environment (this process's own children do not inherit it)."""
+    text = os.environ.pop(PARENT_VARIABLE, None)  # its own children have another parent
     if not text or not text.isdigit():
         return
     if sys.platform.startswith("linux"):
