@@ -75,11 +75,10 @@ fi
 
 [ -x .venv/bin/python ] || progress "creating .venv" "$PYTHON" -m venv .venv
 progress "upgrading pip" .venv/bin/python -m pip install --quiet --upgrade "pip==25.3"
+echo "setup: pip builds Spine's Rust extension (release): minutes on a first run"
 if [ "$mode" = --test ]; then
-  progress "installing Spine with its test extras (builds the Rust extension: minutes on a first run)" \
-    .venv/bin/python -m pip install --quiet ".[test]"
+  progress "installing Spine and its test extras" .venv/bin/python -m pip install --quiet ".[test]"
 else
-  progress "installing Spine (builds the Rust extension: minutes on a first run)" \
-    .venv/bin/python -m pip install --quiet .
+  progress "installing Spine" .venv/bin/python -m pip install --quiet .
 fi
 echo "setup: installed $(.venv/bin/python -c 'import spine; print("spine", spine.__version__)') into .venv"
