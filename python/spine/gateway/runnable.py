@@ -116,11 +116,12 @@ class RunChecks:
         imports = "no import catalog holds it" if self.catalogs else "this gateway knows no import catalog"
         if self.upstreams.node_of(venue) is not None:
             return (f"instrument {iid}: the node of venue {venue} does not list it and {imports}; "
-                    "GET /v2/instruments lists what the nodes serve (spine import adds your own)")
+                    "GET /v2/instruments lists what the nodes serve (spine import adds your own, known here through "
+                "the gateway's catalogs)")
         venues = sorted({v for n in self.upstreams.nodes for v in n.venues})
         return (f"instrument {iid}: no node behind this gateway serves venue {venue!r} (venues: "
                 f"{', '.join(venues) or 'none'}) and {imports}; GET /v2/instruments lists what the nodes serve "
-                "(spine import adds your own)")
+                "(spine import adds your own, known here through the gateway's catalogs)")
 
     async def _node_bars(self, node: Upstream, iid: str, run: Run) -> tuple[bool | None, str]:
         """Whether the node holds a bar of the run's bar type closing in its span (None: it
