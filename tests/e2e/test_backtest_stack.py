@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "backtest"
 
 from backtest_support import IID, node_catalog  # noqa: E402
 from gateways import spawn_gateway  # noqa: E402
-from nodes import free_port, get, post, running_node, stop, wait_for  # noqa: E402
+from nodes import envelope, free_port, get, post, running_node, stop, wait_for  # noqa: E402
 from reference.wire_validator import validate  # noqa: E402
 from screeners import ok  # noqa: E402
 
@@ -39,7 +39,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     long_history = node_catalog(home / "long", bars=150_000)
     (home / "node").mkdir()
     with running_node(home / "node", warm_bars=2_000) as node:
-        process, gateway = spawn_gateway(home / "gateway", [node], dead, SPINE_DEPLOYMENT_MODE="private-operator")
+        # The gateway knows the catalog dirs the worker reads beside the node's (spine up's imports).
+        process, gateway = spawn_gateway(home / "gateway", [node], dead, f"catalogs = [{str(long_history)!r}]\n",
+                                         SPINE_DEPLOYMENT_MODE="private-operator")
         env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")} | FAST
         log = open(home / "worker.log", "wb")
         worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database",
@@ -160,3 +162,36 @@ def wait_for_state(gateway: str, job_id: str, state: str, seconds: float = 120.0
     while ok(gateway + f"/v2/backtests/{job_id}")["state"] != state:
         assert time.monotonic() < deadline, f"{job_id} not {state} within {seconds} s"
         time.sleep(0.05)
+
+
+def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
+    """An instrument no node lists, a span with no bars and a quantity finer than the size step
+    the node serves are refused at submit (4xx naming what is allowed), never queued to fail."""
+    gateway = stack
+    files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
+    status, _ = post(gateway + "/v2/strategies", {
+        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+        "strategy_id": "lack_stack", "parent_revision_id": None, "message": "", "files": files})
+    assert status == 201
+    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "NOPE.SIM"}),
+                    404, "NOT_FOUND")
+    assert "NOPE.SIM" in text and "/v2/instruments" in text, text
+    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "ABC.NOWHERE"}),
+                    404, "NOT_FOUND")
+    assert "NOWHERE" in text and "SIM" in text, text
+    for resolution in ("1m", "1h"):
+        text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "resolution": resolution,
+                                                         "start": "2001-01-01", "end": "2001-01-02"}),
+                        400, "NO_BARS")
+        assert "BTCUSDT.SIM" in text and resolution in text, text
+    [ref] = [i for i in ok(gateway + "/v2/instruments?limit=1000")["items"] if i["instrument_id"] == "BTCUSDT.SIM"]
+    precision = ref["size_precision"]
+    fine = "0." + "0" * precision + "1"
+    status, _ = post(gateway + "/v2/strategies", {
+        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+        "strategy_id": "fine_stack", "parent_revision_id": None, "message": "", "files": [
+            {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
+            if f["path"] == "strategy.toml" else f for f in files]})
+    assert status == 201
+    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "fine_stack"}), 400, "INVALID_QUANTITY")
+    assert f"quantity {fine}" in text and "BTCUSDT.SIM" in text and ref["size_increment"] in text, text

@@ -1,13 +1,19 @@
 """Backtest jobs through a real ``spine gateway`` with no worker: the sealed submit body and
 its refusals, the receipt, the queued job's detail, list and events, cancel of a queued job
 and of a finished one, and the report and outputs refused until a run completes. Documents
-are checked by the independent validator."""
+are checked by the independent validator. The gateway knows one import catalog (two daily
+bars of an equity, written by ``spine import``): what a run of it would lack is refused at
+submit; its node is dead, so nothing the node would know is refused."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,20 +24,43 @@ from reference.wire_validator import validate
 from screeners import ok
 
 ALLOWED = "strategy_id, revision_id, instrument_id, start, end, resolution, channel, parameters, label"
+#: The imported equity: daily bars closing 2024-01-03 and 2024-01-04 (00:00 UTC), size step 1.
+SPY = "SPY.XNYS"
+DAY_3, DAY_4 = "1704240000000000000", "1704326400000000000"
+
+
+def import_daily(directory: Path) -> Path:
+    """A catalog dir holding :data:`SPY`'s two daily bars, written by ``spine import``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "spy.csv").write_text("date,open,high,low,close,volume\n"
+                                       "2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n")
+    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", "XNYS", "--step", "1d",
+                           "--open-time", "--catalog", str(directory / "imports"), str(directory / "spy.csv")],
+                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return directory / "imports"
+
+
+def save(url: str, strategy_id: str, files: list[dict[str, Any]]) -> None:
+    status, revision = post(url + "/v2/strategies", {
+        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
+        "strategy_id": strategy_id, "parent_revision_id": None, "message": "", "files": files})
+    assert status == 201, revision
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dead = f"http://127.0.0.1:{free_port()}"
-    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead,
+    imports = import_daily(tmp_path_factory.mktemp("imports"))
+    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead, f"catalogs = [{str(imports)!r}]\n",
                                  SPINE_DEPLOYMENT_MODE="private-operator")
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        status, _ = post(url + "/v2/strategies", {
-            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": "ema", "parent_revision_id": None, "message": "", "files": files})
-        assert status == 201
+        save(url, "ema", files)
+        # The template at quantity 1: whole units, as the equity trades.
+        save(url, "whole", [{**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "1"')}
+                            if f["path"] == "strategy.toml" else f for f in files])
         yield url
     finally:
         _, err = stop(process)
@@ -167,3 +196,34 @@ def test_the_list_and_the_request_route_show_the_run_each_job_asked_for(gateway:
     assert request["body"] == {"strategy_id": "ema", "parameters": {"fast": "7"}, "start": "1704067200000000000",
                                "end": "1800000000000000000", "label": "shown"}
     envelope(get(f"{gateway}/v2/backtests/{'0' * 64}/request"), 404, "NOT_FOUND")
+
+
+def test_an_imported_daily_series_runs_at_1d_within_its_span(gateway: str) -> None:
+    for span in ({}, {"start": DAY_3, "end": DAY_3}, {"start": "2024-01-04", "end": "2024-01-04"}):
+        status, receipt = post(gateway + "/v2/backtests", {"strategy_id": "whole", "instrument_id": SPY,
+                                                           "resolution": "1d", **span})
+        assert status == 202, (span, receipt)
+
+
+def test_a_resolution_with_no_bars_is_refused(gateway: str) -> None:
+    whole = {"strategy_id": "whole", "instrument_id": SPY}
+    text = envelope(post(gateway + "/v2/backtests", whole), 400, "NO_BARS")  # the template's 1m
+    assert SPY in text and "daily bars only" in text and "1d" in text, text
+    text = envelope(post(gateway + "/v2/backtests", {**whole, "resolution": "1h"}), 400, "NO_BARS")
+    assert "1h" in text, text
+    for span in ({"start": "2025-01-01"}, {"end": "2024-01-02T00:00:00Z"}, {"start": "1", "end": "2"}):
+        text = envelope(post(gateway + "/v2/backtests", {**whole, "resolution": "1d", **span}), 400, "NO_BARS")
+        assert SPY in text and "2024-01-03T00:00:00Z" in text and "2024-01-04T00:00:00Z" in text, text
+    text = envelope(post(gateway + "/v2/backtests", {**whole, "resolution": "1d", "channel": "INTERNAL"}), 400,
+                    "NO_BARS")
+    assert "INTERNAL" in text, text
+
+
+def test_a_quantity_finer_than_the_size_step_is_refused(gateway: str) -> None:
+    text = envelope(submit(gateway, instrument_id=SPY, resolution="1d"), 400, "INVALID_QUANTITY")
+    assert "quantity 0.1" in text and SPY in text and "size step 1 " in text, text
+
+
+def test_an_instrument_the_dead_node_may_list_is_not_refused_on_a_guess(gateway: str) -> None:
+    status, receipt = submit(gateway, instrument_id="ETHUSDT.SIM")
+    assert status == 202, receipt

@@ -43,7 +43,7 @@ from spine.backtest.documents import fill_document, fills_of, order_document, po
 from spine.backtest.signals import signal_documents
 from spine.backtest.statistics import statistics, statistics_document
 from spine.strategies.plan import StrategyPlan
-from spine.strategies.values import QUANTITY_MAX, quantity_problem
+from spine.strategies.values import size_step_problem
 
 __all__ = ["run_backtest"]
 
@@ -113,10 +113,8 @@ def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Cal
         raise BacktestError(f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one "
                             "quote currency", "MIXED_CURRENCIES")
     for bars in loaded:
-        if quantity_problem(plan.quantity) is not None or _places(plan.quantity) > bars.size_precision:
-            raise BacktestError(f"INVALID_QUANTITY: quantity {plan.quantity} must be a positive multiple of "
-                                f"{bars.instrument_id}'s size step (size precision {bars.size_precision}), at most "
-                                f"{QUANTITY_MAX}; it is never rounded", "INVALID_QUANTITY")
+        if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
+            raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
     execution = msgspec.structs.replace(spec.execution, currency=quotes[0])
     bar_fingerprint = identity("bar_fingerprint", [fingerprint(b) for b in loaded])
     state.run_id = identity("run_id", {"request": spec.request, "revision_id": spec.revision_id,
@@ -329,8 +327,3 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
         markers=docs(markers), retirements=docs(retirements), engine_status=[], skipped=docs(skipped),
     )
 
-
-def _places(text: str) -> int:
-    """The decimal places exact decimal ``text`` needs (trailing zeros need none), read from
-    the text: a Decimal operation would round past its context's 28 digits."""
-    return len(text.partition(".")[2].rstrip("0"))

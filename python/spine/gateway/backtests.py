@@ -18,6 +18,7 @@ import msgspec
 
 from spine._core import canonical_json, identity
 from spine.gateway.pages import db_page, page_document
+from spine.gateway.runnable import Run, RunChecks
 from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
 from spine.http.errors import HttpError
@@ -55,8 +56,10 @@ def execution_config(capital: str, seed: int) -> dict[str, Any]:
 class BacktestHandlers:
     def __init__(self, store: Store, gateway_id: str, execution: dict[str, Any], heartbeat_secs: float,
                  relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
-                 instrument_check: Callable[[str], bool] | None = None) -> None:
+                 instrument_check: Callable[[str], bool] | None = None, run_checks: RunChecks | None = None) -> None:
         self.store = store
+        #: What a run would lack, refused at submit (:mod:`spine.gateway.runnable`).
+        self.run_checks = run_checks
         #: Validation's instrument check (as ``GET /v2/strategies/{id}/validate`` makes it).
         self.instrument_check = instrument_check
         self.gateway_id = gateway_id
@@ -73,9 +76,13 @@ class BacktestHandlers:
             raise HttpError("INVALID_INSTRUMENT_ID", f"POST /v2/backtests: instrument_id: {problem}")
         values = _texts(body.parameters)
         revision_id, plan = await self._plan(body, values)
+        resolution, channel = body.resolution or plan.resolution, body.channel or plan.channel
+        if self.run_checks is not None:
+            instruments = [body.instrument_id] if body.instrument_id is not None else list(plan.instruments)
+            await self.run_checks.check(Run(instruments, resolution, channel, start, end, plan.quantity))
         spec = {"strategy_id": body.strategy_id, "revision_id": revision_id, "instrument_id": body.instrument_id,
-                "start": str(start), "end": str(end), "resolution": body.resolution or plan.resolution,
-                "channel": body.channel or plan.channel, "values": plan.values}
+                "start": str(start), "end": str(end), "resolution": resolution,
+                "channel": channel, "values": plan.values}
         config_hash = identity("config_hash", {"run": spec, "execution": self.execution})
         job_id = identity("job_id", {"config_hash": config_hash, "submitted_ts": str(now),
                                      "gateway_id": self.gateway_id})

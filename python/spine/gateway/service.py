@@ -28,6 +28,7 @@ from spine.gateway.strategies import StrategyHandlers
 from spine.jobs.store import Store
 from spine.gateway.pipe import pipe
 from spine.gateway.relay import Relay
+from spine.gateway.runnable import RunChecks
 from spine.gateway.streams import Feeds
 from spine.gateway.upstreams import Upstreams
 from spine.http.app import App
@@ -111,7 +112,8 @@ class GatewayApp(App):
             gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
             config.stream_heartbeat_secs,
             lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
-            instrument_check=lambda iid: gateway.known_instrument(iid) is not False)
+            instrument_check=lambda iid: gateway.known_instrument(iid) is not False,
+            run_checks=RunChecks(gateway.upstreams, config.catalogs))
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
         super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
                          deployment_mode=config.mode, body_secs=config.http_body_secs)

@@ -49,6 +49,9 @@ class Upstream:
     venues: set[str] = field(default_factory=set)
     #: Its instruments (nodes), as last read.
     instruments: frozenset[str] = frozenset()
+    #: Its instruments' size precisions (``svc.instrument_ref``), read with them: a submit
+    #: checks a quantity against them without asking the node.
+    size_precisions: dict[str, int | None] = field(default_factory=dict)
     #: Its ``/v2/registry`` operations by id, as last read.
     registry: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The look in flight (shared by whoever asks meanwhile), and when the last one ended
@@ -140,16 +143,17 @@ class Upstreams:
         registry = await self.document(upstream, "/v2/registry")
         upstream.registry = {op["id"]: op for op in registry["operations"]}
         if upstream.kind == "node":
-            instruments: set[str] = set()
+            precisions: dict[str, int | None] = {}
             cursor = None
             while True:
                 page = await self.document(upstream, "/v2/instruments",
                                            "limit=1000" + ("" if cursor is None else f"&cursor={cursor}"))
-                instruments.update(item["instrument_id"] for item in page["items"])
+                precisions.update((item["instrument_id"], item.get("size_precision")) for item in page["items"])
                 cursor = page["next_cursor"]
                 if cursor is None:
                     break
-            upstream.instruments = frozenset(instruments)
+            instruments = set(precisions)
+            upstream.instruments, upstream.size_precisions = frozenset(instruments), precisions
             upstream.venues = {iid.rsplit(".", 1)[1] for iid in instruments}
 
     def node_of(self, venue: str) -> Upstream | None:

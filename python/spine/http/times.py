@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-__all__ = ["TIME_WORDS", "U64", "time_nanos"]
+__all__ = ["TIME_WORDS", "U64", "iso_utc", "time_nanos"]
 
 U64 = 2**64 - 1
 #: What a time parameter takes, said in words for refusals.
@@ -35,3 +35,8 @@ def time_nanos(text: str) -> int | None:
     seconds = (moment - _EPOCH).days * 86_400 + (moment - _EPOCH).seconds
     value = seconds * 10**9 + int((match.group(7) or "").ljust(9, "0"))
     return value if 0 <= value <= U64 else None
+
+
+def iso_utc(nanos: int) -> str:
+    """``nanos`` as an ISO-8601 UTC time to the second (``2024-01-03T00:00:00Z``), for words."""
+    return datetime.fromtimestamp(nanos // 10**9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -22,6 +22,7 @@ __all__ = [
     "TomlFloat",
     "QUANTITY_MAX",
     "quantity_problem",
+    "size_step_problem",
 ]
 
 INT64_MIN = -(2**63)
@@ -90,3 +91,15 @@ def quantity_problem(text: str) -> str | None:
     if -int(value.as_tuple().exponent) > QUANTITY_SCALE:
         return f"is too fine: a quantity has at most {QUANTITY_SCALE} decimal places"
     return None
+
+
+def size_step_problem(quantity: str, instrument_id: str, size_precision: int) -> str | None:
+    """Why exact decimal ``quantity`` cannot be ordered on ``instrument_id`` whose size step is
+    ``10^-size_precision``, in words; None when it can. The one rule of the run and the
+    submit: a quantity is never rounded to the step."""
+    places = len(quantity.partition(".")[2].rstrip("0"))  # from the text: no context rounding
+    if quantity_problem(quantity) is None and places <= size_precision:
+        return None
+    step = format(Decimal(1).scaleb(-size_precision), "f")
+    return (f"quantity {quantity} must be a positive multiple of {instrument_id}'s size step {step} (size "
+            f"precision {size_precision}), at most {QUANTITY_MAX}; it is never rounded")

@@ -43,6 +43,9 @@ _ROWS = (
     ErrorCode("INVALID_INSTRUMENT_ID", 40006, 400, "Not a canonical SYMBOL.VENUE instrument id."),
     ErrorCode("INVALID_BAR_TYPE", 40007, 400, "Not a well-formed bar type string."),
     ErrorCode("INVALID_BODY", 40008, 400, "The request body is not the JSON document the route accepts."),
+    ErrorCode("NO_BARS", 40009, 400, "A backtest's instruments hold no bars at its resolution and channel over its "
+                                     "span."),
+    ErrorCode("INVALID_QUANTITY", 40010, 400, "A backtest's quantity is not a multiple of an instrument's size step."),
     ErrorCode("MUTATION_REFUSED", 40301, 403, "A mutating route on a host that is not private-operator."),
     ErrorCode("NOT_FOUND", 40401, 404, "No such route or resource."),
     ErrorCode("UNKNOWN_KIND", 40402, 404, "A facts or data kind this node does not serve."),

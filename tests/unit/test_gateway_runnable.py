@@ -1,0 +1,169 @@
+"""A submit's checks of what its run would lack (:mod:`spine.gateway.runnable`) against a fake
+node on loopback and catalog dirs on disk: each refusal, one bar read per instrument with the
+instruments' size precisions from the upstream look, and nothing refused on a guess (a node out
+of reach, a node answering no page, files that cannot be read now)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from spine.gateway.catalogs import holding
+from spine.gateway.runnable import Run, RunChecks
+from spine.gateway.upstreams import Upstreams
+from spine.http.errors import HttpError
+
+#: Closes the fake node holds bars for (1m and every derived resolution alike).
+HELD = (1_000, 2_000)
+
+
+class FakeNode:
+    """A node listing BTCUSDT.SIM (size precision 3) and ETHUSDT.SIM (no bars); its bars page
+    answers as :data:`HELD` says, or with ``bars_status``."""
+
+    def __init__(self, bars_status: int = 200) -> None:
+        self.asked: Counter[str] = Counter()
+        self.bars_status = bars_status
+        self.app = web.Application()
+        self.app.router.add_route("*", "/{path:.*}", self.answer)
+
+    async def answer(self, request: web.Request) -> web.Response:
+        self.asked[request.path] += 1
+        if request.path == "/v2/registry":
+            return web.json_response({"operations": []})
+        if request.path == "/v2/instruments":
+            return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
+                                                {"instrument_id": "ETHUSDT.SIM", "size_precision": 4}],
+                                      "next_cursor": None})
+        if request.path == "/v2/bars":
+            if self.bars_status != 200:
+                return web.Response(status=self.bars_status, text="down")
+            start, end = int(request.query["start"]), int(request.query["end"])
+            btc = request.query["bar_type"].startswith("BTCUSDT.SIM-")
+            held = btc and start <= HELD[1] and end >= HELD[0]
+            return web.json_response({"bars": [{"ts_event": str(HELD[0])}] if held else []})
+        return web.json_response({}, status=404)
+
+
+@asynccontextmanager
+async def serving(fake: FakeNode) -> AsyncIterator[str]:
+    runner = web.AppRunner(fake.app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+def run(*instruments: str, start: int = 0, end: int = 10_000, quantity: str = "0.1", resolution: str = "1m") -> Run:
+    return Run(instruments, resolution, "EXTERNAL", start, end, quantity)
+
+
+def checked(fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any]], catalogs: tuple[str, ...] = ()
+            ) -> Any:
+    """``scenario`` over checks of a gateway fronting ``fake`` (None: a node out of reach),
+    after its first look at the upstreams."""
+    async def main() -> Any:
+        async with _node(fake) as url:
+            upstreams = Upstreams([url], None, 5.0)
+            try:
+                await upstreams.refresh()
+                return await scenario(RunChecks(upstreams, catalogs))
+            finally:
+                await upstreams.aclose()
+    return asyncio.run(main())
+
+
+@asynccontextmanager
+async def _node(fake: FakeNode | None) -> AsyncIterator[str]:
+    if fake is None:
+        yield "http://127.0.0.1:9"  # discard port: nothing listens
+    else:
+        async with serving(fake) as url:
+            yield url
+
+
+def refused(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ()) -> HttpError:
+    async def scenario(checks: RunChecks) -> HttpError:
+        with pytest.raises(HttpError) as caught:
+            await checks.check(the_run)
+        return caught.value
+    error: HttpError = checked(fake, scenario, catalogs)
+    return error
+
+
+def passes(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ()) -> None:
+    async def scenario(checks: RunChecks) -> None:
+        await checks.check(the_run)
+    checked(fake, scenario, catalogs)
+
+
+def test_a_run_with_bars_passes_on_one_bar_read() -> None:
+    fake = FakeNode()
+    passes(fake, run("BTCUSDT.SIM", resolution="1h"))
+    assert fake.asked["/v2/bars"] == 1 and fake.asked["/v2/instruments"] == 1  # the look's list is reused
+
+
+def test_an_instrument_no_node_lists_is_not_found() -> None:
+    error = refused(FakeNode(), run("NOPE.SIM"))
+    assert error.symbol == "NOT_FOUND" and "NOPE.SIM" in error.text and "GET /v2/instruments" in error.text
+    error = refused(FakeNode(), run("ABC.NOWHERE"))
+    assert error.symbol == "NOT_FOUND" and "'NOWHERE'" in error.text and "venues: SIM" in error.text
+
+
+def test_a_span_without_bars_is_refused_naming_the_bar_type() -> None:
+    error = refused(FakeNode(), run("BTCUSDT.SIM", start=3_000, end=4_000, resolution="4h"))
+    assert error.symbol == "NO_BARS" and "BTCUSDT.SIM-4-HOUR-LAST-EXTERNAL" in error.text, error.text
+
+
+def test_a_run_fails_only_when_no_instrument_has_bars_so_does_the_submit() -> None:
+    passes(FakeNode(), run("BTCUSDT.SIM", "ETHUSDT.SIM"))
+    error = refused(FakeNode(), run("ETHUSDT.SIM", "BTCUSDT.SIM", start=5_000))
+    assert error.symbol == "NO_BARS" and "ETHUSDT.SIM" in error.text and "BTCUSDT.SIM" in error.text
+
+
+def test_a_quantity_finer_than_the_listed_size_step_is_refused() -> None:
+    error = refused(FakeNode(), run("BTCUSDT.SIM", quantity="0.0001"))
+    assert error.symbol == "INVALID_QUANTITY" and "size step 0.001 (size precision 3)" in error.text, error.text
+    passes(FakeNode(), run("BTCUSDT.SIM", quantity="0.0010"))  # trailing zeros need no finer step
+
+
+def test_nothing_is_refused_on_a_guess() -> None:
+    passes(None, run("NOPE.SIM"))  # its node is out of reach
+    passes(FakeNode(bars_status=500), run("BTCUSDT.SIM", start=3_000, end=4_000))  # the node answers no page
+
+
+def _bar_dir(root: Path, bar_type: str) -> Path:
+    directory = root / "external" / "data" / "bar" / bar_type
+    directory.mkdir(parents=True)
+    return directory
+
+
+def test_catalog_files_that_cannot_be_read_now_refuse_nothing(tmp_path: Path) -> None:
+    (_bar_dir(tmp_path, "X.IMP-1-MINUTE-LAST-EXTERNAL") / "part.parquet").write_bytes(b"not parquet")
+    found = holding([str(tmp_path)], "X.IMP", "1m", "EXTERNAL", 0, 10)
+    assert found is not None and found.bars is None and not found.absent
+    passes(None, run("X.IMP"), (str(tmp_path),))
+
+
+def test_a_catalog_holding_other_bars_only_is_absent_for_the_run(tmp_path: Path) -> None:
+    _bar_dir(tmp_path, "Y.IMP-1-DAY-LAST-EXTERNAL")
+    catalogs = (str(tmp_path),)
+    minute = holding(catalogs, "Y.IMP", "1m", "EXTERNAL", 0, 10)
+    assert minute is not None and minute.absent and "daily bars only" in minute.reason
+    internal = holding(catalogs, "Y.IMP", "1d", "INTERNAL", 0, 10)
+    assert internal is not None and internal.absent and "no INTERNAL bars" in internal.reason
+    assert holding(catalogs, "Z.IMP", "1d", "EXTERNAL", 0, 10) is None  # held nowhere: the nodes are asked
+    # An absent bar type fails its run whatever the other instruments hold.
+    error = refused(FakeNode(), run("Y.IMP", "BTCUSDT.SIM"), catalogs)
+    assert error.symbol == "NO_BARS" and "Y.IMP" in error.text and "BTCUSDT" not in error.text, error.text
