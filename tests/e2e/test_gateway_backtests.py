@@ -101,3 +101,17 @@ def test_v1_records_are_empty_before_any_run(gateway: str) -> None:
         assert page["items"] == [] and page["next_cursor"] is None
     _, receipt = submit(gateway)
     assert ok(gateway + f"/engine-status?job_id={receipt['job_id']}")["engine_status"] is None
+
+
+def test_a_sequence_past_the_store_range_is_refused(gateway: str) -> None:
+    """A job's sequences are signed 64-bit in the store: 2^63 .. 2^64-1 is a 400 naming the
+    range (never a 500), on the page and on the stream alike."""
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    for value in (2**63, 2**64 - 1):
+        for path in (f"/v2/backtests/{job_id}/events", f"/v2/stream/backtests?job_id={job_id}&"):
+            joiner = "?" if "?" not in path else ""
+            detail = envelope(get(gateway + path + f"{joiner}after_sequence={value}"), 400, "INVALID_PARAMETER")
+            assert "2^63-1" in detail, detail
+    top = ok(gateway + f"/v2/backtests/{job_id}/events?after_sequence={2**63 - 1}")
+    assert top["items"] == [] and top["next_cursor"] is None

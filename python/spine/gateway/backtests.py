@@ -21,7 +21,7 @@ from spine.gateway.pages import db_page, page_document
 from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
 from spine.http.errors import HttpError
-from spine.http.request import Query
+from spine.http.request import I63, Query
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
@@ -136,7 +136,7 @@ class BacktestHandlers:
 
     async def backtests_events(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         job = await self._job(params["id"])
-        after = query.sequence("after_sequence") or 0
+        after = query.sequence("after_sequence", I63) or 0
         rows, cursor = await db_page(query, f"/v2/backtests/{job.job_id}/events?{after}",
                                      lambda offset, limit: self.store.events(job.job_id, after + offset, limit))
         return page_document("svc.backtest_event_page", [documents.event(row) for row in rows], cursor,
@@ -153,7 +153,7 @@ class BacktestHandlers:
             raise HttpError("INVALID_PARAMETER", "GET /v2/stream/backtests needs job_id (a job's id, from "
                                                  "POST /v2/backtests or GET /v2/backtests)")
         job = await self._job(job_id)
-        after = query.sequence("after_sequence") or 0
+        after = query.sequence("after_sequence", I63) or 0
         transport = proto.response_stream(200, SSE)
         disconnected = asyncio.ensure_future(proto.client_disconnect())
         last_write = time.monotonic()
