@@ -82,6 +82,20 @@ def test_cancel_ends_a_running_job_promptly_and_its_process(store: Store, worker
     assert workers.stop("w1") == 0
 
 
+def test_a_run_that_ends_itself_on_a_cancel_ends_the_job_cancelled(store: Store, workers: Workers) -> None:
+    """The run sees the cancel first (its worker's heartbeat is 30 s away) and then fails, exits
+    or even completes: the job ends CANCELLED each time."""
+    jobs = [submit(store, "raised", {"cancel_self": True, "fail": "CANCELLED: stopped"}),
+            submit(store, "exited", {"cancel_self": True, "exit": 3}),
+            submit(store, "completed", {"cancel_self": True})]
+    workers.start("w1", SPINE_WORKER_HEARTBEAT_SECS="30", SPINE_WORKER_STALE_SECS="60")
+    wait_until(lambda: all(state(store, job) not in ("QUEUED", "RUNNING") for job in jobs), "all ended", workers)
+    for job in jobs:
+        ended = store.job(job.job_id)
+        assert (ended.state, ended.last_error, ended.run_id) == ("CANCELLED", None, None), messages(store, job)
+    assert workers.stop("w1") == 0
+
+
 def test_a_worker_killed_mid_job_leaves_it_to_another(store: Store, workers: Workers, tmp_path: Path) -> None:
     runs = tmp_path / "runs.txt"
     job = submit(store, "killed", {"sleep_first": 60, "pids": str(tmp_path), "runs": str(runs)})

@@ -7,7 +7,8 @@ States and transitions (each one writes a STATE event in the same transaction)::
     QUEUED  -> CANCELLED   cancel of a queued job, at once
     RUNNING -> COMPLETED   the worker holding it: the runner returned a run id
     RUNNING -> FAILED      the worker holding it: the runner raised or its process died
-    RUNNING -> CANCELLED   the worker holding it, after a cancel request ended the run
+    RUNNING -> CANCELLED   the worker holding it, once a cancel was requested (whatever the
+                           run's own end: it may see the flag before the worker does)
     RUNNING -> QUEUED      reap: its worker's heartbeat went stale (a LOG WARNING first), while
                            attempts < max_attempts; release: its worker was stopped (attempts - 1)
     RUNNING -> FAILED      reap, after max_attempts lost attempts (last_error says so)
@@ -212,7 +213,7 @@ class JobStore(Connections):
     def finish(self, job_id: str, worker_id: str, state: JobState, run_id: str | None, last_error: str | None,
                now: int) -> Job:
         """End a job the worker holds: COMPLETED (with its run id), FAILED (with a reason) or
-        CANCELLED.
+        CANCELLED; a job whose cancel was requested ends CANCELLED whatever ``state`` says.
 
         # Errors
         ``ValueError`` for another state, COMPLETED without a run id or an execution block, or
@@ -228,7 +229,11 @@ class JobStore(Connections):
             if job.state != "RUNNING" or job.worker_id != worker_id:
                 raise LeaseLost(f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id} "
                                 f"({job.state}, held by {job.worker_id})")
-            if state == "COMPLETED" and job.execution is None:
+            if job.cancel_requested:
+                # The run may stop on the flag (and report an error) before the worker's own
+                # heartbeat sees it, or finish meanwhile: a requested cancel decides the end.
+                state, run_id, last_error = "CANCELLED", None, None
+            elif state == "COMPLETED" and job.execution is None:
                 raise ValueError("a COMPLETED job has its execution block (set_execution) recorded")
             _set(connection, job_id, state=state, run_id=run_id, last_error=last_error, finished_ts=now)
             _state(connection, job_id, state, now)

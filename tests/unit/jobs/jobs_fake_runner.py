@@ -5,6 +5,7 @@ what its request asks. Request keys, all optional:
 * ``fail``: raise RuntimeError with this text; ``exit``: leave the process with this code
   (after writing ``exit <code>`` to stderr), answering nothing;
 * ``bad_run_id``: return this instead of a run id;
+* ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
 * ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
 * ``pids``: a directory the run writes ``<job_id>.pid`` into as it starts.
 
@@ -42,6 +43,8 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
                            time.time_ns())
         store.set_execution(job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE",'
                                     '"fill_model":"FAKE","seed":0}')
+        if request.get("cancel_self"):
+            store.request_cancel(job_id, time.time_ns())
         sleep = request.get("sleep_first", 0) if job["attempts"] == 1 else 0
         time.sleep(sleep or request.get("sleep", 0))
         if "fail" in request:

@@ -119,6 +119,22 @@ def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> 
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
+def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str) -> None:
+    """The run may see the cancel before its worker's heartbeat does (it polls the flag and
+    stops with an error) or finish meanwhile: whatever the worker reports, the job ends
+    CANCELLED, with no error and no run id."""
+    job = submit(store, "1")
+    store.claim("w1", 20)
+    store.set_execution(job.job_id, EXECUTION)
+    assert store.request_cancel(job.job_id, 21) == "RUNNING"
+    ended = store.finish(job.job_id, "w1", state, rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
+                         "CANCELLED: stopped at bar close 5" if state == "FAILED" else None, 22)
+    assert (ended.state, ended.finished_ts, ended.last_error, ended.run_id) == ("CANCELLED", 22, None, None)
+    assert kinds(store, job.job_id)[-1] == ("STATE", "CANCELLED")
+    validate(detail_document(ended))
+
+
+@pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_cancel_of_a_finished_job_is_refused_naming_how_it_ended(store: Store, state: str) -> None:
     job = submit(store, "1")
     store.claim("w1", 20)
