@@ -27,6 +27,7 @@ from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
 from spine.jobs.records import JOB_STATES, AlreadyFinished, JobState, NotFound
 from spine.jobs.store import Store
+from spine.reasons import scrub
 from spine.gateway.strategies import IDENTITY
 from spine.strategies import document
 from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
@@ -206,8 +207,11 @@ class BacktestHandlers:
             return await self.relay_engine_status(query, params)
         job = await self._job(job_id)
         rows = await asyncio.to_thread(self.store.last_output, job.job_id, "engine_status")
+        status = None if rows is None else msgspec.json.decode(rows)
+        if isinstance(status, dict) and isinstance(status.get("last_error"), str):
+            status["last_error"] = scrub(status["last_error"])  # a run's before public reasons
         return {"version": V1_VERSION, "schema_id": "v1.engine_status", "schema_version": 1,
-                "engine_status": None if rows is None else msgspec.json.decode(rows)}
+                "engine_status": status}
 
     # --- lookups -----------------------------------------------------------------------------
 
@@ -223,7 +227,7 @@ class BacktestHandlers:
         job = await self._job(job_id)
         if job.state != "COMPLETED":
             raise HttpError("CONFLICT", f"job {job.job_id} is {job.state}: its {what} exists once it is COMPLETED"
-                            + (f" (last error: {job.last_error})" if job.last_error else ""))
+                            + (f" (last error: {scrub(job.last_error)})" if job.last_error else ""))
         return job
 
 

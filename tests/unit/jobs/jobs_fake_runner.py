@@ -2,7 +2,7 @@
 what its request asks. Request keys, all optional:
 
 * ``sleep``: seconds to run; ``sleep_first``: seconds on the first attempt only;
-* ``fail``: raise RuntimeError with this text; ``exit``: leave the process with this code
+* ``fail``: raise RuntimeError with this text; ``refuse``: raise a SpineError with this text; ``exit``: leave the process with this code
   (after writing ``exit <code>`` to stderr), answering nothing;
 * ``bad_run_id``: return this instead of a run id;
 * ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from spine.errors import SpineError
 from spine.jobs import Store
 
 
@@ -47,6 +48,8 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
             store.request_cancel(job_id, time.time_ns())
         sleep = request.get("sleep_first", 0) if job["attempts"] == 1 else 0
         time.sleep(sleep or request.get("sleep", 0))
+        if "refuse" in request:
+            raise SpineError(request["refuse"])
         if "fail" in request:
             raise RuntimeError(request["fail"])
         if "exit" in request:
