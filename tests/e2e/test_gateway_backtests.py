@@ -115,3 +115,16 @@ def test_a_sequence_past_the_store_range_is_refused(gateway: str) -> None:
             assert "2^63-1" in detail, detail
     top = ok(gateway + f"/v2/backtests/{job_id}/events?after_sequence={2**63 - 1}")
     assert top["items"] == [] and top["next_cursor"] is None
+
+
+def test_an_operator_sees_upstream_addresses_and_the_public_never_does(gateway: str) -> None:
+    """This gateway is private-operator: its status names each upstream and gives its address;
+    failures are said plainly (a public-readonly gateway's status is in test_gateway.py)."""
+    upstreams = ok(gateway + "/v2/status")["upstreams"]
+    assert [(u["kind"], u["name"]) for u in upstreams] == [("node", "node-1"), ("screener", "screener")]
+    assert all(u["base_url"].startswith("http://127.0.0.1:") for u in upstreams)
+    for upstream in upstreams:
+        assert upstream["last_error"] in (None, f"UPSTREAM_UNAVAILABLE: {upstream['name']}: GET /v2/registry: "
+                                                "connection refused or unreachable"), upstream
+    detail = envelope(get(gateway + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
+    assert detail == "screener: GET /v2/screener/rows: connection refused or unreachable"

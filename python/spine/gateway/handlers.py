@@ -42,10 +42,12 @@ class GatewayHandlers:
 
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         gateway = self.gateway
+        operator = gateway.config.mode == "private-operator"  # only an operator sees addresses
         return {"version": WIRE_VERSION, "schema_id": "svc.gateway_status", "schema_version": 1,
                 "gateway_id": gateway.config.gateway_id, "deployment_mode": gateway.config.mode,
                 "started_ts": str(gateway.started),
-                "upstreams": [{**u.status(), "streams": gateway.feeds.status(u)} for u in gateway.upstreams.all],
+                "upstreams": [{**u.status(operator), "streams": gateway.feeds.status(u)}
+                              for u in gateway.upstreams.all],
                 "egress": gateway.feeds.egress_document(), "ts_event": str(time.time_ns())}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:

@@ -130,7 +130,7 @@ class GatewayApp(App):
             if screener is None:
                 raise HttpError("UPSTREAM_UNAVAILABLE", f"GET {op.path}: this gateway has no screener configured")
             return await pipe(proto, gateway.feeds.client, screener.base_url, op.path, query.raw, {}, heartbeat_secs,
-                              WIRE_VERSION, SendQueue(scope.server, scope.client))
+                              WIRE_VERSION, SendQueue(scope.server, scope.client), name=screener.name)
         iid = query.instrument_id()
         kinds = market_kinds(op.id, query)
         if iid is not None:
@@ -160,4 +160,5 @@ class GatewayApp(App):
                                                  "streamed), or use /v2/stream/bars, /quotes and /trades")
         headers = {"last-event-id": text} if (text := scope.headers.get("last-event-id")) is not None else {}
         await pipe(proto, gateway.feeds.client, node.base_url, "/stream", query.raw, headers,
-                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client))
+                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client),
+                   name=node.name)
