@@ -23,7 +23,7 @@ ALLOWED = "strategy_id, revision_id, instrument_id, start, end, resolution, chan
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dead = f"http://127.0.0.1:{free_port()}"
-    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead,
+    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead, "job_stream_subscribers = 2\n",
                                  SPINE_DEPLOYMENT_MODE="private-operator")
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
@@ -128,3 +128,39 @@ def test_an_operator_sees_upstream_addresses_and_the_public_never_does(gateway: 
                                                 "connection refused or unreachable"), upstream
     detail = envelope(get(gateway + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
     assert detail == "screener: GET /v2/screener/rows: connection refused or unreachable"
+
+
+def frames(response: Any) -> list[str]:
+    """The event names of an SSE body read to its end."""
+    return [f.split("\n")[0] for f in response.read().decode().split("\n\n") if f.startswith("event: ")]
+
+
+def test_the_stream_of_an_ended_job_ends_after_what_is_above_its_point(gateway: str) -> None:
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    ok(gateway + f"/v2/backtests/{job_id}/cancel")  # events 1 QUEUED, 2 CANCELLED
+    for after, names in ((0, ["event: state"] * 2), (1, ["event: state"]), (2, []), (99, [])):
+        with urllib.request.urlopen(gateway + f"/v2/stream/backtests?job_id={job_id}&after_sequence={after}",
+                                    timeout=30) as response:
+            assert frames(response) == names, after
+
+
+def test_job_streams_are_capped_and_a_cancel_ends_the_open_ones(gateway: str) -> None:
+    """The cap is 2 here: a third live stream is 503 SUBSCRIBERS_FULL. The gateway's own
+    write (the cancel) wakes both streams, which end after the final state."""
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    url = gateway + f"/v2/stream/backtests?job_id={job_id}"
+    streams = [urllib.request.urlopen(url, timeout=30) for _ in range(2)]
+    try:
+        assert all(stream.status == 200 for stream in streams)
+        assert "retry later" in envelope(get(url), 503, "SUBSCRIBERS_FULL")
+        ok(gateway + f"/v2/backtests/{job_id}/cancel")
+        for stream in streams:
+            assert frames(stream) == ["event: state", "event: state"]  # QUEUED, then CANCELLED; the end
+    finally:
+        for stream in streams:
+            stream.close()
+    for _ in range(3):  # the ended streams left the cap
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert frames(response) == ["event: state", "event: state"]

@@ -48,6 +48,8 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     #: capital in the instruments' quote currency, and the fill model's seed.
     backtest_capital: str = "100000"
     backtest_seed: int = 42
+    #: Live job streams (``/v2/stream/backtests``) at once; more are 503 SUBSCRIBERS_FULL.
+    job_stream_subscribers: int = 1_024
 
     @property
     def database_url(self) -> str:
@@ -65,6 +67,8 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
             raise ConfigError(f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
                               "at most 16 integer and 8 fractional digits")
+        if not 1 <= self.job_stream_subscribers <= 65_536:
+            raise ConfigError(f"job_stream_subscribers {self.job_stream_subscribers}: allowed 1..65536")
         if not 0 <= self.backtest_seed <= 2**32 - 1:
             raise ConfigError(f"backtest_seed {self.backtest_seed}: allowed 0..4294967295")
 

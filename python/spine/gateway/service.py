@@ -101,7 +101,8 @@ class GatewayApp(App):
         self.backtests = BacktestHandlers(
             gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
             config.stream_heartbeat_secs,
-            lambda query, params: gateway.relay.first_node(engine_status, query, params, None))
+            lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
+            config.job_stream_subscribers)
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
         super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
                          deployment_mode=config.mode, body_secs=config.http_body_secs)

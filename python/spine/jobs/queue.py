@@ -40,6 +40,8 @@ __all__ = ["JobStore", "MAX_MESSAGE"]
 
 #: A LOG message is cut to this many characters (svc.backtest_job_event).
 MAX_MESSAGE = 4096
+#: Ids per ``IN (...)`` (SQLite's oldest builds bind at most 999 parameters).
+_IN_CHUNK = 900
 
 
 class JobStore(Connections):
@@ -96,6 +98,17 @@ class JobStore(Connections):
                 _job(connection, job_id)
         return [JobEvent(row.job_id, row.sequence, row.type, row.state, row.level, row.message, row.ts_event)
                 for row in rows]
+
+    def job_positions(self, job_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{job_id: (last event sequence, state)}`` of the jobs named that exist: how live
+        streams learn, in one query, which of their jobs moved."""
+        positions: dict[str, tuple[int, str]] = {}
+        with self._read() as connection:
+            for at in range(0, len(job_ids), _IN_CHUNK):
+                rows = connection.execute(select(jobs.c.job_id, jobs.c.last_sequence, jobs.c.state)
+                                          .where(jobs.c.job_id.in_(job_ids[at:at + _IN_CHUNK])))
+                positions.update((row.job_id, (int(row.last_sequence), row.state)) for row in rows)
+        return positions
 
     def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
                      ts: int) -> int:

@@ -236,3 +236,11 @@ def test_outputs_are_kept_in_order_and_a_part_is_replaced_whole(store: Store) ->
     assert store.outputs(job.job_id, "report") == [b"r"]
     with pytest.raises(ValueError, match="unknown output parts"):
         store.put_outputs(job.job_id, {"bogus": []})
+
+
+def test_job_positions_are_one_read_of_every_job_named(store: Store) -> None:
+    queued, cancelled = submit(store, "1"), submit(store, "2")
+    store.request_cancel(cancelled.job_id, 30)
+    assert store.job_positions([queued.job_id, cancelled.job_id, rid("nope")]) == {
+        queued.job_id: (1, "QUEUED"), cancelled.job_id: (2, "CANCELLED")}
+    assert store.job_positions([]) == {}
