@@ -43,13 +43,16 @@ from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
 from spine.http.view import NodeView
 
-__all__ = ["App", "NodeApp", "Relayed", "build_app"]
+__all__ = ["App", "MAX_URI_BYTES", "NodeApp", "Relayed", "build_app"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
 _encode = msgspec.json.Encoder().encode
 #: Parsed queries kept (cleared when full).
 QUERY_MEMO = 1_024
+#: The longest path plus query string the app reads (414 URI_TOO_LONG beyond, in the envelope);
+#: Granian's own limit, far above, answers without a body.
+MAX_URI_BYTES = 8_192
 
 
 class Relayed(NamedTuple):
@@ -89,6 +92,10 @@ class App:
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
+        if len(scope.path) + len(scope.query_string) > MAX_URI_BYTES:
+            return self._error(proto, HttpError("URI_TOO_LONG", f"the path and query hold {len(scope.path)} + "
+                                                                f"{len(scope.query_string)} characters; at most "
+                                                                f"{MAX_URI_BYTES} together"), _is_v1(scope.path))
         method = scope.method
         if method == "HEAD":  # a GET's status and headers, without its body (RFC 9110 9.3.2)
             method, proto = "GET", _HeadOnly(proto)
