@@ -164,3 +164,43 @@ def test_job_streams_are_capped_and_a_cancel_ends_the_open_ones(gateway: str) ->
     for _ in range(3):  # the ended streams left the cap
         with urllib.request.urlopen(url, timeout=30) as response:
             assert frames(response) == ["event: state", "event: state"]
+
+
+def test_a_failed_jobs_routes_serve_no_internals(tmp_path: Any) -> None:
+    """A job a worker failed before public reasons (its traceback, paths and class name stored
+    as they were) is served with none of them: detail, events, report, engine status, stream."""
+    import hashlib
+
+    from spine.jobs import Store
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_gateway(tmp_path / "gateway", [dead], dead)
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
+        trace = ('Traceback (most recent call last):\n  File "/srv/spine/python/spine/backtest/bars.py", line 9\n'
+                 "KeyError: '/srv/spine/catalog/external'")
+        status = ('{"version":"spine.v2","schema_id":"svc.engine_status","schema_version":1,"run_id":null,'
+                  '"lifecycle":"FAILED","ts_event":"5","counters":{"bars_accepted":0,"bars_rejected":0,'
+                  '"signals_emitted":0,"orders_submitted":0,"fills":0,"errors":1},"authorities":[],'
+                  '"last_error":"NO_BARS: looked under /srv/spine/catalog/external"}')
+        with Store(f"sqlite:///{tmp_path / 'gateway' / 'spine.db'}") as store:
+            text = '[strategy]\nname = "x"\n'
+            store.save_revision("x", None, "", [("strategy.toml", text, hashlib.sha256(text.encode()).hexdigest())],
+                                "1" * 64, [], "x", None, 1)
+            job = store.submit("2" * 64, "x", "1" * 64, "{}", None, 0, 1, 2)
+            store.claim("w1", 3)
+            store.append_event(job.job_id, "LOG", None, "ERROR", trace, 4)
+            store.put_outputs(job.job_id, {"engine_status": [status.encode()]})
+            store.finish(job.job_id, "w1", "FAILED", None, "KeyError: '/srv/spine/catalog/external'", 5)
+        served = [ok(url + f"/v2/backtests/{job.job_id}"), ok(url + f"/v2/backtests/{job.job_id}/events"),
+                  envelope(get(url + f"/v2/backtests/{job.job_id}/report"), 409, "CONFLICT"),
+                  ok(url + f"/engine-status?job_id={job.job_id}")]
+        with urllib.request.urlopen(url + f"/v2/stream/backtests?job_id={job.job_id}", timeout=30) as response:
+            served.append(response.read().decode())
+        for document in served:
+            for secret in ("Traceback", "/srv/", "KeyError", "bars.py"):
+                assert secret not in str(document), (secret, document)
+        assert served[0]["last_error"] == "INTERNAL: the run failed; the worker's log has its error"
+        assert served[3]["engine_status"]["last_error"] == "NO_BARS: looked under <path>"
+    finally:
+        stop(process)
