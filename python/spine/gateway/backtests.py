@@ -43,7 +43,7 @@ OUTPUT_PARTS = ("statistics", "equity", "orders", "fills", "positions", "signals
 _V1_PARTS = {"signals": "signals", "chart_markers": "markers", "retirements": "retirements"}
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 #: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_watch`).
-POLL_SECS = 0.25
+POLL_SECS = 0.1
 
 
 def execution_config(capital: str, seed: int) -> dict[str, Any]:
