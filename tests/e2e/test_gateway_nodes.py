@@ -78,7 +78,8 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
             assert availability["spine.bars.list"] == "UNKNOWN"
             assert availability["spine.screener.rows"] == "READY"
             status = ok(url + "/v2/status")["upstreams"]
-            assert status[1]["reachable"] is False and status[1]["last_error"].startswith("UPSTREAM_UNAVAILABLE: node-2: ")
+            assert status[1]["reachable"] is False
+            assert status[1]["last_error"].startswith("UPSTREAM_UNAVAILABLE: node-2: ")
             assert b not in str(status)  # a public-readonly gateway names upstreams, never their addresses
             query = f"/v2/bars?instrument_id=BTCUSDT.SIM&limit=100&end={END}"
             assert relayed_unchanged(url, a, query)

@@ -3,12 +3,13 @@ however many streams wait.
 
 The workers write a job's events from other processes, so the gateway looks: while any stream
 waits, one poller reads the last sequence and state of every watched job each ``poll_secs``
-(one query, in a thread) and wakes each stream whose job moved past what it has read. Writes
-made in this process (a cancel) wake their streams at once through :meth:`JobWatch.notify`.
+(one query, in a thread) and marks each stream whose job moved past what it has read or
+changed state. Writes made in this process (a cancel) mark their streams at once through
+:meth:`JobWatch.notify`.
 A stream reads the events itself once its waiter says the job moved; a job that did not
 change costs its stream nothing but a look at a flag each ``poll_secs`` (a flag, not a future
-another task resolves: Granian resumes a handler awaiting one only at the loop's next timer). At most ``limit`` streams wait at once (the route answers 503 SUBSCRIBERS_FULL
-beyond).
+another task resolves: Granian resumes a handler awaiting one only at the loop's next timer).
+At most ``limit`` streams wait at once (the route answers 503 SUBSCRIBERS_FULL beyond).
 """
 
 from __future__ import annotations

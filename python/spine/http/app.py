@@ -172,7 +172,8 @@ class App:
             self._error(proto, error, v1)
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
-            self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
+            failed = f"the request failed inside the {self.process}; it is logged"
+            self._error(proto, HttpError("INTERNAL", failed), v1)
 
     def _query(self, op: Operation, raw: str) -> Query:
         """The checked query; a repeated one (a client polling a page) is parsed once. Queries

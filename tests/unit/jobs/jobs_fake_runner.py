@@ -2,8 +2,9 @@
 what its request asks. Request keys, all optional:
 
 * ``sleep``: seconds to run; ``sleep_first``: seconds on the first attempt only;
-* ``fail``: raise RuntimeError with this text; ``refuse``: raise a SpineError with this text; ``exit``: leave the process with this code
-  (after writing ``exit <code>`` to stderr), answering nothing;
+* ``fail``: raise RuntimeError with this text; ``refuse``: raise a SpineError with this text;
+  ``exit``: leave the process with this code (after writing ``exit <code>`` to stderr),
+  answering nothing;
 * ``bad_run_id``: return this instead of a run id;
 * ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
 * ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
