@@ -7,10 +7,11 @@ its cancel flag at each beat: a cancel ends the process (SIGTERM, SIGKILL after
 whatever the run answered). The process' answer decides the end: a run id -> COMPLETED; an
 error -> FAILED with its public reason; no answer -> FAILED naming its exit code or signal.
 The job's documents carry only public reasons; the error's text and traceback, or the dead
-process' last output, go to this worker's log with the line that says how the job ended. A
-worker asked to stop (SIGINT, SIGTERM) claims nothing
-more, ends its run the same way and hands the job back (QUEUED, the attempt not counted), then
-exits 0. A worker that dies without stopping leaves its job to another worker's reap.
+process' last output, go to this worker's log with the line that says how the job ended.
+
+A worker asked to stop (SIGINT, SIGTERM) claims nothing more, ends its run the same way and
+hands the job back (QUEUED, the attempt not counted), then exits 0. A worker that dies
+without stopping leaves its job to another worker's reap.
 """
 
 from __future__ import annotations
