@@ -81,3 +81,20 @@ def test_brackets_in_strings_and_comments_are_not_nesting() -> None:
     assert nesting_problem("x.md", many) is None  # notes and CSV are free text
     assert nesting_problem("x.toml", deep_toml(MAX_NESTING)) is None
     assert nesting_problem("x.toml", deep_toml(MAX_NESTING + 1)) is not None
+
+
+@pytest.mark.parametrize("path, text", [
+    ("x.toml", '"""' + '\\"' * 120_000),  # an unterminated multi-line string full of escapes
+    ("x.toml", '"' + '\\"' * 120_000),
+    ("x.toml", "'''" + "''x" * 80_000),
+    ("x.json", '"' + '\\"' * 120_000),
+    ("x.toml", "a = [" + '"\\"' * 80_000),
+])
+def test_the_scan_is_linear_on_unterminated_strings(path: str, text: str) -> None:
+    """Each character is looked at a bounded number of times: a file of 256 KiB built to make a
+    backtracking scanner retry at every position is read in one pass (a few ms, not minutes;
+    counted, not timed)."""
+    from spine.strategies import nesting
+
+    assert nesting.scanned(path, text) == len(text)
+    assert nesting_problem(path, text) is None
