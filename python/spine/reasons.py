@@ -21,8 +21,10 @@ INTERNAL_RUN = "INTERNAL: the run failed; the worker's log has its error"
 #: An absolute path of two segments or more (``/v2/...`` routes are not paths on a disk).
 _PATH = re.compile(r"(?<![\w.~/-])/(?!v[12]/)[\w.@+~-]+(?:/[\w.@+~-]*)+")
 #: A URL, or an address with a port.
-_ADDRESS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>,;)]*[^\s'\"<>,;):.]|"
-                      r"(?<![\w.])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]+\])(?::\d{1,5})?(?![\w.])")
+#: (Bounded repeats where a failed match would retry from many starts: a text of a few
+#: thousand characters is scrubbed in linear time.)
+_ADDRESS = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>,;)]*[^\s'\"<>,;):.]|"
+                      r"(?<![\w.])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]{2,39}\])(?::\d{1,5})?(?![\w.])")
 #: Text opening with an exception's class name (``KeyError: 'x'``, ``decimal.InvalidOperation``),
 #: or quoting a class anywhere (``[<class 'decimal.InvalidOperation'>]``).
 _CLASS = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|"
