@@ -52,7 +52,8 @@ def save(url: str, strategy_id: str, files: list[dict[str, Any]]) -> None:
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dead = f"http://127.0.0.1:{free_port()}"
     imports = import_daily(tmp_path_factory.mktemp("imports"))
-    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead, f"catalogs = [{str(imports)!r}]\n",
+    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead,
+                                 f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n",
                                  SPINE_DEPLOYMENT_MODE="private-operator")
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
@@ -227,3 +228,106 @@ def test_a_quantity_finer_than_the_size_step_is_refused(gateway: str) -> None:
 def test_an_instrument_the_dead_node_may_list_is_not_refused_on_a_guess(gateway: str) -> None:
     status, receipt = submit(gateway, instrument_id="ETHUSDT.SIM")
     assert status == 202, receipt
+
+
+def test_a_sequence_past_the_store_range_is_refused(gateway: str) -> None:
+    """A job's sequences are signed 64-bit in the store: 2^63 .. 2^64-1 is a 400 naming the
+    range (never a 500), on the page and on the stream alike."""
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    for value in (2**63, 2**64 - 1):
+        for path in (f"/v2/backtests/{job_id}/events", f"/v2/stream/backtests?job_id={job_id}&"):
+            joiner = "?" if "?" not in path else ""
+            detail = envelope(get(gateway + path + f"{joiner}after_sequence={value}"), 400, "INVALID_PARAMETER")
+            assert "2^63-1" in detail, detail
+    top = ok(gateway + f"/v2/backtests/{job_id}/events?after_sequence={2**63 - 1}")
+    assert top["items"] == [] and top["next_cursor"] is None
+
+
+def test_an_operator_sees_upstream_addresses_and_the_public_never_does(gateway: str) -> None:
+    """This gateway is private-operator: its status names each upstream and gives its address;
+    failures are said plainly (a public-readonly gateway's status is in test_gateway.py)."""
+    upstreams = ok(gateway + "/v2/status")["upstreams"]
+    assert [(u["kind"], u["name"]) for u in upstreams] == [("node", "node-1"), ("screener", "screener")]
+    assert all(u["base_url"].startswith("http://127.0.0.1:") for u in upstreams)
+    for upstream in upstreams:
+        assert upstream["last_error"] in (None, f"UPSTREAM_UNAVAILABLE: {upstream['name']}: GET /v2/registry: "
+                                                "connection refused or unreachable"), upstream
+    detail = envelope(get(gateway + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
+    assert detail == "screener: GET /v2/screener/rows: connection refused or unreachable"
+
+
+def frames(response: Any) -> list[str]:
+    """The event names of an SSE body read to its end."""
+    return [f.split("\n")[0] for f in response.read().decode().split("\n\n") if f.startswith("event: ")]
+
+
+def test_the_stream_of_an_ended_job_ends_after_what_is_above_its_point(gateway: str) -> None:
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    ok(gateway + f"/v2/backtests/{job_id}/cancel")  # events 1 QUEUED, 2 CANCELLED
+    for after, names in ((0, ["event: state"] * 2), (1, ["event: state"]), (2, []), (99, [])):
+        with urllib.request.urlopen(gateway + f"/v2/stream/backtests?job_id={job_id}&after_sequence={after}",
+                                    timeout=30) as response:
+            assert frames(response) == names, after
+
+
+def test_job_streams_are_capped_and_a_cancel_ends_the_open_ones(gateway: str) -> None:
+    """The cap is 2 here: a third live stream is 503 SUBSCRIBERS_FULL. The gateway's own
+    write (the cancel) wakes both streams, which end after the final state."""
+    _, receipt = submit(gateway)
+    job_id = receipt["job_id"]
+    url = gateway + f"/v2/stream/backtests?job_id={job_id}"
+    streams = [urllib.request.urlopen(url, timeout=30) for _ in range(2)]
+    try:
+        assert all(stream.status == 200 for stream in streams)
+        assert "retry later" in envelope(get(url), 503, "SUBSCRIBERS_FULL")
+        ok(gateway + f"/v2/backtests/{job_id}/cancel")
+        for stream in streams:
+            assert frames(stream) == ["event: state", "event: state"]  # QUEUED, then CANCELLED; the end
+    finally:
+        for stream in streams:
+            stream.close()
+    for _ in range(3):  # the ended streams left the cap
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert frames(response) == ["event: state", "event: state"]
+
+
+def test_a_failed_jobs_routes_serve_no_internals(tmp_path: Any) -> None:
+    """A job a worker failed before public reasons (its traceback, paths and class name stored
+    as they were) is served with none of them: detail, events, report, engine status, stream."""
+    import hashlib
+
+    from spine.jobs import Store
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_gateway(tmp_path / "gateway", [dead], dead)
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
+        trace = ('Traceback (most recent call last):\n  File "/srv/spine/python/spine/backtest/bars.py", line 9\n'
+                 "KeyError: '/srv/spine/catalog/external'")
+        status = ('{"version":"spine.v2","schema_id":"svc.engine_status","schema_version":1,"run_id":null,'
+                  '"lifecycle":"FAILED","ts_event":"5","counters":{"bars_accepted":0,"bars_rejected":0,'
+                  '"signals_emitted":0,"orders_submitted":0,"fills":0,"errors":1},"authorities":[],'
+                  '"last_error":"NO_BARS: looked under /srv/spine/catalog/external"}')
+        with Store(f"sqlite:///{tmp_path / 'gateway' / 'spine.db'}") as store:
+            text = '[strategy]\nname = "x"\n'
+            store.save_revision("x", None, "", [("strategy.toml", text, hashlib.sha256(text.encode()).hexdigest())],
+                                "1" * 64, [], "x", None, 1)
+            job = store.submit("2" * 64, "x", "1" * 64, "{}", None, 0, 1, 2)
+            store.claim("w1", 3)
+            store.append_event(job.job_id, "LOG", None, "ERROR", trace, 4)
+            store.put_outputs(job.job_id, {"engine_status": [status.encode()]})
+            store.finish(job.job_id, "w1", "FAILED", None, "KeyError: '/srv/spine/catalog/external'", 5)
+        served = [ok(url + f"/v2/backtests/{job.job_id}"), ok(url + f"/v2/backtests/{job.job_id}/events"),
+                  envelope(get(url + f"/v2/backtests/{job.job_id}/report"), 409, "CONFLICT"),
+                  ok(url + f"/engine-status?job_id={job.job_id}")]
+        with urllib.request.urlopen(url + f"/v2/stream/backtests?job_id={job.job_id}", timeout=30) as response:
+            served.append(response.read().decode())
+        for document in served:
+            for secret in ("Traceback", "/srv/", "KeyError", "bars.py"):
+                assert secret not in str(document), (secret, document)
+        assert served[0]["last_error"] == "INTERNAL: the run failed; the worker's log has its error"
+        assert served[3]["engine_status"]["last_error"] == "NO_BARS: looked under <path>"
+    finally:
+        stop(process)

@@ -178,3 +178,33 @@ def test_public_readonly_refuses_saves(tmp_path: Path) -> None:
         assert ok(url + "/v2/strategy-templates")["items"]  # reads stay open
     finally:
         stop(process)
+
+
+def test_files_nested_too_deep_are_refused_never_a_500(tmp_path: Path) -> None:
+    """A save holding a file nested 500 deep is a 400 naming the file, its line and the bound;
+    a project stored before the bound (written to the database directly) validates with that
+    error and a backtest of it is a 400; none of it is a 500."""
+    from spine.jobs import Store
+    from spine.strategies.nesting import MAX_NESTING
+
+    process, url = _gateway(tmp_path / "gateway", "private-operator")
+    try:
+        files = template_files(url)
+        deep = "\n" + "a = " + "[" * 500 + "]" * 500 + "\n"
+        for path, content in (("notes/deep.toml", deep), ("strategy.toml", files["strategy.toml"] + deep)):
+            detail = envelope(post(url + "/v2/strategies", save("deep", None, {**files, path: content})), 400,
+                              "INVALID_BODY")
+            assert f"'{path}' line " in detail and f"at most {MAX_NESTING}" in detail, detail
+        with Store(f"sqlite:///{tmp_path / 'gateway' / 'spine.db'}") as store:
+            stored = {**files, "notes/deep.toml": deep}
+            store.save_revision("deep", None, "stored before the bound",
+                                [(p, t, hashlib.sha256(t.encode()).hexdigest()) for p, t in stored.items()],
+                                "0" * 64, [], "deep", None, 1)
+        receipt = ok(url + "/v2/strategies/deep/validate")
+        assert [(d["path"], d["line"], d["severity"]) for d in receipt["diagnostics"]] == [
+            ("notes/deep.toml", 2, "ERROR")], receipt
+        detail = envelope(post(url + "/v2/backtests", {"strategy_id": "deep"}), 400, "INVALID_BODY")
+        assert "notes/deep.toml:2" in detail and f"at most {MAX_NESTING}" in detail, detail
+    finally:
+        _, err = stop(process)
+    assert "RecursionError" not in err and "Traceback" not in err, err[-2000:]

@@ -86,3 +86,31 @@ def test_a_body_that_stops_arriving_is_refused_at_the_deadline(base: str, sent: 
     assert document["error"]["detail"].startswith("INVALID_BODY: "), document
     assert f"within {BODY_SECS} s" in document["error"]["detail"]
     assert BODY_SECS <= took < BODY_SECS + 5
+
+
+def _answer(base: str, request: bytes) -> bytes:
+    """The bytes a raw request gets back, to the connection's close."""
+    address = urlsplit(base)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_long_uri_gets_the_envelope_and_what_the_server_refuses_first_is_bodiless(base: str) -> None:
+    """Up to the transport's own limits the app answers, with the envelope (414 URI_TOO_LONG
+    past 8 KiB); a request line or headers the transport cannot parse are refused by Granian
+    (hyper) before the app sees them, without a body: documented in contract.md."""
+    from spine.http.app import MAX_URI_BYTES
+
+    connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=10)
+    connection.request("GET", "/v2/instruments?cursor=" + "a" * MAX_URI_BYTES)
+    response = connection.getresponse()
+    body = json.loads(response.read())
+    assert response.status == 414 and body["error"]["code"] == 41401, body
+    assert body["error"]["detail"].startswith("URI_TOO_LONG: ") and str(MAX_URI_BYTES) in body["error"]["detail"]
+    connection.close()
+    head, _, rest = _answer(base, b"GARBAGE\r\n\r\n").partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and rest == b""  # the transport's, before any app

@@ -123,8 +123,7 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         validate(health)
         up.until("upstreams reachable", lambda: all(u["reachable"] for u in get(gateway + "/v2/status")[1]["upstreams"]),
                  30)
-        assert [u["base_url"] for u in get(gateway + "/v2/status")[1]["upstreams"]] == [*urls["nodes"],
-                                                                                         urls["screener"]]
+        assert [u["name"] for u in get(gateway + "/v2/status")[1]["upstreams"]] == ["node-1", "screener"]
         up.until("serving bars", lambda: get(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5")[1]["bars"], 30)
         status, screener = get(gateway + "/v2/screener/health")
         assert status == 200 and screener["process_state"] in ("STARTING", "RUNNING"), screener

@@ -113,7 +113,7 @@ def minute_columns(root: Path, bar_type: str, price_precision: int, size_precisi
         if tables is not None and sorted(directory.glob("*.parquet")) == before and (before or attempt):
             return _exact(tables, price_precision, size_precision, start, end, bar_type)
         time.sleep(READ_BACKOFF_SECS * (attempt + 1))
-    raise BacktestError(f"CATALOG_BUSY: {directory} kept changing while read ({READ_ATTEMPTS} attempts)",
+    raise BacktestError(f"CATALOG_BUSY: the bars of {bar_type} kept changing while read ({READ_ATTEMPTS} attempts)",
                         "CATALOG_BUSY")
 
 
@@ -179,12 +179,12 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
     if root is None:
         wanted = bar_type_of(instrument_id, "1m", channel)
         daily = "" if resolution == "1d" else " (daily bars serve 1d runs only)"
-        raise BacktestError(f"NO_BARS: no catalog holds {wanted}{daily}; looked under "
-                            f"{', '.join(str(Path(d) / channel.lower()) for d in catalogs) or 'no catalog dirs'}",
-                            "NO_BARS")
+        # The worker's directories are its own business: the reason names how many were read.
+        raise BacktestError(f"NO_BARS: no catalog holds {wanted}{daily}; the worker reads {len(catalogs)} catalog "
+                            f"dirs ({channel.lower()} channel)", "NO_BARS")
     found = ParquetDataCatalog(str(root)).instruments(instrument_ids=[instrument_id])
     if not found:
-        raise BacktestError(f"NO_INSTRUMENT: {root} holds bars of {instrument_id} but not the instrument",
+        raise BacktestError(f"NO_INSTRUMENT: a catalog holds bars of {instrument_id} but not the instrument",
                             "NO_INSTRUMENT")
     instrument = found[0]
     p, s = int(instrument.price_precision), int(instrument.size_precision)

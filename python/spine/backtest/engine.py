@@ -38,6 +38,7 @@ import msgspec
 
 from spine._core import canonical_json, identity
 from spine.backtest.api import BacktestError, Execution, RunCancelled, RunFailed, RunOutputs, RunSpec
+from spine.reasons import public_reason
 from spine.backtest.bars import STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
 from spine.backtest.signals import signal_documents
@@ -90,7 +91,7 @@ def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, can
         raise
     except Exception as error:
         state.counters["errors"] += 1
-        message = str(error) or type(error).__name__
+        message = public_reason(error)  # a refusal keeps its text; the rest is in the worker's log
         state.emit("FAILED", message)
         raise RunFailed(message, state.documents) from error
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from spine._core import canonical_json
-from spine.backtest.api import Execution, RunFailed, RunOutputs, RunSpec
+from spine.backtest.api import Execution, RunOutputs, RunSpec
 from spine.backtest.engine import run_backtest
 from spine.jobs.records import OUTPUT_PARTS
 from spine.strategies.plan import StrategyPlan
@@ -98,8 +98,8 @@ def _throttled(poll: Callable[[], bool], every: float) -> Callable[[], bool]:
 
 def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunStore | None = None) -> str:
     """Run the claimed ``job`` and store its outputs; returns the run id. RunCancelled and
-    RunFailed propagate (the worker ends the job from them), the engine status part holding
-    the FAILED document."""
+    RunFailed propagate (the worker ends the job from them and logs their public reason), the
+    engine status part holding the FAILED document."""
     if store is None:
         from spine.jobs import Store  # type: ignore[attr-defined,unused-ignore]
 
@@ -121,14 +121,10 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunS
     def log(level: str, message: str) -> None:
         store.append_event(job_id, "LOG", None, level, message, time.time_ns())
 
-    try:
-        outputs = execute(
-            plan, spec_of(job, request, plan), [Path(c) for c in catalogs],
-            _throttled(lambda: bool(store.job(job_id).cancel_requested), CANCEL_POLL_SECS), log, status,
-            lambda execution: store.set_execution(job_id, canonical_json(execution).decode()),
-        )
-    except RunFailed as failed:
-        log("ERROR", str(failed))
-        raise
+    outputs = execute(
+        plan, spec_of(job, request, plan), [Path(c) for c in catalogs],
+        _throttled(lambda: bool(store.job(job_id).cancel_requested), CANCEL_POLL_SECS), log, status,
+        lambda execution: store.set_execution(job_id, canonical_json(execution).decode()),
+    )
     store.put_outputs(job_id, parts(outputs))
     return outputs.run_id

@@ -17,18 +17,20 @@ from typing import Any, cast
 import msgspec
 
 from spine._core import canonical_json, identity
+from spine.gateway.job_watch import JobWatch, Waiter
 from spine.gateway.pages import db_page, page_document
 from spine.gateway.runnable import Run, RunChecks
 from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
 from spine.http.errors import HttpError
-from spine.http.request import Query
+from spine.http.request import I63, Query
 from spine.http.times import TIME_WORDS, time_nanos
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
 from spine.jobs.records import JOB_STATES, AlreadyFinished, JobState, NotFound
 from spine.jobs.store import Store
+from spine.reasons import scrub
 from spine.gateway.strategies import IDENTITY
 from spine.strategies import document
 from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
@@ -43,8 +45,8 @@ OUTPUT_PARTS = ("statistics", "equity", "orders", "fills", "positions", "signals
 #: The v1 record kinds and the output part that holds them.
 _V1_PARTS = {"signals": "signals", "chart_markers": "markers", "retirements": "retirements"}
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
-#: How often a live job stream looks for new events in the database.
-POLL_SECS = 0.05
+#: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_watch`).
+POLL_SECS = 0.1
 
 
 def execution_config(capital: str, seed: int) -> dict[str, Any]:
@@ -56,12 +58,14 @@ def execution_config(capital: str, seed: int) -> dict[str, Any]:
 class BacktestHandlers:
     def __init__(self, store: Store, gateway_id: str, execution: dict[str, Any], heartbeat_secs: float,
                  relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
-                 instrument_check: Callable[[str], bool] | None = None, run_checks: RunChecks | None = None) -> None:
+                 instrument_check: Callable[[str], bool] | None = None, run_checks: RunChecks | None = None,
+                 job_stream_subscribers: int = 1_024) -> None:
         self.store = store
         #: What a run would lack, refused at submit (:mod:`spine.gateway.runnable`).
         self.run_checks = run_checks
         #: Validation's instrument check (as ``GET /v2/strategies/{id}/validate`` makes it).
         self.instrument_check = instrument_check
+        self.watch = JobWatch(store.job_positions, POLL_SECS, job_stream_subscribers)
         self.gateway_id = gateway_id
         self.execution = execution
         self.heartbeat_secs = heartbeat_secs
@@ -150,6 +154,7 @@ class BacktestHandlers:
         except AlreadyFinished as finished:
             raise HttpError("CONFLICT", f"job {job.job_id} is {finished.state}; only a QUEUED or RUNNING job can be "
                                         "cancelled") from None
+        self.watch.notify(job.job_id)
         return documents.detail(await self._job(job.job_id))
 
     async def backtests_report(self, query: Query, params: dict[str, str]) -> bytes:
@@ -170,7 +175,7 @@ class BacktestHandlers:
 
     async def backtests_events(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         job = await self._job(params["id"])
-        after = query.sequence("after_sequence") or 0
+        after = query.sequence("after_sequence", I63) or 0
         rows, cursor = await db_page(query, f"/v2/backtests/{job.job_id}/events?{after}",
                                      lambda offset, limit: self.store.events(job.job_id, after + offset, limit))
         return page_document("svc.backtest_event_page", [documents.event(row) for row in rows], cursor,
@@ -179,37 +184,56 @@ class BacktestHandlers:
     # --- the live job stream -----------------------------------------------------------------
 
     async def stream(self, query: Query, proto: Any) -> None:
-        """The job's events from ``after_sequence`` (or ``Last-Event-ID``) in order, then live,
-        one ``state`` or ``log`` event each (``id:`` its sequence), heartbeats between; the
-        stream ends after the job's final state."""
+        """The job's events above ``after_sequence`` in order, then live, one ``state`` or
+        ``log`` event each (``id:`` its sequence), heartbeats between; the stream ends after
+        the job's final state, at once when the job had already ended. It reads the database
+        only when :class:`JobWatch` says the job moved."""
         job_id = query.text("job_id")
         if job_id is None:
             raise HttpError("INVALID_PARAMETER", "GET /v2/stream/backtests needs job_id (a job's id, from "
                                                  "POST /v2/backtests or GET /v2/backtests)")
         job = await self._job(job_id)
-        after = query.sequence("after_sequence") or 0
-        transport = proto.response_stream(200, SSE)
-        disconnected = asyncio.ensure_future(proto.client_disconnect())
-        last_write = time.monotonic()
-        try:
-            while not disconnected.done():
-                rows = await asyncio.to_thread(self.store.events, job.job_id, after, 500)
-                chunk = b"".join(_frame(documents.event(row)) for row in rows)
-                if rows:
-                    after = rows[-1].sequence
-                elif time.monotonic() - last_write >= self.heartbeat_secs:
-                    chunk = heartbeat("spine.v2")
-                if chunk:
-                    try:
-                        await transport.send_bytes(chunk)
-                    except Exception:  # noqa: BLE001 - the client went away mid-send
-                        return
-                    last_write = time.monotonic()
-                if any(row.type == "STATE" and row.state in TERMINAL for row in rows):
+        after = query.sequence("after_sequence", I63) or 0
+        if self.watch.full():
+            raise HttpError("SUBSCRIBERS_FULL", f"the job streams have their {self.watch.limit} subscribers; "
+                                                "retry later")
+        with self.watch.watching(job.job_id) as waiter:
+            waiter.state = job.state
+            transport = proto.response_stream(200, SSE)
+            disconnected = asyncio.ensure_future(proto.client_disconnect())
+            try:
+                await self._follow(job.job_id, after, waiter, transport, disconnected)
+            finally:
+                disconnected.cancel()
+
+    async def _follow(self, job_id: str, after: int, waiter: Waiter, transport: Any,
+                      disconnected: asyncio.Future[Any]) -> None:
+        last_write, look = time.monotonic(), True
+        while not disconnected.done():
+            rows = []
+            if look:
+                waiter.moved = False
+                rows = await asyncio.to_thread(self.store.events, job_id, after, 500)
+            chunk = b"".join(_frame(documents.event(row)) for row in rows)
+            if rows:
+                after = waiter.known = rows[-1].sequence
+            elif time.monotonic() - last_write >= self.heartbeat_secs:
+                chunk = heartbeat("spine.v2")
+            if chunk:
+                try:
+                    await transport.send_bytes(chunk)
+                except Exception:  # noqa: BLE001 - the client went away mid-send
                     return
-                await asyncio.wait((disconnected,), timeout=POLL_SECS)
-        finally:
-            disconnected.cancel()
+                last_write = time.monotonic()
+            if any(row.type == "STATE" and row.state in TERMINAL for row in rows):
+                return
+            if look and not rows and waiter.state in TERMINAL:
+                return  # ended before the stream's point (after_sequence at or past its last event)
+            if len(rows) < 500:
+                quiet = time.monotonic() - last_write
+                await asyncio.wait((disconnected,), timeout=min(self.watch.poll_secs,
+                                                                max(0.0, self.heartbeat_secs - quiet)))
+            look = len(rows) == 500 or waiter.moved
 
     # --- v1 records --------------------------------------------------------------------------
 
@@ -240,8 +264,11 @@ class BacktestHandlers:
             return await self.relay_engine_status(query, params)
         job = await self._job(job_id)
         rows = await asyncio.to_thread(self.store.last_output, job.job_id, "engine_status")
+        status = None if rows is None else msgspec.json.decode(rows)
+        if isinstance(status, dict) and isinstance(status.get("last_error"), str):
+            status["last_error"] = scrub(status["last_error"])  # a run's before public reasons
         return {"version": V1_VERSION, "schema_id": "v1.engine_status", "schema_version": 1,
-                "engine_status": None if rows is None else msgspec.json.decode(rows)}
+                "engine_status": status}
 
     # --- lookups -----------------------------------------------------------------------------
 
@@ -257,7 +284,7 @@ class BacktestHandlers:
         job = await self._job(job_id)
         if job.state != "COMPLETED":
             raise HttpError("CONFLICT", f"job {job.job_id} is {job.state}: its {what} exists once it is COMPLETED"
-                            + (f" (last error: {job.last_error})" if job.last_error else ""))
+                            + (f" (last error: {scrub(job.last_error)})" if job.last_error else ""))
         return job
 
 

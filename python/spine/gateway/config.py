@@ -58,7 +58,9 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     #: Attempts a job is given before a lost worker fails it (the workers' ``max_attempts``).
     worker_max_attempts: int = 2
     #: How often the gateway looks at the queue and the workers.
-    jobs_watch_secs: float = 1.0
+    queue_watch_secs: float = 1.0
+    #: Live job streams (``/v2/stream/backtests``) at once; more are 503 SUBSCRIBERS_FULL.
+    job_stream_subscribers: int = 1_024
 
     @property
     def database_url(self) -> str:
@@ -69,7 +71,7 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         check_nodes(self.nodes, MAX_NODES)
         if self.screener is not None:
             check_base_url(self.screener, "screener", "screener base URL")
-        for name in ("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "jobs_watch_secs"):
+        for name in ("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "queue_watch_secs"):
             value = getattr(self, name)
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
@@ -78,6 +80,8 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
                               "at most 16 integer and 8 fractional digits")
         if not 1 <= self.worker_max_attempts <= 100:
             raise ConfigError(f"worker_max_attempts {self.worker_max_attempts}: allowed 1..100")
+        if not 1 <= self.job_stream_subscribers <= 65_536:
+            raise ConfigError(f"job_stream_subscribers {self.job_stream_subscribers}: allowed 1..65536")
         if not 0 <= self.backtest_seed <= 2**32 - 1:
             raise ConfigError(f"backtest_seed {self.backtest_seed}: allowed 0..4294967295")
 

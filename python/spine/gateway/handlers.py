@@ -35,7 +35,7 @@ class GatewayHandlers:
         upstreams = self.gateway.upstreams
         down = [u for u in upstreams.all if u.reachable is False]
         reasons = sorted({"NODE_UNREACHABLE" if u.kind == "node" else "SCREENER_UNREACHABLE" for u in down}
-                         | set(self.gateway.jobs.degraded_reasons()))
+                         | set(self.gateway.queue.degraded_reasons()))
         return {"version": WIRE_VERSION, "schema_id": "svc.health", "schema_version": 1, "live": True,
                 "ready": any(node.reachable for node in upstreams.nodes), "degraded": bool(reasons),
                 "degraded_reasons": reasons, "engine_status": None, "deployment_mode": self.gateway.config.mode,
@@ -43,11 +43,13 @@ class GatewayHandlers:
 
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         gateway = self.gateway
+        operator = gateway.config.mode == "private-operator"  # only an operator sees addresses
         return {"version": WIRE_VERSION, "schema_id": "svc.gateway_status", "schema_version": 1,
                 "gateway_id": gateway.config.gateway_id, "deployment_mode": gateway.config.mode,
                 "started_ts": str(gateway.started),
-                "upstreams": [{**u.status(), "streams": gateway.feeds.status(u)} for u in gateway.upstreams.all],
-                "egress": gateway.feeds.egress_document(), "workers": gateway.jobs.document(),
+                "upstreams": [{**u.status(operator), "streams": gateway.feeds.status(u)}
+                              for u in gateway.upstreams.all],
+                "egress": gateway.feeds.egress_document(), "workers": gateway.queue.document(),
                 "ts_event": str(time.time_ns())}
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:

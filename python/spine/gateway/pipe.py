@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from spine.gateway.upstreams import plain_cause
 from spine.http.errors import HttpError
 from spine.http.send_queue import SendQueue
 from spine.http.streams import BEHIND_BYTES, CHECK_BYTES, RETRY_MAX_SECS, RETRY_SECS, SSE, heartbeat
@@ -35,15 +36,17 @@ JSON = [("content-type", "application/json")]
 
 async def pipe(proto: Any, client: httpx.AsyncClient, base_url: str, path: str, query: str,
                headers: dict[str, str], heartbeat_secs: float, wire_version: str,
-               probe: SendQueue | None) -> None:
-    """Relay ``GET base_url+path?query`` to the client of ``proto`` until either side ends."""
+               probe: SendQueue | None, name: str = "the upstream") -> None:
+    """Relay ``GET base_url+path?query`` to the client of ``proto`` until either side ends; a
+    refusal names the upstream by ``name`` (its address goes to the log)."""
     what = f"GET {path}"
     request = client.build_request("GET", base_url + path + (f"?{query}" if query else ""),
                                    headers={"accept": "text/event-stream", **headers})
     try:
         response = await client.send(request, stream=True)
     except httpx.HTTPError as error:
-        raise HttpError("UPSTREAM_UNAVAILABLE", f"{base_url}: {what}: {type(error).__name__}: {error}") from None
+        log.warning("%s (%s): %s: %s: %s", name, base_url, what, type(error).__name__, error)
+        raise HttpError("UPSTREAM_UNAVAILABLE", f"{name}: {what}: {plain_cause(error)}") from None
     try:
         if response.status_code != 200 or not response.headers.get("content-type", "").startswith(
                 "text/event-stream"):

@@ -100,7 +100,7 @@ class Relay:
             raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
                                          f"{', '.join(known) or 'none reachable'}")
         if held and iid not in node.instruments:
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on {node.base_url}, the node of venue {venue!r}")
+            raise HttpError("NOT_FOUND", f"{iid} is not ingested on {node.name}, the node of venue {venue!r}")
         return node
 
     async def first_node(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
@@ -184,7 +184,7 @@ class Relay:
             page["next_cursor"] = None if index >= len(nodes) else encode_token(route, _encode([index, cursor]))
             return Relayed(200, _encode(page))
         raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: no node behind this gateway could be "
-                                                "reached: " + "; ".join(n.last_error or n.base_url for n in nodes))
+                                                "reached: " + "; ".join(n.last_error or n.name for n in nodes))
 
 
 def _segment(value: str) -> str:

@@ -1,6 +1,6 @@
 """The gateway process: its upstreams (looked at every ``refresh_secs``), the relay, the
 market streams' feeds (:mod:`spine.gateway.streams`), the watch over the job queue and its
-workers (:mod:`spine.gateway.jobs_watch`), its own handlers, and its app on Granian, all in one
+workers (:mod:`spine.gateway.queue_watch`), its own handlers, and its app on Granian, all in one
 event loop.
 
 Streams: bars, quotes and trades are served from the gateway's hub, fed by one subscription
@@ -23,7 +23,7 @@ from spine.gateway.backtests import BacktestHandlers, execution_config
 from spine.gateway.catalogs import held_in
 from spine.gateway.config import GatewayConfig
 from spine.gateway.handlers import GatewayHandlers
-from spine.gateway.jobs_watch import JobsWatch
+from spine.gateway.queue_watch import QueueWatch
 from spine.gateway.strategies import StrategyHandlers
 from spine.jobs.store import Store
 from spine.gateway.pipe import pipe
@@ -57,8 +57,8 @@ class Gateway:
         self.feeds = Feeds(self.upstreams.nodes, config.upstream_timeout_secs)
         Path(config.data_dir).mkdir(parents=True, exist_ok=True)
         self.store = Store(config.database_url)
-        self.jobs = JobsWatch(self.store, config.worker_stale_secs, config.worker_max_attempts,
-                              config.jobs_watch_secs)
+        self.queue = QueueWatch(self.store, config.worker_stale_secs, config.worker_max_attempts,
+                              config.queue_watch_secs)
 
     def known_instrument(self, iid: str) -> bool | None:
         """Whether a node lists ``iid`` or a configured catalog holds its bars (None when the
@@ -76,7 +76,7 @@ class Gateway:
         server = embedded_server(GatewayApp(self), host=self.config.host, port=self.config.port,
                                  backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
-        watches = [asyncio.create_task(self._watch(stop)), asyncio.create_task(self.jobs.run(stop))]
+        watches = [asyncio.create_task(self._watch(stop)), asyncio.create_task(self.queue.run(stop))]
         self.feeds.start()
         try:
             await stop.wait()
@@ -113,7 +113,8 @@ class GatewayApp(App):
             config.stream_heartbeat_secs,
             lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
             instrument_check=lambda iid: gateway.known_instrument(iid) is not False,
-            run_checks=RunChecks(gateway.upstreams, config.catalogs))
+            run_checks=RunChecks(gateway.upstreams, config.catalogs),
+            job_stream_subscribers=config.job_stream_subscribers)
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
         super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
                          deployment_mode=config.mode, body_secs=config.http_body_secs)
@@ -142,7 +143,7 @@ class GatewayApp(App):
             if screener is None:
                 raise HttpError("UPSTREAM_UNAVAILABLE", f"GET {op.path}: this gateway has no screener configured")
             return await pipe(proto, gateway.feeds.client, screener.base_url, op.path, query.raw, {}, heartbeat_secs,
-                              WIRE_VERSION, SendQueue(scope.server, scope.client))
+                              WIRE_VERSION, SendQueue(scope.server, scope.client), name=screener.name)
         iid = query.instrument_id()
         kinds = market_kinds(op.id, query)
         if iid is not None:
@@ -172,4 +173,5 @@ class GatewayApp(App):
                                                  "streamed), or use /v2/stream/bars, /quotes and /trades")
         headers = {"last-event-id": text} if (text := scope.headers.get("last-event-id")) is not None else {}
         await pipe(proto, gateway.feeds.client, node.base_url, "/stream", query.raw, headers,
-                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client))
+                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client),
+                   name=node.name)

@@ -27,7 +27,7 @@ import httpx
 import msgspec
 
 from spine.fanout import FanOut
-from spine.gateway.upstreams import Upstream
+from spine.gateway.upstreams import Upstream, plain_cause
 from spine.http.streams import Egress
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
@@ -83,14 +83,16 @@ class Feed:
             try:
                 await self._follow()
                 error = "the node ended the stream"
+                cause = error
             except httpx.HTTPError as failure:
-                error = f"{type(failure).__name__}: {failure}"
+                error, cause = f"{type(failure).__name__}: {failure}", plain_cause(failure)
             except Exception as failure:  # noqa: BLE001 - logged; the feed must outlive any one fault
                 log.exception("%s%s: the feed failed", self.node.base_url, self.path)
-                error = f"{type(failure).__name__}: {failure}"
+                error, cause = f"{type(failure).__name__}: {failure}", plain_cause(failure)
             if self.connected or self.last_error is None:
                 log.warning("%s%s: %s; reopening", self.node.base_url, self.path, error)
-            self.connected, self.last_error = False, f"{self.node.base_url}: GET {self.path}: {error}"
+            # Public (GET /v2/status): the node's name and a plain cause, never its address.
+            self.connected, self.last_error = False, f"{self.node.name}: GET {self.path}: {cause}"
             if self.connects > connects:
                 delay = RECONNECT_MIN_SECS  # it was open: start the backoff afresh
             await asyncio.sleep(delay * random.uniform(0.5, 1.0))

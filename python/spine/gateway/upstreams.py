@@ -5,7 +5,11 @@ Each upstream's reachability and last error are refreshed every ``refresh_secs``
 request; a node's venues are learned from its instruments, so a route naming an instrument
 goes to the node of its venue. A route naming an instrument no node lists looks again, but at
 most once per :data:`MISS_REFRESH_SECS` per upstream (a client naming unknown ids must not
-make the gateway re-read every node per request), and a look in flight is shared."""
+make the gateway re-read every node per request), and a look in flight is shared.
+
+Public texts name an upstream by its :attr:`Upstream.name` (``node-1``.. in configuration
+order, ``screener``) and a failure by a plain cause; its address and the client's exception
+go to the log only."""
 
 from __future__ import annotations
 
@@ -17,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import aiohttp
+import httpx
 import msgspec
 import yarl
 
 from spine.upstream import UpstreamError
 
-__all__ = ["MISS_REFRESH_SECS", "Upstream", "Upstreams", "passed_headers"]
+__all__ = ["MISS_REFRESH_SECS", "Upstream", "Upstreams", "passed_headers", "plain_cause"]
 
 log = logging.getLogger("spine.gateway")
 Kind = Literal["node", "screener"]
@@ -40,6 +45,8 @@ class Upstream:
 
     kind: Kind
     base_url: str
+    #: How public texts name it: ``node-<n>`` (1-based, configuration order) or ``screener``.
+    name: str = ""
     #: None until first asked; then whether the last request reached it.
     reachable: bool | None = None
     last_error: str | None = None
@@ -59,8 +66,11 @@ class Upstream:
     looking: asyncio.Future[None] | None = field(default=None, repr=False)
     looked_at: float | None = None
 
-    def status(self) -> dict[str, Any]:
-        return {"kind": self.kind, "base_url": self.base_url, "reachable": bool(self.reachable),
+    def status(self, operator: bool = False) -> dict[str, Any]:
+        """Its ``svc.gateway_status`` entry (less ``streams``); its address only for an
+        operator (a private-operator gateway)."""
+        address = {"base_url": self.base_url} if operator else {}
+        return {"kind": self.kind, "name": self.name, **address, "reachable": bool(self.reachable),
                 "last_error": self.last_error, "last_seen": None if self.last_seen is None else str(self.last_seen),
                 "venues": sorted(self.venues)}
 
@@ -69,8 +79,8 @@ class Upstreams:
     """Every upstream and the one client they share."""
 
     def __init__(self, nodes: list[str], screener: str | None, timeout_secs: float) -> None:
-        self.nodes = [Upstream("node", url.rstrip("/")) for url in nodes]
-        self.screener = None if screener is None else Upstream("screener", screener.rstrip("/"))
+        self.nodes = [Upstream("node", url.rstrip("/"), f"node-{n}") for n, url in enumerate(nodes, 1)]
+        self.screener = None if screener is None else Upstream("screener", screener.rstrip("/"), "screener")
         self._timeout = aiohttp.ClientTimeout(total=timeout_secs)
         self._limit = 64 * (len(nodes) + 1)
         self._session: aiohttp.ClientSession | None = None
@@ -109,10 +119,9 @@ class Upstreams:
                 status, kind = response.status, response.headers.get("content-type", "")
                 headers = passed_headers(response.headers)
         except (aiohttp.ClientError, TimeoutError) as error:
-            raise _failure(upstream, UpstreamError(upstream.base_url, what,
-                                                   f"{type(error).__name__}: {error}")) from error
+            raise _failure(upstream, what, plain_cause(error), f"{type(error).__name__}: {error}") from error
         if not kind.startswith("application/json"):
-            raise _failure(upstream, UpstreamError(upstream.base_url, what, f"HTTP {status}, not JSON"))
+            raise _failure(upstream, what, f"HTTP {status}, not JSON")
         upstream.reachable, upstream.last_seen = True, time.time_ns()
         return status, content, headers
 
@@ -121,7 +130,7 @@ class Upstreams:
         status, body = await self.request(upstream, "GET", path, query)
         document = _decode(body)
         if status != 200 or not isinstance(document, dict):
-            raise UpstreamError(upstream.base_url, f"GET {path}", f"HTTP {status}")
+            raise UpstreamError(upstream.name, f"GET {path}", f"HTTP {status}")
         return document
 
     async def refresh(self, within: float = 0.0) -> None:
@@ -177,9 +186,26 @@ def _looked(upstream: Upstream, look: asyncio.Future[None]) -> None:
         look.exception()  # retrieved here: every waiter may have been cancelled
 
 
-def _failure(upstream: Upstream, error: UpstreamError) -> UpstreamError:
-    """``error``, recorded as the upstream's latest (logged when it was reachable before)."""
+def plain_cause(error: BaseException) -> str:
+    """Why a request to an upstream failed, said without its address or the client's
+    exception (aiohttp's for requests, httpx's for streams)."""
+    if isinstance(error, httpx.HTTPStatusError):
+        return f"HTTP {error.response.status_code}"
+    if isinstance(error, (TimeoutError, aiohttp.ServerTimeoutError, httpx.TimeoutException)):
+        return "no answer within the timeout"
+    if isinstance(error, (aiohttp.ClientConnectorError, httpx.ConnectError)):
+        return "connection refused or unreachable"
+    if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, httpx.RemoteProtocolError,
+                          httpx.ReadError)):
+        return "the connection broke before the answer ended"
+    return "the request failed (the gateway's log has the error)"
+
+
+def _failure(upstream: Upstream, what: str, cause: str, detail: str | None = None) -> UpstreamError:
+    """The failure of ``what`` on ``upstream`` in public words, recorded as its latest; logged
+    with its address and ``detail`` when it was reachable before."""
+    error = UpstreamError(upstream.name, what, cause)
     if upstream.reachable is not False:
-        log.warning("%s", error)
+        log.warning("%s (%s): %s: %s", upstream.name, upstream.base_url, what, detail or cause)
     upstream.reachable, upstream.last_error = False, str(error)
     return error

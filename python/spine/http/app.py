@@ -43,13 +43,16 @@ from spine.http.v1 import V1_VERSION, V1Handlers
 from spine.http.v1_stream import Journal
 from spine.http.view import NodeView
 
-__all__ = ["App", "NodeApp", "Relayed", "build_app"]
+__all__ = ["App", "MAX_URI_BYTES", "NodeApp", "Relayed", "build_app"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
 _encode = msgspec.json.Encoder().encode
 #: Parsed queries kept (cleared when full).
 QUERY_MEMO = 1_024
+#: The longest path plus query string the app reads (414 URI_TOO_LONG beyond, in the envelope);
+#: Granian's own limit, far above, answers without a body.
+MAX_URI_BYTES = 8_192
 
 
 class Relayed(NamedTuple):
@@ -91,6 +94,10 @@ class App:
     async def __rsgi__(self, scope: Any, proto: Any) -> None:
         if scope.proto != "http":
             return
+        if len(scope.path) + len(scope.query_string) > MAX_URI_BYTES:
+            return self._error(proto, HttpError("URI_TOO_LONG", f"the path and query hold {len(scope.path)} + "
+                                                                f"{len(scope.query_string)} characters; at most "
+                                                                f"{MAX_URI_BYTES} together"), _is_v1(scope.path))
         method = scope.method
         if method == "HEAD":  # a GET's status and headers, without its body (RFC 9110 9.3.2)
             method, proto = "GET", _HeadOnly(proto)
@@ -167,7 +174,8 @@ class App:
             self._error(proto, error, v1, list(error.headers))
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
-            self._error(proto, HttpError("INTERNAL", "the request failed inside the node; it is logged"), v1)
+            failed = f"the request failed inside the {self.process}; it is logged"
+            self._error(proto, HttpError("INTERNAL", failed), v1)
 
     def _query(self, op: Operation, raw: str) -> Query:
         """The checked query; a repeated one (a client polling a page) is parsed once. Queries

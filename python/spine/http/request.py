@@ -12,7 +12,7 @@ from spine.http.errors import HttpError
 from spine.http.times import TIME_WORDS, time_nanos
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT, InvalidCursor, LimitOutOfRange, paginate
 
-__all__ = ["Query", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable", "path_instrument_id"]
+__all__ = ["Query", "I63", "INSTRUMENT_ID", "MEMO_RAW_MAX", "NANOS", "U64", "memoizable", "path_instrument_id"]
 
 INSTRUMENT_ID = re.compile(r"^[!-~]+\.[A-Z][A-Z0-9_]*$")
 NANOS = re.compile(r"^(0|[1-9][0-9]{0,19})$")
@@ -23,6 +23,8 @@ MEMO_RAW_MAX = 1_024
 #: ASCII digits only (``str.isdigit`` also takes "²" and other scripts' digits).
 _LIMIT = re.compile(r"^[1-9][0-9]{0,8}$")
 U64 = 2**64 - 1
+#: The largest value a database's signed 64-bit integer column holds (job event sequences).
+I63 = 2**63 - 1
 T = TypeVar("T")
 
 
@@ -67,16 +69,19 @@ class Query:
             raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not a time; give {TIME_WORDS}")
         return nanos
 
-    def sequence(self, key: str) -> int | None:
-        return self._u64(key, "a sequence number")
+    def sequence(self, key: str, maximum: int = U64) -> int | None:
+        """A sequence number up to ``maximum``: U64 for the node's arrival sequences, I63 for
+        anything compared in a database (a signed 64-bit column)."""
+        return self._u64(key, "a sequence number", maximum)
 
-    def _u64(self, key: str, what: str) -> int | None:
+    def _u64(self, key: str, what: str, maximum: int = U64) -> int | None:
         value = self._values.get(key)
         if value is None:
             return None
-        if not NANOS.match(value) or int(value) > U64:
+        if not NANOS.match(value) or int(value) > maximum:
+            bound = "2^64-1" if maximum == U64 else "2^63-1" if maximum == I63 else str(maximum)
             raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not {what} "
-                                                 "(ASCII digits, no sign, no leading zero, at most 2^64-1)")
+                                                 f"(ASCII digits, no sign, no leading zero, at most {bound})")
         return int(value)
 
     def span(self, start_key: str = "start", end_key: str = "end") -> tuple[int | None, int | None]:

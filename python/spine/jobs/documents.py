@@ -1,12 +1,16 @@
 """The wire documents of jobs, from the store's rows: ``svc.run_receipt`` (v2),
 ``svc.backtest_job_summary``, ``svc.backtest_job_detail`` (v2), ``svc.backtest_job_event``,
 and the run a job asked for (``run``, our own: the spec's summary and detail are closed).
-Times are stored as integer nanoseconds and served as digit strings."""
+Times are stored as integer nanoseconds and served as digit strings. Reasons and messages
+pass :func:`spine.reasons.scrub` on the way out: no path, address or traceback is served,
+rows a run wrote before that rule included."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from spine.reasons import scrub
 
 __all__ = ["detail", "event", "receipt", "request", "run", "summary"]
 
@@ -36,13 +40,17 @@ def detail(job: Any) -> dict[str, Any]:
             "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
             "finished_ts": _ns(job.finished_ts),
             "execution": None if job.execution is None else json.loads(job.execution),
-            "run_id": job.run_id, "last_error": job.last_error}
+            "run_id": job.run_id, "last_error": _public(job.last_error)}
 
 
 def event(row: Any) -> dict[str, Any]:
     return {"version": V2, "schema_id": "svc.backtest_job_event", "schema_version": 1, "job_id": row.job_id,
             "sequence": row.sequence, "type": row.type, "state": row.state, "level": row.level,
-            "message": row.message, "ts_event": str(row.ts_event)}
+            "message": _public(row.message), "ts_event": str(row.ts_event)}
+
+
+def _public(text: str | None) -> str | None:
+    return None if text is None else scrub(text)
 
 
 def run(job: Any) -> dict[str, Any]:

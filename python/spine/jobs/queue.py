@@ -7,7 +7,8 @@ States and transitions (each one writes a STATE event in the same transaction)::
     QUEUED  -> CANCELLED   cancel of a queued job, at once
     RUNNING -> COMPLETED   the worker holding it: the runner returned a run id
     RUNNING -> FAILED      the worker holding it: the runner raised or its process died
-    RUNNING -> CANCELLED   the worker holding it, after a cancel request ended the run
+    RUNNING -> CANCELLED   the worker holding it, once a cancel was requested (whatever the
+                           run's own end: it may see the flag before the worker does)
     RUNNING -> QUEUED      reap: its worker's heartbeat went stale (a LOG WARNING first), while
                            attempts < max_attempts; release: its worker was stopped (attempts - 1)
     RUNNING -> FAILED      reap, after max_attempts lost attempts (last_error says so)
@@ -39,6 +40,8 @@ __all__ = ["JobStore", "MAX_MESSAGE"]
 
 #: A LOG message is cut to this many characters (svc.backtest_job_event).
 MAX_MESSAGE = 4096
+#: Ids per ``IN (...)`` (SQLite's oldest builds bind at most 999 parameters).
+_IN_CHUNK = 900
 
 
 class JobStore(Connections):
@@ -95,6 +98,17 @@ class JobStore(Connections):
                 _job(connection, job_id)
         return [JobEvent(row.job_id, row.sequence, row.type, row.state, row.level, row.message, row.ts_event)
                 for row in rows]
+
+    def job_positions(self, job_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """``{job_id: (last event sequence, state)}`` of the jobs named that exist: how live
+        streams learn, in one query, which of their jobs moved."""
+        positions: dict[str, tuple[int, str]] = {}
+        with self._read() as connection:
+            for at in range(0, len(job_ids), _IN_CHUNK):
+                rows = connection.execute(select(jobs.c.job_id, jobs.c.last_sequence, jobs.c.state)
+                                          .where(jobs.c.job_id.in_(job_ids[at:at + _IN_CHUNK])))
+                positions.update((row.job_id, (int(row.last_sequence), row.state)) for row in rows)
+        return positions
 
     def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
                      ts: int) -> int:
@@ -212,7 +226,7 @@ class JobStore(Connections):
     def finish(self, job_id: str, worker_id: str, state: JobState, run_id: str | None, last_error: str | None,
                now: int) -> Job:
         """End a job the worker holds: COMPLETED (with its run id), FAILED (with a reason) or
-        CANCELLED.
+        CANCELLED; a job whose cancel was requested ends CANCELLED whatever ``state`` says.
 
         # Errors
         ``ValueError`` for another state, COMPLETED without a run id or an execution block, or
@@ -228,7 +242,11 @@ class JobStore(Connections):
             if job.state != "RUNNING" or job.worker_id != worker_id:
                 raise LeaseLost(f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id} "
                                 f"({job.state}, held by {job.worker_id})")
-            if state == "COMPLETED" and job.execution is None:
+            if job.cancel_requested:
+                # The run may stop on the flag (and report an error) before the worker's own
+                # heartbeat sees it, or finish meanwhile: a requested cancel decides the end.
+                state, run_id, last_error = "CANCELLED", None, None
+            elif state == "COMPLETED" and job.execution is None:
                 raise ValueError("a COMPLETED job has its execution block (set_execution) recorded")
             _set(connection, job_id, state=state, run_id=run_id, last_error=last_error, finished_ts=now)
             _state(connection, job_id, state, now)

@@ -19,6 +19,7 @@ from spine.strategies.catalog import registry_features
 from spine.strategies.diagnostics import Diagnostic
 from spine.strategies.errors import ParameterOverrideError, StrategyDocumentError
 from spine.strategies.locate import dotted, locate, syntax_line
+from spine.strategies.nesting import nesting_problem
 from spine.strategies.paths import ENTRY, file_problems
 from spine.strategies.plan import RULE_NAMES, FeatureDecl, ParameterDecl, StrategyPlan
 from spine.strategies.reader import Document, read_document
@@ -33,6 +34,9 @@ Direction = Literal["LONG_ONLY", "SHORT_ONLY", "LONG_SHORT"]
 
 def _other_file(path: str, content: str) -> Diagnostic | None:
     """A note or data file that does not parse (TOML and JSON only; text and CSV are free)."""
+    deep = nesting_problem(path, content)
+    if deep is not None:
+        return Diagnostic(path, deep[0], "ERROR", deep[1])
     if path.endswith(".toml"):
         try:
             tomllib.loads(content)
@@ -220,9 +224,12 @@ class Header:
 def header(files: Mapping[str, str]) -> Header:
     """``[strategy]``'s name, template and instruments (the well-formed ones, distinct); empty
     when ``strategy.toml`` is missing or does not parse."""
+    text = files.get(ENTRY, "")
     try:
-        data: Any = tomllib.loads(files.get(ENTRY, ""))
+        data: Any = None if nesting_problem(ENTRY, text) else tomllib.loads(text)
     except (tomllib.TOMLDecodeError, TypeError):
+        data = None
+    if not isinstance(data, dict):
         return Header(None, None, [])
     table = data.get("strategy")
     if not isinstance(table, dict):

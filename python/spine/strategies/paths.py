@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 
 from spine.strategies.errors import StrategyFileError
+from spine.strategies.nesting import nesting_problem
 
 __all__ = [
     "ENTRY",
@@ -125,12 +126,17 @@ def file_problems(files: Mapping[str, str]) -> list[tuple[str | None, str]]:
 
 
 def check_files(files: Mapping[str, str]) -> None:
-    """Check a revision's whole file set (see :func:`file_problems`).
+    """Check a revision's whole file set (see :func:`file_problems`), and that no TOML or
+    JSON file nests past :data:`spine.strategies.nesting.MAX_NESTING`.
 
     # Errors
     :class:`StrategyFileError` naming every problem, its ``path`` the first bad file's.
     """
     problems = file_problems(files)
+    for path, content in sorted(files.items()):
+        deep = nesting_problem(path, content) if isinstance(path, str) and isinstance(content, str) else None
+        if deep is not None:
+            problems.append((path, f"file {path!r} line {deep[0]}: {deep[1]}"))
     if problems:
         first = next((p for p, _ in problems if p is not None), None)
         raise StrategyFileError("; ".join(reason for _, reason in problems), path=first)

@@ -13,6 +13,7 @@ from typing import Any
 from spine.strategies.catalog import BAR_KEYS, OPTIONAL_PARAMETERS, FeatureKind, feature_kinds, registry_features, registry_row_keys
 from spine.strategies.diagnostics import Diagnostic, Severity
 from spine.strategies.locate import dotted, locate, syntax_line
+from spine.strategies.nesting import data_problem, nesting_problem
 from spine.strategies.plan import RULE_NAMES, ParameterDecl
 from spine.strategies.rules import Path, check_condition
 from spine.wire.instruments import catalog_id_problem
@@ -334,6 +335,10 @@ class _Reader:
 def read_document(entry: str, text: str, diagnostics: list[Diagnostic]) -> Document | None:
     """Parse and check ``text`` (the file ``entry``), appending every problem to
     ``diagnostics``; the document, or None when any problem is an ERROR."""
+    deep = nesting_problem(entry, text)
+    if deep is not None:
+        diagnostics.append(Diagnostic(entry, deep[0], "ERROR", deep[1]))
+        return None
     try:
         data = tomllib.loads(text, parse_float=TomlFloat)
     except tomllib.TOMLDecodeError as error:
@@ -341,5 +346,9 @@ def read_document(entry: str, text: str, diagnostics: list[Diagnostic]) -> Docum
         if line is None and "end of document" in str(error):
             line = max(1, len(text.splitlines()))
         diagnostics.append(Diagnostic(entry, line, "ERROR", f"TOML syntax: {error}"))
+        return None
+    reason = data_problem(data)  # tables nest through dotted keys and headers too
+    if reason is not None:
+        diagnostics.append(Diagnostic(entry, None, "ERROR", reason))
         return None
     return _Reader(entry, text, diagnostics).read(data)

@@ -53,6 +53,7 @@ _ROWS = (
     ErrorCode("NOT_SUPPORTED_ON_THIS_NODE", 40404, 404, "Not here, ever, on this node."),
     ErrorCode("METHOD_NOT_ALLOWED", 40501, 405, "The route exists but not with this method."),
     ErrorCode("CONFLICT", 40901, 409, "The mutation conflicts with the current state."),
+    ErrorCode("URI_TOO_LONG", 41401, 414, "The request's path and query are longer than the server reads."),
     ErrorCode("INTERNAL", 50001, 500, "An internal failure; details are logged, never returned."),
     ErrorCode("CAPABILITY_DEFERRED", 50101, 501, "Deferred on this node: not yet."),
     ErrorCode("UPSTREAM_UNAVAILABLE", 50201, 502, "An upstream process could not be reached."),

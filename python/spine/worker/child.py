@@ -7,8 +7,11 @@ given the job's fields (``spine.jobs.Job.as_dict()``: ``request`` is the sealed 
 canonical JSON text), opens its own ``spine.jobs.Store(database_url)``, may append LOG events,
 records the execution block with ``set_execution``, writes the run's documents with
 ``put_outputs`` and returns the run id (64 lowercase hex digits); the worker then finishes the
-job COMPLETED with it (FAILED when no execution block was recorded). Whatever it raises fails the job, the
-exception's type and text as ``last_error``. The worker alone writes STATE events.
+job COMPLETED with it (FAILED when no execution block was recorded). Whatever it raises fails the job:
+``last_error`` is the exception's text when it is a Spine refusal (a ``SpineError`` led by its
+wire symbol, written for any reader), else ``INTERNAL: the run failed; ...``
+(:func:`spine.reasons.public_reason`); the exception's type, text and traceback go to the
+worker's log. The worker alone writes STATE events.
 
 The process dies with its worker (``PR_SET_PDEATHSIG`` on Linux, a parent watch everywhere):
 a worker killed mid-job leaves no run behind writing into a job that is already requeued.
@@ -29,6 +32,7 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
+from spine.reasons import public_reason
 from spine.worker.config import split_runner
 
 __all__ = ["Runner", "main"]
@@ -46,7 +50,8 @@ class Runner(Protocol):
 def main(runner: str, job: dict[str, Any], database_url: str, catalogs: list[str], output: str, parent: int,
          answer: Connection) -> None:
     """The process' target: run ``runner`` on ``job``; send ``("ok", run_id)`` or
-    ``("error", text, traceback)`` on ``answer``; exit 0 after an answer ok, 1 after an error."""
+    ``("error", public reason, "Type: text", traceback)`` on ``answer``; exit 0 after an answer
+    ok, 1 after an error."""
     _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -60,7 +65,7 @@ def main(runner: str, job: dict[str, Any], database_url: str, catalogs: list[str
     except BaseException as error:  # noqa: BLE001 - whatever ends the run is its reason
         trace = traceback.format_exc()
         print(trace, file=sys.stderr, flush=True)
-        answer.send(("error", f"{type(error).__name__}: {error}"[:_MAX_ERROR], trace))
+        answer.send(("error", public_reason(error)[:_MAX_ERROR], _chain(error)[:_MAX_ERROR], trace))
         answer.close()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -72,6 +77,16 @@ def main(runner: str, job: dict[str, Any], database_url: str, catalogs: list[str
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _chain(error: BaseException) -> str:
+    """``Type: text`` of the error and each error that caused it (for the worker's log)."""
+    parts: list[str] = []
+    seen: BaseException | None = error
+    while seen is not None and len(parts) < 8:
+        parts.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return " <- ".join(parts)
 
 
 def _die_with(parent: int) -> None:

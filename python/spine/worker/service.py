@@ -3,11 +3,15 @@ it in its own process, and finish it.
 
 While a run's process lives, the worker heartbeats the job every ``heartbeat_secs`` and reads
 its cancel flag at each beat: a cancel ends the process (SIGTERM, SIGKILL after
-``kill_grace_secs``) and the job CANCELLED. The process' answer decides the end: a run id
--> COMPLETED; an error -> FAILED with its text; no answer -> FAILED naming its exit code or
-signal and the last lines it wrote. A worker asked to stop (SIGINT, SIGTERM) claims nothing
-more, ends its run the same way and hands the job back (QUEUED, the attempt not counted), then
-exits 0. A worker that dies without stopping leaves its job to another worker's reap.
+``kill_grace_secs``) and the job CANCELLED (the store ends a cancel-requested job CANCELLED
+whatever the run answered). The process' answer decides the end: a run id -> COMPLETED; an
+error -> FAILED with its public reason; no answer -> FAILED naming its exit code or signal.
+The job's documents carry only public reasons; the error's text and traceback, or the dead
+process' last output, go to this worker's log with the line that says how the job ended.
+
+A worker asked to stop (SIGINT, SIGTERM) claims nothing more, ends its run the same way and
+hands the job back (QUEUED, the attempt not counted), then exits 0. A worker that dies
+without stopping leaves its job to another worker's reap.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import Any
 from sqlalchemy import exc
 
 from spine.jobs import Job, JobState, LeaseLost, Store
+from spine.reasons import INTERNAL_RUN
 from spine.worker import child
 from spine.worker.config import WorkerConfig
 
@@ -38,6 +43,7 @@ _RUN_ID = re.compile(r"^[0-9a-f]{64}$")
 _TAIL = 1_500
 #: A finish that fails on a database error is tried this often before the reap takes over.
 _FINISH_TRIES = 5
+_NO_EXECUTION = "the runner recorded no execution block (Store.set_execution) for its run"
 
 
 def now_ns() -> int:
@@ -175,22 +181,33 @@ class Worker:
         return self._conclude(job, process, answer, output)
 
     def _conclude(self, job: Job, process: BaseProcess, answer: tuple[Any, ...] | None, output: str) -> str:
+        """End the job by the run's answer. The job gets a public reason (a wire symbol and a
+        plain text); what the operator needs (the error, its traceback, the process' last
+        output) goes to this worker's log, and the returned line says why."""
         if answer is not None and answer[0] == "ok":
             run_id = answer[1]
             if isinstance(run_id, str) and _RUN_ID.match(run_id):
                 if self.store.job(job.job_id).execution is None:
-                    return self._finish(job, "FAILED", None, "the runner recorded no execution block "
-                                                             "(Store.set_execution) for its run")
+                    return self._fail(job, f"INTERNAL: {_NO_EXECUTION}", _NO_EXECUTION)
                 return self._finish(job, "COMPLETED", run_id, None)
-            return self._finish(job, "FAILED", None, f"the runner returned {run_id!r:.100}, not a run id "
-                                                     "(64 lowercase hex digits)")
+            return self._fail(job, "INTERNAL: the runner returned no run id",
+                              f"the runner returned {run_id!r:.100}, not a run id (64 lowercase hex digits)")
         if answer is not None and answer[0] == "error":
-            self._log(job, "ERROR", str(answer[2]))
-            return self._finish(job, "FAILED", None, str(answer[1]) or "the runner failed")
+            public, detail, trace = (str(part) for part in answer[1:4])
+            return self._fail(job, public or INTERNAL_RUN, detail, trace)
         tail = _tail(output)
-        self._log(job, "ERROR", tail or "(it wrote nothing)")
-        reason = f"the run's process {_exit_text(process.exitcode)} without an answer"
-        return self._finish(job, "FAILED", None, f"{reason}; its last output: {tail}" if tail else reason)
+        ended = f"the run's process {_exit_text(process.exitcode)} without an answer"
+        return self._fail(job, f"INTERNAL: {ended}; the worker's log has its last output", ended,
+                          f"its last output:\n{tail}" if tail else "it wrote nothing")
+
+    def _fail(self, job: Job, public: str, detail: str, trace: str = "") -> str:
+        """FAILED with ``public`` as the job's reason (and its ERROR event); ``detail`` and
+        ``trace`` to this worker's log only."""
+        if trace:
+            self.say(f"job {job.job_id}: " + "\n    ".join(trace.rstrip().splitlines()))
+        self._log(job, "ERROR", public)
+        state = self._finish(job, "FAILED", None, public)
+        return f"{state}: {detail}" if state == "FAILED" else f"{state} (the run's own end: {detail})"
 
     def _end(self, process: BaseProcess) -> None:
         """SIGTERM, then SIGKILL after the grace period; waits for it."""

@@ -149,9 +149,24 @@ def test_no_bars_fails_with_a_failed_status(tmp_path: Path) -> None:
     assert [s["lifecycle"] for s in statuses] == ["STARTING", "FAILED"]
     assert statuses[-1]["last_error"].startswith("NO_BARS") and statuses[-1]["counters"]["errors"] == 1
     assert errors("svc.engine_status", statuses[-1]) == []
-    with pytest.raises(RunFailed, match="NO_BARS: no catalog holds"):
+    with pytest.raises(RunFailed, match="NO_BARS: no catalog holds") as failed:
         run_backtest(plan, run_spec(plan), [tmp_path / "elsewhere"], cancelled=lambda: False,
                      log=lambda level, message: None)
+    assert str(tmp_path) not in str(failed.value)  # the worker's directories are not public
+
+
+def test_an_unexpected_failure_is_internal_in_public_and_kept_as_the_cause(tmp_path: Path) -> None:
+    catalog = node_catalog(tmp_path, bars=100)
+    plan = ema_plan()
+
+    def broken(level: str, message: str) -> None:
+        raise KeyError(f"{tmp_path}/secret")
+
+    with pytest.raises(RunFailed) as failed:
+        run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=broken)
+    status = json.loads(failed.value.engine_status[-1])
+    assert str(failed.value) == status["last_error"] == "INTERNAL: the run failed; the worker's log has its error"
+    assert isinstance(failed.value.__cause__, KeyError)  # the child sends it to the worker's log
 
 
 def test_instruments_on_two_venues_run_in_one_engine(tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
 what its request asks. Request keys, all optional:
 
 * ``sleep``: seconds to run; ``sleep_first``: seconds on the first attempt only;
-* ``fail``: raise RuntimeError with this text; ``exit``: leave the process with this code
-  (after writing ``exit <code>`` to stderr), answering nothing;
+* ``fail``: raise RuntimeError with this text; ``refuse``: raise a SpineError with this text;
+  ``exit``: leave the process with this code (after writing ``exit <code>`` to stderr),
+  answering nothing;
 * ``bad_run_id``: return this instead of a run id;
+* ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
 * ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
 * ``pids``: a directory the run writes ``<job_id>.pid`` into as it starts.
 
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from spine.errors import SpineError
 from spine.jobs import Store
 
 
@@ -42,8 +45,12 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
                            time.time_ns())
         store.set_execution(job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE",'
                                     '"fill_model":"FAKE","seed":0}')
+        if request.get("cancel_self"):
+            store.request_cancel(job_id, time.time_ns())
         sleep = request.get("sleep_first", 0) if job["attempts"] == 1 else 0
         time.sleep(sleep or request.get("sleep", 0))
+        if "refuse" in request:
+            raise SpineError(request["refuse"])
         if "fail" in request:
             raise RuntimeError(request["fail"])
         if "exit" in request:

@@ -119,6 +119,22 @@ def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> 
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
+def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str) -> None:
+    """The run may see the cancel before its worker's heartbeat does (it polls the flag and
+    stops with an error) or finish meanwhile: whatever the worker reports, the job ends
+    CANCELLED, with no error and no run id."""
+    job = submit(store, "1")
+    store.claim("w1", 20)
+    store.set_execution(job.job_id, EXECUTION)
+    assert store.request_cancel(job.job_id, 21) == "RUNNING"
+    ended = store.finish(job.job_id, "w1", state, rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
+                         "CANCELLED: stopped at bar close 5" if state == "FAILED" else None, 22)
+    assert (ended.state, ended.finished_ts, ended.last_error, ended.run_id) == ("CANCELLED", 22, None, None)
+    assert kinds(store, job.job_id)[-1] == ("STATE", "CANCELLED")
+    validate(detail_document(ended))
+
+
+@pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_cancel_of_a_finished_job_is_refused_naming_how_it_ended(store: Store, state: str) -> None:
     job = submit(store, "1")
     store.claim("w1", 20)
@@ -220,3 +236,11 @@ def test_outputs_are_kept_in_order_and_a_part_is_replaced_whole(store: Store) ->
     assert store.outputs(job.job_id, "report") == [b"r"]
     with pytest.raises(ValueError, match="unknown output parts"):
         store.put_outputs(job.job_id, {"bogus": []})
+
+
+def test_job_positions_are_one_read_of_every_job_named(store: Store) -> None:
+    queued, cancelled = submit(store, "1"), submit(store, "2")
+    store.request_cancel(cancelled.job_id, 30)
+    assert store.job_positions([queued.job_id, cancelled.job_id, rid("nope")]) == {
+        queued.job_id: (1, "QUEUED"), cancelled.job_id: (2, "CANCELLED")}
+    assert store.job_positions([]) == {}

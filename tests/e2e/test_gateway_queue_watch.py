@@ -28,7 +28,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
     directory = tmp_path_factory.mktemp("gateway")
     dead = f"http://127.0.0.1:{free_port()}"
     process, url = spawn_gateway(directory, [dead], dead, f"worker_stale_secs = {STALE_SECS}\n"
-                                 "jobs_watch_secs = 0.2\nworker_max_attempts = 2\n",
+                                 "queue_watch_secs = 0.2\nworker_max_attempts = 2\n",
                                  SPINE_DEPLOYMENT_MODE="private-operator")
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")

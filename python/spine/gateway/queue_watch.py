@@ -18,14 +18,14 @@ from sqlalchemy import exc
 from spine.jobs.store import Store
 from spine.jobs.workers import WorkerSeen
 
-__all__ = ["JobsWatch"]
+__all__ = ["QueueWatch"]
 
 log = logging.getLogger("spine.gateway")
 
 _SECOND = 1_000_000_000
 
 
-class JobsWatch:
+class QueueWatch:
     def __init__(self, store: Store, stale_secs: float, max_attempts: int, every: float) -> None:
         self.store, self.stale_secs, self.max_attempts, self.every = store, stale_secs, max_attempts, every
         self.workers: list[WorkerSeen] = []
