@@ -87,20 +87,20 @@ def test_closes_are_the_nodes_live_one_minute_bars(base: str) -> None:
     ("/v2/hydration/NOPE.SIM", r"GET /v2/hydration/NOPE.SIM: HTTP 404: NOT_FOUND: NOPE.SIM has no hydration state"),
 ])
 def test_a_refused_request_names_the_node_and_its_detail(base: str, path: str, cause: str) -> None:
-    with pytest.raises(UpstreamError, match=rf"UPSTREAM_UNAVAILABLE: {base}: " + cause):
+    with pytest.raises(UpstreamError, match=r"UPSTREAM_UNAVAILABLE: node-1: " + cause):
         with_client(base, lambda node: node.get(path))
 
 
 def test_an_unreachable_node_is_an_upstream_error() -> None:
     down = f"http://127.0.0.1:{free_port()}"
-    with pytest.raises(UpstreamError, match=rf"UPSTREAM_UNAVAILABLE: {down}: GET /v2/instruments: ConnectError"):
+    with pytest.raises(UpstreamError, match=r"UPSTREAM_UNAVAILABLE: node-1: GET /v2/instruments: connection refused"):
         with_client(down, lambda node: node.instruments())
 
     async def closes(node: NodeClient) -> None:
         async for _ in node.closes("EXTERNAL"):
             pass
 
-    with pytest.raises(UpstreamError, match=rf"{down}: GET /v2/stream/bars\?resolution=1m&channel=EXTERNAL: Connect"):
+    with pytest.raises(UpstreamError, match=r"node-1: GET /v2/stream/bars\?resolution=1m&channel=EXTERNAL: connection refused"):
         with_client(down, closes)
 
 

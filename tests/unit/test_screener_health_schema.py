@@ -36,7 +36,7 @@ def test_a_running_screener_reports_its_counters() -> None:
                        egress={"subscribers": 2, "accepted": 3, "refused": 0, "events_sent": 5, "bytes_sent": 9_000,
                                "events_dropped": 0},
                        connections={"open": 1, "accepted": 2, "closed": 1, "refused": 4, "upstreams": [
-                           {"node": "http://127.0.0.1:8700", "state": "RUNNING", "open": 1, "accepted": 2, "closed": 1,
+                           {"node": "node-1", "state": "RUNNING", "open": 1, "accepted": 2, "closed": 1,
                             "refused": 4, "last_error": "UPSTREAM_UNAVAILABLE: http://127.0.0.1:8700: ..."}]})
     assert schemas.validator_for("svc.screener_health").is_valid(document)
     for missing in ("connections", "egress", "dropped"):

@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import aiohttp
-import httpx
 import msgspec
 import yarl
 
-from spine.upstream import UpstreamError
+from spine.upstream import UpstreamError, plain_cause
 
 __all__ = ["MISS_REFRESH_SECS", "Upstream", "Upstreams", "passed_headers", "plain_cause"]
 
@@ -184,21 +183,6 @@ def _looked(upstream: Upstream, look: asyncio.Future[None]) -> None:
     upstream.looking, upstream.looked_at = None, time.monotonic()
     if not look.cancelled():
         look.exception()  # retrieved here: every waiter may have been cancelled
-
-
-def plain_cause(error: BaseException) -> str:
-    """Why a request to an upstream failed, said without its address or the client's
-    exception (aiohttp's for requests, httpx's for streams)."""
-    if isinstance(error, httpx.HTTPStatusError):
-        return f"HTTP {error.response.status_code}"
-    if isinstance(error, (TimeoutError, aiohttp.ServerTimeoutError, httpx.TimeoutException)):
-        return "no answer within the timeout"
-    if isinstance(error, (aiohttp.ClientConnectorError, httpx.ConnectError)):
-        return "connection refused or unreachable"
-    if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, httpx.RemoteProtocolError,
-                          httpx.ReadError)):
-        return "the connection broke before the answer ended"
-    return "the request failed (the gateway's log has the error)"
 
 
 def _failure(upstream: Upstream, what: str, cause: str, detail: str | None = None) -> UpstreamError:

@@ -122,7 +122,7 @@ class NodeFeed:
             try:
                 if await self._stream(stop):
                     return
-                raise UpstreamError(self.node.base_url, "GET /v2/stream/bars", "the stream ended")
+                raise UpstreamError(self.node.name, "GET /v2/stream/bars", "the stream ended")
             except (UpstreamError, SpineError) as error:  # a refused bar too: reconnect and catch up
                 self._lost(str(error))
             if self.batches > taken:
@@ -171,7 +171,7 @@ class NodeFeed:
 
     def accounting(self) -> dict[str, Any]:
         """This node's entry in ``svc.screener_health.connections.upstreams``."""
-        return {"node": self.node.base_url, "state": self.state, "open": int(self.open), "accepted": self.accepted,
+        return {"node": self.node.name, "state": self.state, "open": int(self.open), "accepted": self.accepted,
                 "closed": self.closed, "refused": self.refused, "last_error": self.last_error}
 
     def _lost(self, error: str) -> None:

@@ -49,8 +49,9 @@ class Screener:
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
                                         limits=httpx.Limits(max_connections=16 * len(config.nodes)))
         backoff = (config.reconnect_min_secs, config.reconnect_max_secs)
-        self.feeds = [NodeFeed(NodeClient(url, self.client), self.rows, channel=config.channel,
-                               concurrency=config.warm_concurrency, backoff=backoff) for url in config.nodes]
+        self.feeds = [NodeFeed(NodeClient(url, self.client, f"node-{n}"), self.rows, channel=config.channel,
+                               concurrency=config.warm_concurrency, backoff=backoff)
+                      for n, url in enumerate(config.nodes, 1)]
         self.warmed: set[int] = set()
         self.screens = ScreenGate(config.point_in_time_screens, config.point_in_time_queue)
         self.stopping = False

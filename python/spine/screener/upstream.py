@@ -9,6 +9,7 @@ Requests share the caller's pooled ``httpx.AsyncClient`` (its timeouts bound eve
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,10 +19,12 @@ import numpy.typing as npt
 from httpx_sse import aconnect_sse
 
 from spine._core import parse_decimal_column, parse_timestamp_column
-from spine.upstream import UpstreamError
+from spine.upstream import UpstreamError, plain_cause
 from spine.wire.bar_types import bar_type_of
 
 __all__ = ["BAR_PAGE", "Bars", "NodeClient", "UpstreamError", "bar_columns"]
+
+log = logging.getLogger("spine.screener")
 
 #: Bars per page read while warming: the node's largest page.
 BAR_PAGE = 5_000
@@ -33,11 +36,18 @@ Bars = dict[str, npt.NDArray[Any]]
 
 
 class NodeClient:
-    """Reads of one node at ``base_url`` through ``client``."""
+    """Reads of one node at ``base_url`` through ``client``; public texts (its errors, the
+    health's connection entries) call it ``name`` (``node-1``.., configuration order), never
+    by its address, which goes to the log with the client's error."""
 
-    def __init__(self, base_url: str, client: httpx.AsyncClient) -> None:
+    def __init__(self, base_url: str, client: httpx.AsyncClient, name: str = "node-1") -> None:
         self.base_url = base_url.rstrip("/")
+        self.name = name
         self._client = client
+
+    def _failed(self, request: str, error: httpx.HTTPError) -> UpstreamError:
+        log.warning("%s (%s): %s: %s: %s", self.name, self.base_url, request, type(error).__name__, error)
+        return UpstreamError(self.name, request, plain_cause(error))
 
     async def get(self, path: str, params: dict[str, str | int] | None = None) -> dict[str, Any]:
         """The JSON document at ``path``; anything but a 200 with a JSON object fails."""
@@ -45,14 +55,14 @@ class NodeClient:
         try:
             response = await self._client.get(self.base_url + path, params=params)
         except httpx.HTTPError as error:
-            raise UpstreamError(self.base_url, request, f"{type(error).__name__}: {error}") from error
+            raise self._failed(request, error) from error
         try:
             document = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise UpstreamError(self.base_url, request, f"HTTP {response.status_code}, not JSON") from None
+            raise UpstreamError(self.name, request, f"HTTP {response.status_code}, not JSON") from None
         if response.status_code != 200 or not isinstance(document, dict):
             detail = document.get("error", {}).get("detail") if isinstance(document, dict) else None
-            raise UpstreamError(self.base_url, request, f"HTTP {response.status_code}: {detail or 'no detail'}")
+            raise UpstreamError(self.name, request, f"HTTP {response.status_code}: {detail or 'no detail'}")
         return document
 
     async def instruments(self) -> list[dict[str, Any]]:
@@ -99,14 +109,14 @@ class NodeClient:
                                     params={"resolution": "1m", "channel": channel},
                                     timeout=httpx.Timeout(None, connect=self._client.timeout.connect)) as source:
                 if source.response.status_code != 200:
-                    raise UpstreamError(self.base_url, request, f"HTTP {source.response.status_code}")
+                    raise UpstreamError(self.name, request, f"HTTP {source.response.status_code}")
                 if on_open is not None:
                     on_open()
                 async for event in source.aiter_sse():
                     if event.event == "bar":
                         yield event.json()
         except httpx.HTTPError as error:
-            raise UpstreamError(self.base_url, request, f"{type(error).__name__}: {error}") from error
+            raise self._failed(request, error) from error
 
 
 def bar_columns(rows: list[dict[str, Any]], price_precision: int, size_precision: int) -> Bars:
