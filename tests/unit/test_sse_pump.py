@@ -298,3 +298,42 @@ def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connec
         return connected, again, egress.document()["events_dropped"]
 
     assert asyncio.run(scenario()) == (3_000 - 2_048,) * 3
+
+
+@pytest.mark.parametrize("lossless", [False, True])
+def test_drops_counted_by_a_health_read_still_reach_the_stream(monkeypatch: pytest.MonkeyPatch,
+                                                                lossless: bool) -> None:
+    """A document read while a held subscriber drops counts the drops, and the stream still
+    sees them when it sends again: a v1 stream sends its resync, a lossless one ends."""
+    monkeypatch.setattr(streams, "CHECK_BYTES", 1)
+    monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
+    monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.01)
+
+    async def scenario() -> tuple[list[bytes], int, bool]:
+        node_app, _ = app()
+        egress, probe, proto = streams.Egress(), Probe(), Proto()
+        subscription, backlog = node_app.journal.open(None, None)
+        journal = None if lossless else node_app.journal
+        stream = asyncio.create_task(pump(proto, subscription, backlog, journal, 60, probe,  # type: ignore[arg-type]
+                                          egress=egress, lossless=lossless))
+        await asyncio.sleep(0)
+        node_app.journal.record("trade", "A.SIM", ev(0))
+        await asyncio.sleep(0)
+        probe.value = streams.BEHIND_BYTES  # held
+        for k in range(1, 3_001):
+            node_app.journal.record("trade", "A.SIM", ev(k))
+        await asyncio.sleep(0)
+        dropped = egress.document()["events_dropped"]  # the health read counts them first
+        probe.value = 0  # it reads again
+        await asyncio.sleep(0.05)
+        ended = stream.done()
+        proto.gone.set()
+        await asyncio.wait_for(stream, 5)
+        return proto.transport.sent, dropped, ended
+
+    sent, dropped, ended = asyncio.run(scenario())
+    assert dropped == 3_000 - 2_048
+    if lossless:
+        assert ended and not any(b"event: trade" in chunk for chunk in sent[1:])  # ended, never sent past the hole
+    else:
+        assert b"".join(sent[1:]).startswith(b"event: resync\ndata: ")

@@ -94,14 +94,15 @@ class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
     its queue dropped with a resync; a lossless stream ends instead, see :func:`pump`)."""
 
-    __slots__ = ("dropped", "egress", "ended", "handed", "held", "journal", "last", "loop", "lossless", "probe",
-                 "retry", "subscription", "transport")
+    __slots__ = ("counted", "dropped", "egress", "ended", "handed", "held", "journal", "last", "loop", "lossless",
+                 "probe", "retry", "subscription", "transport")
 
     def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None,
                  probe: SendQueue | None, egress: Egress | None = None, lossless: bool = False) -> None:
         self.transport, self.subscription, self.journal, self.probe = transport, subscription, journal, probe
         self.egress, self.lossless = egress, lossless
-        self.dropped = self.handed = 0
+        #: Drops the stream has seen (its resync or end), and drops counted as egress.
+        self.dropped = self.handed = self.counted = 0
         self.last = time.monotonic()
         self.loop = asyncio.get_running_loop()
         self.ended: asyncio.Future[None] = self.loop.create_future()
@@ -134,7 +135,7 @@ class _Stream:
     def send(self, chunk: bytes) -> None:
         if self.ended.done():
             return
-        lost = self.count_dropped()
+        lost = self._lost()
         if self.journal is not None and lost:
             chunk = self.journal.resync(None, "EVENTS_DROPPED") + chunk
         elif self.lossless and lost:
@@ -156,13 +157,21 @@ class _Stream:
         log.error("the stream transport did not take a send at once; the stream is ended")
         self.end()
 
-    def count_dropped(self) -> bool:
-        """Whether the queue dropped events since the last look (counted as egress drops)."""
-        dropped = self.subscription.stats()["dropped"]
+    def count_dropped(self) -> int:
+        """The queue's drops so far, those not yet counted added to the egress drops (a
+        health document may count them before the stream looks)."""
+        dropped: int = self.subscription.stats()["dropped"]
+        if dropped > self.counted and self.egress is not None:
+            self.egress.events_dropped += dropped - self.counted
+        self.counted = max(self.counted, dropped)
+        return dropped
+
+    def _lost(self) -> bool:
+        """Whether the queue dropped events since the stream last looked (a v1 stream then
+        sends a resync, a lossless one ends): its own mark, apart from the egress count."""
+        dropped = self.count_dropped()
         if dropped <= self.dropped:
             return False
-        if self.egress is not None:
-            self.egress.events_dropped += dropped - self.dropped
         self.dropped = dropped
         return True
 
