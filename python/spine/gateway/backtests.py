@@ -17,7 +17,7 @@ from typing import Any, cast
 import msgspec
 
 from spine._core import canonical_json, identity
-from spine.gateway.job_watch import JobWatch, Waiter
+from spine.gateway.job_streams import JobStreams, Waiter
 from spine.gateway.pages import db_page, page_document
 from spine.gateway.runnable import Run, RunChecks
 from spine.http.app import Relayed
@@ -45,7 +45,7 @@ OUTPUT_PARTS = ("statistics", "equity", "orders", "fills", "positions", "signals
 #: The v1 record kinds and the output part that holds them.
 _V1_PARTS = {"signals": "signals", "chart_markers": "markers", "retirements": "retirements"}
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
-#: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_watch`).
+#: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_streams`).
 POLL_SECS = 0.1
 
 
@@ -65,7 +65,7 @@ class BacktestHandlers:
         self.run_checks = run_checks
         #: Validation's instrument check (as ``GET /v2/strategies/{id}/validate`` makes it).
         self.instrument_check = instrument_check
-        self.watch = JobWatch(store.job_positions, POLL_SECS, job_stream_subscribers)
+        self.watch = JobStreams(store.job_positions, POLL_SECS, job_stream_subscribers)
         self.gateway_id = gateway_id
         self.execution = execution
         self.heartbeat_secs = heartbeat_secs
@@ -187,7 +187,7 @@ class BacktestHandlers:
         """The job's events above ``after_sequence`` in order, then live, one ``state`` or
         ``log`` event each (``id:`` its sequence), heartbeats between; the stream ends after
         the job's final state, at once when the job had already ended. It reads the database
-        only when :class:`JobWatch` says the job moved."""
+        only when :class:`JobStreams` says the job moved."""
         job_id = query.text("job_id")
         if job_id is None:
             raise HttpError("INVALID_PARAMETER", "GET /v2/stream/backtests needs job_id (a job's id, from "

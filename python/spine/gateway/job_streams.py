@@ -5,7 +5,7 @@ The workers write a job's events from other processes, so the gateway looks: whi
 waits, one poller reads the last sequence and state of every watched job each ``poll_secs``
 (one query, in a thread) and marks each stream whose job moved past what it has read or
 changed state. Writes made in this process (a cancel) mark their streams at once through
-:meth:`JobWatch.notify`.
+:meth:`JobStreams.notify`.
 A stream reads the events itself once its waiter says the job moved; a job that did not
 change costs its stream nothing but a look at a flag each ``poll_secs`` (a flag, not a future
 another task resolves: Granian resumes a handler awaiting one only at the loop's next timer).
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-__all__ = ["JobWatch", "Waiter"]
+__all__ = ["JobStreams", "Waiter"]
 
 log = logging.getLogger("spine.gateway")
 
@@ -39,7 +39,7 @@ class Waiter:
         self.moved = False
 
 
-class JobWatch:
+class JobStreams:
     def __init__(self, positions: Positions, poll_secs: float, limit: int) -> None:
         self._positions = positions
         self.poll_secs = poll_secs

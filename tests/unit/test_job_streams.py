@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from spine.gateway.job_watch import JobWatch
+from spine.gateway.job_streams import JobStreams
 
 
 def test_one_query_per_tick_wakes_only_the_streams_behind() -> None:
@@ -18,7 +18,7 @@ def test_one_query_per_tick_wakes_only_the_streams_behind() -> None:
         return {job_id: positions[job_id] for job_id in job_ids if job_id in positions}
 
     async def scenario() -> None:
-        watch = JobWatch(look, poll_secs=3600, limit=200)  # ticks driven by hand below
+        watch = JobStreams(look, poll_secs=3600, limit=200)  # ticks driven by hand below
         with watch.watching("a") as first:
             await asyncio.sleep(0)  # the poller's own first tick
             asked.clear()
@@ -50,7 +50,7 @@ def test_one_query_per_tick_wakes_only_the_streams_behind() -> None:
 
 def test_the_cap_counts_refusals() -> None:
     async def scenario() -> None:
-        watch = JobWatch(lambda ids: {}, poll_secs=3600, limit=1)
+        watch = JobStreams(lambda ids: {}, poll_secs=3600, limit=1)
         with watch.watching("a"):
             assert watch.full() and watch.refused == 1
         assert not watch.full()
