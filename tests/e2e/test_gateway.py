@@ -150,7 +150,15 @@ def test_a_hung_node_stalls_no_request_for_the_others(base: str, screener: str, 
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     held: list[socket.socket] = []
-    threading.Thread(target=lambda: [held.append(listener.accept()[0]) for _ in range(64)], daemon=True).start()
+
+    def hold() -> None:
+        try:
+            for _ in range(64):
+                held.append(listener.accept()[0])
+        except OSError:
+            pass  # the listener closed at the end of the test
+
+    threading.Thread(target=hold, daemon=True).start()
     hung = f"http://127.0.0.1:{listener.getsockname()[1]}"
     process, url = spawn_gateway(tmp_path, [base, hung], screener, "upstream_timeout_secs = 2\n")
     try:
@@ -158,7 +166,7 @@ def test_a_hung_node_stalls_no_request_for_the_others(base: str, screener: str, 
         for _ in range(5):
             started = time.monotonic()
             assert raw(url + f"/v2/bars?instrument_id={IID}&limit=5")[0] == 200
-            assert time.monotonic() - started < 1.0
+            assert time.monotonic() - started < 2.0  # under the hung node's timeout: it never waited for it
         status = ok(url + "/v2/status")["upstreams"]
         assert status[1]["name"] == "node-2" and status[1]["reachable"] is False
         assert status[1]["last_error"].endswith("no answer within the timeout"), status[1]

@@ -172,7 +172,8 @@ class VenueNode:
                 # all it has) would answer every repair as it answered hydration: no repair.
                 return
             self.repairer = Repairer(book=self.hydration, series=self.book, source=self.hydrator.source,
-                                     now=self.hydrator.now, take=self.actor.on_bar, confirm=self.actor.confirm_empty,
+                                     now=self.hydrator.now, take=lambda _, bar: self.actor.on_bar(bar),
+                                     confirm=self.actor.confirm_empty,
                                      state=self.confirmed_state, grace_ns=self.hydrator.grace_ns)
             self._tasks.append(asyncio.get_running_loop().create_task(self.repairer.run_forever()))
 
