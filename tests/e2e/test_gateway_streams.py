@@ -113,9 +113,12 @@ def test_the_gateway_relays_the_nodes_events(gateway: str, base: str, path: str,
 
 
 def test_filters_apply_and_bad_ones_are_refused_as_on_the_node(gateway: str, base: str) -> None:
-    for _, document in sse(gateway + f"/v2/stream/bars?instrument_id={IID}&resolution=5m&channel=INTERNAL", 3, 20):
+    for name, document in sse(gateway + f"/v2/stream/bars?instrument_id={IID}&resolution=5m&channel=INTERNAL", 3, 20):
+        if name == "heartbeat":  # a quiet 5m series on a loaded host: the stream says it is alive
+            validate(document)
+            continue
         assert (document["instrument_id"], document["resolution"], document["channel"]) == (IID, "5m", "INTERNAL")
-    events = sse(gateway + "/v2/stream/bars?resolution=1m&channel=EXTERNAL", 40, 20)
+    events = [e for e in sse(gateway + "/v2/stream/bars?resolution=1m&channel=EXTERNAL", 40, 20) if e[0] == "bar"]
     assert {d["resolution"] for _, d in events} == {"1m"} and {d["channel"] for _, d in events} == {"EXTERNAL"}
     assert len({d["instrument_id"] for _, d in events}) > 1
     for _, document in sse(gateway + "/v2/stream/quotes?instrument_id=ETHUSDT.SIM", 5):
