@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from loopback_app import serving
+
 from spine.gateway.catalogs import holding
 from spine.gateway.runnable import Run, RunChecks
 from spine.gateway.upstreams import Upstreams
@@ -52,19 +54,6 @@ class FakeNode:
         return web.json_response({}, status=404)
 
 
-@asynccontextmanager
-async def serving(fake: FakeNode) -> AsyncIterator[str]:
-    runner = web.AppRunner(fake.app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
-
-
 def run(*instruments: str, start: int = 0, end: int = 10_000, quantity: str = "0.1", resolution: str = "1m") -> Run:
     return Run(instruments, resolution, "EXTERNAL", start, end, quantity)
 
@@ -89,7 +78,7 @@ async def _node(fake: FakeNode | None) -> AsyncIterator[str]:
     if fake is None:
         yield "http://127.0.0.1:9"  # discard port: nothing listens
     else:
-        async with serving(fake) as url:
+        async with serving(fake.app) as url:
             yield url
 
 

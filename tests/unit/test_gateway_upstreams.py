@@ -8,11 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
+
+from loopback_app import serving
 
 from spine.gateway.relay import Relay
 from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstreams, passed_headers
@@ -43,23 +43,10 @@ class FakeUpstream:
         return web.json_response({}, status=404)
 
 
-@asynccontextmanager
-async def serving(fake: FakeUpstream) -> AsyncIterator[str]:
-    runner = web.AppRunner(fake.app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
-
-
 def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -> None:
     async def scenario() -> Counter[str]:
         fake = FakeUpstream()
-        async with serving(fake) as url:
+        async with serving(fake.app) as url:
             upstreams = Upstreams([url], None, 5.0)
             relay = Relay(upstreams)
             try:
@@ -87,7 +74,7 @@ def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -
 def test_the_periodic_refresh_still_reads_every_time() -> None:
     async def scenario() -> Counter[str]:
         fake = FakeUpstream()
-        async with serving(fake) as url:
+        async with serving(fake.app) as url:
             upstreams = Upstreams([url], None, 5.0)
             try:
                 for _ in range(3):
@@ -104,7 +91,7 @@ def test_a_relayed_503_keeps_its_status_body_and_retry_after() -> None:
 
     async def scenario() -> tuple[int, bytes, tuple[tuple[str, str], ...]]:
         fake = FakeUpstream()
-        async with serving(fake) as url:
+        async with serving(fake.app) as url:
             upstreams = Upstreams([], url, 5.0)
             try:
                 relayed = await Relay(upstreams).screener(screen, Query("", screen.params), {}, b"{}")
