@@ -1,6 +1,6 @@
 # Hand-written stub for the extension module; checked by mypy.stubtest in CI.
-from collections.abc import Callable
-from typing import Any, Final, final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal, final
 
 from spine.errors import StrategyRuleError as StrategyRuleError
 
@@ -27,6 +27,10 @@ __all__ = [
     "FeatureUniverse",
     "DeltaWriter",
     "ObservationWriter",
+    "LiveBook",
+    "Turn",
+    "TurnRun",
+    "Frames",
     "Hub",
     "ScreenTable",
     "StrategyKernel",
@@ -288,6 +292,83 @@ class ObservationWriter:
         made (``changed``: what that call returned)."""
 
 @final
+class LiveBook:
+    """The screener's instruments as a live turn reads them: each one's id, the feed (its
+    node's base URL) that serves it and the newest node sequence folded. Indexes are the
+    universe's: add each instrument here as it is added there."""
+
+    def __new__(cls) -> LiveBook: ...
+    def __len__(self) -> int: ...
+    def add(self, instrument_id: str, feed: str) -> int: ...
+    def sequence(self, index: int) -> int | None: ...
+    def set_sequence(self, index: int, sequence: int | None) -> None: ...
+    def turn(
+        self,
+        universe: FeatureUniverse,
+        feed: str,
+        payloads: Sequence[bytes],
+        version: int,
+        *,
+        deltas: DeltaWriter | None = None,
+        observations: ObservationWriter | None = None,
+    ) -> Turn:
+        """Take one loop turn of ``feed``'s ``svc.bar_envelope`` event payloads (the stream's
+        ``data``, UTF-8), the rows at ``version``: each close in sequence folds (in runs in which
+        no instrument comes twice, each closing ``universe`` once), and with ``deltas`` /
+        ``observations`` (every instrument registered) each run's stream events are framed
+        (``id: <version>``) and its observations written. Stops at a close that jumps its
+        instrument's sequence (``JUMP``: the closes before it are folded) or, folding nothing,
+        at a payload the strict reader leaves to the per-event path (``REFUSED``)."""
+
+@final
+class Turn:
+    """What ``LiveBook.turn`` did."""
+
+    @property
+    def runs(self) -> list[TurnRun]:
+        """One per version step, in order."""
+    @property
+    def offered(self) -> int | None:
+        """The newest close time among the closes walked."""
+    @property
+    def stop(self) -> Literal["END", "JUMP", "REFUSED"]: ...
+    @property
+    def event(self) -> int | None:
+        """The payload the turn stopped at (``JUMP``, ``REFUSED``)."""
+    @property
+    def instrument(self) -> int | None:
+        """The instrument whose sequence jumped (``JUMP``)."""
+    @property
+    def error(self) -> BaseException | None:
+        """The close's (or a writer's) refusal that ended the turn, after ``runs``."""
+
+@final
+class TurnRun:
+    """One run of a turn: one version step of the rows."""
+
+    @property
+    def changed(self) -> bytes:
+        """The changed rows, as ``FeatureUniverse.close_minute`` returns them."""
+    @property
+    def frames(self) -> Frames: ...
+    @property
+    def observations(self) -> list[bytes]:
+        """The ``svc.pattern_observation`` documents, as ``ObservationWriter.observe`` gives them."""
+    @property
+    def bars(self) -> int: ...
+    @property
+    def newest(self) -> int: ...
+
+@final
+class Frames:
+    """A turn's stream events (``delta``, or ``row`` for a row with no bar yet), framed for
+    ``Hub.publish_frames``."""
+
+    def __len__(self) -> int: ...
+    def events(self) -> list[tuple[str, str, bytes]]:
+        """Each event as ``(kind, instrument_id, bytes)``, in order."""
+
+@final
 class ScreenTable:
     """The rows a screener ranks, kept as columns: per row key an exact fixed-point value at the
     key's scale or ABSENT, per row its instrument and resolution. ``keys=None``: every output
@@ -329,6 +410,10 @@ class Hub:
     def unsubscribe(self, id: int) -> None: ...
     def publish(self, kind: str, instrument_id: str, payload: bytes) -> list[int]:
         """Returns the subscribers whose queue was empty (a consumer may be waiting)."""
+
+    def publish_frames(self, frames: Frames) -> list[int]:
+        """``publish`` each event in order; the subscribers whose queue was empty at their
+        first, each once."""
 
     def drain(self, id: int, max_events: int = ...) -> bytes: ...
     def stats(self, id: int) -> tuple[int, int, int]:

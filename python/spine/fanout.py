@@ -20,7 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from types import TracebackType
 
-from spine._core import Hub
+from spine._core import Frames, Hub
 
 __all__ = ["QUEUE_EVENTS", "FanOut", "Subscription"]
 
@@ -73,6 +73,22 @@ class FanOut:
                 log.exception("fan-out tap %r failed on a %s event", tap, kind)
         kept = self._hub.publish(kind, instrument_id, payload)
         waiting = self._waiting  # inlined _wake: this loop runs once per subscriber per event
+        for sid in kept:
+            waiter = waiting.get(sid)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+        if self._sinks and kept:
+            self._mark(kept)
+
+    def publish_frames(self, frames: Frames) -> None:
+        """Offer a screener turn's events in order, as :meth:`publish` one after the other, in
+        one hub call (the taps, if any, see each event first, one at a time as ever)."""
+        if self.taps:
+            for kind, instrument_id, payload in frames.events():
+                self.publish(kind, instrument_id, payload)
+            return
+        kept = self._hub.publish_frames(frames)
+        waiting = self._waiting
         for sid in kept:
             waiter = waiting.get(sid)
             if waiter is not None and not waiter.done():

@@ -9,14 +9,19 @@ it folded. A lost stream reconnects with exponential backoff and jitter, catchin
 instrument up first; a node that is down never stops the others (each has its feed).
 
 Closes that arrive together (a node publishes a minute's closes in one turn and sends each
-subscriber one write) are folded together, one ``Rows.close_many`` per run of them: the reader
-hands over everything it took before it next waits on the socket, so no close waits past
-the loop turn it arrived in, and no timer is involved."""
+subscriber one write) are folded together, their raw payloads in one Rust call
+(``Rows.turn``): the reader hands over everything it took before it next waits on the socket,
+so no close waits past the loop turn it arrived in, and no timer is involved. The feed keeps
+the control: a close out of sequence stops the call, and the instrument catches up from the
+pages before the closes after it go on. A payload the call's strict reader refuses sends the
+turn down the per-event path (each payload decoded, then one ``Rows.close_many`` per run of
+closes), which raises what it always raised, or takes what it always took."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import random
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -150,7 +155,8 @@ class NodeFeed:
             self.accepted += 1
 
         try:
-            async with contextlib.aclosing(turns(self.node.closes(self.channel or "EXTERNAL", on_open))) as batches:
+            payloads = self.node.close_payloads(self.channel or "EXTERNAL", on_open)
+            async with contextlib.aclosing(turns(payloads)) as batches:
                 async for events in batches:
                     await self._take(events)
                     self.batches += 1
@@ -179,7 +185,39 @@ class NodeFeed:
         self.reconnects += 1
         log.warning("%s", error)
 
-    async def _take(self, events: list[dict[str, Any]]) -> None:
+    async def _take(self, payloads: list[bytes]) -> None:
+        """Fold a turn's closes (see the module docs), a Rust call up to each close that jumps
+        its instrument's sequence (the instrument catches up from the pages after the closes
+        before it are folded); a refusal of the fold is raised after the newest close offered
+        is noted."""
+        while payloads:
+            turn = self.rows.turn(self.node.base_url, payloads)
+            if turn.offered is not None:
+                self.offered = turn.offered if self.offered is None else max(self.offered, turn.offered)
+            if turn.error is not None:
+                raise turn.error
+            if turn.stop == "REFUSED":
+                await self._take_decoded(payloads)
+                return
+            if turn.stop != "JUMP" or turn.event is None or turn.instrument is None:
+                return
+            await self._catch_up(self.rows.ids[turn.instrument])
+            payloads = payloads[turn.event + 1:]
+
+    async def _take_decoded(self, payloads: list[bytes]) -> None:
+        """The per-event path: each payload decoded as the stream's reader decoded it, then
+        folded; one that does not decode ends the turn, after those before it are folded, with
+        the reader's error."""
+        events: list[dict[str, Any]] = []
+        for payload in payloads:
+            try:
+                events.append(json.loads(payload.decode()))
+            except Exception:
+                await self._take_events(events)
+                raise
+        await self._take_events(events)
+
+    async def _take_events(self, events: list[dict[str, Any]]) -> None:
         """Fold closes in order: each run of them in sequence at once; a close whose sequence
         jumps catches its instrument up from the pages (after the run before it is folded)."""
         ids: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from spine._core import ObservationWriter
+from spine._core import ObservationWriter, TurnRun
 from spine.screener.rows import Rows
 
 __all__ = ["DEFAULT_CAPACITY", "Observations", "Observer", "Stored"]
@@ -112,10 +112,19 @@ class Observer:
         self._writer = ObservationWriter()
         self._registered = 0
         rows.listeners.append(self.changed)
+        rows.observer = self
 
-    def changed(self, pairs: bytes) -> None:
+    def writer(self) -> ObservationWriter:
+        """The observation writer, every instrument of the rows registered."""
         rows = self.rows
         while self._registered < len(rows.ids):
             self._writer.register(self._registered, rows.ids[self._registered])
             self._registered += 1
-        self.store.add(self._writer.observe(rows.universe, pairs))
+        return self._writer
+
+    def took(self, run: TurnRun) -> None:
+        """Keep a live turn's run's documents (written in Rust)."""
+        self.store.add(run.observations)
+
+    def changed(self, pairs: bytes) -> None:
+        self.store.add(self.writer().observe(self.rows.universe, pairs))

@@ -1,25 +1,72 @@
 """The screener's feature state: one ``FeatureUniverse`` over every node's instruments, fed
 the node's durable 1-minute bars (warm) and its live closes, and read as ``svc.feature_row``
-documents. Rows of an instrument come from one channel only, never mixed."""
+documents. Rows of an instrument come from one channel only, never mixed.
+
+A loop turn's live closes fold in one Rust call (:meth:`Rows.turn`, over the ``LiveBook`` that
+holds each instrument's feed and newest sequence): the close, and the writers of the stream and
+the observer, which listen as :class:`TurnListener`; every other change (a warm, a restore, a
+catch-up's close) calls each listener with the rows it changed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from spine._core import WIRE_VERSION, FeatureUniverse, ScreenTable
+from spine._core import (WIRE_VERSION, DeltaWriter, FeatureUniverse, LiveBook, ObservationWriter, ScreenTable, Turn,
+                         TurnRun)
 from spine.screener.instrument import feature_state
 from spine.screener.upstream import Bars
 
-__all__ = ["RESOLUTIONS", "Rows"]
+__all__ = ["RESOLUTIONS", "Rows", "Sequences", "TurnListener"]
 
 #: The seven resolutions of every instrument's rows, finest first.
 RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 _COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 MINUTE_NS = 60_000_000_000
+W = TypeVar("W", DeltaWriter, ObservationWriter, covariant=True)
+
+
+class TurnListener(Protocol[W]):
+    """A listener whose writer a live turn runs in Rust (the stream's ``DeltaWriter``, the
+    observer's ``ObservationWriter``): ``changed`` is its listener, ``writer`` its writer with
+    every instrument registered, ``took`` takes a turn's run in place of ``changed``."""
+
+    def changed(self, pairs: bytes) -> None: ...
+
+    def writer(self) -> W: ...
+
+    def took(self, run: TurnRun) -> None: ...
+
+
+class Sequences(MutableMapping[str, int]):
+    """The newest node sequence folded per instrument id, held in the rows' ``LiveBook`` (where
+    a live turn reads and raises it)."""
+
+    def __init__(self, book: LiveBook, index: dict[str, int]) -> None:
+        self._book, self._index = book, index
+
+    def __getitem__(self, instrument_id: str) -> int:
+        sequence = self._book.sequence(self._index[instrument_id])
+        if sequence is None:
+            raise KeyError(instrument_id)
+        return sequence
+
+    def __setitem__(self, instrument_id: str, sequence: int) -> None:
+        self._book.set_sequence(self._index[instrument_id], sequence)
+
+    def __delitem__(self, instrument_id: str) -> None:
+        if instrument_id not in self:
+            raise KeyError(instrument_id)
+        self._book.set_sequence(self._index[instrument_id], None)
+
+    def __iter__(self) -> Iterator[str]:
+        return (iid for iid, index in list(self._index.items()) if self._book.sequence(index) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 class Rows:
@@ -32,8 +79,10 @@ class Rows:
         self.ids: list[str] = []
         #: Per instrument, the channel its rows read and the node its bars come from.
         self.origin: dict[str, tuple[str, str]] = {}
+        #: Per instrument, its id, its node and the newest sequence it folded, as a turn reads them.
+        self.book = LiveBook()
         #: The newest sequence folded per instrument (the node's series numbering).
-        self.sequence: dict[str, int] = {}
+        self.sequence: MutableMapping[str, int] = Sequences(self.book, self.index)
         #: Live 1-minute closes folded since start.
         self.processed = 0
         #: Moves with every change to any row (a snapshot is consistent with one version).
@@ -43,6 +92,9 @@ class Rows:
         #: Called after every change with the rows it changed (``FeatureUniverse.close_minute``'s
         #: uint32 pairs), the version already moved on: the stream's deltas, the observations.
         self.listeners: list[Callable[[bytes], None]] = []
+        #: The listeners whose writers a live turn runs (set by the stream and the observer).
+        self.stream: TurnListener[DeltaWriter] | None = None
+        self.observer: TurnListener[ObservationWriter] | None = None
         self._table = ScreenTable()
         #: Instruments whose rows changed since the screen table last took them.
         self._stale: set[int] = set()
@@ -56,6 +108,7 @@ class Rows:
         index = self.universe.add(channel=channel, price_precision=instrument["price_precision"],
                                   size_precision=instrument["size_precision"])
         self.index[iid] = index
+        self.book.add(iid, source)
         self.ids.append(iid)
         self.origin[iid] = (channel, source)
         self.version += 1  # its (empty) rows are in every snapshot from now on
@@ -138,11 +191,34 @@ class Rows:
             changed.append(pairs)
         return b"".join(changed)
 
-    def _changed(self, pairs: bytes) -> None:
+    def turn(self, feed: str, payloads: list[bytes]) -> Turn:
+        """Fold a loop turn of feed ``feed``'s live close payloads (its node's base URL) in one
+        call (``LiveBook.turn``): each of its runs counts, steps the version and reaches the
+        listeners as a :meth:`close_many` run does. Where it stopped, the newest close offered
+        and its refusal (after the runs it completed) are the caller's to act on."""
+        stream, observer = self.stream, self.observer
+        turn = self.book.turn(self.universe, feed, payloads, self.version,
+                              deltas=None if stream is None else stream.writer(),
+                              observations=None if observer is None else observer.writer())
+        for run in turn.runs:
+            self.processed += run.bars
+            self._saw(run.newest)
+            self._changed(run.changed, run)
+        return turn
+
+    def _changed(self, pairs: bytes, run: TurnRun | None = None) -> None:
+        """Step the version and call the listeners; a turn's ``run`` goes to the listeners whose
+        writers made it, in their place."""
         self.version += 1
         self._stale.update(np.frombuffer(pairs, dtype="<u4")[0::2].tolist())
+        took: dict[Callable[[bytes], None], TurnListener[Any]] = {} if run is None else \
+            {listener.changed: listener for listener in (self.stream, self.observer) if listener is not None}
         for listener in self.listeners:
-            listener(pairs)
+            owner = took.get(listener)
+            if owner is None:
+                listener(pairs)
+            else:
+                owner.took(run)  # type: ignore[arg-type]
 
     def table(self) -> ScreenTable:
         """The screen table over every current row (rows changed since the last call re-read)."""

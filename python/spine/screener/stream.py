@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spine._core import DeltaWriter
+from spine._core import DeltaWriter, TurnRun
 from spine.fanout import FanOut
 from spine.http.streams import Egress
 from spine.screener.rows import RESOLUTIONS, Rows
@@ -38,7 +38,8 @@ class Subscribers:
 
 
 class RowStream:
-    """See the module docs. Listens to ``rows``: every change is published as it happens."""
+    """See the module docs. Listens to ``rows``: every change is published as it happens (a
+    live turn's events come framed from its Rust call)."""
 
     def __init__(self, rows: Rows, max_subscribers: int = 1_024) -> None:
         self.rows = rows
@@ -48,6 +49,7 @@ class RowStream:
         self._writer = DeltaWriter()
         self._registered = 0
         rows.listeners.append(self.changed)
+        rows.stream = self
 
     def egress_document(self) -> dict[str, int]:
         """``svc.screener_health.egress``."""
@@ -55,14 +57,23 @@ class RowStream:
         return {"subscribers": subscribers.open, "accepted": subscribers.accepted, "refused": subscribers.refused,
                 **self.egress.document()}
 
-    def changed(self, pairs: bytes) -> None:
-        """Publish the rows ``pairs`` changed (the writer takes every change, so that a delta is
-        always against what the stream last said of its row)."""
+    def writer(self) -> DeltaWriter:
+        """The delta writer, every instrument of the rows registered."""
         rows = self.rows
         while self._registered < len(rows.ids):
             self._writer.register(self._registered, rows.ids[self._registered])
             self._registered += 1
-        changed, documents = self._writer.deltas(rows.universe, pairs)
+        return self._writer
+
+    def took(self, run: TurnRun) -> None:
+        """Publish a live turn's run: its events, framed in Rust."""
+        self.fanout.publish_frames(run.frames)
+
+    def changed(self, pairs: bytes) -> None:
+        """Publish the rows ``pairs`` changed (the writer takes every change, so that a delta is
+        always against what the stream last said of its row)."""
+        rows = self.rows
+        changed, documents = self.writer().deltas(rows.universe, pairs)
         if not documents:
             return
         head = b"id: %d\nevent: delta\ndata: " % rows.version

@@ -8,9 +8,10 @@ Requests share the caller's pooled ``httpx.AsyncClient`` (its timeouts bound eve
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -103,6 +104,13 @@ class NodeClient:
         """The node's live 1-minute closes on ``channel`` (``svc.bar_envelope`` events, one bar
         each) until the stream ends or fails; heartbeats are skipped. ``on_open`` is called
         once the node has accepted the stream."""
+        async with contextlib.aclosing(self.close_payloads(channel, on_open)) as payloads:
+            async for payload in payloads:
+                yield json.loads(payload.decode())
+
+    async def close_payloads(self, channel: str,
+                             on_open: Callable[[], None] | None = None) -> AsyncGenerator[bytes, None]:
+        """:meth:`closes` as their raw ``data`` payloads (UTF-8), not decoded."""
         request = f"GET /v2/stream/bars?resolution=1m&channel={channel}"
         try:
             async with aconnect_sse(self._client, "GET", self.base_url + "/v2/stream/bars",
@@ -114,7 +122,7 @@ class NodeClient:
                     on_open()
                 async for event in source.aiter_sse():
                     if event.event == "bar":
-                        yield event.json()
+                        yield event.data.encode()
         except httpx.HTTPError as error:
             raise self._failed(request, error) from error
 

@@ -72,8 +72,8 @@ pub(crate) fn changed_rows(py: Python<'_>, changed: &[u8]) -> PyResult<Vec<Updat
 /// Per (instrument, resolution), the values last published; encodes the deltas of a close.
 #[pyclass(module = "spine._core", name = "DeltaWriter")]
 pub struct PyDeltaWriter {
-    inner: DeltaWriter,
-    out: Deltas,
+    pub(crate) inner: DeltaWriter,
+    pub(crate) out: Deltas,
 }
 
 #[pymethods]

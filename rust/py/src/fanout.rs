@@ -1,6 +1,7 @@
 //! The fan-out hub for Python (`Hub`): publish an encoded event once, drain a subscriber's
 //! pending events as one byte string. Waking waiting consumers is the caller's (asyncio's):
-//! `publish` names the subscribers whose queue was empty. Convert, call core, return.
+//! `publish` names the subscribers whose queue was empty; `publish_frames` offers a screener
+//! turn's events in one call. Convert, call core, return.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use spine_core::fanout::{Filter, Hub, SubscriberId, DEFAULT_QUEUE};
 
 use crate::errors::hub_error;
 use crate::int_args;
+use crate::turn::PyFrames;
 
 /// Subscribers, each with one bounded queue (oldest dropped first) and a keep-predicate.
 #[pyclass(module = "spine._core", name = "Hub")]
@@ -72,6 +74,30 @@ impl PyHub {
             .publish(kind, instrument_id, &event, &mut self.woken)
             .map_err(|e| hub_error(py, &e))?;
         Ok(self.woken.clone())
+    }
+
+    /// Offer a turn's stream events in order, as `publish` one after the other (detached).
+    /// Returns the ids whose queue was empty at their first event, each once.
+    fn publish_frames(
+        &mut self,
+        py: Python<'_>,
+        frames: PyRef<'_, PyFrames>,
+    ) -> PyResult<Vec<SubscriberId>> {
+        let (hub, woken, frames) = (&mut self.inner, &mut self.woken, &frames.frames);
+        woken.clear();
+        py.detach(|| {
+            frames.iter().try_for_each(|f| {
+                hub.publish(f.resolution.name(), &f.instrument, &f.bytes, woken)
+                    .map(drop)
+            })
+        })
+        .map_err(|e| hub_error(py, &e))?;
+        let mut seen = std::collections::HashSet::with_capacity(woken.len());
+        Ok(woken
+            .iter()
+            .copied()
+            .filter(|id| seen.insert(*id))
+            .collect())
     }
 
     /// Up to `max_events` pending events (all by default), oldest first, as one byte string.

@@ -60,6 +60,15 @@ pub fn sequence(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     narrow(value, "a sequence number, an integer 0..2^64-1")
 }
 
+/// An optional sequence number (None stays None).
+pub fn sequence_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        sequence(value).map(Some)
+    }
+}
+
 /// A fixed-point mantissa (a price or a volume at its precision).
 pub fn mantissa(value: &Bound<'_, PyAny>) -> PyResult<i64> {
     narrow(value, "a mantissa, an integer -2^63..2^63-1")

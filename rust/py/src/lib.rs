@@ -19,6 +19,7 @@ mod ohlcv;
 mod screener;
 mod series;
 mod strategy;
+mod turn;
 mod universe;
 mod walk;
 
@@ -47,6 +48,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<observations::PyObservationWriter>()?;
     m.add_class::<fanout::PyHub>()?;
     m.add_class::<screener::PyScreenTable>()?;
+    m.add_class::<turn::PyLiveBook>()?;
+    m.add_class::<turn::PyTurn>()?;
+    m.add_class::<turn::PyTurnRun>()?;
+    m.add_class::<turn::PyFrames>()?;
     strategy::register(m)?;
     Ok(())
 }

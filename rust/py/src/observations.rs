@@ -14,7 +14,7 @@ use crate::universe::PyFeatureUniverse;
 /// Per (instrument, resolution), the values the patterns read at the newest bar.
 #[pyclass(module = "spine._core", name = "ObservationWriter")]
 pub struct PyObservationWriter {
-    inner: ObservationWriter,
+    pub(crate) inner: ObservationWriter,
 }
 
 #[pymethods]

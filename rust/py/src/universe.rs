@@ -16,7 +16,10 @@ use crate::ohlcv::{column, Ohlcv, Refusal};
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
 /// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
 /// the bytes object.
-fn updated_bytes<'py>(py: Python<'py>, updated: &[Updated]) -> PyResult<Bound<'py, PyBytes>> {
+pub(crate) fn updated_bytes<'py>(
+    py: Python<'py>,
+    updated: &[Updated],
+) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, updated.len() * 8, |out| {
         for (pair, u) in out.chunks_exact_mut(8).zip(updated) {
             pair[..4].copy_from_slice(&u.instrument.to_le_bytes());

@@ -1,12 +1,14 @@
-//! Canonical JSON (pinned decision 2): the writer, the strict parser for JSON text, and the
-//! small value tree the parser produces.
+//! Canonical JSON (pinned decision 2): the writer, the strict parser for JSON text (and the
+//! cursor it reads tokens with), and the small value tree the parser produces.
 
+mod cursor;
 mod error;
 mod parser;
 mod string;
 mod value;
 mod writer;
 
+pub use cursor::Cursor;
 pub use error::{JsonError, JsonErrorKind, PathSegment};
 pub use parser::parse;
 pub use string::write_string;

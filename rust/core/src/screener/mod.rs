@@ -2,7 +2,8 @@
 //! screen definitions compiled against its registry, filter / sort / rank over the columns)
 //! and publishing (the values last published per (instrument, resolution), and after a minute
 //! close the `svc.feature_row_delta` documents of the rows that changed, encoded once) and
-//! observing (the `svc.pattern_observation` documents of the patterns those rows made).
+//! observing (the `svc.pattern_observation` documents of the patterns those rows made), and
+//! the live minute close that runs them all in one call per loop turn ([`Turn`]).
 //!
 //! Imports point one way: this module reads [`crate::features`] (value types, and rows through
 //! [`crate::features::Universe::for_each_value`] like any other reader), [`crate::decimal`]
@@ -22,6 +23,7 @@ pub(crate) mod members;
 mod observations;
 mod patterns;
 mod table;
+mod turn;
 
 #[cfg(test)]
 mod delta_tests;
@@ -38,3 +40,4 @@ pub use eval::Ranked;
 pub use observations::{Observation, ObservationWriter};
 pub use patterns::Pattern;
 pub use table::{Cell, ScreenTable};
+pub use turn::{Book, Frame, LiveBar, Outcome, Run, Stop, Turn};
