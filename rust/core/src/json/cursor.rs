@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use super::error::{JsonError, JsonErrorKind};
+use super::string::plain_len;
 use super::MAX_DEPTH;
 
 pub(super) fn syntax(detail: impl Into<String>) -> JsonError {
@@ -17,6 +18,9 @@ pub(super) fn syntax(detail: impl Into<String>) -> JsonError {
 #[derive(Debug, Clone)]
 pub struct Cursor<'a> {
     bytes: &'a [u8],
+    /// The text as a `str` when it is known to be UTF-8 (strings are then not checked one by
+    /// one).
+    text: Option<&'a str>,
     pos: usize,
 }
 
@@ -24,7 +28,21 @@ impl<'a> Cursor<'a> {
     /// A cursor at the start of `bytes`.
     #[must_use]
     pub fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, pos: 0 }
+        Self {
+            bytes,
+            text: None,
+            pos: 0,
+        }
+    }
+
+    /// A cursor at the start of `text` (checked UTF-8 already, so strings are not again).
+    #[must_use]
+    pub fn on_str(text: &'a str) -> Self {
+        Self {
+            bytes: text.as_bytes(),
+            text: Some(text),
+            pos: 0,
+        }
     }
 
     /// The byte offset of the cursor.
@@ -298,17 +316,8 @@ impl<'a> Cursor<'a> {
         let mut out: Option<String> = None;
         loop {
             let run_start = self.pos;
-            while matches!(self.peek(), Some(b) if b != b'"' && b != b'\\' && b >= 0x20) {
-                self.pos += 1;
-            }
-            let bytes: &'a [u8] = self.bytes;
-            let run = std::str::from_utf8(&bytes[run_start..self.pos]).map_err(|e| {
-                let at = run_start + e.valid_up_to();
-                JsonError::new(
-                    JsonErrorKind::InvalidUtf8,
-                    format!("invalid UTF-8 at byte {at}"),
-                )
-            })?;
+            self.pos += plain_len(&self.bytes[run_start..]);
+            let run = self.run(run_start)?;
             match self.peek() {
                 Some(b'"') => {
                     self.pos += 1;
@@ -334,6 +343,22 @@ impl<'a> Cursor<'a> {
                 None => return Err(syntax("unterminated string")),
             }
         }
+    }
+
+    /// The string characters from `start` to the cursor, checked as UTF-8 unless the whole
+    /// text was (the run ends on an ASCII byte, so it never cuts a character).
+    fn run(&self, start: usize) -> Result<&'a str, JsonError> {
+        let invalid = |at: usize| {
+            JsonError::new(
+                JsonErrorKind::InvalidUtf8,
+                format!("invalid UTF-8 at byte {at}"),
+            )
+        };
+        if let Some(text) = self.text {
+            return text.get(start..self.pos).ok_or_else(|| invalid(start));
+        }
+        let bytes: &'a [u8] = self.bytes;
+        std::str::from_utf8(&bytes[start..self.pos]).map_err(|e| invalid(start + e.valid_up_to()))
     }
 
     fn escape(&mut self, out: &mut String) -> Result<(), JsonError> {

@@ -1,5 +1,6 @@
 //! JSON string escaping (pinned decision 2): only `"`, `\` and C0 controls are escaped, and
-//! the word-at-a-time checks that let plain strings be copied whole.
+//! the word-at-a-time checks that let plain strings be copied whole (and read whole: the
+//! cursor finds where a string's plain run ends with them).
 
 /// Escape class per byte: 0 = emit raw, otherwise the byte after the backslash (`u` = \u00xx).
 static ESCAPE: [u8; 256] = {
@@ -55,6 +56,23 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// How many bytes from the start need no escaping: the length of a run of plain string
+/// characters, up to a `"`, `\\` or control byte (or the end), eight bytes per step.
+pub(super) fn plain_len(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let flags = escape_flags(word(bytes, at));
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at + bytes[at..]
+        .iter()
+        .position(|&b| ESCAPE[b as usize] != 0)
+        .unwrap_or(bytes.len() - at)
 }
 
 /// Whether any byte needs escaping (`"`, `\\` or below 0x20).

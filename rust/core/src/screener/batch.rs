@@ -1,6 +1,8 @@
 //! What one call of the delta writer encoded: per thread that encoded, its documents back to
 //! back in one buffer, with where each ends and its row.
 
+use std::sync::Arc;
+
 use crate::features::{FeatureValue, Updated};
 use crate::json::CanonicalWriter;
 
@@ -10,6 +12,8 @@ pub struct Deltas {
     pub(super) parts: Vec<Part>,
     /// Parts in use (the rest keep their allocations for the next call).
     used: usize,
+    /// The SSE head documents are framed with (see [`Self::frame`]).
+    pub(super) framing: Option<Box<[u8]>>,
 }
 
 /// One thread's documents.
@@ -22,6 +26,8 @@ pub(super) struct Part {
     pub(super) rows: Vec<Updated>,
     /// The current row being compared, by place in the writer's keys.
     pub(super) current: Vec<Option<FeatureValue>>,
+    /// When framing: each document's row and SSE event (`None`: the row has no bar yet).
+    pub(super) frames: Vec<(Updated, Option<Arc<[u8]>>)>,
 }
 
 impl Part {
@@ -29,6 +35,7 @@ impl Part {
         self.writer.clear();
         self.ends.clear();
         self.rows.clear();
+        self.frames.clear();
     }
 
     fn iter(&self) -> impl Iterator<Item = (Updated, &[u8])> {
@@ -50,6 +57,21 @@ impl Deltas {
             part.clear();
         }
         self.used = parts;
+    }
+
+    /// Frame the documents of the next calls as SSE events headed `framing` (`id: ..\nevent:
+    /// delta\ndata: `), kept instead of the documents (see [`Self::take_frames`]); `None`
+    /// keeps the documents again.
+    pub fn frame(&mut self, framing: Option<&[u8]>) {
+        self.framing = framing.map(Into::into);
+    }
+
+    /// The framed events of the last call, in the order the rows changed, each with its row
+    /// (`None`: a row with no bar yet, which a delta cannot stamp), taken out.
+    pub fn take_frames(&mut self) -> impl Iterator<Item = (Updated, Option<Arc<[u8]>>)> + '_ {
+        self.parts[..self.used]
+            .iter_mut()
+            .flat_map(|part| part.frames.drain(..))
     }
 
     /// Documents held.

@@ -15,7 +15,8 @@
 //! (a registry change) retires the keys it lacks; [`DeltaWriter::refresh`] publishes that
 //! change for every row at once.
 
-use super::batch::{Deltas, Part};
+use super::batch::Deltas;
+use super::delta_rows::{Published, Shared};
 use super::encode::{self, KeyPieces};
 use super::ids::registered;
 use crate::bars::{Bar, Resolution};
@@ -26,7 +27,7 @@ use crate::features::{FeatureError, FeatureValue, Universe, Updated};
 const RESOLUTIONS: usize = Resolution::ALL.len();
 
 /// The published side of a screener's feature rows (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct DeltaWriter {
     /// Per instrument index, the document's head (its id rendered), once registered.
     heads: Vec<Option<Box<[u8]>>>,
@@ -209,6 +210,20 @@ impl DeltaWriter {
         rows: &[Updated],
         out: &mut Deltas,
     ) -> Result<(), FeatureError> {
+        let framing = out.framing.take();
+        let encoded = self.encode_framed(universe, rows, out, framing.as_deref());
+        out.framing = framing;
+        encoded
+    }
+
+    /// [`Self::encode`], each document framed with `framing` when given.
+    fn encode_framed(
+        &mut self,
+        universe: &Universe,
+        rows: &[Updated],
+        out: &mut Deltas,
+        framing: Option<&[u8]>,
+    ) -> Result<(), FeatureError> {
         self.adopt_keys(universe);
         let width = self.keys.len();
         let shared = Shared {
@@ -217,6 +232,7 @@ impl DeltaWriter {
             pieces: &self.pieces,
             place: &self.place,
             width,
+            framing,
         };
         let ordered = rows.windows(2).all(|p| p[0].instrument <= p[1].instrument);
         let threads = if ordered && rows.len() >= PARALLEL_MIN {
@@ -296,101 +312,3 @@ const PARALLEL_MIN: usize = 512;
 
 /// At most this many threads encode one call.
 const MAX_THREADS: usize = 8;
-
-/// The published side of a run of whole instruments: values and close times.
-struct Published<'a> {
-    values: &'a mut [Option<FeatureValue>],
-    stamps: &'a mut [Option<u64>],
-}
-
-/// What every part reads.
-struct Shared<'a> {
-    universe: &'a Universe,
-    heads: &'a [Option<Box<[u8]>>],
-    pieces: &'a [KeyPieces],
-    place: &'a [usize],
-    width: usize,
-}
-
-impl Shared<'_> {
-    /// Encode `rows` into `part`; `published` holds the rows of instruments from `first` on.
-    fn encode(
-        &self,
-        rows: &[Updated],
-        first: usize,
-        mut published: Published<'_>,
-        part: &mut Part,
-    ) -> Result<(), FeatureError> {
-        part.current.resize(self.width, None);
-        for &row in rows {
-            self.encode_row(row, first, &mut published, part)?;
-        }
-        Ok(())
-    }
-
-    /// One row's delta, if any value or its close time changed; what it carries becomes the
-    /// published row.
-    fn encode_row(
-        &self,
-        row: Updated,
-        first: usize,
-        published: &mut Published<'_>,
-        part: &mut Part,
-    ) -> Result<(), FeatureError> {
-        let width = self.width;
-        let current = &mut part.current;
-        current.fill(None);
-        let mut visited = 0;
-        self.universe
-            .for_each_value(row.instrument, row.resolution, |_, value| {
-                current[self.place[visited]] = Some(value);
-                visited += 1;
-            })?;
-        let i = row.instrument as usize;
-        let slot = (i - first) * RESOLUTIONS + row.resolution as usize;
-        let ts_event = self
-            .universe
-            .last_ts_event(row.instrument, row.resolution)?;
-        let stamp = &mut published.stamps[slot];
-        let published = &mut published.values[slot * width..(slot + 1) * width];
-        let w = &mut part.writer;
-        let start = w.pos();
-        let head = self.heads[i].as_deref().unwrap_or_default();
-        // A moved close time alone makes a document (with no operations): a client's row keeps
-        // the close time a snapshot shows.
-        let mut opened = *stamp != ts_event;
-        if opened {
-            w.at(start).raw(head);
-        }
-        let mut operations = 0;
-        for (k, (was, now)) in published.iter_mut().zip(current.iter()).enumerate() {
-            if was == now {
-                continue;
-            }
-            if !opened {
-                w.at(start).raw(head);
-                opened = true;
-            }
-            if operations > 0 {
-                w.comma();
-            }
-            operations += 1;
-            match now {
-                Some(value) => {
-                    w.raw(&self.pieces[k].upsert);
-                    encode::value(w, *value);
-                    w.raw(b"}");
-                }
-                None => w.raw(&self.pieces[k].retire),
-            }
-            *was = *now;
-        }
-        if opened {
-            *stamp = ts_event;
-            encode::tail(w, row.resolution, ts_event.unwrap_or(0));
-            part.ends.push(w.pos());
-            part.rows.push(row);
-        }
-        Ok(())
-    }
-}

@@ -12,6 +12,7 @@
 mod batch;
 mod column;
 mod definition;
+mod delta_rows;
 mod deltas;
 mod encode;
 mod error;

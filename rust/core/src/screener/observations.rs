@@ -68,7 +68,7 @@ struct Held {
 }
 
 /// The observing side of a screener's feature rows (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ObservationWriter {
     /// Per instrument index, its id once registered.
     ids: Vec<Option<Box<str>>>,

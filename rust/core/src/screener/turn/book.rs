@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::features::FeatureError;
 
 /// See the module docs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Book {
     /// Instrument index by id.
     index: HashMap<Arc<str>, u32>,

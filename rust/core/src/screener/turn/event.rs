@@ -9,7 +9,8 @@
 //! it refuses more than it must: any JSON the strict parser refuses, a member it takes given
 //! twice (Python keeps the last), a bars member that is not an array, a sequence that is not a
 //! non-negative integer, a price that is not exact at the instrument's precision, and a close
-//! before the first minute (its observed minute would start before 0).
+//! before the first minute (its observed minute would start before 0). A payload that is not
+//! UTF-8 as a whole is refused before it is read.
 
 use std::borrow::Cow;
 
@@ -57,7 +58,8 @@ pub(super) fn read(
     book: &Book,
     universe: &Universe,
 ) -> Result<Event, Refused> {
-    let mut cursor = Cursor::new(payload);
+    let text = std::str::from_utf8(payload).map_err(|_| Refused)?;
+    let mut cursor = Cursor::on_str(text);
     cursor.skip_ws();
     let (mut id, mut bars): (Option<Cow<'_, str>>, Option<Cursor<'_>>) = (None, None);
     members(&mut cursor, |key, value| {

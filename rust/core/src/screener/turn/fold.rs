@@ -4,6 +4,8 @@
 //! then what the rows' listeners made of the change: the stream's events (deltas, and a whole
 //! row for a changed row with no bar yet) and the observer's pattern documents.
 
+use std::sync::Arc;
+
 use super::event::LiveBar;
 use super::frame::{self, Frame};
 use super::Turn;
@@ -94,24 +96,22 @@ impl Turn<'_> {
     /// The listeners' part of a run at `version`: the stream's events, then the observer's.
     fn listen(&mut self, run: &mut Run, version: u64) -> Result<(), FeatureError> {
         if let Some((writer, deltas)) = self.deltas.as_mut() {
-            writer.deltas(self.universe, &run.changed, deltas)?;
-            let mut scratch = Vec::with_capacity(4096);
-            run.frames.reserve(deltas.len());
-            for (row, document) in deltas.iter() {
+            deltas.frame(Some(&frame::head(version, "delta")));
+            let written = writer.deltas(self.universe, &run.changed, deltas);
+            for (row, event) in deltas.take_frames() {
                 let instrument = self.book.name(row.instrument)?;
-                let bytes = match self
-                    .universe
-                    .last_ts_event(row.instrument, row.resolution)?
-                {
-                    Some(_) => frame::delta(version, document, &mut scratch),
+                let bytes = match event {
+                    Some(bytes) => bytes,
                     None => frame::row(version, self.universe, row, instrument)?,
                 };
                 run.frames.push(Frame {
                     resolution: row.resolution,
-                    instrument: std::sync::Arc::clone(instrument),
+                    instrument: Arc::clone(instrument),
                     bytes,
                 });
             }
+            deltas.frame(None);
+            written?;
         }
         if let Some(writer) = self.observations.as_mut() {
             writer.observe(self.universe, &run.changed, &mut run.observations)?;

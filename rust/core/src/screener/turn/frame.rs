@@ -22,22 +22,15 @@ pub struct Frame {
     pub bytes: Arc<[u8]>,
 }
 
-/// `id: <version>\nevent: <event>\ndata: ` into `out` (cleared).
-fn head(out: &mut Vec<u8>, version: u64, event: &str) {
-    out.clear();
+/// `id: <version>\nevent: <event>\ndata: `: what the delta writer frames a `delta` with.
+pub(super) fn head(version: u64, event: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(48);
     out.extend_from_slice(b"id: ");
     out.extend_from_slice(itoa::Buffer::new().format(version).as_bytes());
     out.extend_from_slice(b"\nevent: ");
     out.extend_from_slice(event.as_bytes());
     out.extend_from_slice(b"\ndata: ");
-}
-
-/// A `delta` event of `document` at `version` (`scratch`: a buffer to write it in).
-pub(super) fn delta(version: u64, document: &[u8], scratch: &mut Vec<u8>) -> Arc<[u8]> {
-    head(scratch, version, "delta");
-    scratch.extend_from_slice(document);
-    scratch.extend_from_slice(b"\n\n");
-    Arc::from(&scratch[..])
+    out
 }
 
 /// A `row` event of `row` (of instrument `instrument_id`) at `version`.
@@ -73,8 +66,7 @@ pub(super) fn row(
         wire_value(&mut w, value);
     }
     w.raw(b"}}");
-    let mut out = Vec::with_capacity(w.as_bytes().len() + 40);
-    head(&mut out, version, "row");
+    let mut out = head(version, "row");
     out.extend_from_slice(w.as_bytes());
     out.extend_from_slice(b"\n\n");
     Ok(Arc::from(out))

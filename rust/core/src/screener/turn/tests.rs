@@ -299,7 +299,10 @@ fn the_reader_refuses_what_the_per_event_path_may_read_otherwise() {
     ] {
         assert_eq!(read_one(&refused), Err(Refused), "{refused}");
     }
-    let early = r#"{"instrument_id":"I0.SIM","bars":[{"sequence":1,"ts_event":"1","open":"1","high":"1","low":"1","close":"1","volume":"1"}]}"#;
+    let early = concat!(
+        r#"{"instrument_id":"I0.SIM","bars":[{"sequence":1,"ts_event":"1","open":"1","high":"1","#,
+        r#""low":"1","close":"1","volume":"1"}]}"#
+    );
     assert_eq!(read_one(early), Err(Refused));
 }
 
@@ -343,7 +346,12 @@ mod property_tests {
 
         /// No payload panics: cut, spliced or flipped anywhere, a payload is read or refused.
         #[test]
-        fn no_payload_panics(cut in 0usize..600, at in 0usize..600, byte in any::<u8>(), noise in proptest::collection::vec(any::<u8>(), 0..40)) {
+        fn no_payload_panics(
+            cut in 0usize..600,
+            at in 0usize..600,
+            byte in any::<u8>(),
+            noise in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
             let mut rows = rows(2, 2);
             let well = payload(0, 3);
             let mut spliced = well.clone();

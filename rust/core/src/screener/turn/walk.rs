@@ -9,8 +9,16 @@
 use std::collections::HashMap;
 
 use super::book::Book;
-use super::event::{read, Event, LiveBar};
+use super::event::{read, Event, LiveBar, Refused};
+use crate::features::universe::threads::{pool, THREADS};
 use crate::features::Universe;
+
+/// Payloads at least this many are read on the close's threads (a large turn: a minute's
+/// closes of many instruments), in as many slices.
+const PARALLEL_MIN: usize = 256;
+
+/// At most this many threads read one turn.
+const MAX_THREADS: usize = 8;
 
 /// Where a walk (and so a turn) stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +58,11 @@ pub(super) fn walk(payloads: &[&[u8]], feed: &str, book: &Book, universe: &Unive
         stop: Stop::End,
     };
     let mut queued: HashMap<u32, u64> = HashMap::new();
-    for (k, payload) in payloads.iter().enumerate() {
-        let bars = match read(payload, feed, book, universe) {
+    for (k, event) in read_all(payloads, feed, book, universe)
+        .into_iter()
+        .enumerate()
+    {
+        let bars = match event {
             Err(_) => {
                 return Walk {
                     bars: Vec::new(),
@@ -93,4 +104,35 @@ pub(super) fn walk(payloads: &[&[u8]], feed: &str, book: &Book, universe: &Unive
         out.bars.extend(bars);
     }
     out
+}
+
+/// Every payload read, in order: a large turn in slices on the close's threads (reading is
+/// pure, so a payload after the walk's stop is read for nothing, and that is all).
+fn read_all(
+    payloads: &[&[u8]],
+    feed: Option<u32>,
+    book: &Book,
+    universe: &Universe,
+) -> Vec<Result<Event, Refused>> {
+    let one = |payload: &&[u8]| read(payload, feed, book, universe);
+    let threads = (*THREADS).min(MAX_THREADS);
+    let pool = (payloads.len() >= PARALLEL_MIN && threads > 1)
+        .then(pool)
+        .flatten();
+    let Some(pool) = pool else {
+        return payloads.iter().map(one).collect();
+    };
+    let mut parts: Vec<Vec<Result<Event, Refused>>> = (0..threads).map(|_| Vec::new()).collect();
+    let slices = payloads.chunks(payloads.len().div_ceil(threads));
+    pool.in_place_scope(|scope| {
+        let mut jobs = slices.zip(parts.iter_mut());
+        let here = jobs.next();
+        for (slice, out) in jobs {
+            scope.spawn(move |_| *out = slice.iter().map(one).collect());
+        }
+        if let Some((slice, out)) = here {
+            *out = slice.iter().map(one).collect();
+        }
+    });
+    parts.into_iter().flatten().collect()
 }
