@@ -54,6 +54,11 @@ class Sequences(MutableMapping[str, int]):
             raise KeyError(instrument_id)
         return sequence
 
+    def get(self, instrument_id: str, default: Any = None) -> Any:
+        index = self._index.get(instrument_id)
+        sequence = None if index is None else self._book.sequence(index)
+        return default if sequence is None else sequence
+
     def __setitem__(self, instrument_id: str, sequence: int) -> None:
         self._book.set_sequence(self._index[instrument_id], sequence)
 
@@ -160,7 +165,7 @@ class Rows:
             ts = int(bars["ts_event"][k])
             self.universe.observe(index, ts - MINUTE_NS, ts)
             changed.append(self.universe.close_minute(instrument, *(bars[c][k:k + 1] for c in _COLUMNS)))
-            self.sequence[instrument_id] = max(self.sequence.get(instrument_id, 0), int(bars["sequence"][k]))
+            self.book.raise_sequences([index], [int(bars["sequence"][k])])
             self.processed += 1
             self._saw(ts)
         pairs = b"".join(changed)
@@ -175,16 +180,14 @@ class Rows:
         order, which lets a large minute split across threads), one version step and one
         listener call each."""
         indexes = np.array([self.index[iid] for iid in instrument_ids], dtype=np.uint32)
-        changed, sequences, sequence = [], bars["sequence"].tolist(), self.sequence
+        changed, sequences = [], bars["sequence"]
         for run in _distinct_runs(indexes):
             order = run[np.argsort(indexes[run], kind="stable")]
             ts = bars["ts_event"][order]
             for index, end in zip(indexes[order].tolist(), ts.tolist(), strict=True):
                 self.universe.observe(index, end - MINUTE_NS, end)
             pairs = self.universe.close_minute(indexes[order], ts, *(bars[c][order] for c in _COLUMNS[1:]))
-            for k in run.tolist():
-                iid = instrument_ids[k]
-                sequence[iid] = max(sequence.get(iid, 0), sequences[k])
+            self.book.raise_sequences(indexes[run].tolist(), sequences[run].tolist())
             self.processed += len(run)
             self._saw(int(ts.max()))
             self._changed(pairs)

@@ -56,6 +56,17 @@ impl PyLiveBook {
         to_py(py, self.inner.set_sequence(index, sequence))
     }
 
+    /// Raise each of `indexes`' newest sequence to the matching one of `sequences` (a fold
+    /// took those bars), as `max(held, sequence)`.
+    fn raise_sequences(
+        &mut self,
+        py: Python<'_>,
+        indexes: Vec<u32>,
+        sequences: Vec<u64>,
+    ) -> PyResult<()> {
+        to_py(py, self.inner.raise_all(&indexes, &sequences))
+    }
+
     /// Take one loop turn of feed `feed`'s event payloads, the rows at `version`: close
     /// `universe`, and with `deltas` / `observations` (every instrument registered) frame the
     /// stream's events and write the observer's documents.

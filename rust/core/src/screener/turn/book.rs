@@ -114,6 +114,31 @@ impl Book {
         Ok(())
     }
 
+    /// Raise instrument `indexes[k]`'s sequence to `sequences[k]` for each `k` (a fold took
+    /// those bars).
+    ///
+    /// # Errors
+    /// [`FeatureError::UnknownInstrument`] (nothing is raised), or
+    /// [`FeatureError::LengthMismatch`].
+    pub fn raise_all(&mut self, indexes: &[u32], sequences: &[u64]) -> Result<(), FeatureError> {
+        if indexes.len() != sequences.len() {
+            return Err(FeatureError::LengthMismatch {
+                expected: indexes.len(),
+                lengths: vec![sequences.len()],
+            });
+        }
+        if let Some(&index) = indexes.iter().find(|&&i| i as usize >= self.len()) {
+            return Err(FeatureError::UnknownInstrument {
+                index: index as usize,
+                len: self.len(),
+            });
+        }
+        for (&index, &sequence) in indexes.iter().zip(sequences) {
+            self.raise(index, sequence);
+        }
+        Ok(())
+    }
+
     /// Raise instrument `index`'s sequence to `sequence` (a fold took that bar); an index
     /// outside the book is ignored (the walk only names held ones).
     pub(super) fn raise(&mut self, index: u32, sequence: u64) {
