@@ -13,8 +13,9 @@ Targets (issue 34): a day minute under 2 ms, midnight under 8 ms.
   the strict reader refuses): ``json.loads`` per payload, the bar columns parsed per event,
   one ``Rows.close_many``, then per changed row a frame built in Python and a publish.
 
-Both queue the same bytes (ids included) and keep the same observations, rows and sequences
-(checked before timing). Each round's setup (untimed) copies the universe warmed up to the
+Each runs with the observer (as the process does) and without it (``...-alone``, the case the
+issue's targets and ``bench_screener_close.py`` measure). Both queue the same bytes (ids
+included) and keep the same observations, rows and sequences (checked before timing). Each round's setup (untimed) copies the universe warmed up to the
 day's start, closes the day's minutes before the timed one, and publishes every row once.
 Smoke mode (CI): SPINE_BENCH_INSTRUMENTS=5 and --benchmark-disable.
 """
@@ -73,10 +74,10 @@ def _payloads(bars: list[Any]) -> list[bytes]:
     return out
 
 
-def _setup(bars: list[Any]) -> tuple[NodeFeed, Subscription, Observations]:
+def _setup(bars: list[Any], observer: bool = True) -> tuple[NodeFeed, Subscription, Observations]:
     """A feed over rows just before ``bars`` (every sequence one below the minute's), a
     RowStream with one subscriber that has taken every row's first publication (as after a
-    warm), and an Observer."""
+    warm), and an Observer unless ``observer`` is False."""
     rows = Rows()
     feed = NodeFeed(_Node(), rows, channel="EXTERNAL", concurrency=1, backoff=(1.0, 1.0))  # type: ignore[arg-type]
     for iid in IDS:
@@ -88,7 +89,8 @@ def _setup(bars: list[Any]) -> tuple[NodeFeed, Subscription, Observations]:
     stream = RowStream(rows)
     subscription = stream.fanout.subscribe(capacity=CAPACITY)
     store = Observations()
-    Observer(rows, store)
+    if observer:
+        Observer(rows, store)
     rows._changed(np.array([(i, r) for i in range(INSTRUMENTS) for r in range(len(RESOLUTIONS))],
                            dtype="<u4").tobytes())
     subscription.drain()
@@ -113,10 +115,12 @@ def _per_event(feed: NodeFeed, payloads: list[bytes]) -> None:
 
 
 @pytest.mark.parametrize("minute", MINUTES)
-def test_both_paths_queue_and_keep_the_same(minute: str) -> None:
+@pytest.mark.parametrize("observer", [True, False])
+def test_both_paths_queue_and_keep_the_same(minute: str, observer: bool) -> None:
     bars = MINUTES[minute]
     payloads = _payloads(bars)
-    (ours, ours_queue, ours_store), (theirs, theirs_queue, theirs_store) = _setup(bars), _setup(bars)
+    (ours, ours_queue, ours_store), (theirs, theirs_queue, theirs_store) = (_setup(bars, observer)
+                                                                            for _ in range(2))
     _turn(ours, payloads)
     _per_event(theirs, payloads)
     queued = ours_queue.drain()
@@ -131,24 +135,27 @@ def test_both_paths_queue_and_keep_the_same(minute: str) -> None:
             assert ours.rows.row(iid, r) == theirs.rows.row(iid, r), (iid, r)
 
 
+RIVALS = ["spine", "per-event", "spine-alone", "per-event-alone"]
+
+
 @pytest.mark.benchmark(group="screener-turn-midnight")
-@pytest.mark.parametrize("rival", ["spine", "per-event"])
+@pytest.mark.parametrize("rival", RIVALS)
 def test_midnight_turn(benchmark: BenchmarkFixture, rival: str) -> None:
     _bench(benchmark, rival, _BARS)
 
 
 @pytest.mark.benchmark(group="screener-turn-day-minute")
-@pytest.mark.parametrize("rival", ["spine", "per-event"])
+@pytest.mark.parametrize("rival", RIVALS)
 def test_day_minute_turn(benchmark: BenchmarkFixture, rival: str) -> None:
     _bench(benchmark, rival, _LAST)
 
 
 def _bench(benchmark: BenchmarkFixture, rival: str, bars: list[Any]) -> None:
     payloads = _payloads(bars)
-    run = {"spine": _turn, "per-event": _per_event}[rival]
+    run = {"spine": _turn, "per-event": _per_event}[rival.removesuffix("-alone")]
 
     def setup() -> tuple[tuple[NodeFeed, list[bytes]], dict[str, Any]]:
-        feed, _, _ = _setup(bars)
+        feed, _, _ = _setup(bars, observer=not rival.endswith("-alone"))
         return (feed, payloads), {}
 
     benchmark.pedantic(run, setup=setup, rounds=10, iterations=1)
