@@ -27,7 +27,7 @@ HEADING = re.compile(r"^#{1,6}\s")
 
 def bullets(text: str) -> Iterator[tuple[int, str]]:
     """Each bullet with its first line number, wrapped lines joined by one space."""
-    start, parts = 0, []
+    start, parts = 0, list[str]()
     for number, line in enumerate(text.splitlines(), 1):
         # A wrapped bullet goes on in indented lines, so its length is that of all of them.
         if parts and line.startswith((" ", "\t")) and line.strip() and not BULLET.match(line):
@@ -85,7 +85,7 @@ def check_readme(root: Path) -> list[str]:
     layout = section((root / "README.md").read_text(encoding="utf-8"), LAYOUT_HEADING)
     if not layout:
         return [f"README.md: no '{LAYOUT_HEADING}' section"]
-    failures = []
+    failures: list[str] = []
     if len(layout) > LAYOUT_MAX_LINES:
         failures.append(f"README.md: the layout section has {len(layout)} lines (at most {LAYOUT_MAX_LINES})")
     entries = python_entries(layout)
@@ -101,7 +101,7 @@ def ignored(name: str) -> bool:
 
 def suite_folders(root: Path) -> list[str]:
     """Every folder under tests/ that holds a file, as a path relative to tests/ (`unit/jobs`)."""
-    tests, folders = root / "tests", []
+    tests, folders = root / "tests", list[str]()
     for directory, subdirectories, files in os.walk(tests):
         subdirectories[:] = sorted(name for name in subdirectories if not ignored(name))
         if Path(directory) != tests and any(not ignored(name) for name in files):
