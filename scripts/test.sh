@@ -38,6 +38,6 @@ SPINE_BENCH_INSTRUMENTS=5 SPINE_BENCH_BACKTEST_BARS=2000 SPINE_BENCH_QUEUE_BARS=
 step "python: tests"
 # Exit code 5 means pytest collected nothing: for this suite that is a failure, said plainly.
 status=0
-.venv/bin/python -m pytest -q || status=$?
+.venv/bin/python -m pytest -q --durations=25 || status=$?
 if [ "$status" -eq 5 ]; then echo "test: pytest collected no tests" >&2; exit 1; fi
 exit "$status"
