@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any, ParamSpec, TypeVar, cast
 
 import msgspec
 
@@ -36,6 +36,7 @@ from spine.gateway.strategies import IDENTITY
 
 __all__ = ["BacktestHandlers", "execution_config"]
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 _encode = msgspec.json.Encoder().encode
@@ -254,10 +255,10 @@ class BacktestHandlers:
         return job
 
 
-def _refused(step: Callable[..., T], *args: Any) -> T:
-    """``step(*args)``, its :class:`RequestRefused` answered as the route's 400."""
+def _refused(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``step(*args, **kwargs)``, its :class:`RequestRefused` answered as the route's 400."""
     try:
-        return step(*args)
+        return step(*args, **kwargs)
     except RequestRefused as refused:
         raise HttpError(refused.symbol, f"POST /v2/backtests: {refused.text}") from None
 

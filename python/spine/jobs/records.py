@@ -49,7 +49,7 @@ class Job:
     job_id: str
     strategy_id: str
     revision_id: str
-    #: The sealed request, canonical JSON text.
+    #: The request (:class:`spine.jobs.request.BacktestRequest`) as canonical JSON text.
     request: str
     instrument_id: str | None
     start: int

@@ -13,7 +13,9 @@ the run's ``run_id`` covers the sealed body (:mod:`spine.backtest.engine`).
 
 Stored rows: ``{"body", "spec", "config_hash", "execution", "plan"}``. Rows written before
 requests carried their plan hold the first four keys (a :class:`SealedRequest`); they are
-read as they are, and a runner plans one from its revision (:func:`with_plan`).
+read as they are, and a runner plans one from its revision (:func:`with_plan`). The plan is
+part of the stored form: a field added to :class:`~spine.strategies.plan.StrategyPlan` takes
+a default, so rows stored before it still decode.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from spine._core import canonical_json, identity
 from spine.strategies.plan import StrategyPlan
 
 __all__ = [
-    "BacktestRequest", "ExecutionConfig", "ResolvedRun", "SealedBody", "SealedRequest", "decode", "decode_stored",
-    "encode", "with_plan",
+    "BacktestRequest", "ExecutionConfig", "ResolvedRun", "SealedBody", "SealedRequest", "body_document",
+    "config_hash", "decode", "decode_stored", "encode", "with_plan",
 ]
 
 
