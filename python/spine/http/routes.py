@@ -15,6 +15,7 @@ from typing import Literal
 import msgspec
 
 from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody
+from spine.wire.outputs import SERVED_PARTS
 
 __all__ = ["EVERY", "GATEWAY", "NODE", "OUTPUT_DOCUMENTS", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
            "serving"]
@@ -39,9 +40,7 @@ PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
 #: What a finished backtest's outputs route serves, by part (``/v2/backtests/{id}/outputs/{part}``).
-OUTPUT_DOCUMENTS = ("svc.backtest_statistics", "svc.equity_point", "svc.order_summary", "svc.fill_summary",
-                    "svc.position_summary", "svc.signal_event", "svc.chart_marker", "svc.signal_retirement",
-                    "svc.engine_status")
+OUTPUT_DOCUMENTS = tuple(part.schema_id for part in SERVED_PARTS)
 #: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
 #: live node (docs/contract.md, "v1 routes").
 V1_FIXTURES = ("bars", "catalog", "engine_status", "readiness", "records", "stream_event", "resync")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from spine.jobs.request import SealedRequest, body_document, decode_stored
 from spine.reasons import scrub
 
 __all__ = ["detail", "event", "receipt", "request", "run", "summary"]
@@ -56,14 +57,17 @@ def _public(text: str | None) -> str | None:
 def run(job: Any) -> dict[str, Any]:
     """The run ``job`` asked for, from its sealed request: resolution, channel, every
     parameter's value and the label."""
-    request = json.loads(job.request)
-    spec, body = request.get("spec") or {}, request.get("body") or {}
-    return {"resolution": spec.get("resolution"), "channel": spec.get("channel"),
-            "parameters": spec.get("values") or {}, "label": body.get("label")}
+    return _run(decode_stored(job.request))
 
 
 def request(job: Any) -> dict[str, Any]:
     """``svc.backtest_request``: the body as sealed, the run and the config_hash."""
-    sealed = json.loads(job.request)
+    sealed = decode_stored(job.request)
     return {"version": V2, "schema_id": "svc.backtest_request", "schema_version": 1, "job_id": job.job_id,
-            "config_hash": sealed["config_hash"], "body": sealed.get("body") or {}, "run": run(job)}
+            "config_hash": sealed.config_hash, "body": body_document(sealed), "run": _run(sealed)}
+
+
+def _run(sealed: SealedRequest) -> dict[str, Any]:
+    spec = sealed.spec
+    return {"resolution": spec.resolution, "channel": spec.channel, "parameters": dict(sorted(spec.values.items())),
+            "label": sealed.body.label}

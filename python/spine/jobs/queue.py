@@ -31,8 +31,9 @@ from sqlalchemy import Row, delete, exc, insert, select, update
 from sqlalchemy.engine import Connection
 
 from spine.jobs.base import Connections
+from spine.wire.outputs import OutputPart, output_part
 from spine.jobs.records import (
-    EVENT_LEVELS, FINISHED, OUTPUT_PARTS, AlreadyFinished, Job, JobEvent, JobExists, JobState, LeaseLost, NotFound,
+    EVENT_LEVELS, FINISHED, AlreadyFinished, Job, JobEvent, JobExists, JobState, LeaseLost, NotFound,
 )
 from spine.jobs.schema import job_events, job_outputs, jobs, meta, revisions
 
@@ -149,12 +150,13 @@ class JobStore(Connections):
         """Store a run's documents: each part named replaces what the job held under it.
 
         # Errors
-        ``ValueError`` for a part not in :data:`OUTPUT_PARTS`."""
-        unknown = sorted(set(parts) - set(OUTPUT_PARTS))
+        ``ValueError`` for a part that is no :class:`OutputPart`."""
+        unknown = sorted(name for name in parts if output_part(name) is None)
         if unknown:
-            raise ValueError(f"unknown output parts {unknown}; allowed {list(OUTPUT_PARTS)}")
+            raise ValueError(f"unknown output parts {unknown}; allowed {[part.value for part in OutputPart]}")
         with self._write() as connection:
-            for part, bodies in parts.items():
+            for name, bodies in parts.items():
+                part = _plain(name)
                 connection.execute(delete(job_outputs).where(job_outputs.c.job_id == job_id,
                                                              job_outputs.c.part == part))
                 if bodies:
@@ -165,7 +167,7 @@ class JobStore(Connections):
         """A part's documents, in order."""
         with self._read() as connection:
             rows = connection.execute(select(job_outputs.c.body).where(job_outputs.c.job_id == job_id,
-                                                                       job_outputs.c.part == part)
+                                                                       job_outputs.c.part == _plain(part))
                                       .order_by(job_outputs.c.seq).offset(offset).limit(limit))
             return [bytes(body) for body in rows.scalars()]
 
@@ -173,7 +175,7 @@ class JobStore(Connections):
         """A part's last document (a run's newest engine status), None when it holds none."""
         with self._read() as connection:
             body = connection.execute(select(job_outputs.c.body).where(
-                job_outputs.c.job_id == job_id, job_outputs.c.part == part)
+                job_outputs.c.job_id == job_id, job_outputs.c.part == _plain(part))
                 .order_by(job_outputs.c.seq.desc()).limit(1)).scalar_one_or_none()
         return None if body is None else bytes(body)
 
@@ -181,7 +183,7 @@ class JobStore(Connections):
         """One part's documents over every COMPLETED job (newest job first, each job's in
         order), or over one job's."""
         query = (select(job_outputs.c.body).join(jobs, jobs.c.job_id == job_outputs.c.job_id)
-                 .where(job_outputs.c.part == part, jobs.c.state == "COMPLETED")
+                 .where(job_outputs.c.part == _plain(part), jobs.c.state == "COMPLETED")
                  .order_by(jobs.c.seq.desc(), job_outputs.c.seq).offset(offset).limit(limit))
         if job_id is not None:
             query = query.where(jobs.c.job_id == job_id)
@@ -299,6 +301,12 @@ class JobStore(Connections):
                     _state(connection, job.job_id, "FAILED", now)
                 reaped.append(job.job_id)
         return reaped
+
+
+def _plain(part: str) -> str:
+    """A part's name as plain text: PostgreSQL's driver writes an enum member by its Python
+    name (``ENGINE_STATUS``), not its value."""
+    return part.value if isinstance(part, OutputPart) else part
 
 
 def _job(connection: Connection, job_id: str, lock: bool = False) -> Job:

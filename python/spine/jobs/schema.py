@@ -88,7 +88,7 @@ jobs = Table(
     Column("job_id", String(_ID), primary_key=True),
     Column("strategy_id", String(_ID), nullable=False),
     Column("revision_id", String(_ID), nullable=False),
-    #: The sealed request as canonical JSON text.
+    #: The request (:class:`spine.jobs.request.BacktestRequest`) as canonical JSON text.
     Column("request", Text, nullable=False),
     Column("instrument_id", String(_NAME)),
     Column("start", BigInteger, nullable=False),

@@ -9,10 +9,10 @@ from types import TracebackType
 
 from sqlalchemy import insert, select, text
 
-from spine.jobs.engine import safe_url
+from spine.jobs.database import safe_url
 from spine.jobs.queue import JobStore
 from spine.jobs.records import StoreError
-from spine.jobs.revisions import RevisionStore
+from spine.jobs.revision_store import RevisionStore
 from spine.jobs.schema import SCHEMA_VERSION, meta, metadata
 from spine.jobs.workers import WorkerStore
 

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import msgspec
 
-from spine.jobs.engine import default_database_url
+from spine.jobs.database import default_database_url
 from spine.settings import ConfigError, Settings, load_settings
 
 __all__ = ["ConfigError", "WorkerConfig", "load_config", "split_runner"]
