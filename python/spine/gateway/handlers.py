@@ -16,7 +16,7 @@ from spine.http.errors import HttpError
 from spine.http.registry import registry_entry
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation, relayed
-from spine.gateway.upstreams import Upstream
+from spine.gateway.upstream_table import Upstream
 
 if TYPE_CHECKING:
     from spine.gateway.service import Gateway

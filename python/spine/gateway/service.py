@@ -30,7 +30,7 @@ from spine.gateway.pipe import pipe
 from spine.gateway.relay import Relay
 from spine.gateway.runnable import RunChecks
 from spine.gateway.streams import Feeds
-from spine.gateway.upstreams import Upstreams
+from spine.gateway.upstream_table import Upstreams
 from spine.http.app import App
 from spine.http.errors import HttpError
 from spine.http.request import Query

@@ -29,7 +29,7 @@ from spine.screener.handlers import ScreenerHandlers
 from spine.screener.observations import Observations, Observer
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.stream import RowStream, Snapshot
-from spine.screener.upstream import NodeClient, UpstreamError
+from spine.screener.node_client import NodeClient, UpstreamError
 
 __all__ = ["Screener", "ScreenerApp"]
 
