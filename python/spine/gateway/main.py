@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from spine.gateway.config import load_config
+from spine.gateway.config import GatewayConfig, load_config
 from spine.http.serve import run_until_signalled, start_config
 from spine.settings import flag_overrides
 
@@ -18,7 +18,7 @@ def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: st
                 port: int | None = None, data_dir: str | None = None, catalogs: Sequence[str] = (),
                 environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
-    overrides = flag_overrides(environ, "SPINE_GATEWAY", nodes=tuple(nodes), screener=screener,
+    overrides = flag_overrides(environ, GatewayConfig.ENVIRONMENT_PREFIX, nodes=tuple(nodes), screener=screener,
                                port=port, data_dir=data_dir, catalogs=tuple(catalogs))
     config = start_config("spine gateway", lambda: load_config(config_path, overrides))
     if isinstance(config, int):

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from spine.http.serve import run_until_signalled, start_config
-from spine.screener.config import load_config
+from spine.screener.config import ScreenerConfig, load_config
 from spine.settings import flag_overrides
 
 __all__ = ["run_screener"]
@@ -17,7 +17,7 @@ __all__ = ["run_screener"]
 def run_screener(config_path: str | None, nodes: Sequence[str] = (), port: int | None = None,
                  data_dir: str | None = None, environ: Mapping[str, str] = os.environ) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
-    overrides = flag_overrides(environ, "SPINE_SCREENER", nodes=tuple(nodes), port=port,
+    overrides = flag_overrides(environ, ScreenerConfig.ENVIRONMENT_PREFIX, nodes=tuple(nodes), port=port,
                                data_dir=data_dir)
     config = start_config("spine screener", lambda: load_config(config_path, overrides))
     if isinstance(config, int):
