@@ -35,7 +35,7 @@ from benches.sizes import INSTRUMENTS
 from spine.fanout import FanOut, Subscription
 from spine.screener.rows import Rows
 from spine.screener.stream import RowStream
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 
 MINUTES = {"midnight": _BARS, "day-minute": _LAST}
 #: A queue long enough to keep a whole midnight (7,000 events) and the rows published first.

@@ -95,25 +95,11 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 def _cmd_import(args: argparse.Namespace) -> int:
     """Import OHLCV bars from a CSV or Parquet file into a catalog's EXTERNAL root."""
-    from pathlib import Path
+    from spine.importer.main import run_importer
 
-    from spine.importer import DEFAULT_CATALOG_DIR, ImportOptions, ImportRefused, run_import
-
-    try:
-        options = ImportOptions(
-            file=Path(args.file), venue=args.venue, catalog_dir=Path(args.catalog or DEFAULT_CATALOG_DIR),
-            symbol=args.symbol, step=args.step, price_precision=args.price_precision,
-            size_precision=args.size_precision, currency=args.currency, open_time=args.open_time,
-            replace=args.replace)
-        summary = run_import(options)
-    except ImportRefused as error:
-        print(f"spine import: {error}; nothing was written", file=sys.stderr)
-        return 2
-    except OSError as error:  # reading the file or writing the catalog (rolled back, see importer.catalog)
-        print(f"spine import: {error}; nothing was written", file=sys.stderr)
-        return 1
-    print(summary.line())
-    return 0
+    return run_importer(args.file, args.venue, args.catalog, symbol=args.symbol, step=args.step,
+                        price_precision=args.price_precision, size_precision=args.size_precision,
+                        currency=args.currency, open_time=args.open_time, replace=args.replace)
 
 
 def _import_command(commands: Any) -> None:

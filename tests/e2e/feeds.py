@@ -10,7 +10,7 @@ import httpx
 
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import Rows
-from spine.screener.upstream import NodeClient
+from spine.screener.node_client import NodeClient
 
 
 @asynccontextmanager

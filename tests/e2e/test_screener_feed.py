@@ -16,7 +16,7 @@ from reference.wire_validator import validate
 from spine.features import FeatureUniverse
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import bar_columns
+from spine.screener.node_client import bar_columns
 
 IID = "BTCUSDT.SIM"
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")

@@ -18,7 +18,7 @@ from reference.wire_validator import validate
 from screeners import screener, spawn_screener
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.screens import evaluate
-from spine.screener.upstream import bar_columns
+from spine.screener.node_client import bar_columns
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 

@@ -22,7 +22,7 @@ from reference.canonical_json import identity
 from reference.wire_validator import validate
 from screeners import ok, pages, screener, spawn_screener
 from spine.features import FeatureUniverse, feature_specs
-from spine.screener.upstream import bar_columns
+from spine.screener.node_client import bar_columns
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 

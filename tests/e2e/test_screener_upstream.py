@@ -15,7 +15,7 @@ import pytest
 from nodes import free_port, get, ok
 from reference.wire_validator import validate
 from spine import format_decimal
-from spine.screener.upstream import NodeClient, UpstreamError
+from spine.screener.node_client import NodeClient, UpstreamError
 
 T = TypeVar("T")
 IID = "BTCUSDT.SIM"

@@ -10,7 +10,7 @@ import msgspec
 
 from spine.fanout import FanOut
 from spine.gateway.streams import Feed
-from spine.gateway.upstreams import Upstream
+from spine.gateway.upstream_table import Upstream
 from spine.wire.bar_types import bar_kind
 
 

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from spine.gateway.relay import Relay
-from spine.gateway.upstreams import Upstreams
+from spine.gateway.upstream_table import Upstreams
 from spine.http.routes import OPERATIONS
 
 COVERAGE = next(op for op in OPERATIONS if op.id == "spine.coverage.get")

@@ -19,7 +19,7 @@ from loopback_app import serving
 
 from spine.gateway.catalogs import holding
 from spine.gateway.runnable import Run, RunChecks
-from spine.gateway.upstreams import Upstreams
+from spine.gateway.upstream_table import Upstreams
 from spine.http.errors import HttpError
 
 #: Closes the fake node holds bars for (1m and every derived resolution alike).

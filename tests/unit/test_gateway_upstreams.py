@@ -1,6 +1,6 @@
 """The gateway's upstreams against fake upstreams on loopback (aiohttp servers on port 0): a
 request naming an unknown instrument re-reads the upstreams at most once per
-:data:`~spine.gateway.upstreams.MISS_REFRESH_SECS`, concurrent misses sharing one read; and a
+:data:`~spine.gateway.upstream_table.MISS_REFRESH_SECS`, concurrent misses sharing one read; and a
 relayed refusal keeps its status, body and Retry-After."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from aiohttp import web
 from loopback_app import serving
 
 from spine.gateway.relay import Relay
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstreams, passed_headers
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstreams, passed_headers
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS

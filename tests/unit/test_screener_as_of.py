@@ -16,7 +16,7 @@ import pytest
 from spine.http.errors import HttpError
 from spine.screener.as_of import MAX_INSTRUMENTS, is_point_in_time, screen_as_of
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import UpstreamError
+from spine.screener.node_client import UpstreamError
 from test_features import MINUTE, make_bars
 
 REF = {"instrument_id": "BTCUSDT.SIM", "price_precision": 2, "size_precision": 3}

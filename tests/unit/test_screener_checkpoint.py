@@ -24,7 +24,7 @@ from spine.screener import checkpoint
 from spine.screener.checkpoint import Checkpointer, Held, read, registry_identity, write
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 from test_features import MINUTE, make_bars
 
 IID = "BTCUSDT.SIM"

@@ -22,12 +22,9 @@ MAX_NODES = 64
 
 class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_GATEWAY_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_GATEWAY_ID": "gateway_id", "SPINE_GATEWAY_NODES": "nodes[]", "SPINE_GATEWAY_SCREENER": "screener",
-        "SPINE_GATEWAY_DATA_DIR": "data_dir", "SPINE_GATEWAY_HOST": "host", "SPINE_GATEWAY_PORT": "port",
-        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-        "SPINE_GATEWAY_DATABASE": "database", "SPINE_GATEWAY_CATALOGS": "catalogs[]",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_GATEWAY"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "gateway_id", "nodes", "screener", "data_dir", "host", "port", "database", "catalogs")
     WHAT: ClassVar[str] = "gateway configuration"
 
     gateway_id: str = "spine-gateway-1"

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from spine.gateway.upstreams import plain_cause
+from spine.gateway.upstream_table import plain_cause
 from spine.http.errors import HttpError
 from spine.http.send_queue import SendQueue
 from spine.http.streams import BEHIND_BYTES, CHECK_BYTES, RETRY_MAX_SECS, RETRY_SECS, SSE, heartbeat

@@ -29,8 +29,8 @@ from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import Operation
 from spine.gateway.search import Searches
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstream, Upstreams
-from spine.upstream import UpstreamError
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstream, Upstreams
+from spine.upstream_errors import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
 __all__ = ["Relay"]

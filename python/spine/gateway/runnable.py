@@ -21,11 +21,11 @@ from urllib.parse import urlencode
 import msgspec
 
 from spine.gateway.catalogs import Holding, holding
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstream, Upstreams
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstream, Upstreams
 from spine.http.errors import HttpError
 from spine.http.times import iso_utc
 from spine.strategies.values import size_step_problem
-from spine.upstream import UpstreamError
+from spine.upstream_errors import UpstreamError
 from spine.wire.bar_types import bar_type_of
 
 __all__ = ["Run", "RunChecks"]

@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 
 from spine._core import identity
-from spine.gateway.upstreams import Upstream, Upstreams
+from spine.gateway.upstream_table import Upstream, Upstreams
 from spine.http.app import Relayed
 from spine.http.errors import HttpError
-from spine.upstream import UpstreamError
+from spine.upstream_errors import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
 __all__ = ["Searches"]

@@ -27,7 +27,7 @@ import httpx
 import msgspec
 
 from spine.fanout import FanOut
-from spine.gateway.upstreams import Upstream, plain_cause
+from spine.gateway.upstream_table import Upstream, plain_cause
 from spine.http.streams import Egress
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 

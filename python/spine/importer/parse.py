@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from spine._core import format_decimal, parse_decimal, parse_decimal_column
 from spine.errors import DecimalError
-from spine.importer.options import MAX_PRECISION
+from spine.importer.config import MAX_PRECISION
 from spine.importer.refusal import ImportRefused, where
 
 __all__ = ["Chunk", "Fixed", "Parser", "iso", "rescale"]

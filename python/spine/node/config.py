@@ -79,13 +79,10 @@ class CatalogConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_NODE_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
-        "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
-        "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-        "SPINE_SIM_VENUE_NAME": "sim.venue_name",
-        "SPINE_CATALOG_PATH": "catalog.path", "SPINE_CATALOG_VENUE_NAME": "catalog.venue_name", "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-    }
+    #: The node's variables carry no process word (``SPINE_PORT``, ``SPINE_SIM_SPEED``).
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "node_id", "venue", "data_dir", "live_channel", "host", "port", "manifest", "sim.speed", "sim.seed",
+        "sim.venue_name", "catalog.path", "catalog.venue_name")
     WHAT: ClassVar[str] = "node configuration"
 
     node_id: str = "spine-node-1"

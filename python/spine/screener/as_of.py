@@ -20,7 +20,7 @@ import msgspec
 from spine.http.errors import HttpError
 from spine.screener.rows import Rows
 from spine.screener.screens import ROUTE, check, evaluate
-from spine.screener.upstream import UpstreamError
+from spine.screener.node_client import UpstreamError
 
 if TYPE_CHECKING:
     from spine.screener.feed import NodeFeed

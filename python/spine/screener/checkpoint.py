@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from spine._core import feature_specs, identity
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 
 __all__ = ["FORMAT_VERSION", "Checkpointer", "Held", "checkpoint_path", "read", "registry_identity", "write"]
 

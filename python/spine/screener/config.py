@@ -22,11 +22,8 @@ MAX_NODES = 64
 
 class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_SCREENER_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_SCREENER_ID": "screener_id", "SPINE_SCREENER_NODES": "nodes[]", "SPINE_SCREENER_CHANNEL": "channel",
-        "SPINE_SCREENER_DATA_DIR": "data_dir", "SPINE_SCREENER_HOST": "host", "SPINE_SCREENER_PORT": "port",
-        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_SCREENER"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = ("screener_id", "nodes", "channel", "data_dir", "host", "port")
     WHAT: ClassVar[str] = "screener configuration"
 
     screener_id: str = "spine-screener-1"

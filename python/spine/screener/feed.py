@@ -27,7 +27,7 @@ import numpy as np
 from spine.errors import SpineError
 from spine.screener.checkpoint import Held
 from spine.screener.rows import Rows
-from spine.screener.upstream import Bars, NodeClient, UpstreamError, bar_columns
+from spine.screener.node_client import Bars, NodeClient, UpstreamError, bar_columns
 
 __all__ = ["NodeFeed"]
 

@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from spine._core import WIRE_VERSION, FeatureUniverse, ScreenTable
 from spine.screener.instrument import feature_state
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 
 __all__ = ["RESOLUTIONS", "Rows"]
 

@@ -25,13 +25,10 @@ __all__ = ["ConfigError", "WorkerConfig", "load_config", "split_runner"]
 
 class WorkerConfig(Settings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_WORKER_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_WORKER_ID": "worker_id", "SPINE_WORKER_DATABASE": "database", "SPINE_WORKER_CATALOGS": "catalogs[]",
-        "SPINE_WORKER_DATA_DIR": "data_dir", "SPINE_WORKER_RUNNER": "runner",
-        "SPINE_WORKER_HEARTBEAT_SECS": "heartbeat_secs", "SPINE_WORKER_STALE_SECS": "stale_secs",
-        "SPINE_WORKER_POLL_SECS": "poll_secs", "SPINE_WORKER_MAX_ATTEMPTS": "max_attempts",
-        "SPINE_WORKER_KILL_GRACE_SECS": "kill_grace_secs",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_WORKER"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "worker_id", "database", "catalogs", "data_dir", "runner", "heartbeat_secs", "stale_secs", "poll_secs",
+        "max_attempts", "kill_grace_secs")
     WHAT: ClassVar[str] = "worker configuration"
 
     #: Names the worker in the job table and its events; empty: ``<host name>-<process id>``.

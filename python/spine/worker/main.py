@@ -16,7 +16,7 @@ from sqlalchemy import exc
 from spine.jobs import StoreError, safe_url
 from spine.lifeline import release_stop_signals
 from spine.settings import ConfigError, flag_overrides
-from spine.worker.config import load_config
+from spine.worker.config import WorkerConfig, load_config
 
 __all__ = ["run_worker"]
 
@@ -35,8 +35,8 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
     release_stop_signals()  # `spine up` starts it with them blocked: one asked during imports lands now
-    overrides = flag_overrides(environ, "SPINE_WORKER", database=database, catalogs=tuple(catalogs), id=worker_id,
-                               data_dir=data_dir)
+    overrides = flag_overrides(environ, WorkerConfig.ENVIRONMENT_PREFIX, database=database, catalogs=tuple(catalogs),
+                               worker_id=worker_id, data_dir=data_dir)
     try:
         config = load_config(config_path, overrides)
     except ConfigError as error:

@@ -140,7 +140,7 @@ def test_a_concurrent_change_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
         return found if len(calls) == 1 else catalog_module.Existing(found.instrument, T0 + 99 * M, [])
 
     monkeypatch.setattr(catalog_module, "inspect", moved_meanwhile)
-    import spine.importer.run as run_module
+    import spine.importer.service as run_module
 
     monkeypatch.setattr(run_module, "inspect", moved_meanwhile)
     before = snapshot(tmp_path / "catalog")

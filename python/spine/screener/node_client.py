@@ -19,7 +19,7 @@ import numpy.typing as npt
 from httpx_sse import aconnect_sse
 
 from spine._core import parse_decimal_column, parse_timestamp_column
-from spine.upstream import UpstreamError, plain_cause
+from spine.upstream_errors import UpstreamError, plain_cause
 from spine.wire.bar_types import bar_type_of
 
 __all__ = ["BAR_PAGE", "Bars", "NodeClient", "UpstreamError", "bar_columns"]

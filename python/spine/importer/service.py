@@ -26,7 +26,7 @@ from nautilus_trader.model.objects import FIXED_PRECISION, PRICE_MAX, QUANTITY_M
 from spine._core import format_decimal
 from spine.importer.catalog import Existing, inspect, place, stored_bars
 from spine.importer.instrument import make_instrument, pair_base
-from spine.importer.options import ImportOptions
+from spine.importer.config import ImportOptions
 from spine.importer.parse import Chunk, Fixed, Parser, iso, rescale
 from spine.importer.progress import Progress
 from spine.importer.refusal import ImportRefused, where

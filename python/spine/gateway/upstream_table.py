@@ -24,7 +24,7 @@ import aiohttp
 import msgspec
 import yarl
 
-from spine.upstream import UpstreamError, plain_cause
+from spine.upstream_errors import UpstreamError, plain_cause
 
 __all__ = ["MISS_REFRESH_SECS", "Upstream", "Upstreams", "passed_headers", "plain_cause"]
 

@@ -4,32 +4,71 @@ current rows, or point-in-time: :mod:`spine.screener.as_of`), its own health
 (``svc.screener_health``) and the process health every app answers (``svc.health``).
 
 A snapshot is taken when its first page is asked and kept while a few newer ones are taken,
-so every page of it carries the same rows, ``as_of``, ``snapshot_id`` and ``sequence``."""
+so every page of it carries the same rows, ``as_of``, ``snapshot_id`` and ``sequence``.
+
+Handlers and the app read the screener through :class:`ScreenerView`, which
+:class:`spine.screener.service.Screener` satisfies; this module never imports the service,
+and ``spine.screener.main`` puts the two together."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from spine._core import WIRE_VERSION, identity
 from spine.features import feature_specs
+from spine.http.app import App
 from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query, path_instrument_id
+from spine.http.routes import Operation
+from spine.http.schema_routes import SchemaHandlers
+from spine.http.send_queue import SendQueue
+from spine.http.streams import pump
 from spine.http.v1 import records
+from spine.screener.admission import ScreenGate
 from spine.screener.as_of import is_point_in_time, screen_as_of
+from spine.screener.config import ScreenerConfig
+from spine.screener.feed import NodeFeed
 from spine.screener.instrument import instrument_document
-from spine.screener.rows import RESOLUTIONS
+from spine.screener.observations import Observations
+from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.screens import evaluate
+from spine.screener.stream import RowStream
+from spine.screener.stream import Snapshot as StreamSnapshot
 from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
 
-if TYPE_CHECKING:
-    from spine.screener.service import Screener
+__all__ = ["ScreenerApp", "ScreenerHandlers", "ScreenerView"]
 
-__all__ = ["ScreenerHandlers"]
+class ScreenerView(Protocol):
+    """What the screener's handlers and app read of the running screener: its configuration,
+    rows, stream, observations, feeds and screen gate, and its health's figures."""
+
+    @property
+    def config(self) -> ScreenerConfig: ...
+    @property
+    def rows(self) -> Rows: ...
+    @property
+    def stream(self) -> RowStream: ...
+    @property
+    def observations(self) -> Observations: ...
+    @property
+    def feeds(self) -> Sequence[NodeFeed]: ...
+    @property
+    def screens(self) -> ScreenGate: ...
+
+    def process_state(self) -> str:
+        """STARTING, RUNNING, DEGRADED or STOPPING."""
+        ...
+
+    def input_lag(self) -> int | None: ...
+    def checkpoint_age(self) -> int | None: ...
+    def connections(self) -> dict[str, Any]: ...
+    def last_error(self) -> str | None: ...
+
 
 #: Snapshots kept for their later pages.
 KEPT_SNAPSHOTS = 8
@@ -45,13 +84,11 @@ class Snapshot:
 
 
 class ScreenerHandlers:
-    """Handlers over one running :class:`~spine.screener.service.Screener`."""
+    """Handlers over one running screener, read through its :class:`ScreenerView`."""
 
-    def __init__(self, screener: Screener) -> None:
+    def __init__(self, screener: ScreenerView) -> None:
         self.screener = screener
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
-
-    # --- health and registry -------------------------------------------------------------------
 
     def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
         state = self.screener.process_state()
@@ -73,8 +110,6 @@ class ScreenerHandlers:
                 "dropped": 0, "checkpoint_age_nanos": None if (age := screener.checkpoint_age()) is None else str(age),
                 "connections": screener.connections(), "egress": screener.stream.egress_document(),
                 "last_error": screener.last_error(), "ts_event": str(now)}
-
-    # --- the registry and rows -------------------------------------------------------------------
 
     def screener_features(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         items, cursor = query.page("/v2/screener/features", feature_specs())
@@ -172,3 +207,45 @@ class ScreenerHandlers:
 
 def _head(schema_id: str) -> dict[str, Any]:
     return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
+
+
+class ScreenerApp(App):
+    """The screener's app: its handlers, the schema set, its stream, and of the v1 surface
+    ``/screener-rows``."""
+
+    def __init__(self, screener: ScreenerView) -> None:
+        self.screener = screener
+        self.handlers = ScreenerHandlers(screener)
+        super().__init__("screener", (self.handlers, SchemaHandlers()), (self.handlers,),
+                         deployment_mode=screener.config.mode,
+                         body_secs=screener.config.http_body_secs)
+
+    def health_bytes(self) -> Any:
+        return None  # answered by the handler: the document is cheap and always current
+
+    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
+        """``GET /v2/stream/screener`` (see :mod:`spine.screener.stream`)."""
+        stream, rows = self.screener.stream, self.screener.rows
+        subscribers = stream.subscribers
+        try:
+            iid = query.instrument_id()
+            resolution = query.choice("resolution", RESOLUTIONS)
+            if iid is not None and iid not in rows.index:
+                raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
+            if subscribers.open >= subscribers.limit:
+                raise HttpError("SUBSCRIBERS_FULL", f"the screener stream has its {subscribers.limit} subscribers; "
+                                                    "retry later")
+        except HttpError:
+            subscribers.refused += 1
+            raise
+        resolutions = RESOLUTIONS if resolution is None else (resolution,)
+        subscription = stream.fanout.subscribe(instruments=None if iid is None else [iid],
+                                               kinds=None if resolution is None else resolutions)
+        snapshot = StreamSnapshot(stream, list(rows.ids) if iid is None else [iid], resolutions)
+        subscribers.open += 1
+        subscribers.accepted += 1
+        try:
+            await pump(proto, subscription, snapshot, None, self.screener.config.stream_heartbeat_secs,
+                       SendQueue(scope.server, scope.client), egress=stream.egress, lossless=True)
+        finally:
+            subscribers.open -= 1
