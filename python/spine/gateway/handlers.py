@@ -15,7 +15,7 @@ from spine.http.app import Relayed
 from spine.http.errors import HttpError
 from spine.http.registry import registry_entry
 from spine.http.request import Query
-from spine.http.routes import OPERATIONS, Operation, relayed
+from spine.http.routes import OPERATIONS, Operation, operation, relayed
 from spine.gateway.upstreams import Upstream
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class GatewayHandlers:
             return Relayed(200, _encode(_stopped(error.text)))
 
 
-_SCREENER_HEALTH = next(op for op in OPERATIONS if op.id == "spine.screener.health")
+_SCREENER_HEALTH = operation("spine.screener.health")
 
 
 def _stopped(error: str) -> dict[str, Any]:

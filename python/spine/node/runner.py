@@ -315,9 +315,9 @@ class VenueNode:
                 log.warning("hydration state write failed: %s", error)
 
     def _http_server(self) -> Any:
-        from spine.http.app import build_app
+        from spine.node.api import build_app
         from spine.http.serve import embedded_server
-        from spine.node.view import VenueView
+        from spine.node.venue_view import VenueView
 
         app = build_app(VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs,
                         body_secs=self.config.http_body_secs)
