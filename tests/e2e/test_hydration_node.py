@@ -15,7 +15,7 @@ import pytest
 from nodes import free_port, get, node_env, spawn, stop, wait_for
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
-from spine.node.runner import NodeFailed, VenueNode
+from spine.node.service import NodeFailed, VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9

@@ -1,4 +1,4 @@
-"""The venue node as the HTTP app sees it: :class:`spine.node.view.NodeView` over the node's
+"""The venue node as its app sees it: :class:`spine.node.view.NodeView` over the node's
 book, ledgers, ingestion actor and status. Each query reads the node's state at the call;
 nothing here keeps state of its own but the instrument documents, rebuilt only for an
 instrument the framework replaced."""
@@ -6,23 +6,51 @@ instrument the framework replaced."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from spine._core import Series
+from spine.fanout import FanOut
+from spine.node.persist.series_book import Precision
 from spine.node.view import Connection, Counts, CoverageView, NodeView
-from spine.node.series_book import Precision
 from spine.wire.projection import instrument_doc
 
 if TYPE_CHECKING:
-    from spine.node.runner import VenueNode
+    from spine.node.actor import IngestionActor
+    from spine.node.config import NodeConfig
+    from spine.node.connection import ConnectionWatch
+    from spine.node.hydration import HydrationBook
+    from spine.node.ledger import CoverageLedger
+    from spine.node.persist.series_book import SeriesBook
+    from spine.node.repair import GapWatch
+    from spine.node.status import EngineStatusProducer
 
-__all__ = ["VenueView"]
+__all__ = ["Venue", "VenueView"]
+
+
+class Venue(Protocol):
+    """The parts of the node's service (``spine.node.service.VenueNode``) the view reads; the
+    view names no service type, so the service builds the view without a loop between them."""
+
+    config: NodeConfig
+    run_id: str
+    hub: FanOut
+    status: EngineStatusProducer
+    gaps: GapWatch
+    hydration: HydrationBook
+    actor: IngestionActor
+    connection: ConnectionWatch
+    ledger: CoverageLedger
+    book: SeriesBook
+
+    @property
+    def refused_writes(self) -> int: ...
+    def retention_state(self, instrument_id: str) -> str: ...
 
 
 class VenueView(NodeView):
     """See the module docs."""
 
-    def __init__(self, node: VenueNode) -> None:
+    def __init__(self, node: Venue) -> None:
         self._node = node
         config = node.config
         self.node_id = config.node_id
