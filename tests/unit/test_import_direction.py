@@ -100,3 +100,43 @@ def test_the_venue_view_implements_the_whole_seam() -> None:
 
     methods = {name for name, value in vars(NodeView).items() if callable(value) and not name.startswith("_")}
     assert methods <= {name for name, value in vars(VenueView).items() if callable(value)}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_loops(package: str) -> list[list[str]]:
+    """The import loops among the modules of ``package``, typing imports included (a loop a
+    reader follows is a loop whether or not it runs)."""
+    modules = {module_name(path): path for path in (PACKAGE / package).rglob("*.py")}
+    graph = {name: sorted(m for m in imported(path) if m in modules and m != name) for name, path in modules.items()}
+    loops, done = [], set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        if name in trail:
+            loops.append(trail[trail.index(name):] + [name])
+            return
+        if name in done:
+            return
+        for target in graph[name]:
+            visit(target, [*trail, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    return loops
+
+
+@pytest.mark.parametrize("package", ["http", "node"])
+def test_a_package_has_no_import_loop(package: str) -> None:
+    assert import_loops(package) == []
+
+
+def test_the_node_api_and_views_never_name_the_service() -> None:
+    """The service builds the view and the app over it; handlers read the node through
+    ``NodeView`` and the view reads the service through its own protocol, never its type."""
+    paths = [PACKAGE / "node" / f"{name}.py" for name in (*NODE_API, "view", "venue_view")]
+    offenders = {path.name: sorted(m for m in imported(path) if within(m, ("spine.node.service",))) for path in paths}
+    assert {name: names for name, names in offenders.items() if names} == {}
