@@ -25,7 +25,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from benches.bench_fanout import QueueFanOut
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 from spine.node.sim.universe import SimUniverseConfig, make_instruments
 
 TRADES = 20_000

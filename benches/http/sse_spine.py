@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from spine.fanout import FanOut
-from spine.http.app import NodeApp
+from spine.node.api import NodeApp
 from spine.wire.bar_types import bar_kind
 from spine.node.heap import settle_heap
 

@@ -18,7 +18,7 @@ from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
 from nodes import free_port, get, node_env, ok, spawn, stop, wait_for
 from spine.node.config import ConfigError, load_config
-from spine.node.store import CatalogStore
+from spine.node.persist.store import CatalogStore
 
 M = 60 * 10**9
 #: 2024-01-01T00:00Z: years behind the node's (wall) clock.
@@ -240,9 +240,9 @@ def test_hydration_window_is_the_sources_span_whatever_the_clock() -> None:
     import asyncio
 
     from spine.node.hydration import HydrationBook
-    from spine.node.hydration_state import Finished
+    from spine.node.persist.hydration_state import Finished
     from spine.node.hydrator import Hydrator
-    from spine.node.series_book import SeriesBook
+    from spine.node.persist.series_book import SeriesBook
 
     a, b, c = f"A.{VENUE}", f"B.{VENUE}", f"C.{VENUE}"
     series = SeriesBook(capacity=250)

@@ -15,7 +15,8 @@ import pytest
 from nodes import free_port, get, node_env, spawn, stop, wait_for
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
-from spine.node.runner import NodeFailed, VenueNode
+from spine.node.framework import venue_config
+from spine.node.service import NodeFailed, VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9
@@ -224,12 +225,12 @@ def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_pat
     settings = {"data_dir": str(tmp_path), "flush_secs": 0.3, "hydrate_minutes": 10,
                 "sim": {"speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
     first = VenueNode(msgspec.convert(settings, NodeConfig))
-    assert first._venue_config() is first.config  # nothing reloaded: as configured
+    assert venue_config(first.config, first.book) is first.config  # nothing reloaded: as configured
     asyncio.run(run(first, 2.0))
     newest = first.book.series("BTCUSDT.SIM", "EXTERNAL").resume_hint()["newest_ts_event"]
     assert newest is not None and newest > time.time_ns()  # ahead of the wall
     second = VenueNode(msgspec.convert(settings, NodeConfig))
-    assert second._venue_config().sim.start_ns == max(
+    assert venue_config(second.config, second.book).sim.start_ns == max(
         s.resume_hint()["newest_ts_event"] or 0 for _, _, s in second.book.held())
     asyncio.run(run(second, 1.5))
     counters = second.actor.counters

@@ -15,7 +15,7 @@ import pytest
 from spine.node.config import NodeConfig
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Answer, HistorySource, SimHistory
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9

@@ -15,7 +15,7 @@ from framework import sim_trading_node
 from reference.wire_validator import validate
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 from spine.node.sim.client import SimDataClient, SimDataClientFactory
 
 START = 29_000_000 * 60 * 10**9

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from spine.http.errors import HttpError
-from spine.http.market import MarketHandlers
+from spine.node.reads import MarketHandlers
 from spine.http.request import Query
 
 

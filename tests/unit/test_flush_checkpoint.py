@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from nautilus_trader.model.data import Bar
 
-from spine.node import series_state
+from spine.node.persist import series_state
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
-from spine.node.store import CatalogStore
+from spine.node.service import VenueNode
+from spine.node.persist.store import CatalogStore
 from venue_nodes import M, T0, close, venue_node
 
 IID = "BTCUSDT.SIM"

@@ -7,8 +7,8 @@ import json
 import time
 from typing import Any
 
-from spine.http import market
-from spine.http.market import MarketHandlers
+from spine.node import reads
+from spine.node.reads import MarketHandlers
 
 
 class View:
@@ -41,7 +41,7 @@ def test_probes_share_one_document_until_it_is_due(monkeypatch: Any) -> None:
     assert json.loads(first)["ready"] is False
     node.state = "RUNNING"
     assert handlers.health_bytes() is first  # inside the window: as produced, with its ts_event
-    monkeypatch.setattr(market, "HEALTH_REFRESH_NS", 0)
+    monkeypatch.setattr(reads, "HEALTH_REFRESH_NS", 0)
     time.sleep(0.001)
     assert json.loads(handlers.health_bytes())["ready"] is True
 

@@ -14,9 +14,9 @@ from reference.wire_validator import validate
 
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 from spine.node.hydration import WIRE_STATE, HydrationBook, IllegalTransition, Outcome
-from spine.node.hydration_state import Finished, HydrationState
+from spine.node.persist.hydration_state import Finished, HydrationState
 from spine.node.hydrator import Hydrator
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 
 S = 1_000_000_000
 A, B = "BTCUSDT.SIM", "ETHUSDT.SIM"

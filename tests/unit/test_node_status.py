@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spine.http.market import _NODE_STATE, _rate
+from spine.node.reads import _NODE_STATE, _rate
 from spine.node.status import Lifecycle
 
 

@@ -13,7 +13,7 @@ from nautilus_trader.model.identifiers import ClientId, Venue
 
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.profiles import data_client
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 
 
 @pytest.mark.parametrize(("venue", "client_name"), [("sim", "SIM"), ("binance", "BINANCE"), ("bybit", "BYBIT")])

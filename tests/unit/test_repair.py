@@ -10,11 +10,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from spine.node.confirmed_state import ConfirmedState
+from spine.node.persist.confirmed_state import ConfirmedState
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Answer
 from spine.node.repair import GapWatch, Repairer, requests_for
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 
 M = 60 * 10**9
 T0 = 483_334 * 60 * M  # on the hour: [T0, T0 + 60 min) is one 1h bucket

@@ -10,7 +10,7 @@ import pytest
 from reference.wire_validator import validate
 from spine.http.app import App
 from spine.http.registry import registry_document
-from spine.http.routes import EVERY, OPERATIONS, relayed, serving
+from spine.http.routes import EVERY, OPERATIONS, Operation, relayed, serving
 
 BY_ID = {op.id: op for op in OPERATIONS}
 
@@ -74,3 +74,14 @@ def test_an_apps_openapi_answers_as_its_process() -> None:
     assert "200" in screener["paths"]["/v2/screener/rows"]["get"]["responses"]
     assert list(screener["paths"]["/v2/bars"]["get"]["responses"]) == ["404"]
     assert (node["info"]["title"], screener["info"]["title"]) == ("Spine venue node", "Spine screener")
+
+
+def test_every_stream_is_named_in_the_route_table() -> None:
+    """A process's app serves a stream by its name in the table, never by its operation id."""
+    streams = {op.id: op.stream for op in OPERATIONS if op.effect == "STREAM"}
+    assert streams == {"spine.stream.bars": "bars", "spine.stream.quotes": "quotes", "spine.stream.trades": "trades",
+                       "spine.execution.stream": "execution", "spine.stream.screener": "screener",
+                       "spine.stream.backtests": "backtests", "spine.v1.stream": "v1"}
+    assert all(op.stream is None for op in OPERATIONS if op.effect != "STREAM")
+    with pytest.raises(ValueError, match="names its stream"):
+        Operation("spine.stream.nameless", "GET", "/v2/stream/nameless", "STREAM")

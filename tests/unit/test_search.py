@@ -17,7 +17,7 @@ from reference.wire_validator import validate
 from spine.http.bodies import SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.http.search import KEPT, SearchHandlers, rank
+from spine.node.search import KEPT, SearchHandlers, rank
 from spine.node.sim.universe import make_instruments
 from spine.wire.projection import instrument_doc
 

@@ -1,6 +1,6 @@
 """A restarted node never hands out a sequence number it may have served before: every number
 is covered by a reservation made durable before the number is handed out, and after a crash
-every series continues above it (``spine.node.sequences``, ``Series(reserve=...)``)."""
+every series continues above it (``spine.node.persist.sequences``, ``Series(reserve=...)``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from spine._core import Series
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 from venue_nodes import M, T0, close, discovered, venue_node
 
 CHANNELS = ("EXTERNAL", "INTERNAL")

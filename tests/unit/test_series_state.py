@@ -1,4 +1,4 @@
-"""A series' sequences and observed spans survive a restart (``spine.node.series_state``), and
+"""A series' sequences and observed spans survive a restart (``spine.node.persist.series_state``), and
 ``Series.resequence`` refuses numbers that cannot be the held bars'."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from spine._core import Series
 from spine.errors import BarsError
-from spine.node import series_state
-from spine.node.series_book import SeriesBook
+from spine.node.persist import series_state
+from spine.node.persist.series_book import SeriesBook
 
 M = 60_000_000_000
 BASE = 19_700 * 1_440 * M

@@ -14,7 +14,7 @@ import pytest
 from reference.wire_validator import validate
 
 from spine.fanout import FanOut
-from spine.http.app import NodeApp
+from spine.node.api import NodeApp
 from spine.http import streams
 from spine.http.streams import pump
 

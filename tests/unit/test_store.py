@@ -12,7 +12,7 @@ from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
-from spine.node.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady
+from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady
 
 M = 60 * 10**9
 T0 = 29_000_000 * M

@@ -7,7 +7,7 @@ import asyncio
 import json
 from typing import Any
 
-from spine.http.v1_stream import Backlog, Journal
+from spine.node.v1_stream import Backlog, Journal
 from spine.wire.projection import frame
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spine.http.bar_pages import _closes_within
+from spine.node.bar_pages import _closes_within
 
 M = 60 * 10**9
 STEP = 15 * M

@@ -11,7 +11,7 @@ from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 from spine.node.sim.universe import SimUniverseConfig, make_instruments
 
 M = 60 * 10**9

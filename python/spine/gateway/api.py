@@ -38,7 +38,7 @@ from spine.http.app import App, Relayed
 from spine.http.errors import HttpError
 from spine.http.registry import registry_entry
 from spine.http.request import Query
-from spine.http.routes import OPERATIONS, Operation, relayed
+from spine.http.routes import OPERATIONS, Operation, operation, relayed
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.send_queue import SendQueue
 from spine.http.streams import market_kinds, pump
@@ -142,7 +142,7 @@ class GatewayHandlers:
             return Relayed(200, _encode(_stopped(error.text)))
 
 
-_SCREENER_HEALTH = next(op for op in OPERATIONS if op.id == "spine.screener.health")
+_SCREENER_HEALTH = operation("spine.screener.health")
 
 
 def _stopped(error: str) -> dict[str, Any]:
@@ -164,7 +164,7 @@ class GatewayApp(App):
         self.gateway = gateway
         self.handlers = GatewayHandlers(gateway)
         config = gateway.config
-        engine_status = next(op for op in OPERATIONS if op.id == "spine.v1.engine_status.get")
+        engine_status = operation("spine.v1.engine_status.get")
         self.backtests = BacktestHandlers(
             gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
             config.stream_heartbeat_secs,
@@ -179,10 +179,10 @@ class GatewayApp(App):
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)
         if handler is None:
-            if op.id == "spine.screener.health":
-                handler = self.handlers.screener_health
-            elif relayed(op, "gateway"):
-                handler = self.gateway.relay.handler(op)
+            if relayed(op, "gateway"):
+                # The gateway's own handler of a relayed operation comes first (the screener's
+                # health: STOPPED when the screener cannot be reached).
+                handler = getattr(self.handlers, op.handler, None) or self.gateway.relay.handler(op)
             else:
                 handler = super()._handler(op)
             self._handlers[op.id] = handler
@@ -191,16 +191,16 @@ class GatewayApp(App):
     async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
         gateway = self.gateway
         heartbeat_secs = gateway.config.stream_heartbeat_secs
-        if op.id == "spine.stream.backtests":
+        if op.stream == "backtests":
             return await self.backtests.stream(query, proto)
-        if op.id == "spine.stream.screener":
+        if op.stream == "screener":
             screener = gateway.upstreams.screener
             if screener is None:
                 raise HttpError("UPSTREAM_UNAVAILABLE", f"GET {op.path}: this gateway has no screener configured")
             return await pipe(proto, gateway.feeds.client, screener.base_url, op.path, query.raw, {}, heartbeat_secs,
                               WIRE_VERSION, SendQueue(scope.server, scope.client), name=screener.name)
         iid = query.instrument_id()
-        kinds = market_kinds(op.id, query)
+        kinds = market_kinds(op.stream, query)
         if iid is not None:
             await gateway.relay.node_of(iid, held=True)
         feeds = gateway.feeds

@@ -1,18 +1,17 @@
-"""The RSGI applications (served by Granian). :class:`App` is what every process's app shares:
-routing by the route table through ``http_router`` (an operation another process serves is
-refused, never missing), msgspec encoding, one error envelope, the deployment-mode gate, POST
-bodies, OpenAPI, the schema files and the v1 fixtures. :class:`NodeApp` is a venue node's: its
-handlers over a :class:`~spine.http.view.NodeView`, the health probe's cached document, and SSE
-streams fed by the fan-out hub.
+"""The RSGI application every process's app is (served by Granian). :class:`App` routes by the
+route table through ``http_router`` (an operation another process serves is refused, never
+missing), and does msgspec encoding, one error envelope, the deployment-mode gate, POST bodies,
+OpenAPI, the schema files and the v1 fixtures. A process's app (the node's
+:mod:`spine.node.api`, the screener's, the gateway's) adds its handlers, its streams and the
+health probe's cached document.
 
 Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``, whole
 within ``body_secs``), decodes it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
 MUTATION_REFUSED) before its body is read unless the node's deployment mode, read from its
 configuration only, is private-operator.
 
-A stream subscribes with its keep-predicate (instrument, kind) applied at enqueue; the hub
-pushes it whatever it has pending, written in one send (``spine.http.streams``), and it sends
-a ``heartbeat`` event after ``heartbeat_secs`` without a write.
+A stream is named in the route table (:attr:`~spine.http.routes.Operation.stream`) and served
+by the process's app; :mod:`spine.http.streams` writes it.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -30,20 +28,13 @@ from http_router import InvalidMethodError, NotFoundError, Router
 from spine.http.bodies import MAX_BODY_BYTES, DocumentBody, decode_body, decode_document
 from spine.http.errors import HttpError, error_response
 from spine.http.fixtures import fixture_bytes
-from spine.http.market import MarketHandlers
-from spine.http.schema_routes import SchemaHandlers, schema_file
-from spine.http.openapi import openapi_document
-from spine.http.request import NANOS, U64, Query, memoizable
+from spine.http.openapi import OpenApiHandlers
+from spine.http.request import Query, memoizable
 from spine.http.routes import OPERATIONS, Operation, Process, serving
-from spine.http.search import SearchHandlers
-from spine.http.send_queue import SendQueue
-from spine.http.streams import SSE, market_kinds, pump
-from spine.http.selection import SelectionHandlers
-from spine.http.v1 import V1_VERSION, V1Handlers
-from spine.http.v1_stream import Journal
-from spine.http.view import NodeView
+from spine.http.streams import SSE
+from spine.http.v1 import V1_VERSION
 
-__all__ = ["App", "MAX_URI_BYTES", "NodeApp", "Relayed", "build_app"]
+__all__ = ["App", "MAX_URI_BYTES", "Relayed"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
@@ -67,13 +58,15 @@ class Relayed(NamedTuple):
 
 class App:
     """``__rsgi__`` over the route table for one process: ``v2`` and ``v1`` are the objects
-    whose methods (named by :attr:`Operation.handler`) answer the operations ``process`` serves.
-    Streams and the health probe's fast path are the subclass's."""
+    whose methods (named by :attr:`Operation.handler`) answer the operations ``process`` serves;
+    the OpenAPI document's handler is added here. Streams and the health probe's fast path are
+    the subclass's."""
 
     def __init__(self, process: Process, v2: tuple[Any, ...], v1: tuple[Any, ...], *, deployment_mode: str,
                  body_secs: float = 10.0) -> None:
         self.process = process
-        self.v2, self.v1 = v2, v1
+        openapi = OpenApiHandlers(process)
+        self.v2, self.v1 = (*v2, openapi), v1
         self.deployment_mode = deployment_mode
         self.body_secs = body_secs
         self.router = Router(trim_last_slash=False)
@@ -84,7 +77,7 @@ class App:
         self._serving = {op.id: serving(op, process) for op in OPERATIONS}
         self._handlers: dict[str, Callable[..., Any]] = {}
         self._queries: dict[tuple[str, str], Query] = {}
-        self.openapi = _encode(openapi_document(OPERATIONS, process))
+        self.openapi = openapi.document
 
     def health_bytes(self) -> bytes | None:
         """The encoded ``/v2/health`` document when the process keeps one ready (the probe's
@@ -145,16 +138,10 @@ class App:
             if op.effect == "STREAM" and isinstance(proto, _HeadOnly):
                 proto.response_empty(200, SSE)
                 return
-            if op.id == "spine.v1.stream":
+            if op.stream == "v1":
                 return await self._v1_stream(query, scope, proto)
-            if op.effect == "STREAM":
+            if op.stream is not None:
                 return await self._stream(op, query, scope, proto)
-            if op.id == "spine.openapi.get":
-                proto.response_bytes(200, JSON, self.openapi)
-                return
-            if op.id == "spine.schemas.get":
-                proto.response_bytes(200, JSON, schema_file(params["file"]))
-                return
             if op.fixture is not None:
                 proto.response_bytes(200, JSON, fixture_bytes(op.fixture))
                 return
@@ -220,51 +207,6 @@ class App:
         raise NotImplementedError(f"{type(self).__name__} serves no v1 stream")
 
 
-class NodeApp(App):
-    """A venue node's app over one :class:`~spine.http.view.NodeView`."""
-
-    def __init__(self, node: NodeView, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
-        self.node = node
-        self.handlers = MarketHandlers(node)
-        v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
-        super().__init__("node", (self.handlers, SelectionHandlers(node), SearchHandlers(node), SchemaHandlers()), (v1,),
-                         deployment_mode=node.deployment_mode, body_secs=body_secs)
-        self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
-        node.hub.taps.append(self.journal.record)
-        self.heartbeat_secs = heartbeat_secs
-
-    def health_bytes(self) -> bytes:
-        return self.handlers.health_bytes()
-
-    # --- streams --------------------------------------------------------------------------------
-
-    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
-        iid = query.instrument_id()
-        kinds = market_kinds(op.id, query)
-        if iid is not None and not self.node.holds(iid):
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
-        subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
-        await pump(proto, subscription, None, None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
-
-    async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
-        """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
-        then live ones; ``event: resync`` whenever that promise cannot be kept."""
-        text = query.text("cursor")
-        if text is None:
-            text = scope.headers.get("last-event-id")
-        if text is not None and (not NANOS.match(text) or int(text) > U64):
-            shown = text if len(text) <= 40 else text[:40] + "..."
-            raise HttpError("INVALID_CURSOR", f"cursor={shown!r}; a v1 stream cursor is an event sequence "
-                                              "number from this run (ASCII digits, no leading zero, at most "
-                                              "2^64-1)")
-        iid = query.instrument_id()
-        if iid is not None and not self.node.holds(iid):
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
-        subscription, backlog = self.journal.open(None if text is None else int(text), iid)
-        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
-                   SendQueue(scope.server, scope.client))
-
-
 class _HeadOnly:
     """The protocol of a HEAD request: a GET's response goes out as its status and headers only
     (a stream's too: its headers, no subscription). A document goes to the transport whole:
@@ -325,8 +267,3 @@ def _same_shape(template: str, path: str) -> bool:
     if a[-1] == FILE_PATH and len(b) > len(a):  # the file path takes the remaining segments
         b = [*b[:len(a) - 1], "/".join(b[len(a) - 1:])]
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
-
-
-def build_app(node: NodeView, **options: Any) -> NodeApp:
-    """The app over ``node`` (tests drive it in-process; ``spine node`` serves it)."""
-    return NodeApp(node, **options)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
 from spine.http.bodies import DocumentBody, body_schemas
-from spine.http.bar_pages import BAR_PAGE_MAX
-from spine.http.routes import Operation, Process, Serving, serving
+from spine.http.request import Query
+from spine.http.routes import BAR_PAGE_MAX, OPERATIONS, Operation, Process, Serving, serving
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
 from spine.wire.bar_types import BAR_RESOLUTIONS
 
-__all__ = ["openapi_document"]
+__all__ = ["OpenApiHandlers", "openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
 _COMPONENT = "#/components/schemas/{name}"
@@ -37,6 +39,17 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "strategy_id": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,63}$"},
     "state": {"type": "string", "enum": ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]},
 }
+
+
+class OpenApiHandlers:
+    """``GET /v2/openapi.json``: the process's document, encoded once (the route table does
+    not change while the process runs)."""
+
+    def __init__(self, process: Process) -> None:
+        self.document = msgspec.json.encode(openapi_document(OPERATIONS, process))
+
+    def openapi_get(self, query: Query, params: dict[str, str]) -> bytes:
+        return self.document
 
 
 def _responses(op: Operation, how: Serving, process: Process) -> dict[str, Any]:

@@ -17,13 +17,15 @@ import msgspec
 from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody
 from spine.wire.outputs import SERVED_PARTS
 
-__all__ = ["EVERY", "GATEWAY", "NODE", "OUTPUT_DOCUMENTS", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
-           "serving"]
+__all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "EVERY", "GATEWAY", "NODE", "OUTPUT_DOCUMENTS", "OPERATIONS", "SCREENER",
+           "V1_FIXTURES", "Operation", "Process", "Serving", "Stream", "operation", "relayed", "serving"]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
 #: ``elsewhere``: 404 NOT_SUPPORTED_ON_THIS_NODE (another process serves it, never this one).
 Serving = Literal["handler", "deferred", "elsewhere"]
+#: What a STREAM operation streams: the name its process's app serves it by.
+Stream = Literal["bars", "quotes", "trades", "screener", "backtests", "execution", "v1"]
 #: The processes that serve routes of their own. The gateway also relays every route a node or
 #: the screener serves (see :func:`serving`).
 Process = Literal["node", "screener", "gateway"]
@@ -39,6 +41,8 @@ EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
+#: A bar page's ``limit``: its default and its maximum, above a list's (``/v2/bars``, v1 ``/bars``).
+BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 #: What a finished backtest's outputs route serves, by part (``/v2/backtests/{id}/outputs/{part}``).
 OUTPUT_DOCUMENTS = tuple(part.schema_id for part in SERVED_PARTS)
 #: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
@@ -81,6 +85,12 @@ class Operation:
     #: A v1 fixture route's document: the committed example ``spine/_fixtures/<id>.json`` it
     #: answers, as its canonical bytes (see :mod:`spine.http.fixtures`).
     fixture: str | None = None
+    #: What a STREAM operation streams (every stream names one; nothing else does).
+    stream: Stream | None = None
+
+    def __post_init__(self) -> None:
+        if (self.effect == "STREAM") != (self.stream is not None):
+            raise ValueError(f"{self.id}: a STREAM operation names its stream, and only a STREAM operation does")
 
     @property
     def document(self) -> str | None:
@@ -96,6 +106,11 @@ class Operation:
         return self.id.removeprefix("spine.").replace(".", "_")
 
 
+def operation(id: str) -> Operation:
+    """The row of the operation ``id`` (KeyError for an id the table lacks)."""
+    return _BY_ID[id]
+
+
 def serving(op: Operation, process: Process) -> Serving:
     """How ``process`` answers ``op``: the gateway answers what it serves itself and relays
     what a node or the screener serves."""
@@ -109,8 +124,8 @@ def relayed(op: Operation, process: Process) -> bool:
     return process == "gateway" and process not in op.served_by and bool(op.served_by) and not op.deferred
 
 
-def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
-    return Operation(id, method, path, effect, served_by=(), deferred=True)
+def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY", stream: Stream | None = None) -> Operation:
+    return Operation(id, method, path, effect, served_by=(), deferred=True, stream=stream)
 
 
 def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, ...] = (),
@@ -134,8 +149,9 @@ def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schema
 
 
 def _gateway(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = (),
-             params: tuple[str, ...] = (), body: type[msgspec.Struct] | DocumentBody | None = None) -> Operation:
-    return Operation(id, method, path, effect, schemas, params=params, body=body, served_by=GATEWAY)
+             params: tuple[str, ...] = (), body: type[msgspec.Struct] | DocumentBody | None = None,
+             stream: Stream | None = None) -> Operation:
+    return Operation(id, method, path, effect, schemas, params=params, body=body, served_by=GATEWAY, stream=stream)
 
 
 def _screener(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -184,11 +200,11 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND", SELECTION, body=SelectionBody),
     # --- streams --------------------------------------------------------------------------------
     Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope", "svc.stream_heartbeat"),
-              params=("instrument_id", "resolution", "channel")),
+              params=("instrument_id", "resolution", "channel"), stream="bars"),
     Operation("spine.stream.quotes", "GET", "/v2/stream/quotes", "STREAM", ("svc.quote_tick", "svc.stream_heartbeat"),
-              params=("instrument_id",)),
+              params=("instrument_id",), stream="quotes"),
     Operation("spine.stream.trades", "GET", "/v2/stream/trades", "STREAM", ("svc.trade_tick", "svc.stream_heartbeat"),
-              params=("instrument_id",)),
+              params=("instrument_id",), stream="trades"),
     # --- execution reads and the sandbox: deferred on a market-data node ------------------------
     _deferred("spine.account.get", "GET", "/v2/account"),
     _deferred("spine.accounts.list", "GET", "/v2/accounts"),
@@ -196,7 +212,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _deferred("spine.orders.list", "GET", "/v2/orders"),
     _deferred("spine.portfolio.get", "GET", "/v2/portfolio"),
     _deferred("spine.positions.list", "GET", "/v2/positions"),
-    _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM"),
+    _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM", "execution"),
     _deferred("spine.sandbox.start", "POST", "/v2/sandbox/start", "COMMAND"),
     _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),
     _deferred("spine.sandbox.stop", "POST", "/v2/sandbox/stop", "COMMAND"),
@@ -223,7 +239,7 @@ OPERATIONS: tuple[Operation, ...] = (
               schema_ids=("svc.screener_snapshot", "svc.feature_row"), params=PAGE, served_by=SCREENER),
     Operation("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
               ("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat"),
-              params=("instrument_id", "resolution"), served_by=SCREENER),
+              params=("instrument_id", "resolution"), served_by=SCREENER, stream="screener"),
     # --- strategies and backtests: the gateway's own (its database; runs in spine workers) ------
     _gateway("spine.authoring.registry", "GET", "/v2/authoring/registry", schemas=("svc.strategy_authoring_registry",)),
     _gateway("spine.conditions.registry", "GET", "/v2/conditions/registry", schemas=("svc.condition_registry",)),
@@ -259,7 +275,8 @@ OPERATIONS: tuple[Operation, ...] = (
     _gateway("spine.backtests.outputs", "GET", "/v2/backtests/{id}/outputs/{part}",
              schemas=("svc.backtest_output_page", *OUTPUT_DOCUMENTS), params=PAGE),
     _gateway("spine.stream.backtests", "GET", "/v2/stream/backtests", "STREAM",
-             ("svc.backtest_job_event", "svc.stream_heartbeat"), params=("job_id", "after_sequence")),
+             ("svc.backtest_job_event", "svc.stream_heartbeat"), params=("job_id", "after_sequence"),
+             stream="backtests"),
     _elsewhere("spine.studies.list", "GET", "/v2/studies"),
     _elsewhere("spine.studies.create", "POST", "/v2/studies", "COMMAND"),
     _elsewhere("spine.studies.get", "GET", "/v2/studies/{id}"),
@@ -288,7 +305,9 @@ OPERATIONS: tuple[Operation, ...] = (
     # A node holds no screener rows (an empty page); the screener serves its own.
     _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=("node", "screener")),
     _v1("signals.get", "/signals", ("svc.signal_event",), (*PAGE, "job_id"), "records", RUNS),
-    Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
+    Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1",
+              stream="v1"),
     # --- v1: seven fixture routes, fixed example documents for a client's decoders ---------------
     *(_fixture(name) for name in V1_FIXTURES),
 )
+_BY_ID = {op.id: op for op in OPERATIONS}

@@ -19,7 +19,7 @@ __all__ = ["SchemaHandlers", "schema_entries", "schema_file"]
 
 
 class SchemaHandlers:
-    """``GET /v2/schemas``."""
+    """``GET /v2/schemas`` and ``GET /v2/schemas/{file}``."""
 
     def schemas_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         from spine.schemas import own_schema_set, schema_set
@@ -28,6 +28,9 @@ class SchemaHandlers:
         return {"version": WIRE_VERSION, "schema_id": "svc.schema_index", "schema_version": 1,
                 "digest": "sha256:" + schema_set().digest, "own_digest": "sha256:" + own_schema_set().digest,
                 "schemas": entries, "next_cursor": cursor}
+
+    def schemas_get(self, query: Query, params: dict[str, str]) -> bytes:
+        return schema_file(params["file"])
 
 
 def schema_entries(*, own: bool = False) -> list[dict[str, Any]]:

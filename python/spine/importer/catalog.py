@@ -11,7 +11,7 @@ placing the new ones fails. The directory is removed in every case. One import a
 catalog directory: placing holds an exclusive ``flock`` on ``DIR``, and the root's last close
 is read again under it (a concurrent import in between is refused, not merged).
 
-The same checks as ``spine.node.store.CatalogStore`` (never hand the 1.221 catalog an
+The same checks as ``spine.node.persist.store.CatalogStore`` (never hand the 1.221 catalog an
 overlapping interval; rename whole files into place), with a staging area outside the root
 since an import writes into a root a node may be serving.
 """

@@ -45,7 +45,7 @@ from spine.wire.projection import (
     quote_doc,
     trade_doc,
 )
-from spine.node.series_book import SeriesBook, mantissas
+from spine.node.persist.series_book import SeriesBook, mantissas
 from spine.wire.bar_types import bar_kind, bar_type_of
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 

@@ -3,7 +3,7 @@ catalog, driving the :class:`~spine.node.hydration.HydrationBook` state machine.
 
 The window asked for is the gap above the series' own newest close (its resume hint) when the
 series finished hydrating in an earlier run (READY or NO_HISTORY, kept by
-:mod:`spine.node.hydration_state`), so it asks only for what it missed; any other series (empty,
+:mod:`spine.node.persist.hydration_state`), so it asks only for what it missed; any other series (empty,
 or holding only live bars because the node stopped before its hydration finished) asks for the
 whole ``window_minutes``. A history answer also counts as observation of the whole window (the
 venue said what happened in it), so its minutes are covered, and a minute of it without a
@@ -33,10 +33,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from spine.node.hydration import HydrationBook
-from spine.node.hydration_state import Finished
-from spine.node.series_book import SeriesBook, mantissas
+from spine.node.persist.hydration_state import Finished
+from spine.node.persist.series_book import SeriesBook, mantissas
 from spine.wire.bar_types import bar_type_of
-from spine.node.store import CatalogStore
+from spine.node.persist.store import CatalogStore
 
 __all__ = ["Answer", "FrameworkHistory", "HistorySource", "Hydrator", "SimHistory"]
 

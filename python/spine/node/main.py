@@ -13,7 +13,7 @@ import sys
 
 from spine.http.serve import start_config
 from spine.node.config import ConfigError, load_config
-from spine.node.store import VolumeNotReady
+from spine.node.persist.store import VolumeNotReady
 
 __all__ = ["run_node"]
 
@@ -22,7 +22,7 @@ def run_node(config_path: str | None) -> int:
     config = start_config("spine node", lambda: load_config(config_path))
     if isinstance(config, int):
         return config
-    from spine.node.runner import NodeFailed, VenueNode  # nautilus imports take a second: only when running
+    from spine.node.service import NodeFailed, VenueNode  # nautilus imports take a second: only when running
 
     try:
         venue = VenueNode(config)

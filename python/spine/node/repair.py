@@ -11,7 +11,7 @@ as a no-trade minute). The work is bounded: at most ``max_requests`` requests a 
 most ``max_minutes`` long (gaps closer than ``merge_minutes`` share one), instruments taken in
 turn across passes; an instrument whose request failed waits ``retry_secs`` of venue time.
 The requests themselves run off the event loop (the history sources do), and so does writing
-the confirmed spans (:mod:`spine.node.confirmed_state`).
+the confirmed spans (:mod:`spine.node.persist.confirmed_state`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from spine.node.confirmed_state import ConfirmedState
+from spine.node.persist.confirmed_state import ConfirmedState
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import HistorySource
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 
 __all__ = ["GapWatch", "RepairCounters", "Repairer", "requests_for"]
 

@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from spine.node.atomic import read_json, write_json
+from spine.node.persist.atomic import read_json, write_json
 
 __all__ = ["ConfirmedState"]
 

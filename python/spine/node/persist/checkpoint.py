@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from nautilus_trader.model.data import Bar
 
-from spine.node import series_state
-from spine.node.series_book import Precision, SeriesBook, framework_bars
+from spine.node.persist import series_state
+from spine.node.persist.series_book import Precision, SeriesBook, framework_bars
 from spine.wire.bar_types import instrument_of
-from spine.node.store import CatalogStore
+from spine.node.persist.store import CatalogStore
 
 __all__ = ["Checkpoint"]
 

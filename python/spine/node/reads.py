@@ -13,11 +13,11 @@ import msgspec
 
 from spine._core import WIRE_VERSION
 from spine.errors import DiscoveryNotRegistered
-from spine.http.bar_pages import BarPages
+from spine.node.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query, path_instrument_id
 from spine.http.registry import registry_document
-from spine.http.view import CoverageView, NodeView
+from spine.node.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 
 __all__ = ["MarketHandlers"]
@@ -37,7 +37,7 @@ def _head(schema_id: str) -> dict[str, Any]:
 
 
 class MarketHandlers:
-    """Handlers over one :class:`~spine.http.view.NodeView`."""
+    """Handlers over one :class:`~spine.node.view.NodeView`."""
 
     def __init__(self, node: NodeView) -> None:
         self.node = node

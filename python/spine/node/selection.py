@@ -16,7 +16,7 @@ from spine._core import WIRE_VERSION
 from spine.http.bodies import SelectionBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.http.view import NodeView
+from spine.node.view import NodeView
 from spine.manifest import load_manifest, write_manifest
 
 __all__ = ["SelectionHandlers"]
@@ -26,7 +26,7 @@ def _head(schema_id: str) -> dict[str, Any]:
 
 
 class SelectionHandlers:
-    """The selection routes over one :class:`~spine.http.view.NodeView`."""
+    """The selection routes over one :class:`~spine.node.view.NodeView`."""
 
     def __init__(self, node: NodeView) -> None:
         self.node = node

@@ -7,10 +7,10 @@ coverage from the bars alone (a minute the venue's candle feed skipped, a gap in
 time, became unobserved time). Each flush writes one file per channel, beside the catalogs:
 ``<data_dir>/series/<channel>.npz``, written whole to a temporary name and then renamed, so a
 crash leaves the previous file. The file and the catalog files of one flush are written from
-one copy of the series (``spine.node.checkpoint``), so they describe the same bars. A reload
+one copy of the series (``spine.node.persist.checkpoint``), so they describe the same bars. A reload
 gives every bar found in it its saved sequence; a bar the file does not know (written by a
 flush whose state file was lost) gets a new one above every saved number and above the
-reservation's floor (``spine.node.sequences``), so it surfaces as new rather than hiding below
+reservation's floor (``spine.node.persist.sequences``), so it surfaces as new rather than hiding below
 a client's cursor or taking a number already served.
 """
 

@@ -49,7 +49,7 @@ def framework_bars(bar_type: str, columns: dict[str, bytes], p: Precision) -> li
 
 class SeriesBook:
     """Every series of the node, created on first use. Each series asks ``reserve`` before it
-    numbers above what it granted (see ``spine.node.sequences``) and starts above ``floor``."""
+    numbers above what it granted (see ``spine.node.persist.sequences``) and starts above ``floor``."""
 
     def __init__(self, capacity: int = 5_000, *, reserve: Callable[[int], int] | None = None) -> None:
         self.capacity = capacity

@@ -1,13 +1,14 @@
-"""The venue node: a market-data-only ``TradingNode`` (no execution or risk client) with the
-ingestion actor, the durable series and stores, and the fan-out hub, run inside an asyncio
-loop that other parts (the HTTP app) share.
+"""The venue node's state and lifecycle: the composition root of its parts (the ingestion
+actor, the durable series and stores, the ledgers, the fan-out hub), its framework node
+(:mod:`spine.node.framework`) and its HTTP app (:mod:`spine.node.api`), run inside one asyncio
+loop.
 
 Start-up refuses a catalog volume that is not mounted and writable. The series reload from the
-catalogs before the node connects, so after a restart a series that finished hydrating
-continues from its own newest close (its resume hint). Closed bars are flushed to the catalogs
-every ``flush_secs``, and as soon as a series finishes hydrating (so a backtest finds the
-history the node already serves); a stop (SIGINT, SIGTERM or ``stop()``) stops the node, then
-flushes everything before returning.
+catalogs before the node connects (:mod:`spine.node.persist.reload`), so after a restart a
+series that finished hydrating continues from its own newest close (its resume hint). Closed
+bars are flushed to the catalogs every ``flush_secs``, and as soon as a series finishes
+hydrating (so a backtest finds the history the node already serves; :mod:`spine.node.flushing`);
+a stop (SIGINT, SIGTERM or ``stop()``) stops the node, then flushes everything before returning.
 """
 
 from __future__ import annotations
@@ -18,35 +19,30 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-import numpy as np
-from nautilus_trader.config import LiveDataEngineConfig, LiveExecEngineConfig, LoggingConfig, TradingNodeConfig
 from nautilus_trader.live.node import TradingNode
 
 from spine.fanout import FanOut
+from spine.manifest import load_manifest
 from spine.node.actor import IngestionActor
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.connection import ConnectionWatch
+from spine.node.flushing import Flushing
+from spine.node.framework import trading_node, venue_config
 from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
-from spine.node.confirmed_state import ConfirmedState
-from spine.node.hydration_state import HydrationState
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
-from spine.manifest import load_manifest
-from spine.node.status import EngineStatusProducer
-from spine.node.profiles import data_client
+from spine.node.persist.confirmed_state import ConfirmedState
+from spine.node.persist.hydration_state import Finished, HydrationState
+from spine.node.persist.reload import reload_series
+from spine.node.persist.sequences import Reservation
+from spine.node.persist.series_book import SeriesBook
+from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors
 from spine.node.repair import GapWatch, Repairer
-from spine.node import series_state
-from spine.node.checkpoint import Checkpoint
-from spine.node.sequences import Reservation
-from spine.node.series_book import SeriesBook, mantissas
+from spine.node.status import EngineStatusProducer
 from spine.wire.bar_types import CHANNELS
-from spine.node.store import AdmissionRefused, CatalogStore, Floors
 
 __all__ = ["NodeFailed", "VenueNode", "load_manifest"]
-
-MINUTE_NS = 60_000_000_000
 
 log = logging.getLogger("spine.node")
 
@@ -88,16 +84,22 @@ class VenueNode:
         self.connection = ConnectionWatch(self.status, self.clients)
         self._tasks: list[asyncio.Task[None]] = []
         self._instruments_written: asyncio.Task[None] | None = None
-        self.refused_writes = 0
         #: Set when a series finished hydrating: the run loop flushes at once, not at its period.
         self._flush_wanted = asyncio.Event()
         self.confirmed_state = ConfirmedState(Path(config.data_dir))
         self.repairer: Repairer | None = None
         #: Whether a gap is unresolved now (health's UNRESOLVED_GAPS).
         self.gaps = GapWatch(self.book)
-        self.reloaded = self._reload()
+        data_dir = Path(config.data_dir)
+        self.reloaded = reload_series(self.book, self.stores, data_dir, self.reservation)
+        self.flushing = Flushing(self.book, self.stores, data_dir, self.reservation, self.status,
+                                 self.hydration_state, self._settled)
+        self.confirmed_state.apply(self.book)
 
-    # --- retention --------------------------------------------------------------------------------
+    @property
+    def refused_writes(self) -> int:
+        """Catalog and state writes refused so far (health's CATALOG_WRITES_REFUSED)."""
+        return self.flushing.refused_writes
 
     def retention_state(self, instrument_id: str) -> str:
         if self.manifest is None:
@@ -117,42 +119,6 @@ class VenueNode:
             raise ConfigError(f"data_dir {self.config.data_dir} holds series of venue {', '.join(sorted(stored))}; "
                               f"this node's venue is {self.config.venue_name}: a data directory holds one venue's "
                               "series (use another data_dir)")
-
-    # --- reload and persistence -----------------------------------------------------------------------
-
-    def _reload(self) -> int:
-        """Load every stored series back into memory; returns the bars reloaded. After a
-        crash every series continues above the sequence reservation (numbers served after
-        the last flush are nowhere else); after a clean stop from its saved state."""
-        total = 0
-        floor = self.reservation.floor
-        for channel, store in self.stores.items():
-            saved = series_state.load(Path(self.config.data_dir), channel)
-            precisions = {str(i.id): (i.price_precision, i.size_precision) for i in store.instruments()}
-            for bar_type in store.bar_types():
-                instrument_id = bar_type.split("-1-MINUTE-")[0]
-                if instrument_id not in precisions or not bar_type.endswith(f"-1-MINUTE-LAST-{channel}"):
-                    continue
-                bars = store.load(bar_type)
-                if not bars:
-                    continue
-                self.book.register(instrument_id, *precisions[instrument_id])
-                p = self.book.precision(instrument_id)
-                rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
-                ts = np.ascontiguousarray(rows[:, 0].astype(np.uint64))
-                columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
-                series = self.book.series(instrument_id, channel)
-                total += series.extend(ts, *columns)
-                known = saved.get(instrument_id)
-                try:
-                    series_state.apply(series, known, floor=0 if self.reservation.clean and known else floor)
-                except ValueError as error:  # a damaged state file: numbered afresh above the floor
-                    log.warning("series state of %s %s not applied: %s", instrument_id, channel, error)
-                    series_state.apply(series, None, floor=floor)
-        self.book.floor = floor
-        self._observed = self._coverage()
-        self.confirmed_state.apply(self.book)
-        return total
 
     def _exhausted(self, instrument_id: str) -> bool:
         return self.hydrator is not None and instrument_id in self.hydrator.exhausted
@@ -182,7 +148,7 @@ class VenueNode:
             try:
                 store.write_instruments(instruments)
             except AdmissionRefused:
-                self.refused_writes += 1
+                self.flushing.refused_writes += 1
 
     async def _instruments_durable(self) -> None:
         if self._instruments_written is not None:
@@ -208,154 +174,37 @@ class VenueNode:
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)
 
+    def _settled(self) -> dict[str, Finished] | None:
+        """The instruments that finished hydrating with durable history (None: no hydrator)."""
+        return None if self.hydrator is None else self.hydrator.settled()
+
     def flush(self, *, final: bool = False) -> None:
-        """Write every pending closed bar (refusals are counted; the bars stay pending) and
-        the series' state (sequences, coverage). A flush that wrote everything is a
-        checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
-        whole series, which retention rewrites trim (see ``CatalogStore.complete``), and, when
-        it wrote everything, marks the sequence reservation clean: the state files now hold
-        every number the run handed out."""
-        written = self._flushed(self._write(Checkpoint(self.book, self.stores), complete=final))
-        if final and written:
-            self.reservation.close(max((s.last_sequence for _, _, s in self.book.held()), default=0))
+        """Write every pending closed bar and the series' state (see :meth:`Flushing.flush`)."""
+        self.flushing.flush(final=final)
 
     def consolidate(self) -> None:
-        """The periodic consolidation: each bar type's files merged into one, from its series
-        (which also makes late bars durable). Refusals are counted like flushes."""
-        self._flushed(self._write(Checkpoint(self.book, self.stores), consolidate=True))
+        """Merge each bar type's files into one, from its series (see :meth:`Flushing.consolidate`)."""
+        self.flushing.consolidate()
 
     async def flush_off_loop(self, *, consolidate: bool = False) -> None:
-        """:meth:`flush` (or :meth:`consolidate`) with the file writing on a worker thread: a
-        flush writes a file per bar type, tenths of a second the loop's streams and requests
-        must not wait for. What it writes is taken here, on the loop, in one step (see
-        ``spine.node.checkpoint``); counters and status change back on the loop."""
+        """:meth:`flush` (or :meth:`consolidate`) with the file writing on a worker thread, once
+        the instrument files are durable (no bar is durable before its instrument)."""
         await self._instruments_durable()
-        checkpoint = Checkpoint(self.book, self.stores)
-        self._flushed(await asyncio.to_thread(self._write, checkpoint, consolidate=consolidate))
-
-    def _write(self, checkpoint: Checkpoint, *, consolidate: bool = False,
-               complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
-        """Write the series' state, every store, then the state again, all from
-        ``checkpoint``; the refusals met, as (what, channel, refusal).
-
-        The sequences reach disk before the bars they number: a crash in between leaves
-        numbers for bars the catalogs lack (ignored at reload), never catalog bars without
-        their numbers. Until the bars are written the file keeps the spans observed as of the
-        last complete write, so such a crash cannot claim minutes whose bars were lost."""
-        refusals = self._write_state(checkpoint, self._observed)
-        refusals += self._write_stores(checkpoint, consolidate=consolidate, complete=complete)
-        refusals += self._write_state(checkpoint)
-        self._observed = checkpoint.coverage()
-        return refusals
-
-    def _write_state(self, checkpoint: Checkpoint,
-                     observed: dict[str, dict[str, list[tuple[int, int]]]] | None = None,
-                     ) -> list[tuple[str, str, AdmissionRefused]]:
-        refusals = []
-        for channel in self.stores:
-            try:
-                state = checkpoint.state(channel, None if observed is None else observed.get(channel, {}))
-                series_state.write(Path(self.config.data_dir), channel, state)
-            except OSError as error:
-                refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
-        return refusals
-
-    def _coverage(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
-        """Every series' observed spans, per channel and instrument."""
-        out: dict[str, dict[str, list[tuple[int, int]]]] = {channel: {} for channel in self.stores}
-        for instrument_id, channel, series in self.book.held():
-            out[channel][instrument_id] = series.coverage()
-        return out
-
-    def _write_stores(self, checkpoint: Checkpoint, *, consolidate: bool,
-                      complete: bool = False) -> list[tuple[str, str, AdmissionRefused]]:
-        refusals = []
-        for channel, store in self.stores.items():
-            def series_bars(bar_type: str, channel: str = channel) -> list[Any]:
-                return checkpoint.bars(bar_type, channel=channel)
-
-            def series_len(bar_type: str, channel: str = channel) -> int:
-                return checkpoint.length(bar_type, channel=channel)
-
-            try:
-                store.write(checkpoint.pending[channel], series_bars)
-            except AdmissionRefused as refused:
-                refusals.append(("write", channel, refused))
-                continue
-            if consolidate:
-                try:
-                    store.consolidate(series_bars)
-                except AdmissionRefused as refused:
-                    refusals.append(("consolidation", channel, refused))
-            if complete:
-                try:
-                    store.complete(series_bars, series_len)
-                except AdmissionRefused as refused:
-                    refusals.append(("completion", channel, refused))
-        return refusals
-
-    def _flushed(self, refusals: list[tuple[str, str, AdmissionRefused]]) -> bool:
-        """Count and report ``refusals``; whether there were none."""
-        for what, channel, refused in refusals:
-            self.refused_writes += 1
-            self.status.record_error(f"catalog {what} refused ({channel}): {refused}")
-            log.warning("catalog %s refused (%s): %s", what, channel, refused)
-        if not refusals and self.status.lifecycle == "RUNNING":
-            self.status.checkpoint()  # the actor resumes the run with its next bar
-        self._save_hydration()
-        return not refusals
-
-    def _save_hydration(self) -> None:
-        """Keep which instruments finished hydrating (with durable history) for a restart."""
-        if self.hydrator is not None:
-            try:
-                self.hydration_state.save(self.hydrator.settled())
-            except OSError as error:
-                self.status.record_error(f"hydration state write failed: {error}")
-                log.warning("hydration state write failed: %s", error)
+        await self.flushing.off_loop(consolidate=consolidate)
 
     def _http_server(self) -> Any:
-        from spine.http.app import build_app
         from spine.http.serve import embedded_server
-        from spine.node.view import VenueView
+        from spine.node.api import build_app
+        from spine.node.venue_view import VenueView
 
         app = build_app(VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs,
                         body_secs=self.config.http_body_secs)
         return embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
 
-    # --- running ------------------------------------------------------------------------------------
-
-    def _venue_config(self) -> NodeConfig:
-        """The configuration the venue client is built from: an accelerated simulated venue
-        without a configured start carries on from the newest reloaded close (its clock runs
-        ahead of the wall, so starting from the wall again would replay minutes the series
-        already holds, every bar a duplicate); otherwise as configured."""
-        if self.config.venue != "sim" or self.config.sim.start_ns is not None:
-            return self.config
-        closes = [s.resume_hint()["newest_ts_event"] for _, _, s in self.book.held()]
-        newest = max((c for c in closes if c is not None), default=0)
-        wall = time.time_ns() // MINUTE_NS * MINUTE_NS
-        if newest <= wall:
-            return self.config
-        return msgspec.structs.replace(self.config, sim=msgspec.structs.replace(self.config.sim, start_ns=newest))
-
     def build(self, loop: asyncio.AbstractEventLoop) -> TradingNode:
-        name, client_config, factory = data_client(self._venue_config())
-        node_config = TradingNodeConfig(
-            trader_id=f"SPINE-{abs(hash(self.config.node_id)) % 1000:03d}",
-            logging=LoggingConfig(log_level=self.config.log_level),
-            exec_engine=LiveExecEngineConfig(reconciliation=False),
-            # The spec's bar rules for any bar the engine itself aggregates: no flat bar for a
-            # minute with no trades, no partial first bar.
-            data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False,
-                                             time_bars_skip_first_non_full_bar=True),
-            data_clients={name: client_config},
-            timeout_connection=10.0, timeout_post_stop=0.05, timeout_disconnection=2.0, timeout_portfolio=1.0,
-        )
-        node = TradingNode(config=node_config, loop=loop)
-        node.trader.add_actor(self.actor)
-        node.add_data_client_factory(name, _capturing(factory, self.clients))
-        node.build()
+        """The framework node over the actor (:mod:`spine.node.framework`) and the hydrator
+        over the venue's client."""
+        node = trading_node(self.config, venue_config(self.config, self.book), self.actor, self.clients, loop)
         self.node = node
         self.hydrator = self._hydrator_for(self.clients[-1]) if self.clients else None
         return node
@@ -448,16 +297,3 @@ def _failure(task: asyncio.Task[Any], http_task: asyncio.Task[Any] | None) -> st
             return f"{what} ended on its own"
         return f"{what} failed: {(str(error).strip().splitlines() or [type(error).__name__])[0]}"
     return "the run ended on its own"
-
-
-def _capturing(factory: type, sink: list[Any]) -> type:
-    """The venue's factory, keeping each client it builds (the node reads its history)."""
-
-    class Capturing(factory):
-        @staticmethod
-        def create(**kwargs: Any) -> Any:
-            client = factory.create(**kwargs)  # type: ignore[attr-defined]
-            sink.append(client)
-            return client
-
-    return Capturing

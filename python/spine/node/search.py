@@ -24,7 +24,7 @@ from spine.http.bodies import InstrumentClass, SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.wire.cursors import InvalidCursor, paginate
-from spine.http.view import NodeView
+from spine.node.view import NodeView
 
 __all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]
 
@@ -70,7 +70,7 @@ def _query(body: SearchBody) -> dict[str, Any]:
 
 
 class SearchHandlers:
-    """The two search routes over one :class:`~spine.http.view.NodeView`."""
+    """The two search routes over one :class:`~spine.node.view.NodeView`."""
 
     def __init__(self, node: NodeView) -> None:
         self.node = node

@@ -16,14 +16,14 @@ import msgspec
 
 from spine.http.errors import HttpError
 from spine.http.request import Query, memoizable
-from spine.http.view import NodeView
+from spine.http.routes import BAR_PAGE_DEFAULT, BAR_PAGE_MAX
+from spine.node.view import NodeView
 from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
 from spine.wire.projection import envelope, unretained_coverage
 from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
 
-__all__ = ["BAR_PAGE_DEFAULT", "BAR_PAGE_MAX", "BarPages", "BarRequest", "Rows"]
+__all__ = ["BarPages", "BarRequest", "Rows"]
 
-BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 #: Pages kept; the oldest-used goes first. A page is at most ~700 kB (5,000 rows).
 CACHE_ENTRIES = 256
 BAR_TYPE = re.compile(r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
