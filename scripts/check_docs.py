@@ -43,8 +43,11 @@ def bullets(text: str) -> Iterator[tuple[int, str]]:
 def check_contract(root: Path) -> list[str]:
     """No bullet of docs/contract.md is longer than BULLET_MAX_CHARS characters."""
     text = (root / "docs" / "contract.md").read_text(encoding="utf-8")
-    return [f"docs/contract.md:{number}: bullet of {len(bullet)} characters (at most {BULLET_MAX_CHARS})"
-            for number, bullet in bullets(text) if len(bullet) > BULLET_MAX_CHARS]
+    return [
+        f"docs/contract.md:{number}: bullet of {len(bullet)} characters (at most {BULLET_MAX_CHARS})"
+        for number, bullet in bullets(text)
+        if len(bullet) > BULLET_MAX_CHARS
+    ]
 
 
 def check_performance(root: Path) -> list[str]:
@@ -60,9 +63,9 @@ def section(text: str, heading: str) -> list[str]:
     lines = text.splitlines()
     if heading not in lines:
         return []
-    body = lines[lines.index(heading) + 1:]
+    body = lines[lines.index(heading) + 1 :]
     ends = [index for index, line in enumerate(body) if HEADING.match(line)]
-    return body[:ends[0]] if ends else body
+    return body[: ends[0]] if ends else body
 
 
 def packages(root: Path) -> list[str]:
@@ -74,9 +77,9 @@ def python_entries(layout: list[str]) -> str:
     """The layout's python/spine/ entry with the indented lines below it (its packages)."""
     for index, line in enumerate(layout):
         if line.startswith(PACKAGE_LINE):
-            rest = layout[index + 1:]
+            rest = layout[index + 1 :]
             ends = [at for at, entry in enumerate(rest) if entry.strip() and not entry.startswith(" ")]
-            return "\n".join([line, *rest[:ends[0] if ends else len(rest)]])
+            return "\n".join([line, *rest[: ends[0] if ends else len(rest)]])
     return ""
 
 
@@ -89,8 +92,11 @@ def check_readme(root: Path) -> list[str]:
     if len(layout) > LAYOUT_MAX_LINES:
         failures.append(f"README.md: the layout section has {len(layout)} lines (at most {LAYOUT_MAX_LINES})")
     entries = python_entries(layout)
-    failures += [f"README.md: the layout names no package {name}/ under {PACKAGE_LINE}"
-                 for name in packages(root) if not re.search(rf"(?<![\w/.]){re.escape(name)}/", entries)]
+    failures += [
+        f"README.md: the layout names no package {name}/ under {PACKAGE_LINE}"
+        for name in packages(root)
+        if not re.search(rf"(?<![\w/.]){re.escape(name)}/", entries)
+    ]
     return failures
 
 
@@ -112,8 +118,9 @@ def suite_folders(root: Path) -> list[str]:
 def check_tests_readme(root: Path) -> list[str]:
     """tests/README.md names every folder under tests/ as `path/`, the path relative to tests/."""
     text = (root / "tests" / "README.md").read_text(encoding="utf-8")
-    return [f"tests/README.md: names no folder `{folder}/`" for folder in suite_folders(root)
-            if f"`{folder}/`" not in text]
+    return [
+        f"tests/README.md: names no folder `{folder}/`" for folder in suite_folders(root) if f"`{folder}/`" not in text
+    ]
 
 
 CHECKS = (check_contract, check_performance, check_readme, check_tests_readme)

@@ -27,6 +27,10 @@ python3 -m venv "$wheel_dir/venv"
 "$wheel_dir/venv/bin/spine" --version
 rm -rf "$wheel_dir"
 
+step "python: lints and format (ruff)"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
 step "python: types and the hand-written stub"
 .venv/bin/python -m mypy
 .venv/bin/python -m mypy.stubtest spine._core

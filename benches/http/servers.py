@@ -19,13 +19,42 @@ class Spec:
 
 
 def _uvicorn(app: str) -> Callable[[int], list[str]]:
-    return lambda port: python("-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--loop", "uvloop",
-                               "--http", "httptools", "--log-level", "warning", "--no-access-log")
+    return lambda port: python(
+        "-m",
+        "uvicorn",
+        app,
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    )
 
 
 def _granian_rsgi(app: str) -> Callable[[int], list[str]]:
-    return lambda port: python("-m", "granian", "--interface", "rsgi", "--host", HOST, "--port", str(port),
-                               "--workers", "1", "--loop", "uvloop", "--log-level", "warning", app)
+    return lambda port: python(
+        "-m",
+        "granian",
+        "--interface",
+        "rsgi",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--loop",
+        "uvloop",
+        "--log-level",
+        "warning",
+        app,
+    )
 
 
 def _module(name: str) -> Callable[[int], list[str]]:

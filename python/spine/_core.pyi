@@ -80,8 +80,15 @@ class FoldResult:
         """Little-endian buffers: ts_event and sequence uint64; open..volume int64 mantissas."""
 
     def page(
-        self, *, price_precision: int, size_precision: int, start: int | None = ..., end: int | None = ...,
-        after_sequence: int | None = ..., offset: int = ..., limit: int,
+        self,
+        *,
+        price_precision: int,
+        size_precision: int,
+        start: int | None = ...,
+        end: int | None = ...,
+        after_sequence: int | None = ...,
+        offset: int = ...,
+        limit: int,
     ) -> tuple[bytes, bool]:
         """The JSON array of bar rows a page query selects (see ``Series.page``), and whether more
         match after them."""
@@ -90,8 +97,16 @@ class FoldResult:
         """Withheld spans (start, end, reason), oldest first."""
 
 def bar_row(
-    sequence: int, ts_event: int, open: int, high: int, low: int, close: int, volume: int, *,
-    price_precision: int, size_precision: int,
+    sequence: int,
+    ts_event: int,
+    open: int,
+    high: int,
+    low: int,
+    close: int,
+    volume: int,
+    *,
+    price_precision: int,
+    size_precision: int,
 ) -> bytes:
     """One bar as the JSON array a stream event's ``bars`` holds: the row a page holds."""
 
@@ -131,7 +146,12 @@ class Series:
     above the highest it granted is handed out only after ``reserve(top)`` granted ``top``."""
 
     def __new__(
-        cls, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...,
+        cls,
+        *,
+        channel: str,
+        price_precision: int,
+        size_precision: int,
+        capacity: int = ...,
         reserve: Callable[[int], int] | None = ...,
     ) -> Series: ...
     def __len__(self) -> int: ...
@@ -148,8 +168,13 @@ class Series:
         """Bumped by every call that may change the series (bars, coverage, counters)."""
 
     def page(
-        self, *, start: int | None = ..., end: int | None = ..., after_sequence: int | None = ...,
-        offset: int = ..., limit: int,
+        self,
+        *,
+        start: int | None = ...,
+        end: int | None = ...,
+        after_sequence: int | None = ...,
+        offset: int = ...,
+        limit: int,
     ) -> tuple[bytes, bool]:
         """The JSON array of bar rows ``ts_event`` in [start, end], sequence above
         ``after_sequence``, ``limit`` rows from ``offset``; and whether more match after them."""
@@ -195,9 +220,7 @@ def feature_specs() -> list[dict[str, Any]]:
 class FeatureState:
     """Incremental feature state of one instrument and resolution."""
 
-    def __new__(
-        cls, *, price_scale: int, size_scale: int, feature_ids: list[str] | None = None
-    ) -> FeatureState: ...
+    def __new__(cls, *, price_scale: int, size_scale: int, feature_ids: list[str] | None = None) -> FeatureState: ...
     @property
     def feature_ids(self) -> list[str]: ...
     @property
@@ -228,13 +251,9 @@ class FeatureUniverse:
     def __new__(cls, *, feature_ids: list[str] | None = None) -> FeatureUniverse: ...
     def __len__(self) -> int: ...
     def copy(self) -> FeatureUniverse: ...
-    def add(
-        self, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...
-    ) -> int: ...
+    def add(self, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...) -> int: ...
     def observe(self, instrument: int, start: int, end: int) -> None: ...
-    def warm(
-        self, instrument: int, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any
-    ) -> int: ...
+    def warm(self, instrument: int, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int: ...
     def close_minute(
         self,
         instrument: Any,
@@ -302,17 +321,13 @@ class ScreenTable:
     def upsert(self, instrument_id: str, resolution: str, values: dict[str, dict[str, str | int]]) -> None:
         """Replace (or add) a row from ``FeatureUniverse.row``-shaped values (every key, no other)."""
 
-    def upsert_universe(
-        self, universe: FeatureUniverse, instrument: int, instrument_id: str, resolution: str
-    ) -> None:
+    def upsert_universe(self, universe: FeatureUniverse, instrument: int, instrument_id: str, resolution: str) -> None:
         """Replace (or add) a row straight from a universe's instrument, without value dicts."""
 
     def remove(self, instrument_id: str, resolution: str) -> bool:
         """Drop a retired row; whether it was held."""
 
-    def screen(
-        self, definition: bytes | str | dict[str, Any]
-    ) -> tuple[list[tuple[str, str, int]], int, int]:
+    def screen(self, definition: bytes | str | dict[str, Any]) -> tuple[list[tuple[str, str, int]], int, int]:
         """Evaluate an ``svc.screen_definition``: ``([(instrument_id, resolution, rank)],
         evaluated, matched)``, rows in rank order, at most ``limit``."""
 

@@ -13,8 +13,16 @@ from urllib.parse import urlsplit
 import msgspec
 import msgspec.inspect
 
-__all__ = ["ConfigError", "ServerSettings", "Settings", "check_base_url", "check_nodes", "environment_variable",
-           "flag_overrides", "load_settings"]
+__all__ = [
+    "ConfigError",
+    "ServerSettings",
+    "Settings",
+    "check_base_url",
+    "check_nodes",
+    "environment_variable",
+    "flag_overrides",
+    "load_settings",
+]
 
 S = TypeVar("S", bound="Settings")
 #: The prefix of the variables every process reads alike (:attr:`Settings.SHARED_KEYS`).
@@ -45,8 +53,10 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     @classmethod
     def environment(cls) -> dict[str, str]:
         """Every environment override: variable -> dotted key."""
-        return {**{environment_variable(cls.ENVIRONMENT_PREFIX, key): key for key in cls.ENVIRONMENT_KEYS},
-                **{environment_variable(SHARED_PREFIX, key): key for key in cls.SHARED_KEYS}}
+        return {
+            **{environment_variable(cls.ENVIRONMENT_PREFIX, key): key for key in cls.ENVIRONMENT_KEYS},
+            **{environment_variable(SHARED_PREFIX, key): key for key in cls.SHARED_KEYS},
+        }
 
 
 class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
@@ -129,10 +139,14 @@ def _is_list(kind: type[Settings], dotted: str) -> bool:
 def check_base_url(url: str, key: str, what: str) -> None:
     """Refuse ``url`` (the value of ``key``) unless it is a base URL: ``http(s)://host[:port]``."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
-            or parts.path not in ("", "/"):
-        raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or "
-                          "fragment")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or parts.path not in ("", "/")
+    ):
+        raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or fragment")
 
 
 def check_nodes(nodes: list[str], maximum: int) -> None:

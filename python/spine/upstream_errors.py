@@ -27,7 +27,8 @@ def plain_cause(error: BaseException) -> str:
         return "no answer within the timeout"
     if isinstance(error, (aiohttp.ClientConnectorError, httpx.ConnectError)):
         return "connection refused or unreachable"
-    if isinstance(error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, httpx.RemoteProtocolError,
-                          httpx.ReadError)):
+    if isinstance(
+        error, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError, httpx.RemoteProtocolError, httpx.ReadError)
+    ):
         return "the connection broke before the answer ended"
     return "the request failed (this process's log has its error)"

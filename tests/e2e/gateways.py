@@ -12,19 +12,33 @@ from pathlib import Path
 from nodes import free_port, node_env
 
 
-def spawn_gateway(directory: Path, nodes: list[str], screener: str, config: str = "",
-                  **environ: str) -> tuple[subprocess.Popen[str], str]:
+def spawn_gateway(
+    directory: Path, nodes: list[str], screener: str, config: str = "", **environ: str
+) -> tuple[subprocess.Popen[str], str]:
     """A gateway over ``nodes`` and ``screener``; ``config``: more TOML settings of its
     configuration file; ``environ``: ``SPINE_*`` variables."""
     directory.mkdir(parents=True, exist_ok=True)
     port = free_port()
     (directory / "gateway.toml").write_text(f"refresh_secs = 0.5\n{config}")
-    args = [sys.executable, "-m", "spine.cli", "gateway", "--port", str(port), "--data-dir", str(directory),
-            "--config", str(directory / "gateway.toml"), "--screener", screener]
+    args = [
+        sys.executable,
+        "-m",
+        "spine.cli",
+        "gateway",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(directory),
+        "--config",
+        str(directory / "gateway.toml"),
+        "--screener",
+        screener,
+    ]
     for node in nodes:
         args += ["--node", node]
-    return subprocess.Popen(args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True), f"http://127.0.0.1:{port}"
+    return subprocess.Popen(
+        args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ), f"http://127.0.0.1:{port}"
 
 
 def raw(url: str) -> tuple[int, bytes]:

@@ -15,6 +15,7 @@ import pytest
 import referencing
 from jsonschema import Draft202012Validator
 from referencing.jsonschema import DRAFT202012
+from workers import FAST, WAIT_SECS, wait_until
 
 from jobs_helpers import detail_document, save
 from spine.http.bodies import BacktestBody
@@ -22,7 +23,6 @@ from spine.jobs import Store
 from spine.jobs.request import ExecutionConfig
 from spine.jobs.submission import build_request, submit_request
 from spine.strategies.templates import template_files
-from workers import FAST, WAIT_SECS, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADED = {p.name: json.loads(p.read_bytes()) for p in (ROOT / "schemas").glob("*.json")}
@@ -45,6 +45,7 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "backtest")]
     try:
         from backtest_support import node_catalog
+
         from reference.backtest_catalog import EPOCH_2024
     finally:
         del sys.path[:2]
@@ -58,8 +59,23 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env |= FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
     with open(tmp_path / "w1.log", "ab") as log:
-        worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database", store.url, "--catalog",
-                                   str(catalog), "--id", "w1"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "spine.cli",
+                "worker",
+                "--database",
+                store.url,
+                "--catalog",
+                str(catalog),
+                "--id",
+                "w1",
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         wait_until(lambda: store.job(job.job_id).state in ("COMPLETED", "FAILED", "CANCELLED"), "job ended")
     except AssertionError:

@@ -98,8 +98,11 @@ class HandEmaCross(Strategy):
         below = pf >= ps and fast < slow  # type: ignore[operator]
         if self.side > 0 and below or self.side < 0 and above:
             side, self.side = self.side, 0
-            self.submit_order(self.order_factory.market(
-                self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty, reduce_only=True))
+            self.submit_order(
+                self.order_factory.market(
+                    self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty, reduce_only=True
+                )
+            )
         elif self.side == 0 and self.longs and above:
             self.side = 1
             self.submit_order(self.order_factory.market(self.iid, OrderSide.BUY, self.qty))

@@ -14,12 +14,12 @@ import msgspec
 import numpy as np
 import pytest
 from nautilus_trader.model.data import Bar
+from venue_nodes import T0, M, close, venue_node
 
-from spine.node.persist import series_state
 from spine.node.config import NodeConfig
-from spine.node.service import VenueNode
+from spine.node.persist import series_state
 from spine.node.persist.store import CatalogStore
-from venue_nodes import M, T0, close, venue_node
+from spine.node.service import VenueNode
 
 IID = "BTCUSDT.SIM"
 
@@ -33,8 +33,13 @@ def close_both(node: VenueNode, minutes: range) -> None:
 def numbers(node: VenueNode, channel: str) -> dict[int, int]:
     """The series' bars, close -> sequence."""
     columns = node.book.series(IID, channel).columns()
-    return dict(zip(np.frombuffer(columns["ts_event"], "<u8").tolist(),
-                    np.frombuffer(columns["sequence"], "<u8").tolist(), strict=True))
+    return dict(
+        zip(
+            np.frombuffer(columns["ts_event"], "<u8").tolist(),
+            np.frombuffer(columns["sequence"], "<u8").tolist(),
+            strict=True,
+        )
+    )
 
 
 def durable_unknown(node: VenueNode) -> list[tuple[str, int]]:
@@ -65,8 +70,9 @@ def closing_during_the_write(node: VenueNode, monkeypatch: pytest.MonkeyPatch, k
     return closed
 
 
-def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     node = venue_node(tmp_path)
     close_both(node, range(3))
     closed = closing_during_the_write(node, monkeypatch, 3)
@@ -105,7 +111,8 @@ def test_durable_bars_keep_their_numbers_across_a_crash(tmp_path: Path, monkeypa
 
 
 def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     live = tmp_path / "live"
     node = venue_node(live)
     for k in range(3):

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-
 from loopback_app import serving
 
 from spine.gateway.catalogs import holding
@@ -41,9 +40,15 @@ class FakeNode:
         if request.path == "/v2/registry":
             return web.json_response({"operations": []})
         if request.path == "/v2/instruments":
-            return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
-                                                {"instrument_id": "ETHUSDT.SIM", "size_precision": 4}],
-                                      "next_cursor": None})
+            return web.json_response(
+                {
+                    "items": [
+                        {"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
+                        {"instrument_id": "ETHUSDT.SIM", "size_precision": 4},
+                    ],
+                    "next_cursor": None,
+                }
+            )
         if request.path == "/v2/bars":
             if self.bars_status != 200:
                 return web.Response(status=self.bars_status, text="down")
@@ -58,10 +63,12 @@ def run(*instruments: str, start: int = 0, end: int = 10_000, quantity: str = "0
     return Run(instruments, resolution, "EXTERNAL", start, end, quantity)
 
 
-def checked(fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any]], catalogs: tuple[str, ...] = ()
-            ) -> Any:
+def checked(
+    fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any]], catalogs: tuple[str, ...] = ()
+) -> Any:
     """``scenario`` over checks of a gateway fronting ``fake`` (None: a node out of reach),
     after its first look at the upstreams."""
+
     async def main() -> Any:
         async with _node(fake) as url:
             upstreams = Upstreams([url], None, 5.0)
@@ -70,6 +77,7 @@ def checked(fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any
                 return await scenario(RunChecks(upstreams, catalogs))
             finally:
                 await upstreams.aclose()
+
     return asyncio.run(main())
 
 
@@ -87,6 +95,7 @@ def refused(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ())
         with pytest.raises(HttpError) as caught:
             await checks.check(the_run)
         return caught.value
+
     error: HttpError = checked(fake, scenario, catalogs)
     return error
 
@@ -94,6 +103,7 @@ def refused(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ())
 def passes(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ()) -> None:
     async def scenario(checks: RunChecks) -> None:
         await checks.check(the_run)
+
     checked(fake, scenario, catalogs)
 
 

@@ -11,7 +11,6 @@ from collections import Counter
 
 import pytest
 from aiohttp import web
-
 from loopback_app import serving
 
 from spine.gateway.relay import Relay
@@ -38,8 +37,12 @@ class FakeUpstream:
         if request.path == "/v2/instruments":
             return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM"}], "next_cursor": None})
         if request.path == "/v2/screener/screen":
-            return web.Response(status=503, body=json.dumps(BUSY).encode(), content_type="application/json",
-                                headers={"Retry-After": "7", "X-Internal": "not passed on"})
+            return web.Response(
+                status=503,
+                body=json.dumps(BUSY).encode(),
+                content_type="application/json",
+                headers={"Retry-After": "7", "X-Internal": "not passed on"},
+            )
         return web.json_response({}, status=404)
 
 
@@ -50,11 +53,13 @@ def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -
             upstreams = Upstreams([url], None, 5.0)
             relay = Relay(upstreams)
             try:
-                misses = await asyncio.gather(*(relay.node_of(f"X{k}.NOWHERE") for k in range(50)),
-                                              return_exceptions=True)
+                misses = await asyncio.gather(
+                    *(relay.node_of(f"X{k}.NOWHERE") for k in range(50)), return_exceptions=True
+                )
                 assert all(isinstance(m, HttpError) and m.symbol == "NOT_FOUND" for m in misses), misses
-                held = await asyncio.gather(*(relay.node_of(f"NEW{k}.SIM", held=True) for k in range(20)),
-                                            return_exceptions=True)
+                held = await asyncio.gather(
+                    *(relay.node_of(f"NEW{k}.SIM", held=True) for k in range(20)), return_exceptions=True
+                )
                 assert all(isinstance(m, HttpError) for m in held), held
                 assert fake.asked == {"/v2/registry": 1, "/v2/instruments": 1}, fake.asked
                 node = upstreams.nodes[0]

@@ -52,8 +52,10 @@ def test_unresolved_gaps_degrade_health_only_while_a_gap_is_unresolved_now() -> 
     unresolved = [True]
     node: Any = View(unresolved)
     node.state = "RUNNING"
-    node.engine_status = lambda now: {"lifecycle": "RUNNING", "authorities": [
-        {"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}]}
+    node.engine_status = lambda now: {
+        "lifecycle": "RUNNING",
+        "authorities": [{"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}],
+    }
     handlers = MarketHandlers(node)
     degraded = handlers.health_get(None, {})
     assert degraded["degraded"] and degraded["degraded_reasons"] == ["UNRESOLVED_GAPS"]

@@ -40,24 +40,30 @@ def within(name: str, packages: tuple[str, ...]) -> bool:
 
 @pytest.mark.parametrize("layer", ["http", "wire"])
 def test_a_layer_imports_no_process_package(layer: str) -> None:
-    offenders = {str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, PROCESSES))
-                 for path in sorted((PACKAGE / layer).rglob("*.py"))}
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, PROCESSES))
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+    }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
 @pytest.mark.parametrize("package", PROCESS_PACKAGES)
 def test_a_process_package_imports_no_other_process_package(package: str) -> None:
     others = tuple(f"spine.{name}" for name in PROCESS_PACKAGES if name != package)
-    offenders = {str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, others))
-                 for path in sorted((PACKAGE / package).rglob("*.py"))}
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, others))
+        for path in sorted((PACKAGE / package).rglob("*.py"))
+    }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
 @pytest.mark.parametrize("package", SHARED_PACKAGES)
 def test_a_shared_package_imports_no_process_package(package: str) -> None:
     processes = tuple(f"spine.{name}" for name in PROCESS_PACKAGES)
-    offenders = {str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, processes))
-                 for path in sorted((PACKAGE / package).rglob("*.py"))}
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, processes))
+        for path in sorted((PACKAGE / package).rglob("*.py"))
+    }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
@@ -76,8 +82,11 @@ def node_reads(path: Path) -> set[str]:
         if isinstance(node, ast.Attribute):
             owner = node.value
             if (isinstance(owner, ast.Name) and owner.id == "node") or (
-                    isinstance(owner, ast.Attribute) and owner.attr == "node"
-                    and isinstance(owner.value, ast.Name) and owner.value.id == "self"):
+                isinstance(owner, ast.Attribute)
+                and owner.attr == "node"
+                and isinstance(owner.value, ast.Name)
+                and owner.value.id == "self"
+            ):
                 reads.add(node.attr)
     return reads
 
@@ -95,8 +104,8 @@ def test_the_node_api_reads_a_node_only_through_its_view() -> None:
 
 
 def test_the_venue_view_implements_the_whole_seam() -> None:
-    from spine.node.view import NodeView
     from spine.node.venue_view import VenueView
+    from spine.node.view import NodeView
 
     methods = {name for name, value in vars(NodeView).items() if callable(value) and not name.startswith("_")}
     assert methods <= {name for name, value in vars(VenueView).items() if callable(value)}
@@ -116,7 +125,7 @@ def import_loops(package: str) -> list[list[str]]:
 
     def visit(name: str, trail: list[str]) -> None:
         if name in trail:
-            loops.append(trail[trail.index(name):] + [name])
+            loops.append(trail[trail.index(name) :] + [name])
             return
         if name in done:
             return

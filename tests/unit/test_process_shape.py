@@ -46,8 +46,10 @@ def test_the_api_and_the_service_never_import_each_other(process: str) -> None:
 
 @pytest.mark.parametrize("module", ["spine.gateway.service", "spine.screener.service", "spine.wire"])
 def test_a_server_process_loads_no_client_decoder(module: str) -> None:
-    probe = (f"import sys, {module}; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jsonschema' or m == 'spine.wire.decoder'))")
+    probe = (
+        f"import sys, {module}; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'jsonschema' or m == 'spine.wire.decoder'))"
+    )
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert loaded.stdout.strip() == "[]"
 

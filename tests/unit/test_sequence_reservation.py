@@ -10,11 +10,11 @@ from pathlib import Path
 import msgspec
 import numpy as np
 import pytest
+from venue_nodes import T0, M, close, discovered, venue_node
 
 from spine._core import Series
 from spine.node.config import NodeConfig
 from spine.node.service import VenueNode
-from venue_nodes import M, T0, close, discovered, venue_node
 
 CHANNELS = ("EXTERNAL", "INTERNAL")
 
@@ -28,8 +28,13 @@ def hydrate(node: VenueNode, instrument_id: str, count: int) -> None:
 
 def numbers(node: VenueNode, instrument_id: str, channel: str) -> dict[int, int]:
     columns = node.book.series(instrument_id, channel).columns()
-    return dict(zip(np.frombuffer(columns["ts_event"], "<u8").tolist(),
-                    np.frombuffer(columns["sequence"], "<u8").tolist(), strict=True))
+    return dict(
+        zip(
+            np.frombuffer(columns["ts_event"], "<u8").tolist(),
+            np.frombuffer(columns["sequence"], "<u8").tolist(),
+            strict=True,
+        )
+    )
 
 
 def crash(live: Path, at: Path) -> VenueNode:
@@ -67,9 +72,11 @@ def test_every_number_handed_out_is_reserved_on_disk_first(tmp_path: Path) -> No
     """Crash at several instants (no flush at all): each restart numbers above what was served."""
     live = tmp_path / "live"
     node = venue_node(live)
-    steps = [lambda: close(node, "BTCUSDT.SIM", "INTERNAL", 0),
-             lambda: hydrate(node, "BTCUSDT.SIM", 5_000),
-             lambda: [close(node, "ETHUSDT.SIM", "EXTERNAL", k) for k in range(3)]]
+    steps = [
+        lambda: close(node, "BTCUSDT.SIM", "INTERNAL", 0),
+        lambda: hydrate(node, "BTCUSDT.SIM", 5_000),
+        lambda: [close(node, "ETHUSDT.SIM", "EXTERNAL", k) for k in range(3)],
+    ]
     for n, step in enumerate(steps):
         step()
         served = highest(node)

@@ -26,8 +26,8 @@ import msgspec
 from spine._core import canonical_json
 from spine.backtest.api import Execution, RunOutputs, RunSpec
 from spine.backtest.engine import run_backtest
-from spine.wire.outputs import OutputPart
 from spine.jobs.request import BacktestRequest, body_document, decode_stored, with_plan
+from spine.wire.outputs import OutputPart
 
 __all__ = ["CANCEL_POLL_SECS", "RunStore", "parts", "run", "run_request", "run_spec"]
 
@@ -39,8 +39,9 @@ class RunStore(Protocol):
 
     def revision_texts(self, strategy_id: str, revision_id: str) -> Mapping[str, str]: ...
     def job(self, job_id: str) -> Any: ...
-    def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
-                     ts: int) -> int: ...
+    def append_event(
+        self, job_id: str, type: str, state: str | None, level: str | None, message: str | None, ts: int
+    ) -> int: ...
     def set_execution(self, job_id: str, execution: str) -> None: ...
     def put_outputs(self, job_id: str, parts: Mapping[str, Sequence[bytes]]) -> None: ...
 
@@ -59,9 +60,17 @@ def run_spec(job_id: str, request: BacktestRequest) -> RunSpec:
     """What the engine takes for ``request`` run as job ``job_id``: its fields, one to one."""
     spec = request.spec
     return RunSpec(
-        job_id=job_id, strategy_id=spec.strategy_id, revision_id=spec.revision_id, instrument_id=spec.instrument_id,
-        start=int(spec.start), end=int(spec.end), resolution=spec.resolution, channel=spec.channel,
-        values=dict(spec.values), request=body_document(request), config_hash=request.config_hash,
+        job_id=job_id,
+        strategy_id=spec.strategy_id,
+        revision_id=spec.revision_id,
+        instrument_id=spec.instrument_id,
+        start=int(spec.start),
+        end=int(spec.end),
+        resolution=spec.resolution,
+        channel=spec.channel,
+        values=dict(spec.values),
+        request=body_document(request),
+        config_hash=request.config_hash,
         execution=Execution(**msgspec.structs.asdict(request.execution)),
     )
 
@@ -95,9 +104,13 @@ def run_request(job_id: str, request: BacktestRequest, catalogs: list[Path], sto
         store.append_event(job_id, "LOG", None, level, message, time.time_ns())
 
     outputs = run_backtest(
-        request.plan, run_spec(job_id, request), catalogs,
-        cancelled=_throttled(lambda: bool(store.job(job_id).cancel_requested), CANCEL_POLL_SECS), log=log,
-        status=status, started=lambda execution: store.set_execution(job_id, canonical_json(execution).decode()),
+        request.plan,
+        run_spec(job_id, request),
+        catalogs,
+        cancelled=_throttled(lambda: bool(store.job(job_id).cancel_requested), CANCEL_POLL_SECS),
+        log=log,
+        status=status,
+        started=lambda execution: store.set_execution(job_id, canonical_json(execution).decode()),
     )
     store.put_outputs(job_id, parts(outputs))
     return outputs.run_id
@@ -113,6 +126,9 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunS
         with Store(database_url) as opened:
             return run(job, database_url, catalogs, store=opened)
     stored = decode_stored(job["request"])
-    request = stored if isinstance(stored, BacktestRequest) else with_plan(
-        stored, store.revision_texts(stored.spec.strategy_id, stored.spec.revision_id))
+    request = (
+        stored
+        if isinstance(stored, BacktestRequest)
+        else with_plan(stored, store.revision_texts(stored.spec.strategy_id, stored.spec.revision_id))
+    )
     return run_request(job["job_id"], request, [Path(c) for c in catalogs], store)

@@ -86,29 +86,48 @@ class GatewayHandlers:
     def health_get(self, query: Query | None, params: dict[str, str]) -> dict[str, Any]:
         upstreams = self.gateway.upstreams
         down = [u for u in upstreams.all if u.reachable is False]
-        reasons = sorted({"NODE_UNREACHABLE" if u.kind == "node" else "SCREENER_UNREACHABLE" for u in down}
-                         | set(self.gateway.queue.degraded_reasons()))
-        return {"version": WIRE_VERSION, "schema_id": "svc.health", "schema_version": 1, "live": True,
-                "ready": any(node.reachable for node in upstreams.nodes), "degraded": bool(reasons),
-                "degraded_reasons": reasons, "engine_status": None, "deployment_mode": self.gateway.config.mode,
-                "ts_event": str(time.time_ns())}
+        reasons = sorted(
+            {"NODE_UNREACHABLE" if u.kind == "node" else "SCREENER_UNREACHABLE" for u in down}
+            | set(self.gateway.queue.degraded_reasons())
+        )
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.health",
+            "schema_version": 1,
+            "live": True,
+            "ready": any(node.reachable for node in upstreams.nodes),
+            "degraded": bool(reasons),
+            "degraded_reasons": reasons,
+            "engine_status": None,
+            "deployment_mode": self.gateway.config.mode,
+            "ts_event": str(time.time_ns()),
+        }
 
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         gateway = self.gateway
         operator = gateway.config.mode == "private-operator"  # only an operator sees addresses
-        return {"version": WIRE_VERSION, "schema_id": "svc.gateway_status", "schema_version": 1,
-                "gateway_id": gateway.config.gateway_id, "deployment_mode": gateway.config.mode,
-                "started_ts": str(gateway.started),
-                "upstreams": [{**u.status(operator), "streams": gateway.feeds.status(u)}
-                              for u in gateway.upstreams.all],
-                "egress": gateway.feeds.egress_document(), "workers": gateway.queue.document(),
-                "ts_event": str(time.time_ns())}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.gateway_status",
+            "schema_version": 1,
+            "gateway_id": gateway.config.gateway_id,
+            "deployment_mode": gateway.config.mode,
+            "started_ts": str(gateway.started),
+            "upstreams": [{**u.status(operator), "streams": gateway.feeds.status(u)} for u in gateway.upstreams.all],
+            "egress": gateway.feeds.egress_document(),
+            "workers": gateway.queue.document(),
+            "ts_event": str(time.time_ns()),
+        }
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         mode = self.gateway.config.mode
-        return {"version": WIRE_VERSION, "schema_id": "svc.capability_registry", "schema_version": 1,
-                "node_id": self.gateway.config.gateway_id,
-                "operations": [self._entry(op, mode) for op in OPERATIONS]}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.capability_registry",
+            "schema_version": 1,
+            "node_id": self.gateway.config.gateway_id,
+            "operations": [self._entry(op, mode) for op in OPERATIONS],
+        }
 
     def _entry(self, op: Operation, mode: str) -> dict[str, Any]:
         entry = registry_entry(op, "gateway", deployment_mode=mode, warming=False)
@@ -118,8 +137,9 @@ class GatewayHandlers:
         if not serving or any(not u.reachable for u in serving):
             entry["availability"] = "UNKNOWN"  # an upstream serving it is out of reach
             return entry
-        entry["availability"] = min((u.registry.get(op.id, {}).get("availability", "UNSUPPORTED") for u in serving),
-                                    key=_BEST.index)
+        entry["availability"] = min(
+            (u.registry.get(op.id, {}).get("availability", "UNSUPPORTED") for u in serving), key=_BEST.index
+        )
         return entry
 
     def _upstreams_of(self, op: Operation) -> list[Upstream]:
@@ -146,11 +166,20 @@ _SCREENER_HEALTH = operation("spine.screener.health")
 
 
 def _stopped(error: str) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": "svc.screener_health", "schema_version": 1,
-            "process_state": "STOPPED", "input_lag_nanos": None, "processed": 0, "dropped": 0,
-            "checkpoint_age_nanos": None,
-            "connections": {"open": 0, "accepted": 0, "closed": 0, "refused": 0, "upstreams": []},
-            "egress": None, "last_error": error, "ts_event": str(time.time_ns())}
+    return {
+        "version": WIRE_VERSION,
+        "schema_id": "svc.screener_health",
+        "schema_version": 1,
+        "process_state": "STOPPED",
+        "input_lag_nanos": None,
+        "processed": 0,
+        "dropped": 0,
+        "checkpoint_age_nanos": None,
+        "connections": {"open": 0, "accepted": 0, "closed": 0, "refused": 0, "upstreams": []},
+        "egress": None,
+        "last_error": error,
+        "ts_event": str(time.time_ns()),
+    }
 
 
 _encode = msgspec.json.encode
@@ -166,15 +195,23 @@ class GatewayApp(App):
         config = gateway.config
         engine_status = operation("spine.v1.engine_status.get")
         self.backtests = BacktestHandlers(
-            gateway.store, config.gateway_id, execution_config(config.backtest_capital, config.backtest_seed),
+            gateway.store,
+            config.gateway_id,
+            execution_config(config.backtest_capital, config.backtest_seed),
             config.stream_heartbeat_secs,
             lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
             instrument_check=lambda iid: gateway.known_instrument(iid) is not False,
             run_checks=RunChecks(gateway.upstreams, config.catalogs),
-            job_stream_subscribers=config.job_stream_subscribers)
+            job_stream_subscribers=config.job_stream_subscribers,
+        )
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
-        super().__init__("gateway", (self.handlers, strategies, self.backtests, SchemaHandlers()), (self.backtests,),
-                         deployment_mode=config.mode, body_secs=config.http_body_secs)
+        super().__init__(
+            "gateway",
+            (self.handlers, strategies, self.backtests, SchemaHandlers()),
+            (self.backtests,),
+            deployment_mode=config.mode,
+            body_secs=config.http_body_secs,
+        )
 
     def _handler(self, op: Operation) -> Callable[..., Any]:
         handler = self._handlers.get(op.id)
@@ -197,8 +234,18 @@ class GatewayApp(App):
             screener = gateway.upstreams.screener
             if screener is None:
                 raise HttpError("UPSTREAM_UNAVAILABLE", f"GET {op.path}: this gateway has no screener configured")
-            return await pipe(proto, gateway.feeds.client, screener.base_url, op.path, query.raw, {}, heartbeat_secs,
-                              WIRE_VERSION, SendQueue(scope.server, scope.client), name=screener.name)
+            return await pipe(
+                proto,
+                gateway.feeds.client,
+                screener.base_url,
+                op.path,
+                query.raw,
+                {},
+                heartbeat_secs,
+                WIRE_VERSION,
+                SendQueue(scope.server, scope.client),
+                name=screener.name,
+            )
         iid = query.instrument_id()
         kinds = market_kinds(op.stream, query)
         if iid is not None:
@@ -207,8 +254,15 @@ class GatewayApp(App):
         subscription = feeds.fanout.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
         feeds.subscribers += 1
         try:
-            await pump(proto, subscription, None, None, heartbeat_secs, SendQueue(scope.server, scope.client),
-                       egress=feeds.egress)
+            await pump(
+                proto,
+                subscription,
+                None,
+                None,
+                heartbeat_secs,
+                SendQueue(scope.server, scope.client),
+                egress=feeds.egress,
+            )
         finally:
             feeds.subscribers -= 1
 
@@ -223,10 +277,22 @@ class GatewayApp(App):
         elif len(nodes) == 1:
             node = nodes[0]
         else:
-            raise HttpError("INVALID_PARAMETER", f"this gateway fronts {len(nodes)} nodes and a v1 stream cursor "
-                                                 "is one node's: name an instrument_id (its venue's node is "
-                                                 "streamed), or use /v2/stream/bars, /quotes and /trades")
+            raise HttpError(
+                "INVALID_PARAMETER",
+                f"this gateway fronts {len(nodes)} nodes and a v1 stream cursor "
+                "is one node's: name an instrument_id (its venue's node is "
+                "streamed), or use /v2/stream/bars, /quotes and /trades",
+            )
         headers = {"last-event-id": text} if (text := scope.headers.get("last-event-id")) is not None else {}
-        await pipe(proto, gateway.feeds.client, node.base_url, "/stream", query.raw, headers,
-                   gateway.config.stream_heartbeat_secs, V1_VERSION, SendQueue(scope.server, scope.client),
-                   name=node.name)
+        await pipe(
+            proto,
+            gateway.feeds.client,
+            node.base_url,
+            "/stream",
+            query.raw,
+            headers,
+            gateway.config.stream_heartbeat_secs,
+            V1_VERSION,
+            SendQueue(scope.server, scope.client),
+            name=node.name,
+        )

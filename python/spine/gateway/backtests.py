@@ -19,6 +19,7 @@ import msgspec
 from spine.gateway.job_streams import JobStreams, Waiter
 from spine.gateway.pages import db_page, page_document
 from spine.gateway.runnable import Run, RunChecks
+from spine.gateway.strategies import IDENTITY
 from spine.http.app import Relayed
 from spine.http.bodies import BacktestBody
 from spine.http.errors import HttpError
@@ -26,13 +27,12 @@ from spine.http.request import I63, Query
 from spine.http.streams import SSE, heartbeat
 from spine.http.v1 import V1_VERSION
 from spine.jobs import documents
-from spine.wire.outputs import SERVED_PARTS, OutputPart, served_part
 from spine.jobs.records import JOB_STATES, AlreadyFinished, JobState, NotFound
 from spine.jobs.request import ExecutionConfig
 from spine.jobs.store import Store
 from spine.jobs.submission import RequestRefused, build_request, check_body, submit_request
 from spine.reasons import scrub
-from spine.gateway.strategies import IDENTITY
+from spine.wire.outputs import SERVED_PARTS, OutputPart, served_part
 
 __all__ = ["BacktestHandlers", "execution_config"]
 
@@ -41,8 +41,7 @@ T = TypeVar("T")
 
 _encode = msgspec.json.Encoder().encode
 #: The v1 record kinds and the output part that holds them.
-_V1_PARTS = {"signals": OutputPart.SIGNALS, "chart_markers": OutputPart.MARKERS,
-             "retirements": OutputPart.RETIREMENTS}
+_V1_PARTS = {"signals": OutputPart.SIGNALS, "chart_markers": OutputPart.MARKERS, "retirements": OutputPart.RETIREMENTS}
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 #: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_streams`).
 POLL_SECS = 0.1
@@ -54,10 +53,17 @@ def execution_config(capital: str, seed: int) -> ExecutionConfig:
 
 
 class BacktestHandlers:
-    def __init__(self, store: Store, gateway_id: str, execution: ExecutionConfig, heartbeat_secs: float,
-                 relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
-                 instrument_check: Callable[[str], bool] | None = None, run_checks: RunChecks | None = None,
-                 job_stream_subscribers: int = 1_024) -> None:
+    def __init__(
+        self,
+        store: Store,
+        gateway_id: str,
+        execution: ExecutionConfig,
+        heartbeat_secs: float,
+        relay_engine_status: Callable[[Query, dict[str, str]], Awaitable[Relayed]],
+        instrument_check: Callable[[str], bool] | None = None,
+        run_checks: RunChecks | None = None,
+        job_stream_subscribers: int = 1_024,
+    ) -> None:
         self.store = store
         #: What a run would lack, refused at submit (:mod:`spine.gateway.runnable`).
         self.run_checks = run_checks
@@ -69,18 +75,27 @@ class BacktestHandlers:
         self.heartbeat_secs = heartbeat_secs
         self.relay_engine_status = relay_engine_status
 
-    # --- submit ------------------------------------------------------------------------------
+    # submit
 
     async def backtests_submit(self, query: Query, params: dict[str, str], body: BacktestBody) -> Relayed:
         now = time.time_ns()
         _refused(check_body, body, now)  # before any lookup: what the body gets wrong on its own
         revision_id, files = await self._revision(body)
-        request = await asyncio.to_thread(_refused, build_request, body, revision_id, files, self.execution, now,
-                                          self.instrument_check)
+        request = await asyncio.to_thread(
+            _refused, build_request, body, revision_id, files, self.execution, now, self.instrument_check
+        )
         if self.run_checks is not None:
             spec = request.spec
-            await self.run_checks.check(Run(request.instruments, spec.resolution, spec.channel, int(spec.start),
-                                            int(spec.end), request.plan.quantity))
+            await self.run_checks.check(
+                Run(
+                    request.instruments,
+                    spec.resolution,
+                    spec.channel,
+                    int(spec.start),
+                    int(spec.end),
+                    request.plan.quantity,
+                )
+            )
         job = await asyncio.to_thread(submit_request, self.store, request, self.gateway_id, now)
         return Relayed(202, _encode(documents.receipt(job, request.config_hash)))
 
@@ -94,19 +109,26 @@ class BacktestHandlers:
         try:
             return revision_id, await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
         except NotFound:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision "
-                                         f"{revision_id}") from None
+            raise HttpError(
+                "NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision {revision_id}"
+            ) from None
 
-    # --- jobs --------------------------------------------------------------------------------
+    # jobs
 
     async def backtests_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         state = cast(JobState | None, query.choice("state", JOB_STATES))
         strategy_id = query.text("strategy_id")
         route = f"/v2/backtests?{strategy_id}&{state}"
-        rows, cursor = await db_page(query, route, lambda offset, limit: self.store.jobs(
-            offset, limit, strategy_id=strategy_id, state=state))
-        return page_document("svc.backtest_job_page", [documents.summary(row) for row in rows], cursor, 2,
-                             runs={row.job_id: documents.run(row) for row in rows})
+        rows, cursor = await db_page(
+            query, route, lambda offset, limit: self.store.jobs(offset, limit, strategy_id=strategy_id, state=state)
+        )
+        return page_document(
+            "svc.backtest_job_page",
+            [documents.summary(row) for row in rows],
+            cursor,
+            2,
+            runs={row.job_id: documents.run(row) for row in rows},
+        )
 
     async def backtests_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return documents.detail(await self._job(params["id"]))
@@ -119,8 +141,9 @@ class BacktestHandlers:
         try:
             await asyncio.to_thread(self.store.request_cancel, job.job_id, time.time_ns())
         except AlreadyFinished as finished:
-            raise HttpError("CONFLICT", f"job {job.job_id} is {finished.state}; only a QUEUED or RUNNING job can be "
-                                        "cancelled") from None
+            raise HttpError(
+                "CONFLICT", f"job {job.job_id} is {finished.state}; only a QUEUED or RUNNING job can be cancelled"
+            ) from None
         self.watch.notify(job.job_id)
         return documents.detail(await self._job(job.job_id))
 
@@ -134,21 +157,29 @@ class BacktestHandlers:
         if part is None:
             raise HttpError("NOT_FOUND", f"no output {params['part']!r}; outputs: {', '.join(SERVED_PARTS)}")
         job = await self._finished(params["id"], part)
-        rows, cursor = await db_page(query, f"/v2/backtests/{job.job_id}/outputs/{part}",
-                                     lambda offset, limit: self.store.outputs(job.job_id, part, offset, limit))
-        head = _encode(page_document("svc.backtest_output_page", [], cursor, job_id=job.job_id, run_id=job.run_id,
-                                     part=part))
+        rows, cursor = await db_page(
+            query,
+            f"/v2/backtests/{job.job_id}/outputs/{part}",
+            lambda offset, limit: self.store.outputs(job.job_id, part, offset, limit),
+        )
+        head = _encode(
+            page_document("svc.backtest_output_page", [], cursor, job_id=job.job_id, run_id=job.run_id, part=part)
+        )
         return _splice_items(head, rows)
 
     async def backtests_events(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         job = await self._job(params["id"])
         after = query.sequence("after_sequence", I63) or 0
-        rows, cursor = await db_page(query, f"/v2/backtests/{job.job_id}/events?{after}",
-                                     lambda offset, limit: self.store.events(job.job_id, after + offset, limit))
-        return page_document("svc.backtest_event_page", [documents.event(row) for row in rows], cursor,
-                             job_id=job.job_id)
+        rows, cursor = await db_page(
+            query,
+            f"/v2/backtests/{job.job_id}/events?{after}",
+            lambda offset, limit: self.store.events(job.job_id, after + offset, limit),
+        )
+        return page_document(
+            "svc.backtest_event_page", [documents.event(row) for row in rows], cursor, job_id=job.job_id
+        )
 
-    # --- the live job stream -----------------------------------------------------------------
+    # the live job stream
 
     async def stream(self, query: Query, proto: Any) -> None:
         """The job's events above ``after_sequence`` in order, then live, one ``state`` or
@@ -157,13 +188,16 @@ class BacktestHandlers:
         only when :class:`JobStreams` says the job moved."""
         job_id = query.text("job_id")
         if job_id is None:
-            raise HttpError("INVALID_PARAMETER", "GET /v2/stream/backtests needs job_id (a job's id, from "
-                                                 "POST /v2/backtests or GET /v2/backtests)")
+            raise HttpError(
+                "INVALID_PARAMETER",
+                "GET /v2/stream/backtests needs job_id (a job's id, from POST /v2/backtests or GET /v2/backtests)",
+            )
         job = await self._job(job_id)
         after = query.sequence("after_sequence", I63) or 0
         if self.watch.full():
-            raise HttpError("SUBSCRIBERS_FULL", f"the job streams have their {self.watch.limit} subscribers; "
-                                                "retry later")
+            raise HttpError(
+                "SUBSCRIBERS_FULL", f"the job streams have their {self.watch.limit} subscribers; retry later"
+            )
         with self.watch.watching(job.job_id) as waiter:
             waiter.state = job.state
             transport = proto.response_stream(200, SSE)
@@ -173,8 +207,9 @@ class BacktestHandlers:
             finally:
                 disconnected.cancel()
 
-    async def _follow(self, job_id: str, after: int, waiter: Waiter, transport: Any,
-                      disconnected: asyncio.Future[Any]) -> None:
+    async def _follow(
+        self, job_id: str, after: int, waiter: Waiter, transport: Any, disconnected: asyncio.Future[Any]
+    ) -> None:
         last_write, look = time.monotonic(), True
         while not disconnected.done():
             rows = []
@@ -198,21 +233,29 @@ class BacktestHandlers:
                 return  # ended before the stream's point (after_sequence at or past its last event)
             if len(rows) < 500:
                 quiet = time.monotonic() - last_write
-                await asyncio.wait((disconnected,), timeout=min(self.watch.poll_secs,
-                                                                max(0.0, self.heartbeat_secs - quiet)))
+                await asyncio.wait(
+                    (disconnected,), timeout=min(self.watch.poll_secs, max(0.0, self.heartbeat_secs - quiet))
+                )
             look = len(rows) == 500 or waiter.moved
 
-    # --- v1 records --------------------------------------------------------------------------
+    # v1 records
 
     async def _records(self, kind: str, query: Query) -> dict[str, Any]:
         job_id = query.text("job_id")
         if job_id is not None:
             await self._job(job_id)
         part = _V1_PARTS[kind]
-        rows, cursor = await db_page(query, f"/{kind}?{job_id}", lambda offset, limit: self.store.records(
-            part, offset, limit, job_id=job_id))
-        return {"version": V1_VERSION, "schema_id": "v1.records", "schema_version": 1, "kind": kind,
-                "items": [msgspec.json.decode(row) for row in rows], "next_cursor": cursor}
+        rows, cursor = await db_page(
+            query, f"/{kind}?{job_id}", lambda offset, limit: self.store.records(part, offset, limit, job_id=job_id)
+        )
+        return {
+            "version": V1_VERSION,
+            "schema_id": "v1.records",
+            "schema_version": 1,
+            "kind": kind,
+            "items": [msgspec.json.decode(row) for row in rows],
+            "next_cursor": cursor,
+        }
 
     async def v1_signals_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return await self._records("signals", query)
@@ -234,10 +277,9 @@ class BacktestHandlers:
         status = None if rows is None else msgspec.json.decode(rows)
         if isinstance(status, dict) and isinstance(status.get("last_error"), str):
             status["last_error"] = scrub(status["last_error"])  # a run's before public reasons
-        return {"version": V1_VERSION, "schema_id": "v1.engine_status", "schema_version": 1,
-                "engine_status": status}
+        return {"version": V1_VERSION, "schema_id": "v1.engine_status", "schema_version": 1, "engine_status": status}
 
-    # --- lookups -----------------------------------------------------------------------------
+    # lookups
 
     async def _job(self, job_id: str) -> Any:
         if not IDENTITY.fullmatch(job_id):
@@ -250,8 +292,11 @@ class BacktestHandlers:
     async def _finished(self, job_id: str, what: str) -> Any:
         job = await self._job(job_id)
         if job.state != "COMPLETED":
-            raise HttpError("CONFLICT", f"job {job.job_id} is {job.state}: its {what} exists once it is COMPLETED"
-                            + (f" (last error: {scrub(job.last_error)})" if job.last_error else ""))
+            raise HttpError(
+                "CONFLICT",
+                f"job {job.job_id} is {job.state}: its {what} exists once it is COMPLETED"
+                + (f" (last error: {scrub(job.last_error)})" if job.last_error else ""),
+            )
         return job
 
 
@@ -265,8 +310,15 @@ def _refused(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 
 def _frame(event: dict[str, Any]) -> bytes:
     name = "state" if event["type"] == "STATE" else "log"
-    return b"event: " + name.encode() + b"\nid: " + str(event["sequence"]).encode() + b"\ndata: " + \
-        _encode(event) + b"\n\n"
+    return (
+        b"event: "
+        + name.encode()
+        + b"\nid: "
+        + str(event["sequence"]).encode()
+        + b"\ndata: "
+        + _encode(event)
+        + b"\n\n"
+    )
 
 
 def _splice_items(head: bytes, items: list[bytes]) -> bytes:
@@ -274,4 +326,4 @@ def _splice_items(head: bytes, items: list[bytes]) -> bytes:
     items, served as the run made them."""
     marker = b'"items":[]'
     at = head.index(marker)
-    return head[:at] + b'"items":[' + b",".join(items) + b"]" + head[at + len(marker):]
+    return head[:at] + b'"items":[' + b",".join(items) + b"]" + head[at + len(marker) :]

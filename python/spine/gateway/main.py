@@ -14,17 +14,33 @@ from spine.settings import flag_overrides
 __all__ = ["run_gateway"]
 
 
-def run_gateway(config_path: str | None, nodes: Sequence[str] = (), screener: str | None = None,
-                port: int | None = None, data_dir: str | None = None, catalogs: Sequence[str] = (),
-                environ: Mapping[str, str] = os.environ) -> int:
+def run_gateway(
+    config_path: str | None,
+    nodes: Sequence[str] = (),
+    screener: str | None = None,
+    port: int | None = None,
+    data_dir: str | None = None,
+    catalogs: Sequence[str] = (),
+    environ: Mapping[str, str] = os.environ,
+) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
-    overrides = flag_overrides(environ, GatewayConfig.ENVIRONMENT_PREFIX, nodes=tuple(nodes), screener=screener,
-                               port=port, data_dir=data_dir, catalogs=tuple(catalogs))
+    overrides = flag_overrides(
+        environ,
+        GatewayConfig.ENVIRONMENT_PREFIX,
+        nodes=tuple(nodes),
+        screener=screener,
+        port=port,
+        data_dir=data_dir,
+        catalogs=tuple(catalogs),
+    )
     config = start_config("spine gateway", lambda: load_config(config_path, overrides))
     if isinstance(config, int):
         return config
-    print(f"spine gateway {config.gateway_id}: nodes {', '.join(config.nodes)}; screener {config.screener}; "
-          f"http://{config.host}:{config.port}/v2/health", flush=True)
+    print(
+        f"spine gateway {config.gateway_id}: nodes {', '.join(config.nodes)}; screener {config.screener}; "
+        f"http://{config.host}:{config.port}/v2/health",
+        flush=True,
+    )
     from spine.gateway.api import GatewayApp
     from spine.gateway.service import Gateway
 

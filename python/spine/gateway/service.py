@@ -36,8 +36,9 @@ class Gateway:
         self.feeds = Feeds(self.upstreams.nodes, config.upstream_timeout_secs)
         Path(config.data_dir).mkdir(parents=True, exist_ok=True)
         self.store = Store(config.database_url)
-        self.queue = QueueWatch(self.store, config.worker_stale_secs, config.worker_max_attempts,
-                              config.queue_watch_secs)
+        self.queue = QueueWatch(
+            self.store, config.worker_stale_secs, config.worker_max_attempts, config.queue_watch_secs
+        )
 
     def known_instrument(self, iid: str) -> bool | None:
         """Whether a node lists ``iid`` or a configured catalog holds its bars (None when the
@@ -52,8 +53,7 @@ class Gateway:
 
     async def run(self, stop: asyncio.Event, app: App) -> None:
         """Serve ``app`` (the gateway's, over this gateway) until ``stop`` is set."""
-        server = embedded_server(app, host=self.config.host, port=self.config.port,
-                                 backlog=self.config.http_backlog)
+        server = embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
         watches = [asyncio.create_task(self._watch(stop)), asyncio.create_task(self.queue.run(stop))]
         self.feeds.start()

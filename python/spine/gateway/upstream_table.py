@@ -69,9 +69,15 @@ class Upstream:
         """Its ``svc.gateway_status`` entry (less ``streams``); its address only for an
         operator (a private-operator gateway)."""
         address = {"base_url": self.base_url} if operator else {}
-        return {"kind": self.kind, "name": self.name, **address, "reachable": bool(self.reachable),
-                "last_error": self.last_error, "last_seen": None if self.last_seen is None else str(self.last_seen),
-                "venues": sorted(self.venues)}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            **address,
+            "reachable": bool(self.reachable),
+            "last_error": self.last_error,
+            "last_seen": None if self.last_seen is None else str(self.last_seen),
+            "venues": sorted(self.venues),
+        }
 
 
 class Upstreams:
@@ -89,31 +95,37 @@ class Upstreams:
         """The pooled session (made in the running loop on first use)."""
         if self._session is None:
             self._session = aiohttp.ClientSession(
-                timeout=self._timeout, connector=aiohttp.TCPConnector(limit=self._limit, limit_per_host=64),
-                skip_auto_headers=("User-Agent",), auto_decompress=False)
+                timeout=self._timeout,
+                connector=aiohttp.TCPConnector(limit=self._limit, limit_per_host=64),
+                skip_auto_headers=("User-Agent",),
+                auto_decompress=False,
+            )
         return self._session
 
     @property
     def all(self) -> list[Upstream]:
         return self.nodes + ([self.screener] if self.screener is not None else [])
 
-    async def request(self, upstream: Upstream, method: str, path: str, query: str = "",
-                      body: bytes | None = None) -> tuple[int, bytes]:
+    async def request(
+        self, upstream: Upstream, method: str, path: str, query: str = "", body: bytes | None = None
+    ) -> tuple[int, bytes]:
         """``method path?query`` on ``upstream``: its status and body bytes as they came (any
         status), or :class:`UpstreamError` when it cannot be reached or answers no JSON."""
         status, content, _ = await self.exchange(upstream, method, path, query, body)
         return status, content
 
-    async def exchange(self, upstream: Upstream, method: str, path: str, query: str = "",
-                       body: bytes | None = None) -> tuple[int, bytes, tuple[tuple[str, str], ...]]:
+    async def exchange(
+        self, upstream: Upstream, method: str, path: str, query: str = "", body: bytes | None = None
+    ) -> tuple[int, bytes, tuple[tuple[str, str], ...]]:
         """:meth:`request`, with the answer's headers the gateway passes on."""
         url = upstream.base_url + path + (f"?{query}" if query else "")
         what = f"{method} {path}"
         try:
             # Sent as encoded: the relay encodes each path parameter (a ``%2E%2E`` segment
             # normalised back to ``..`` would be resolved away).
-            async with self.session.request(method, yarl.URL(url, encoded=True), data=body,
-                                            headers=_JSON if body is not None else None) as response:
+            async with self.session.request(
+                method, yarl.URL(url, encoded=True), data=body, headers=_JSON if body is not None else None
+            ) as response:
                 content = await response.read()
                 status, kind = response.status, response.headers.get("content-type", "")
                 headers = passed_headers(response.headers)
@@ -154,8 +166,9 @@ class Upstreams:
             precisions: dict[str, int | None] = {}
             cursor = None
             while True:
-                page = await self.document(upstream, "/v2/instruments",
-                                           "limit=1000" + ("" if cursor is None else f"&cursor={cursor}"))
+                page = await self.document(
+                    upstream, "/v2/instruments", "limit=1000" + ("" if cursor is None else f"&cursor={cursor}")
+                )
                 precisions.update((item["instrument_id"], item.get("size_precision")) for item in page["items"])
                 cursor = page["next_cursor"]
                 if cursor is None:

@@ -62,8 +62,15 @@ class App:
     the OpenAPI document's handler is added here. Streams and the health probe's fast path are
     the subclass's."""
 
-    def __init__(self, process: Process, v2: tuple[Any, ...], v1: tuple[Any, ...], *, deployment_mode: str,
-                 body_secs: float = 10.0) -> None:
+    def __init__(
+        self,
+        process: Process,
+        v2: tuple[Any, ...],
+        v1: tuple[Any, ...],
+        *,
+        deployment_mode: str,
+        body_secs: float = 10.0,
+    ) -> None:
         self.process = process
         openapi = OpenApiHandlers(process)
         self.v2, self.v1 = (*v2, openapi), v1
@@ -88,9 +95,16 @@ class App:
         if scope.proto != "http":
             return
         if len(scope.path) + len(scope.query_string) > MAX_URI_BYTES:
-            return self._error(proto, HttpError("URI_TOO_LONG", f"the path and query hold {len(scope.path)} + "
-                                                                f"{len(scope.query_string)} characters; at most "
-                                                                f"{MAX_URI_BYTES} together"), _is_v1(scope.path))
+            return self._error(
+                proto,
+                HttpError(
+                    "URI_TOO_LONG",
+                    f"the path and query hold {len(scope.path)} + "
+                    f"{len(scope.query_string)} characters; at most "
+                    f"{MAX_URI_BYTES} together",
+                ),
+                _is_v1(scope.path),
+            )
         method = scope.method
         if method == "HEAD":  # a GET's status and headers, without its body (RFC 9110 9.3.2)
             method, proto = "GET", _HeadOnly(proto)
@@ -109,9 +123,12 @@ class App:
             allowed = sorted({op.method for op in OPERATIONS if _same_shape(op.path, scope.path)})
             if "GET" in allowed:
                 allowed.append("HEAD")
-            return self._error(proto, HttpError("METHOD_NOT_ALLOWED",
-                                                f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
-                               _is_v1(scope.path), [("allow", ", ".join(allowed))])
+            return self._error(
+                proto,
+                HttpError("METHOD_NOT_ALLOWED", f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
+                _is_v1(scope.path),
+                [("allow", ", ".join(allowed))],
+            )
         except NotFoundError:
             # No route of either generation: the governed (v2) envelope, whatever the prefix;
             # only the v1 routes themselves answer v1's.
@@ -123,17 +140,23 @@ class App:
         try:
             # The mode comes first: in public-readonly every COMMAND is 403, served here or not.
             if op.effect == "COMMAND" and self.deployment_mode != "private-operator":
-                raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
-                                                    f"mode is {self.deployment_mode} (set server-side only, by "
-                                                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
-                                                    "private-operator allows it")
+                raise HttpError(
+                    "MUTATION_REFUSED",
+                    f"{op.method} {op.path} changes the node; this host's deployment "
+                    f"mode is {self.deployment_mode} (set server-side only, by "
+                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
+                    "private-operator allows it",
+                )
             how = self._serving[op.id]
             if how == "deferred":
-                raise HttpError("CAPABILITY_DEFERRED", f"{op.id} is deferred on this node (a market-data node "
-                                                       "registers no execution client); not yet")
+                raise HttpError(
+                    "CAPABILITY_DEFERRED",
+                    f"{op.id} is deferred on this node (a market-data node registers no execution client); not yet",
+                )
             if how == "elsewhere":
-                raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; "
-                                                              f"{_served_by(op)}")
+                raise HttpError(
+                    "NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; {_served_by(op)}"
+                )
             query = self._query(op, scope.query_string)
             if op.effect == "STREAM" and isinstance(proto, _HeadOnly):
                 proto.response_empty(200, SSE)
@@ -193,8 +216,9 @@ class App:
             handler = self._handlers[op.id] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
         return handler
 
-    def _error(self, proto: Any, error: HttpError, v1: bool = False,
-               headers: list[tuple[str, str]] | None = None) -> None:
+    def _error(
+        self, proto: Any, error: HttpError, v1: bool = False, headers: list[tuple[str, str]] | None = None
+    ) -> None:
         status, body = error_response(error)
         if v1:  # the same envelope and code table under the v1 version string
             body["version"] = V1_VERSION
@@ -232,8 +256,9 @@ async def _read_body(proto: Any, seconds: float) -> bytes:
                     raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
                 chunks.append(chunk)
     except TimeoutError:
-        raise HttpError("INVALID_BODY", f"the body did not arrive within {seconds} s of the request "
-                                        f"({size} bytes came)") from None
+        raise HttpError(
+            "INVALID_BODY", f"the body did not arrive within {seconds} s of the request ({size} bytes came)"
+        ) from None
     return b"".join(chunks)
 
 
@@ -265,5 +290,5 @@ def _router_path(template: str) -> str:
 def _same_shape(template: str, path: str) -> bool:
     a, b = template.strip("/").split("/"), path.strip("/").split("/")
     if a[-1] == FILE_PATH and len(b) > len(a):  # the file path takes the remaining segments
-        b = [*b[:len(a) - 1], "/".join(b[len(a) - 1:])]
+        b = [*b[: len(a) - 1], "/".join(b[len(a) - 1 :])]
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))

@@ -64,10 +64,15 @@ def market_kinds(stream: Stream | None, query: Query) -> list[str]:
     resolution = query.choice("resolution", BAR_RESOLUTIONS)
     channel = query.choice("channel", BAR_CHANNELS)
     if resolution == "1s" and channel == "EXTERNAL":
-        raise HttpError("INVALID_PARAMETER", "resolution=1s with channel=EXTERNAL never matches: the 1s "
-                                             "tier is INTERNAL only (aggregated from trades)")
-    return [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
-            for c in ([channel] if channel else BAR_CHANNELS)]
+        raise HttpError(
+            "INVALID_PARAMETER",
+            "resolution=1s with channel=EXTERNAL never matches: the 1s tier is INTERNAL only (aggregated from trades)",
+        )
+    return [
+        bar_kind(r, c)
+        for r in ([resolution] if resolution else BAR_RESOLUTIONS)
+        for c in ([channel] if channel else BAR_CHANNELS)
+    ]
 
 
 class Resyncs(Protocol):
@@ -102,11 +107,32 @@ class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
     its queue dropped with a resync; a lossless stream ends instead, see :func:`pump`)."""
 
-    __slots__ = ("counted", "dropped", "egress", "ended", "handed", "held", "journal", "last", "loop", "lossless",
-                 "probe", "retry", "subscription", "transport")
+    __slots__ = (
+        "counted",
+        "dropped",
+        "egress",
+        "ended",
+        "handed",
+        "held",
+        "journal",
+        "last",
+        "loop",
+        "lossless",
+        "probe",
+        "retry",
+        "subscription",
+        "transport",
+    )
 
-    def __init__(self, transport: Any, subscription: Subscription, journal: Resyncs | None,
-                 probe: SendQueue | None, egress: Egress | None = None, lossless: bool = False) -> None:
+    def __init__(
+        self,
+        transport: Any,
+        subscription: Subscription,
+        journal: Resyncs | None,
+        probe: SendQueue | None,
+        egress: Egress | None = None,
+        lossless: bool = False,
+    ) -> None:
         self.transport, self.subscription, self.journal, self.probe = transport, subscription, journal, probe
         self.egress, self.lossless = egress, lossless
         #: Drops the stream has seen (its resync or end), and drops counted as egress.
@@ -202,9 +228,17 @@ class Pieces(Protocol):
         """The next whole frames, about ``size`` bytes of them; ``b""`` when all are taken."""
 
 
-async def pump(proto: Any, subscription: Subscription, first: Pieces | None, journal: Resyncs | None,
-               heartbeat_secs: float, probe: SendQueue | None = None, *, egress: Egress | None = None,
-               lossless: bool = False) -> None:
+async def pump(
+    proto: Any,
+    subscription: Subscription,
+    first: Pieces | None,
+    journal: Resyncs | None,
+    heartbeat_secs: float,
+    probe: SendQueue | None = None,
+    *,
+    egress: Egress | None = None,
+    lossless: bool = False,
+) -> None:
     """Serve one stream: ``first`` (a v1 backlog, a snapshot, or nothing), then whatever the hub
     pushes, until the client leaves; ``probe`` reads its connection's send queue. ``egress``
     counts what was sent and dropped. A ``lossless`` stream ends once its queue has dropped an
@@ -223,8 +257,9 @@ async def pump(proto: Any, subscription: Subscription, first: Pieces | None, jou
                     stream.send(heartbeat(version))
                     continue
                 quiet = 0.0  # behind: no heartbeat into a full pipe; wait another period
-            await asyncio.wait((disconnected, stream.ended), timeout=heartbeat_secs - quiet,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (disconnected, stream.ended), timeout=heartbeat_secs - quiet, return_when=asyncio.FIRST_COMPLETED
+            )
     finally:
         disconnected.cancel()
         stream.end()
@@ -235,8 +270,9 @@ async def _replay(stream: _Stream, backlog: Pieces, disconnected: asyncio.Future
     keeps up (as the hub's pushes are); live events wait in the subscription's bounded queue."""
     while not (disconnected.done() or stream.ended.done()):
         if not stream.ready():
-            await asyncio.wait((disconnected, stream.ended), timeout=stream.held_for(),
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (disconnected, stream.ended), timeout=stream.held_for(), return_when=asyncio.FIRST_COMPLETED
+            )
             continue
         if not (piece := backlog.take(CHECK_BYTES)):
             return

@@ -17,8 +17,12 @@ from spine.wire.cursors import InvalidCursor, LimitOutOfRange, paginate
 __all__ = ["RECORD_KINDS", "V1_VERSION", "head", "page", "records"]
 
 V1_VERSION = "spine.v1"
-RECORD_KINDS = {"signals": "signals", "chart_markers": "chart-markers", "retirements": "retirements",
-                "screener_rows": "screener-rows"}
+RECORD_KINDS = {
+    "signals": "signals",
+    "chart_markers": "chart-markers",
+    "retirements": "retirements",
+    "screener_rows": "screener-rows",
+}
 
 
 def head(name: str) -> dict[str, Any]:

@@ -67,13 +67,16 @@ class ImportOptions:
         if not _VENUE.match(self.venue) or len(self.venue) > _NAME_MAX:
             raise ImportRefused(f"--venue {self.venue!r}: allowed ^[A-Z][A-Z0-9_]*$, at most {_NAME_MAX} characters")
         if self.symbol is not None and (not _SYMBOL.match(self.symbol) or len(self.symbol) > _NAME_MAX):
-            raise ImportRefused(f"--symbol {self.symbol!r}: allowed ^[A-Z0-9][A-Z0-9._-]*$ (upper case), "
-                                f"at most {_NAME_MAX} characters")
+            raise ImportRefused(
+                f"--symbol {self.symbol!r}: allowed ^[A-Z0-9][A-Z0-9._-]*$ (upper case), at most {_NAME_MAX} characters"
+            )
         if self.symbol is None:
             stem = self.default_symbol()
             if not _SYMBOL.match(stem) or len(stem) > _NAME_MAX:
-                raise ImportRefused(f"the file's stem {stem!r} is not a symbol (allowed ^[A-Z0-9][A-Z0-9._-]*$, "
-                                    f"at most {_NAME_MAX} characters): name one with --symbol")
+                raise ImportRefused(
+                    f"the file's stem {stem!r} is not a symbol (allowed ^[A-Z0-9][A-Z0-9._-]*$, "
+                    f"at most {_NAME_MAX} characters): name one with --symbol"
+                )
         if self.step not in STEPS:
             raise ImportRefused(f"--step {self.step!r}: allowed {', '.join(STEPS)}")
         for flag, value in (("--price-precision", self.price_precision), ("--size-precision", self.size_precision)):

@@ -13,15 +13,33 @@ from spine.importer.service import run_import
 __all__ = ["run_importer"]
 
 
-def run_importer(file: str, venue: str, catalog: str | None = None, *, symbol: str | None = None,
-                 step: str = "1m", price_precision: int | None = None, size_precision: int | None = None,
-                 currency: str = "USD", open_time: bool = False, replace: bool = False) -> int:
+def run_importer(
+    file: str,
+    venue: str,
+    catalog: str | None = None,
+    *,
+    symbol: str | None = None,
+    step: str = "1m",
+    price_precision: int | None = None,
+    size_precision: int | None = None,
+    currency: str = "USD",
+    open_time: bool = False,
+    replace: bool = False,
+) -> int:
     """Import ``file`` as the command's flags ask; print the summary line and exit 0."""
     try:
         options = ImportOptions(
-            file=Path(file), venue=venue, catalog_dir=Path(catalog or DEFAULT_CATALOG_DIR), symbol=symbol, step=step,
-            price_precision=price_precision, size_precision=size_precision, currency=currency, open_time=open_time,
-            replace=replace)
+            file=Path(file),
+            venue=venue,
+            catalog_dir=Path(catalog or DEFAULT_CATALOG_DIR),
+            symbol=symbol,
+            step=step,
+            price_precision=price_precision,
+            size_precision=size_precision,
+            currency=currency,
+            open_time=open_time,
+            replace=replace,
+        )
         summary = run_import(options)
     except ImportRefused as error:
         print(f"spine import: {error}; nothing was written", file=sys.stderr)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from spine.wire.outputs import OutputPart
 from spine.jobs.records import (
     EVENT_LEVELS,
     FINISHED,
@@ -27,6 +26,7 @@ from spine.jobs.records import (
     StoreError,
     Strategy,
 )
+from spine.wire.outputs import OutputPart
 
 if TYPE_CHECKING:
     from spine.jobs.database import default_database_url, safe_url
@@ -34,15 +34,30 @@ if TYPE_CHECKING:
     from spine.jobs.store import Store
 
 __all__ = [
-    "AlreadyFinished", "EVENT_LEVELS", "FINISHED", "HeadMoved", "JOB_STATES", "Job", "JobEvent", "JobExists",
-    "JobState", "LeaseLost", "NotFound", "OutputPart", "Revision", "Store", "StoreError", "Strategy",
-    "StrategyFile", "default_database_url", "safe_url",
+    "AlreadyFinished",
+    "EVENT_LEVELS",
+    "FINISHED",
+    "HeadMoved",
+    "JOB_STATES",
+    "Job",
+    "JobEvent",
+    "JobExists",
+    "JobState",
+    "LeaseLost",
+    "NotFound",
+    "OutputPart",
+    "Revision",
+    "Store",
+    "StoreError",
+    "Strategy",
+    "StrategyFile",
+    "default_database_url",
+    "safe_url",
 ]
 
 #: The names whose modules load SQLAlchemy, by module: imported on first use, so a process that
 #: reads only the records or the output parts (the route table does) never loads the database layer.
-_LAZY = {"default_database_url": "database", "safe_url": "database", "StrategyFile": "revision_store",
-         "Store": "store"}
+_LAZY = {"default_database_url": "database", "safe_url": "database", "StrategyFile": "revision_store", "Store": "store"}
 
 
 def __getattr__(name: str) -> Any:

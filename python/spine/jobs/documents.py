@@ -23,31 +23,66 @@ def _ns(value: int | None) -> str | None:
 
 
 def receipt(job: Any, config_hash: str) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.run_receipt", "schema_version": 2, "job_id": job.job_id,
-            "config_hash": config_hash, "state": job.state, "submitted_ts": str(job.submitted_ts)}
+    return {
+        "version": V2,
+        "schema_id": "svc.run_receipt",
+        "schema_version": 2,
+        "job_id": job.job_id,
+        "config_hash": config_hash,
+        "state": job.state,
+        "submitted_ts": str(job.submitted_ts),
+    }
 
 
 def summary(job: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_summary", "schema_version": 1, "job_id": job.job_id,
-            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
-            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
-            "finished_ts": _ns(job.finished_ts)}
+    return {
+        "version": V2,
+        "schema_id": "svc.backtest_job_summary",
+        "schema_version": 1,
+        "job_id": job.job_id,
+        "strategy_id": job.strategy_id,
+        "revision_id": job.revision_id,
+        "state": job.state,
+        "submitted_ts": str(job.submitted_ts),
+        "started_ts": _ns(job.started_ts),
+        "finished_ts": _ns(job.finished_ts),
+    }
 
 
 def detail(job: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_detail", "schema_version": 2, "job_id": job.job_id,
-            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
-            "instrument_id": job.instrument_id, "start": str(job.start), "end": str(job.end),
-            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
-            "finished_ts": _ns(job.finished_ts),
-            "execution": None if job.execution is None else json.loads(job.execution),
-            "run_id": job.run_id, "last_error": _public(job.last_error)}
+    return {
+        "version": V2,
+        "schema_id": "svc.backtest_job_detail",
+        "schema_version": 2,
+        "job_id": job.job_id,
+        "strategy_id": job.strategy_id,
+        "revision_id": job.revision_id,
+        "state": job.state,
+        "instrument_id": job.instrument_id,
+        "start": str(job.start),
+        "end": str(job.end),
+        "submitted_ts": str(job.submitted_ts),
+        "started_ts": _ns(job.started_ts),
+        "finished_ts": _ns(job.finished_ts),
+        "execution": None if job.execution is None else json.loads(job.execution),
+        "run_id": job.run_id,
+        "last_error": _public(job.last_error),
+    }
 
 
 def event(row: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_event", "schema_version": 1, "job_id": row.job_id,
-            "sequence": row.sequence, "type": row.type, "state": row.state, "level": row.level,
-            "message": _public(row.message), "ts_event": str(row.ts_event)}
+    return {
+        "version": V2,
+        "schema_id": "svc.backtest_job_event",
+        "schema_version": 1,
+        "job_id": row.job_id,
+        "sequence": row.sequence,
+        "type": row.type,
+        "state": row.state,
+        "level": row.level,
+        "message": _public(row.message),
+        "ts_event": str(row.ts_event),
+    }
 
 
 def _public(text: str | None) -> str | None:
@@ -63,11 +98,22 @@ def run(job: Any) -> dict[str, Any]:
 def request(job: Any) -> dict[str, Any]:
     """``svc.backtest_request``: the body as sealed, the run and the config_hash."""
     sealed = decode_stored(job.request)
-    return {"version": V2, "schema_id": "svc.backtest_request", "schema_version": 1, "job_id": job.job_id,
-            "config_hash": sealed.config_hash, "body": body_document(sealed), "run": _run(sealed)}
+    return {
+        "version": V2,
+        "schema_id": "svc.backtest_request",
+        "schema_version": 1,
+        "job_id": job.job_id,
+        "config_hash": sealed.config_hash,
+        "body": body_document(sealed),
+        "run": _run(sealed),
+    }
 
 
 def _run(sealed: SealedRequest) -> dict[str, Any]:
     spec = sealed.spec
-    return {"resolution": spec.resolution, "channel": spec.channel, "parameters": dict(sorted(spec.values.items())),
-            "label": sealed.body.label}
+    return {
+        "resolution": spec.resolution,
+        "channel": spec.channel,
+        "parameters": dict(sorted(spec.values.items())),
+        "label": sealed.body.label,
+    }

@@ -9,8 +9,20 @@ from typing import Any, Final, Literal
 from spine.errors import SpineError
 
 __all__ = [
-    "AlreadyFinished", "EVENT_LEVELS", "FINISHED", "HeadMoved", "Job", "JobEvent", "JobExists", "JobState",
-    "LeaseLost", "NotFound", "Revision", "StoreError", "Strategy", "JOB_STATES",
+    "AlreadyFinished",
+    "EVENT_LEVELS",
+    "FINISHED",
+    "HeadMoved",
+    "Job",
+    "JobEvent",
+    "JobExists",
+    "JobState",
+    "LeaseLost",
+    "NotFound",
+    "Revision",
+    "StoreError",
+    "Strategy",
+    "JOB_STATES",
 ]
 
 JobState = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]

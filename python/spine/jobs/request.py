@@ -29,8 +29,17 @@ from spine._core import canonical_json, identity
 from spine.strategies.plan import StrategyPlan
 
 __all__ = [
-    "BacktestRequest", "ExecutionConfig", "ResolvedRun", "SealedBody", "SealedRequest", "body_document",
-    "config_hash", "decode", "decode_stored", "encode", "with_plan",
+    "BacktestRequest",
+    "ExecutionConfig",
+    "ResolvedRun",
+    "SealedBody",
+    "SealedRequest",
+    "body_document",
+    "config_hash",
+    "decode",
+    "decode_stored",
+    "encode",
+    "with_plan",
 ]
 
 
@@ -98,8 +107,9 @@ class BacktestRequest(SealedRequest, frozen=True, forbid_unknown_fields=True):
     def job_id(self, submitted_ts: int, submitter_id: str) -> str:
         """The id of this request's job submitted at ``submitted_ts`` by ``submitter_id`` (a
         gateway's id)."""
-        return identity("job_id", {"config_hash": self.config_hash, "submitted_ts": str(submitted_ts),
-                                   "gateway_id": submitter_id})
+        return identity(
+            "job_id", {"config_hash": self.config_hash, "submitted_ts": str(submitted_ts), "gateway_id": submitter_id}
+        )
 
 
 def config_hash(spec: ResolvedRun, execution: ExecutionConfig) -> str:

@@ -20,7 +20,7 @@ from sqlalchemy import Row, Select, exc, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from spine.jobs.base import Connections
-from spine.jobs.records import HeadMoved, NotFound, Revision, Strategy, StoreError
+from spine.jobs.records import HeadMoved, NotFound, Revision, StoreError, Strategy
 from spine.jobs.schema import blobs, revision_files, revisions, strategies
 
 __all__ = ["RevisionStore", "StrategyFile"]
@@ -39,9 +39,18 @@ class StrategyFile:
 
 
 class RevisionStore(Connections):
-    def save_revision(self, strategy_id: str, parent_revision_id: str | None, message: str,
-                      files: Sequence[tuple[str, str | bytes, str]], revision_id: str,
-                      instruments: Sequence[str], name: str, template_id: str | None, now_ns: int) -> Revision:
+    def save_revision(
+        self,
+        strategy_id: str,
+        parent_revision_id: str | None,
+        message: str,
+        files: Sequence[tuple[str, str | bytes, str]],
+        revision_id: str,
+        instruments: Sequence[str],
+        name: str,
+        template_id: str | None,
+        now_ns: int,
+    ) -> Revision:
         """Save a revision whose ``files`` are ``(path, text, content_hash)``: the strategy's
         first when ``parent_revision_id`` is None, else on top of that parent, which must be
         the head. The caller computed the ids and hashes; the store keeps them as given.
@@ -62,44 +71,93 @@ class RevisionStore(Connections):
                 raise ValueError(f"{path}: content_hash {content_hash} is not the SHA-256 of its UTF-8 bytes")
         try:
             with self._write() as connection:
-                self._save(connection, strategy_id, parent_revision_id, message, files, revision_id, instruments,
-                           name, template_id, now_ns)
+                self._save(
+                    connection,
+                    strategy_id,
+                    parent_revision_id,
+                    message,
+                    files,
+                    revision_id,
+                    instruments,
+                    name,
+                    template_id,
+                    now_ns,
+                )
         except exc.IntegrityError as error:
             with self._read() as connection:
                 head = _head(connection, strategy_id)
                 if head != parent_revision_id:
                     raise HeadMoved(head, _files(connection, strategy_id, head)) from None
-            raise StoreError(f"{StoreError.symbol}: revision {revision_id} of {strategy_id} not saved: "
-                             f"{error.orig}") from error
+            raise StoreError(
+                f"{StoreError.symbol}: revision {revision_id} of {strategy_id} not saved: {error.orig}"
+            ) from error
         return self.revision(strategy_id, revision_id)
 
-    def _save(self, connection: Connection, strategy_id: str, parent_revision_id: str | None, message: str,
-              files: Sequence[tuple[str, str | bytes, str]], revision_id: str, instruments: Sequence[str],
-              name: str, template_id: str | None, now_ns: int) -> None:
-        locked = connection.execute(select(strategies.c.head_revision_id)
-                                    .where(strategies.c.strategy_id == strategy_id).with_for_update()).first()
+    def _save(
+        self,
+        connection: Connection,
+        strategy_id: str,
+        parent_revision_id: str | None,
+        message: str,
+        files: Sequence[tuple[str, str | bytes, str]],
+        revision_id: str,
+        instruments: Sequence[str],
+        name: str,
+        template_id: str | None,
+        now_ns: int,
+    ) -> None:
+        locked = connection.execute(
+            select(strategies.c.head_revision_id).where(strategies.c.strategy_id == strategy_id).with_for_update()
+        ).first()
         head = None if locked is None else str(locked.head_revision_id)
         if head != parent_revision_id:
             raise HeadMoved(head, _files(connection, strategy_id, head))
         if locked is None:
-            connection.execute(insert(strategies).values(
-                strategy_id=strategy_id, name=name, template_id=template_id, head_revision_id=revision_id,
-                created_ts=now_ns, updated_ts=now_ns))
+            connection.execute(
+                insert(strategies).values(
+                    strategy_id=strategy_id,
+                    name=name,
+                    template_id=template_id,
+                    head_revision_id=revision_id,
+                    created_ts=now_ns,
+                    updated_ts=now_ns,
+                )
+            )
             seq = 1
         else:
-            connection.execute(update(strategies).where(strategies.c.strategy_id == strategy_id).values(
-                name=name, template_id=template_id, head_revision_id=revision_id, updated_ts=now_ns))
-            seq = 1 + connection.execute(select(func.max(revisions.c.seq))
-                                         .where(revisions.c.strategy_id == strategy_id)).scalar_one()
-        connection.execute(self._insert_ignore(blobs), [
-            {"content_hash": content_hash, "content": _bytes(content)} for _, content, content_hash in files])
-        connection.execute(insert(revisions).values(
-            strategy_id=strategy_id, revision_id=revision_id, parent_revision_id=parent_revision_id,
-            message=message, instruments=json.dumps(list(instruments), separators=(",", ":")),
-            created_ts=now_ns, seq=seq))
-        connection.execute(insert(revision_files), [
-            {"strategy_id": strategy_id, "revision_id": revision_id, "path": path, "content_hash": content_hash}
-            for path, _, content_hash in files])
+            connection.execute(
+                update(strategies)
+                .where(strategies.c.strategy_id == strategy_id)
+                .values(name=name, template_id=template_id, head_revision_id=revision_id, updated_ts=now_ns)
+            )
+            seq = (
+                1
+                + connection.execute(
+                    select(func.max(revisions.c.seq)).where(revisions.c.strategy_id == strategy_id)
+                ).scalar_one()
+            )
+        connection.execute(
+            self._insert_ignore(blobs),
+            [{"content_hash": content_hash, "content": _bytes(content)} for _, content, content_hash in files],
+        )
+        connection.execute(
+            insert(revisions).values(
+                strategy_id=strategy_id,
+                revision_id=revision_id,
+                parent_revision_id=parent_revision_id,
+                message=message,
+                instruments=json.dumps(list(instruments), separators=(",", ":")),
+                created_ts=now_ns,
+                seq=seq,
+            )
+        )
+        connection.execute(
+            insert(revision_files),
+            [
+                {"strategy_id": strategy_id, "revision_id": revision_id, "path": path, "content_hash": content_hash}
+                for path, _, content_hash in files
+            ],
+        )
 
     def strategy(self, strategy_id: str) -> Strategy:
         """# Errors
@@ -113,8 +171,9 @@ class RevisionStore(Connections):
     def strategies(self, offset: int = 0, limit: int = 100) -> list[Strategy]:
         """Strategies by id (a stable order for paging)."""
         with self._read() as connection:
-            rows = connection.execute(_with_counts().order_by(strategies.c.strategy_id)
-                                      .offset(offset).limit(limit)).all()
+            rows = connection.execute(
+                _with_counts().order_by(strategies.c.strategy_id).offset(offset).limit(limit)
+            ).all()
         return [_strategy(row) for row in rows]
 
     def revisions(self, strategy_id: str, offset: int = 0, limit: int = 100) -> list[Revision]:
@@ -125,8 +184,13 @@ class RevisionStore(Connections):
         with self._read() as connection:
             if _head(connection, strategy_id) is None:
                 raise NotFound(f"{NotFound.symbol}: no strategy {strategy_id}")
-            rows = connection.execute(select(revisions).where(revisions.c.strategy_id == strategy_id)
-                                      .order_by(revisions.c.seq.desc()).offset(offset).limit(limit)).all()
+            rows = connection.execute(
+                select(revisions)
+                .where(revisions.c.strategy_id == strategy_id)
+                .order_by(revisions.c.seq.desc())
+                .offset(offset)
+                .limit(limit)
+            ).all()
             files = _files_of(connection, strategy_id, [row.revision_id for row in rows])
         return [_revision(row, files.get(row.revision_id, {})) for row in rows]
 
@@ -134,8 +198,9 @@ class RevisionStore(Connections):
         """# Errors
         :class:`NotFound` when the strategy holds no such revision."""
         with self._read() as connection:
-            row = connection.execute(select(revisions).where(revisions.c.strategy_id == strategy_id,
-                                                             revisions.c.revision_id == revision_id)).first()
+            row = connection.execute(
+                select(revisions).where(revisions.c.strategy_id == strategy_id, revisions.c.revision_id == revision_id)
+            ).first()
             if row is None:
                 raise NotFound(f"{NotFound.symbol}: strategy {strategy_id} has no revision {revision_id}")
             return _revision(row, _files(connection, strategy_id, revision_id))
@@ -157,7 +222,8 @@ class RevisionStore(Connections):
                 select(revision_files.c.path, blobs.c.content)
                 .join(blobs, blobs.c.content_hash == revision_files.c.content_hash)
                 .where(revision_files.c.strategy_id == strategy_id, revision_files.c.revision_id == revision_id)
-                .order_by(revision_files.c.path)).all()
+                .order_by(revision_files.c.path)
+            ).all()
         if not rows:
             raise NotFound(f"{NotFound.symbol}: strategy {strategy_id} has no revision {revision_id}")
         return {row.path: bytes(row.content).decode() for row in rows}
@@ -174,8 +240,12 @@ class RevisionStore(Connections):
             row = connection.execute(
                 select(revision_files.c.content_hash, blobs.c.content)
                 .join(blobs, blobs.c.content_hash == revision_files.c.content_hash)
-                .where(revision_files.c.strategy_id == strategy_id, revision_files.c.revision_id == revision_id,
-                       revision_files.c.path == path)).first()
+                .where(
+                    revision_files.c.strategy_id == strategy_id,
+                    revision_files.c.revision_id == revision_id,
+                    revision_files.c.path == path,
+                )
+            ).first()
         if row is None:
             raise NotFound(f"{NotFound.symbol}: strategy {strategy_id} revision {revision_id} has no file {path}")
         return StrategyFile(strategy_id, revision_id, path, bytes(row.content).decode(), str(row.content_hash))
@@ -186,8 +256,9 @@ def _bytes(content: str | bytes) -> bytes:
 
 
 def _head(connection: Connection, strategy_id: str) -> str | None:
-    head = connection.execute(select(strategies.c.head_revision_id)
-                              .where(strategies.c.strategy_id == strategy_id)).scalar_one_or_none()
+    head = connection.execute(
+        select(strategies.c.head_revision_id).where(strategies.c.strategy_id == strategy_id)
+    ).scalar_one_or_none()
     return None if head is None else str(head)
 
 
@@ -202,9 +273,11 @@ def _files_of(connection: Connection, strategy_id: str, revision_ids: list[str])
     out: dict[str, dict[str, str]] = {}
     if not revision_ids:
         return out
-    rows = connection.execute(select(revision_files).where(revision_files.c.strategy_id == strategy_id,
-                                                           revision_files.c.revision_id.in_(revision_ids))
-                              .order_by(revision_files.c.revision_id, revision_files.c.path))
+    rows = connection.execute(
+        select(revision_files)
+        .where(revision_files.c.strategy_id == strategy_id, revision_files.c.revision_id.in_(revision_ids))
+        .order_by(revision_files.c.revision_id, revision_files.c.path)
+    )
     for row in rows:
         out.setdefault(row.revision_id, {})[row.path] = row.content_hash
     return out
@@ -212,17 +285,25 @@ def _files_of(connection: Connection, strategy_id: str, revision_ids: list[str])
 
 def _with_counts() -> Select[Any]:
     """Strategies with their revision counts."""
-    counts = (select(revisions.c.strategy_id, func.count().label("revisions"))
-              .group_by(revisions.c.strategy_id).subquery())
-    return (select(strategies, counts.c.revisions)
-            .join(counts, counts.c.strategy_id == strategies.c.strategy_id))
+    counts = (
+        select(revisions.c.strategy_id, func.count().label("revisions")).group_by(revisions.c.strategy_id).subquery()
+    )
+    return select(strategies, counts.c.revisions).join(counts, counts.c.strategy_id == strategies.c.strategy_id)
 
 
 def _strategy(row: Row[tuple[object, ...]]) -> Strategy:
-    return Strategy(row.strategy_id, row.name, row.template_id, row.head_revision_id, row.created_ts, row.updated_ts,
-                    row.revisions)
+    return Strategy(
+        row.strategy_id, row.name, row.template_id, row.head_revision_id, row.created_ts, row.updated_ts, row.revisions
+    )
 
 
 def _revision(row: Row[tuple[object, ...]], files: dict[str, str]) -> Revision:
-    return Revision(row.strategy_id, row.revision_id, row.parent_revision_id, row.message, tuple(files.items()),
-                    tuple(json.loads(row.instruments)), row.created_ts)
+    return Revision(
+        row.strategy_id,
+        row.revision_id,
+        row.parent_revision_id,
+        row.message,
+        tuple(files.items()),
+        tuple(json.loads(row.instruments)),
+        row.created_ts,
+    )

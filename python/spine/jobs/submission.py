@@ -41,8 +41,17 @@ class RequestRefused(SpineError, ValueError):
 class JobQueue(Protocol):
     """What submitting takes from the job store (``spine.jobs.Store``)."""
 
-    def submit(self, job_id: str, strategy_id: str, revision_id: str, request: str, instrument_id: str | None,
-               start: int, end: int, now: int) -> Job: ...
+    def submit(
+        self,
+        job_id: str,
+        strategy_id: str,
+        revision_id: str,
+        request: str,
+        instrument_id: str | None,
+        start: int,
+        end: int,
+        now: int,
+    ) -> Job: ...
 
 
 def span(body: BacktestBody, now: int) -> tuple[int, int]:
@@ -79,8 +88,14 @@ def check_body(body: BacktestBody, now: int) -> tuple[int, int]:
     return start_end
 
 
-def build_request(body: BacktestBody, revision_id: str, files: Mapping[str, str], execution: ExecutionConfig,
-                  now: int, known_instrument: Callable[[str], bool] | None = None) -> BacktestRequest:
+def build_request(
+    body: BacktestBody,
+    revision_id: str,
+    files: Mapping[str, str],
+    execution: ExecutionConfig,
+    now: int,
+    known_instrument: Callable[[str], bool] | None = None,
+) -> BacktestRequest:
     """The request ``body`` makes of the revision ``revision_id`` (its ``files``) at ``now``:
     the revision validated (instruments checked by ``known_instrument`` when given), planned at
     the body's parameters, the run and its config_hash resolved.
@@ -91,19 +106,40 @@ def build_request(body: BacktestBody, revision_id: str, files: Mapping[str, str]
     start, end = check_body(body, now)
     values = None if body.parameters is None else {name: str(value) for name, value in body.parameters.items()}
     plan = _plan(body.strategy_id, revision_id, files, values, known_instrument)
-    spec = ResolvedRun(strategy_id=body.strategy_id, revision_id=revision_id, instrument_id=body.instrument_id,
-                       start=str(start), end=str(end), resolution=body.resolution or plan.resolution,
-                       channel=body.channel or plan.channel, values=plan.values)
+    spec = ResolvedRun(
+        strategy_id=body.strategy_id,
+        revision_id=revision_id,
+        instrument_id=body.instrument_id,
+        start=str(start),
+        end=str(end),
+        resolution=body.resolution or plan.resolution,
+        channel=body.channel or plan.channel,
+        values=plan.values,
+    )
     # Times as nanoseconds and parameters as exact text: one request however it was spelt.
-    sealed = SealedBody(strategy_id=body.strategy_id, revision_id=body.revision_id, instrument_id=body.instrument_id,
-                        start=None if body.start is None else str(start), end=None if body.end is None else str(end),
-                        resolution=body.resolution, channel=body.channel, parameters=values, label=body.label)
-    return BacktestRequest(body=sealed, spec=spec, config_hash=config_hash(spec, execution), execution=execution,
-                           plan=plan)
+    sealed = SealedBody(
+        strategy_id=body.strategy_id,
+        revision_id=body.revision_id,
+        instrument_id=body.instrument_id,
+        start=None if body.start is None else str(start),
+        end=None if body.end is None else str(end),
+        resolution=body.resolution,
+        channel=body.channel,
+        parameters=values,
+        label=body.label,
+    )
+    return BacktestRequest(
+        body=sealed, spec=spec, config_hash=config_hash(spec, execution), execution=execution, plan=plan
+    )
 
 
-def _plan(strategy_id: str, revision_id: str, files: Mapping[str, str], values: dict[str, str] | None,
-          known_instrument: Callable[[str], bool] | None) -> StrategyPlan:
+def _plan(
+    strategy_id: str,
+    revision_id: str,
+    files: Mapping[str, str],
+    values: dict[str, str] | None,
+    known_instrument: Callable[[str], bool] | None,
+) -> StrategyPlan:
     cannot = f"revision {revision_id} cannot run (GET /v2/strategies/{strategy_id}/validate names every problem)"
     errors = [d for d in document.validate(files, known_instrument) if d.severity == "ERROR"]
     if errors:
@@ -123,6 +159,13 @@ def submit_request(queue: JobQueue, request: BacktestRequest, submitter_id: str,
     # Errors
     As ``Store.submit``: ``NotFound`` for a revision the strategy does not hold, ``JobExists``."""
     spec = request.spec
-    return queue.submit(job_id=request.job_id(now, submitter_id), strategy_id=spec.strategy_id,
-                        revision_id=spec.revision_id, request=encode(request), instrument_id=spec.instrument_id,
-                        start=int(spec.start), end=int(spec.end), now=now)
+    return queue.submit(
+        job_id=request.job_id(now, submitter_id),
+        strategy_id=spec.strategy_id,
+        revision_id=spec.revision_id,
+        request=encode(request),
+        instrument_id=spec.instrument_id,
+        start=int(spec.start),
+        end=int(spec.end),
+        now=now,
+    )

@@ -61,15 +61,19 @@ class NodeApp(App):
             text = scope.headers.get("last-event-id")
         if text is not None and (not NANOS.match(text) or int(text) > U64):
             shown = text if len(text) <= 40 else text[:40] + "..."
-            raise HttpError("INVALID_CURSOR", f"cursor={shown!r}; a v1 stream cursor is an event sequence "
-                                              "number from this run (ASCII digits, no leading zero, at most "
-                                              "2^64-1)")
+            raise HttpError(
+                "INVALID_CURSOR",
+                f"cursor={shown!r}; a v1 stream cursor is an event sequence "
+                "number from this run (ASCII digits, no leading zero, at most "
+                "2^64-1)",
+            )
         iid = query.instrument_id()
         if iid is not None and not self.node.holds(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
         subscription, backlog = self.journal.open(None if text is None else int(text), iid)
-        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
-                   SendQueue(scope.server, scope.client))
+        await pump(
+            proto, subscription, backlog, self.journal, self.heartbeat_secs, SendQueue(scope.server, scope.client)
+        )
 
 
 def build_app(node: NodeView, **options: Any) -> NodeApp:

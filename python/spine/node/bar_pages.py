@@ -18,16 +18,18 @@ from spine.http.errors import HttpError
 from spine.http.request import Query, memoizable
 from spine.http.routes import BAR_PAGE_DEFAULT, BAR_PAGE_MAX
 from spine.node.view import NodeView
+from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
 from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
 from spine.wire.projection import envelope, unretained_coverage
-from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
 
 __all__ = ["BarPages", "BarRequest", "Rows"]
 
 #: Pages kept; the oldest-used goes first. A page is at most ~700 kB (5,000 rows).
 CACHE_ENTRIES = 256
-BAR_TYPE = re.compile(r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
-                      r"-LAST-(?P<channel>EXTERNAL|INTERNAL)$")
+BAR_TYPE = re.compile(
+    r"^(?P<iid>[!-~]+\.[A-Z][A-Z0-9_]*)-(?P<step>[1-9][0-9]*)-(?P<unit>SECOND|MINUTE|HOUR|DAY)"
+    r"-LAST-(?P<channel>EXTERNAL|INTERNAL)$"
+)
 SPEC_TO_RESOLUTION = {spec: name for name, spec in RESOLUTION_SPECS.items() if name != "1s"}
 _encode = msgspec.json.Encoder().encode
 
@@ -84,9 +86,18 @@ class BarPages:
             self._cache.move_to_end(request)
             return hit[2]
         page = self.rows(request)
-        body = _encode(envelope(instrument_id=request.instrument_id, bar_type=request.bar_type,
-                                resolution=request.resolution, channel=request.channel, bars=msgspec.Raw(page.rows),
-                                coverage=coverage, withheld=page.withheld, next_cursor=page.next_cursor))
+        body = _encode(
+            envelope(
+                instrument_id=request.instrument_id,
+                bar_type=request.bar_type,
+                resolution=request.resolution,
+                channel=request.channel,
+                bars=msgspec.Raw(page.rows),
+                coverage=coverage,
+                withheld=page.withheld,
+                next_cursor=page.next_cursor,
+            )
+        )
         self._cache[request] = (series.revision, coverage, body)
         if len(self._cache) > CACHE_ENTRIES:
             self._cache.popitem(last=False)
@@ -96,8 +107,18 @@ class BarPages:
         """The page of an instrument outside the retained-ingestion manifest: no bars, and the
         coverage that tells a client its history is terminal."""
         coverage = unretained_coverage(r.instrument_id, r.channel)
-        return _encode(envelope(instrument_id=r.instrument_id, bar_type=r.bar_type, resolution=r.resolution,
-                                channel=r.channel, bars=[], coverage=coverage, withheld=[], next_cursor=None))
+        return _encode(
+            envelope(
+                instrument_id=r.instrument_id,
+                bar_type=r.bar_type,
+                resolution=r.resolution,
+                channel=r.channel,
+                bars=[],
+                coverage=coverage,
+                withheld=[],
+                next_cursor=None,
+            )
+        )
 
     def rows(self, r: BarRequest) -> Rows:
         """The JSON bar rows ``r`` selects, the withheld buckets intersecting its range (first
@@ -112,12 +133,14 @@ class BarPages:
         else:
             folded = series.fold(r.resolution)
             p = self.node.precision(r.instrument_id)
-            rows, more = folded.page(price_precision=p.price, size_precision=p.size, **window, offset=r.offset,
-                                     limit=r.limit)
+            rows, more = folded.page(
+                price_precision=p.price, size_precision=p.size, **window, offset=r.offset, limit=r.limit
+            )
             if r.offset == 0:
                 step = STEP_NS[r.resolution]
-                withheld = [(s, e, why) for s, e, why in folded.withheld()
-                            if _closes_within(s, e, step, r.start, r.end)]
+                withheld = [
+                    (s, e, why) for s, e, why in folded.withheld() if _closes_within(s, e, step, r.start, r.end)
+                ]
         cursor = encode_cursor(_bound(r.route, r.bar_type), r.offset + r.limit) if more else None
         return Rows(rows, withheld, cursor)
 
@@ -128,16 +151,27 @@ class BarPages:
         limit = query.limit(BAR_PAGE_DEFAULT, BAR_PAGE_MAX)
         if not self.node.discovered(iid):
             raise HttpError("NOT_FOUND", f"{iid} is not discovered on this node (see /v2/instruments)")
-        return BarRequest(iid, channel, resolution, bar_type, start, end, after,
-                          _offset(_bound(route, bar_type), query.text("cursor")), limit, route)
+        return BarRequest(
+            iid,
+            channel,
+            resolution,
+            bar_type,
+            start,
+            end,
+            after,
+            _offset(_bound(route, bar_type), query.text("cursor")),
+            limit,
+            route,
+        )
 
     def _target(self, query: Query) -> tuple[str, str, str, str]:
         iid = query.instrument_id()
         text = query.text("bar_type")
         if text is None:
             if iid is None:
-                raise HttpError("INVALID_PARAMETER", "give instrument_id or bar_type "
-                                                     "(e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)")
+                raise HttpError(
+                    "INVALID_PARAMETER", "give instrument_id or bar_type (e.g. BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL)"
+                )
             channel = self.node.live_channel
             return iid, "1m", channel, bar_type_of(iid, "1m", channel)
         match = BAR_TYPE.match(text)
@@ -145,17 +179,26 @@ class BarPages:
         if match is None or spec not in SPEC_TO_RESOLUTION or len(match["iid"]) > 128:
             allowed = ", ".join(SPEC_TO_RESOLUTION)
             shown = text if len(text) <= 160 else text[:160] + "..."
-            raise HttpError("INVALID_BAR_TYPE", f"bar_type={shown!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
-                                                f"EXTERNAL|INTERNAL (SYMBOL.VENUE at most 128 characters) with "
-                                                f"step-unit one of {allowed}")
+            raise HttpError(
+                "INVALID_BAR_TYPE",
+                f"bar_type={shown!r}; expected SYMBOL.VENUE-<step>-<unit>-LAST-"
+                f"EXTERNAL|INTERNAL (SYMBOL.VENUE at most 128 characters) with "
+                f"step-unit one of {allowed}",
+            )
         if iid is not None and iid != match["iid"]:
             raise HttpError("INVALID_PARAMETER", f"instrument_id={iid} does not match bar_type {text}")
         return match["iid"], SPEC_TO_RESOLUTION[spec], match["channel"], text
 
 
 #: A derived resolution's bucket length.
-STEP_NS = {"5m": 5 * 60 * 10**9, "15m": 15 * 60 * 10**9, "30m": 30 * 60 * 10**9, "1h": 3_600 * 10**9,
-           "4h": 4 * 3_600 * 10**9, "1d": 86_400 * 10**9}
+STEP_NS = {
+    "5m": 5 * 60 * 10**9,
+    "15m": 15 * 60 * 10**9,
+    "30m": 30 * 60 * 10**9,
+    "1h": 3_600 * 10**9,
+    "4h": 4 * 3_600 * 10**9,
+    "1d": 86_400 * 10**9,
+}
 
 
 def _closes_within(start: int, end: int, step: int, low: int | None, high: int | None) -> bool:

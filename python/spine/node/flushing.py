@@ -37,9 +37,16 @@ class Flushing:
     (see the module docs). ``settled`` says which instruments finished hydrating, kept with
     each flush (None while the node has no hydrator)."""
 
-    def __init__(self, book: SeriesBook, stores: Mapping[str, CatalogStore], data_dir: Path,
-                 reservation: Reservation, status: EngineStatusProducer, hydration_state: HydrationState,
-                 settled: Callable[[], dict[str, Finished] | None]) -> None:
+    def __init__(
+        self,
+        book: SeriesBook,
+        stores: Mapping[str, CatalogStore],
+        data_dir: Path,
+        reservation: Reservation,
+        status: EngineStatusProducer,
+        hydration_state: HydrationState,
+        settled: Callable[[], dict[str, Finished] | None],
+    ) -> None:
         self.book, self.stores, self.data_dir, self.reservation = book, stores, data_dir, reservation
         self.status, self.hydration_state, self.settled = status, hydration_state, settled
         #: Catalog and state writes refused so far (health's CATALOG_WRITES_REFUSED).
@@ -98,6 +105,7 @@ class Flushing:
     def _write_stores(self, checkpoint: Checkpoint, *, consolidate: bool, complete: bool = False) -> Refusals:
         refusals = []
         for channel, store in self.stores.items():
+
             def series_bars(bar_type: str, channel: str = channel) -> list[Any]:
                 return checkpoint.bars(bar_type, channel=channel)
 

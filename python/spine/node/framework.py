@@ -37,8 +37,9 @@ def venue_config(config: NodeConfig, book: SeriesBook) -> NodeConfig:
     return msgspec.structs.replace(config, sim=msgspec.structs.replace(config.sim, start_ns=newest))
 
 
-def trading_node(config: NodeConfig, venue: NodeConfig, actor: IngestionActor, clients: list[Any],
-                 loop: asyncio.AbstractEventLoop) -> TradingNode:
+def trading_node(
+    config: NodeConfig, venue: NodeConfig, actor: IngestionActor, clients: list[Any], loop: asyncio.AbstractEventLoop
+) -> TradingNode:
     """The built ``TradingNode`` of ``config`` running ``actor``, its data client built from
     ``venue``; each client it builds is appended to ``clients`` (the node reads its history)."""
     name, client_config, factory = data_client(venue)
@@ -48,10 +49,12 @@ def trading_node(config: NodeConfig, venue: NodeConfig, actor: IngestionActor, c
         exec_engine=LiveExecEngineConfig(reconciliation=False),
         # The spec's bar rules for any bar the engine itself aggregates: no flat bar for a
         # minute with no trades, no partial first bar.
-        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False,
-                                         time_bars_skip_first_non_full_bar=True),
+        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False, time_bars_skip_first_non_full_bar=True),
         data_clients={name: client_config},
-        timeout_connection=10.0, timeout_post_stop=0.05, timeout_disconnection=2.0, timeout_portfolio=1.0,
+        timeout_connection=10.0,
+        timeout_post_stop=0.05,
+        timeout_disconnection=2.0,
+        timeout_portfolio=1.0,
     )
     node = TradingNode(config=node_config, loop=loop)
     node.trader.add_actor(actor)

@@ -41,8 +41,11 @@ def run_node(config_path: str | None) -> int:
     venue.build(loop)
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)  # replaces the node's own handler
-    print(f"spine node {config.node_id}: venue {config.venue}, catalogs under {config.catalog_dir}, "
-          f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health", flush=True)
+    print(
+        f"spine node {config.node_id}: venue {config.venue}, catalogs under {config.catalog_dir}, "
+        f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health",
+        flush=True,
+    )
     try:
         loop.run_until_complete(venue.run(stop, serve_http=True))
     except NodeFailed as error:

@@ -13,10 +13,10 @@ import msgspec
 
 from spine._core import WIRE_VERSION
 from spine.errors import DiscoveryNotRegistered
-from spine.node.bar_pages import BarPages
 from spine.http.errors import HttpError
-from spine.http.request import Query, path_instrument_id
 from spine.http.registry import registry_document
+from spine.http.request import Query, path_instrument_id
+from spine.node.bar_pages import BarPages
 from spine.node.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 
@@ -45,7 +45,7 @@ class MarketHandlers:
         self.bar_pages = BarPages(node)
         self._health: tuple[int, bytes] = (-HEALTH_REFRESH_NS, b"")
 
-    # --- health, status, registry ---------------------------------------------------------------
+    # health, status, registry
 
     def engine_status(self) -> dict[str, Any] | None:
         return None if self.node.lifecycle() == "STARTING" else self.node.engine_status(time.time_ns())
@@ -71,8 +71,15 @@ class MarketHandlers:
         if self.node.gaps_unresolved():
             reasons.append("UNRESOLVED_GAPS")
         ready = engine is not None and engine["lifecycle"] in ("RUNNING", "CHECKPOINTED")
-        return {**_head("svc.health"), "live": True, "ready": ready, "degraded": bool(reasons),
-                "degraded_reasons": reasons, "engine_status": engine, "ts_event": str(time.time_ns())}
+        return {
+            **_head("svc.health"),
+            "live": True,
+            "ready": ready,
+            "degraded": bool(reasons),
+            "degraded_reasons": reasons,
+            "engine_status": engine,
+            "ts_event": str(time.time_ns()),
+        }
 
     def status_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         node, now = self.node, time.time_ns()
@@ -85,25 +92,42 @@ class MarketHandlers:
             "state": _NODE_STATE[node.lifecycle()],
             "started_ts": str(self.started_ns),
             "ts_event": str(now),
-            "connectivity": [{"venue": node.venue, "connected": seen.state == "CONNECTED",
-                              "since": None if seen.since is None else str(seen.since),
-                              "last_error": seen.last_error}],
-            "counters": {"instruments": counts.instruments, "quotes": counts.quotes, "trades": counts.trades,
-                         "bars": counts.bars},
-            "rates": {"quotes_per_second": _rate(counts.quotes, 10**9, elapsed),
-                      "trades_per_second": _rate(counts.trades, 10**9, elapsed),
-                      "bars_per_minute": _rate(counts.bars, 60 * 10**9, elapsed)},
+            "connectivity": [
+                {
+                    "venue": node.venue,
+                    "connected": seen.state == "CONNECTED",
+                    "since": None if seen.since is None else str(seen.since),
+                    "last_error": seen.last_error,
+                }
+            ],
+            "counters": {
+                "instruments": counts.instruments,
+                "quotes": counts.quotes,
+                "trades": counts.trades,
+                "bars": counts.bars,
+            },
+            "rates": {
+                "quotes_per_second": _rate(counts.quotes, 10**9, elapsed),
+                "trades_per_second": _rate(counts.trades, 10**9, elapsed),
+                "bars_per_minute": _rate(counts.bars, 60 * 10**9, elapsed),
+            },
             "hydration": node.hydration_counts(),
         }
 
     def connection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         now = time.time_ns()
         seen = self.node.connection(now)
-        return {**_head("svc.connection_state"), "node_id": self.node.node_id,
-                "integration": self.node.integration, "venue": self.node.venue,
-                "state": seen.state, "since": None if seen.since is None else str(seen.since),
-                "data_clients": [{"client_id": c, "connected": up} for c, up in seen.clients],
-                "last_error": seen.last_error, "ts_event": str(now)}
+        return {
+            **_head("svc.connection_state"),
+            "node_id": self.node.node_id,
+            "integration": self.node.integration,
+            "venue": self.node.venue,
+            "state": seen.state,
+            "since": None if seen.since is None else str(seen.since),
+            "data_clients": [{"client_id": c, "connected": up} for c, up in seen.clients],
+            "last_error": seen.last_error,
+            "ts_event": str(now),
+        }
 
     def engine_pin_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         integration = self.node.integration
@@ -111,17 +135,39 @@ class MarketHandlers:
             classes, channels = ["SPOT"], ["bars_external"]
         else:
             classes = ["SPOT", "SWAP", "OPTION"]
-            channels = ["quotes", "trades", "bars_external", "bars_internal", "bars_second", "mark_price",
-                        "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation"]
-        return {**_head("svc.integration_capability"), "integration": integration,
-                "venue": self.node.venue, "instrument_classes": classes, "channels": channels,
-                "history": integration in ("sim", "catalog"), "instrument_search": True, "execution": False}
+            channels = [
+                "quotes",
+                "trades",
+                "bars_external",
+                "bars_internal",
+                "bars_second",
+                "mark_price",
+                "index_price",
+                "funding_rate",
+                "option_greeks",
+                "instrument_status",
+                "liquidation",
+            ]
+        return {
+            **_head("svc.integration_capability"),
+            "integration": integration,
+            "venue": self.node.venue,
+            "instrument_classes": classes,
+            "channels": channels,
+            "history": integration in ("sim", "catalog"),
+            "instrument_search": True,
+            "execution": False,
+        }
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
-        return registry_document(self.node.node_id, "node", deployment_mode=self.node.deployment_mode,
-                                 warming=self.node.lifecycle() == "STARTING")
+        return registry_document(
+            self.node.node_id,
+            "node",
+            deployment_mode=self.node.deployment_mode,
+            warming=self.node.lifecycle() == "STARTING",
+        )
 
-    # --- market data ----------------------------------------------------------------------------
+    # market data
 
     def instruments_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         items, cursor = _page("/v2/instruments", query, self.node.instrument_docs())
@@ -131,9 +177,14 @@ class MarketHandlers:
         roster = [("1s", 1, False, False), ("1m", 60, True, False)]
         roster += [(name, STEP_NS[name], False, True) for name in ("5m", "15m", "30m", "1h", "4h", "1d")]
         page, cursor = _page("/v2/resolutions", query, roster)  # a list route: paged like every other
-        return {**_head("svc.resolutions"), "calendar_aligned": True,
-                "resolutions": [{"name": n, "step_nanos": str(s * 10**9), "durable": d, "derived": v}
-                                for n, s, d, v in page], "next_cursor": cursor}
+        return {
+            **_head("svc.resolutions"),
+            "calendar_aligned": True,
+            "resolutions": [
+                {"name": n, "step_nanos": str(s * 10**9), "durable": d, "derived": v} for n, s, d, v in page
+            ],
+            "next_cursor": cursor,
+        }
 
     def facts_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         kind = query.text("kind")
@@ -146,12 +197,14 @@ class MarketHandlers:
 
     def _facts(self, kind: str, served: tuple[str, ...], route: str, query: Query) -> dict[str, Any]:
         if kind not in served:  # never served by this route: 404 now, not a 503 "retry shortly"
-            raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this route; its kinds: "
-                                            f"{', '.join(served)}")
+            raise HttpError(
+                "UNKNOWN_KIND", f"kind {kind!r} is not served by this route; its kinds: {', '.join(served)}"
+            )
         offered = [k for k in served if self._serves(k)]
         if kind not in offered:
-            raise HttpError("UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: "
-                                            f"{', '.join(offered) or 'none'}")
+            raise HttpError(
+                "UNKNOWN_KIND", f"kind {kind!r} is not served by this node; served here: {', '.join(offered) or 'none'}"
+            )
         slots = self.node.facts(kind)
         items, cursor = _page(route, query, [slots[i] for i in sorted(slots)])
         return {**_head("svc.facts_page"), "kind": kind, "items": items, "next_cursor": cursor}
@@ -201,10 +254,11 @@ class MarketHandlers:
         try:
             return read()
         except DiscoveryNotRegistered:
-            raise HttpError("DISCOVERY_NOT_REGISTERED", "coverage is served once the node has registered "
-                                                        "discovery; retry shortly") from None
+            raise HttpError(
+                "DISCOVERY_NOT_REGISTERED", "coverage is served once the node has registered discovery; retry shortly"
+            ) from None
 
-    # --- bars -----------------------------------------------------------------------------------
+    # bars
 
     def bars_list(self, query: Query, params: dict[str, str]) -> bytes:
         return self.bar_pages.get(query)
@@ -212,8 +266,13 @@ class MarketHandlers:
 
 #: The node's running state from its engine's lifecycle: a run that ended, completed or failed,
 #: is STOPPED (a failure's error is the connectivity's last_error).
-_NODE_STATE = {"STARTING": "STARTING", "RUNNING": "RUNNING", "CHECKPOINTED": "RUNNING",
-               "COMPLETED": "STOPPED", "FAILED": "STOPPED"}
+_NODE_STATE = {
+    "STARTING": "STARTING",
+    "RUNNING": "RUNNING",
+    "CHECKPOINTED": "RUNNING",
+    "COMPLETED": "STOPPED",
+    "FAILED": "STOPPED",
+}
 
 _RATE = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN)
 

@@ -23,8 +23,8 @@ from spine._core import WIRE_VERSION, identity
 from spine.http.bodies import InstrumentClass, SearchBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.wire.cursors import InvalidCursor, paginate
 from spine.node.view import NodeView
+from spine.wire.cursors import InvalidCursor, paginate
 
 __all__ = ["KEPT", "SEARCHED_FIELDS", "SearchHandlers", "rank"]
 
@@ -64,9 +64,14 @@ def rank(docs: Iterable[dict[str, Any]], text: str, classes: Collection[str] | N
 def _query(body: SearchBody) -> dict[str, Any]:
     """The accepted query with its defaults filled; classes distinct, in the vocabulary's order."""
     classes = body.instrument_classes
-    return {"version": WIRE_VERSION, "schema_id": "svc.search_query", "schema_version": 1, "text": body.text,
-            "instrument_classes": None if classes is None else [c for c in _CLASSES if c in classes],
-            "limit": body.limit}
+    return {
+        "version": WIRE_VERSION,
+        "schema_id": "svc.search_query",
+        "schema_version": 1,
+        "text": body.text,
+        "instrument_classes": None if classes is None else [c for c in _CLASSES if c in classes],
+        "limit": body.limit,
+    }
 
 
 class SearchHandlers:
@@ -94,15 +99,26 @@ class SearchHandlers:
             items, next_cursor = paginate(f"/v2/instruments/search/{search_id}", cursor, limit, matches)
         except InvalidCursor as error:
             raise HttpError("INVALID_CURSOR", str(error).split(": ", 1)[-1]) from None
-        return {"version": WIRE_VERSION, "schema_id": "svc.search_result", "schema_version": 1,
-                "search_id": search_id, "query": accepted, "items": items, "total": len(matches),
-                "next_cursor": next_cursor, "ts_event": str(ran)}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.search_result",
+            "schema_version": 1,
+            "search_id": search_id,
+            "query": accepted,
+            "items": items,
+            "total": len(matches),
+            "next_cursor": next_cursor,
+            "ts_event": str(ran),
+        }
 
     def instruments_search_result(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         search_id = params["id"]
         if not _SEARCH_ID.fullmatch(search_id):
             raise HttpError("INVALID_PARAMETER", f"id={search_id!r} is not a search id (64 lowercase hex digits)")
         if search_id not in self.kept:
-            raise HttpError("NOT_FOUND", f"no search {search_id} is kept on this node (the newest {KEPT} "
-                                         "of this run are); POST /v2/instruments/search again")
+            raise HttpError(
+                "NOT_FOUND",
+                f"no search {search_id} is kept on this node (the newest {KEPT} "
+                "of this run are); POST /v2/instruments/search again",
+            )
         return self._page(search_id, query.text("cursor"), query.limit(self.kept[search_id][0]["limit"]))

@@ -16,10 +16,11 @@ from spine._core import WIRE_VERSION
 from spine.http.bodies import SelectionBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.node.view import NodeView
 from spine.manifest import load_manifest, write_manifest
+from spine.node.view import NodeView
 
 __all__ = ["SelectionHandlers"]
+
 
 def _head(schema_id: str) -> dict[str, Any]:
     return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
@@ -48,13 +49,17 @@ class SelectionHandlers:
         missing = [iid for iid in requested if iid not in listed]
         if missing:
             more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
-            raise HttpError("NOT_FOUND", f"{route}: the venue does not list {', '.join(missing[:10])}{more}; "
-                                         "see GET /v2/selection")
+            raise HttpError(
+                "NOT_FOUND", f"{route}: the venue does not list {', '.join(missing[:10])}{more}; see GET /v2/selection"
+            )
         path = self.node.manifest_path
         if path is None:
-            raise HttpError("CONFLICT", f"{route}: this node is unmanaged (no manifest is configured), so every "
-                                        "instrument is already selected; configure a manifest (the manifest key "
-                                        "or SPINE_MANIFEST) to manage the roster")
+            raise HttpError(
+                "CONFLICT",
+                f"{route}: this node is unmanaged (no manifest is configured), so every "
+                "instrument is already selected; configure a manifest (the manifest key "
+                "or SPINE_MANIFEST) to manage the roster",
+            )
         current = self._on_disk() or frozenset()
         changed = current.union(requested) if add else current.difference(requested)
         if changed != current:  # a no-op change leaves the file (and its mtime) alone
@@ -76,8 +81,15 @@ class SelectionHandlers:
         for iid in ids:
             selected = iid in ingested
             channels = self.node.eligible_channels(iid) if selected else []
-            rows.append({**_head("svc.selection_row"), "instrument_id": iid, "selected": selected,
-                         "retention_state": self.node.retention_state(iid),
-                         "manifest": None if on_disk is None else iid in on_disk,
-                         "channels": channels, "second_tier": "bars_second" in channels})
+            rows.append(
+                {
+                    **_head("svc.selection_row"),
+                    "instrument_id": iid,
+                    "selected": selected,
+                    "retention_state": self.node.retention_state(iid),
+                    "manifest": None if on_disk is None else iid in on_disk,
+                    "channels": channels,
+                    "second_tier": "bars_second" in channels,
+                }
+            )
         return rows

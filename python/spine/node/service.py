@@ -60,8 +60,9 @@ class VenueNode:
         mount = Path(config.expect_mount) if config.expect_mount else None
         # Separate roots: EXTERNAL and INTERNAL are never relabelled or cross-filled.
         self.stores = {
-            channel: CatalogStore(config.catalog_dir / channel.lower(), floors=floors, capacity=config.capacity,
-                                  expect_mount=mount)
+            channel: CatalogStore(
+                config.catalog_dir / channel.lower(), floors=floors, capacity=config.capacity, expect_mount=mount
+            )
             for channel in CHANNELS
         }
         self._check_venue()
@@ -75,10 +76,18 @@ class VenueNode:
         self.run_id = f"{config.node_id}-{time.time_ns()}"
         self.status = EngineStatusProducer(self.run_id, ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
-        self.actor = IngestionActor(hub=self.hub, book=self.book, seconds_prefix=config.seconds_prefix,
-                                    external_grace_ns=round(config.external_grace_secs * 1e9),
-                                    retention=self.retention_state, on_discovery=self._on_discovery, on_bar=self._on_bar,
-                                    exhausted=self._exhausted, ledger=self.ledger, status=self.status)
+        self.actor = IngestionActor(
+            hub=self.hub,
+            book=self.book,
+            seconds_prefix=config.seconds_prefix,
+            external_grace_ns=round(config.external_grace_secs * 1e9),
+            retention=self.retention_state,
+            on_discovery=self._on_discovery,
+            on_bar=self._on_bar,
+            exhausted=self._exhausted,
+            ledger=self.ledger,
+            status=self.status,
+        )
         self.node: TradingNode | None = None
         self.clients: list[Any] = []
         self.connection = ConnectionWatch(self.status, self.clients)
@@ -92,8 +101,9 @@ class VenueNode:
         self.gaps = GapWatch(self.book)
         data_dir = Path(config.data_dir)
         self.reloaded = reload_series(self.book, self.stores, data_dir, self.reservation)
-        self.flushing = Flushing(self.book, self.stores, data_dir, self.reservation, self.status,
-                                 self.hydration_state, self._settled)
+        self.flushing = Flushing(
+            self.book, self.stores, data_dir, self.reservation, self.status, self.hydration_state, self._settled
+        )
         self.confirmed_state.apply(self.book)
 
     @property
@@ -116,9 +126,11 @@ class VenueNode:
         ``sim.venue_name``) would drop them. Refused before anything is written."""
         stored = {venue for store in self.stores.values() for venue in store.venues()} - {self.config.venue_name}
         if stored:
-            raise ConfigError(f"data_dir {self.config.data_dir} holds series of venue {', '.join(sorted(stored))}; "
-                              f"this node's venue is {self.config.venue_name}: a data directory holds one venue's "
-                              "series (use another data_dir)")
+            raise ConfigError(
+                f"data_dir {self.config.data_dir} holds series of venue {', '.join(sorted(stored))}; "
+                f"this node's venue is {self.config.venue_name}: a data directory holds one venue's "
+                "series (use another data_dir)"
+            )
 
     def _exhausted(self, instrument_id: str) -> bool:
         return self.hydrator is not None and instrument_id in self.hydrator.exhausted
@@ -129,7 +141,8 @@ class VenueNode:
         # node starts serving. Every flush waits for it, so no bar is durable before its
         # instrument (a reload skips bars whose instrument it cannot find).
         self._instruments_written = asyncio.get_running_loop().create_task(
-            asyncio.to_thread(self._write_instruments, instruments))
+            asyncio.to_thread(self._write_instruments, instruments)
+        )
         if self.hydrator is not None:
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
@@ -137,10 +150,16 @@ class VenueNode:
                 # A source that cannot confirm a minute empty (the catalog venue: the import is
                 # all it has) would answer every repair as it answered hydration: no repair.
                 return
-            self.repairer = Repairer(book=self.hydration, series=self.book, source=self.hydrator.source,
-                                     now=self.hydrator.now, take=lambda _, bar: self.actor.on_bar(bar),
-                                     confirm=self.actor.confirm_empty,
-                                     state=self.confirmed_state, grace_ns=self.hydrator.grace_ns)
+            self.repairer = Repairer(
+                book=self.hydration,
+                series=self.book,
+                source=self.hydrator.source,
+                now=self.hydrator.now,
+                take=lambda _, bar: self.actor.on_bar(bar),
+                confirm=self.actor.confirm_empty,
+                state=self.confirmed_state,
+                grace_ns=self.hydrator.grace_ns,
+            )
             self._tasks.append(asyncio.get_running_loop().create_task(self.repairer.run_forever()))
 
     def _write_instruments(self, instruments: list[Any]) -> None:
@@ -159,11 +178,17 @@ class VenueNode:
         directly (the former can tell every outcome apart); an adapter answers the framework's
         request_bars."""
         now = getattr(client, "venue_now", time.time_ns)
-        return Hydrator(book=self.hydration, series=self.book, store=self.stores["EXTERNAL"],
-                        source=self._history_source(client), now=now, window_minutes=self.config.hydrate_minutes,
-                        finished=self.hydration_state.finished,
-                        grace_ns=round(self.config.external_grace_secs * 1e9),
-                        on_finished=lambda instrument_id: self._flush_wanted.set())
+        return Hydrator(
+            book=self.hydration,
+            series=self.book,
+            store=self.stores["EXTERNAL"],
+            source=self._history_source(client),
+            now=now,
+            window_minutes=self.config.hydrate_minutes,
+            finished=self.hydration_state.finished,
+            grace_ns=round(self.config.external_grace_secs * 1e9),
+            on_finished=lambda instrument_id: self._flush_wanted.set(),
+        )
 
     def _history_source(self, client: Any) -> HistorySource:
         own: HistorySource | None = getattr(client, "history_source", None)  # the catalog venue's
@@ -197,8 +222,9 @@ class VenueNode:
         from spine.node.api import build_app
         from spine.node.venue_view import VenueView
 
-        app = build_app(VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs,
-                        body_secs=self.config.http_body_secs)
+        app = build_app(
+            VenueView(self), heartbeat_secs=self.config.stream_heartbeat_secs, body_secs=self.config.http_body_secs
+        )
         return embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
 
     def build(self, loop: asyncio.AbstractEventLoop) -> TradingNode:
@@ -231,8 +257,9 @@ class VenueNode:
         failure: str | None = None
         try:
             while not stop.is_set():
-                done, _ = await asyncio.wait(watched | {wanted}, timeout=self.config.flush_secs,
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait(
+                    watched | {wanted}, timeout=self.config.flush_secs, return_when=asyncio.FIRST_COMPLETED
+                )
                 if stopping in done:
                     break
                 if done - {wanted}:

@@ -46,11 +46,20 @@ class Journal:
     def record(self, kind: str, instrument_id: str, payload: bytes) -> None:
         kind = kind.partition(":")[0]  # bar kinds carry their resolution and channel: the event is "bar"
         self.latest += 1
-        document = payload[payload.index(b"\ndata: ") + 7: -2]
+        document = payload[payload.index(b"\ndata: ") + 7 : -2]
         cursor = str(self.latest).encode()
-        frame = (b"id: " + cursor + b"\nevent: " + kind.encode() + b'\ndata: {"version":"spine.v1",'
-                 b'"schema_id":"v1.stream_event","schema_version":1,"run_id":' + self._run + b',"cursor":"'
-                 + cursor + b'","kind":"' + kind.encode() + b'","document":' + document + b"}\n\n")
+        frame = (
+            b"id: " + cursor + b"\nevent: " + kind.encode() + b'\ndata: {"version":"spine.v1",'
+            b'"schema_id":"v1.stream_event","schema_version":1,"run_id":'
+            + self._run
+            + b',"cursor":"'
+            + cursor
+            + b'","kind":"'
+            + kind.encode()
+            + b'","document":'
+            + document
+            + b"}\n\n"
+        )
         self._kept.append((self.latest, instrument_id, frame))
         self.live.publish(kind, instrument_id, frame)
 
@@ -72,8 +81,7 @@ class Journal:
             return subscription, Backlog(self, self.latest, self.latest, None, self.resync(cursor, "CURSOR_EXPIRED"))
         return subscription, Backlog(self, cursor, self.latest, instrument_id)
 
-    def kept_above(self, after: int, upto: int, instrument_id: str | None,
-                   size: int) -> tuple[list[bytes], int] | None:
+    def kept_above(self, after: int, upto: int, instrument_id: str | None, size: int) -> tuple[list[bytes], int] | None:
         """Kept frames above ``after`` up to ``upto`` (of ``instrument_id`` when given), about
         ``size`` bytes of them, and the sequence read up to; None when the frame after
         ``after`` is no longer kept."""
@@ -93,9 +101,13 @@ class Journal:
     def resync(self, requested: int | None, reason: str) -> bytes:
         """``event: resync``: the client must re-read state; the stream goes on from ``latest``."""
         body: dict[str, Any] = {
-            "version": "spine.v1", "schema_id": "v1.resync", "schema_version": 1, "run_id": self.run_id,
+            "version": "spine.v1",
+            "schema_id": "v1.resync",
+            "schema_version": 1,
+            "run_id": self.run_id,
             "requested": None if requested is None else str(requested),
-            "oldest": None if self.oldest is None else str(self.oldest), "latest": str(self.latest),
+            "oldest": None if self.oldest is None else str(self.oldest),
+            "latest": str(self.latest),
             "reason": reason,
         }
         return b"event: resync\ndata: " + _encode(body) + b"\n\n"
@@ -110,8 +122,7 @@ class Backlog:
 
     __slots__ = ("after", "first", "instrument_id", "journal", "upto")
 
-    def __init__(self, journal: Journal, after: int, upto: int, instrument_id: str | None,
-                 first: bytes = b"") -> None:
+    def __init__(self, journal: Journal, after: int, upto: int, instrument_id: str | None, first: bytes = b"") -> None:
         self.journal, self.after, self.upto, self.instrument_id, self.first = journal, after, upto, instrument_id, first
 
     def take(self, size: int) -> bytes:

@@ -64,7 +64,7 @@ class VenueView(NodeView):
         #: Instrument id -> (the framework instrument, its document).
         self._docs: dict[str, tuple[Any, dict[str, Any]]] = {}
 
-    # --- lifecycle and health -------------------------------------------------------------------
+    # lifecycle and health
 
     def lifecycle(self) -> str:
         return self._node.status.lifecycle
@@ -84,13 +84,17 @@ class VenueView(NodeView):
     def counts(self) -> Counts:
         actor = self._node.actor
         counters = actor.counters
-        return Counts(instruments=len(actor.discovered), quotes=counters.quotes, trades=counters.trades,
-                      bars=sum(counters.bars_accepted.values()))
+        return Counts(
+            instruments=len(actor.discovered),
+            quotes=counters.quotes,
+            trades=counters.trades,
+            bars=sum(counters.bars_accepted.values()),
+        )
 
     def connection(self, now: int) -> Connection:
         return self._node.connection.look(now)
 
-    # --- instruments, selection and facts -------------------------------------------------------
+    # instruments, selection and facts
 
     def instrument_docs(self) -> list[dict[str, Any]]:
         docs = []
@@ -118,7 +122,7 @@ class VenueView(NodeView):
     def facts(self, kind: str) -> dict[str, dict[str, Any]]:
         return self._node.actor.facts.get(kind, {})
 
-    # --- hydration and coverage ledgers ---------------------------------------------------------
+    # hydration and coverage ledgers
 
     def hydration_page(self, cursor: str | None, limit: int) -> dict[str, Any]:
         return self._node.hydration.page(cursor, limit)
@@ -136,7 +140,7 @@ class VenueView(NodeView):
     def eligible_channels(self, instrument_id: str) -> list[str]:
         return self._node.ledger.eligible(instrument_id)
 
-    # --- bars -----------------------------------------------------------------------------------
+    # bars
 
     def holds(self, instrument_id: str) -> bool:
         return instrument_id in self._node.book

@@ -73,7 +73,7 @@ class NodeView(Protocol):
     #: Closed bars, quotes and trades as they are published (streams subscribe here).
     hub: FanOut
 
-    # --- lifecycle and health ---------------------------------------------------------------
+    # lifecycle and health
     def lifecycle(self) -> str: ...
     def engine_status(self, now: int) -> dict[str, Any]: ...
     def writes_refused(self) -> bool: ...
@@ -82,14 +82,16 @@ class NodeView(Protocol):
     def counts(self) -> Counts: ...
     def connection(self, now: int) -> Connection: ...
 
-    # --- instruments, selection and facts ---------------------------------------------------
+    # instruments, selection and facts
     def instrument_docs(self) -> list[dict[str, Any]]:
         """Every listed instrument's ``svc.instrument_ref``, by instrument id."""
+
     def ingested(self) -> Iterable[str]: ...
     def retention_state(self, instrument_id: str) -> str: ...
     def discovery_registered(self) -> bool: ...
     def fact_kinds(self) -> frozenset[str]:
         """The fact kinds some discovered instrument carries."""
+
     def facts(self, kind: str) -> dict[str, dict[str, Any]]:
         """The latest fact of ``kind`` per instrument id."""
 
@@ -100,16 +102,20 @@ class NodeView(Protocol):
     def coverage_page(self, cursor: str | None, limit: int, view: CoverageView) -> dict[str, Any]: ...
     def coverage_entry(self, instrument_id: str) -> dict[str, Any]:
         """Raises KeyError for an instrument outside the ledger."""
+
     def eligible_channels(self, instrument_id: str) -> list[str]: ...
 
-    # --- bars -----------------------------------------------------------------------------
+    # bars
     def holds(self, instrument_id: str) -> bool:
         """Whether bars of ``instrument_id`` are ingested here."""
+
     def discovered(self, instrument_id: str) -> bool:
         """Held, or listed by the venue and left out by the manifest."""
+
     def series(self, instrument_id: str, channel: str) -> Series: ...
     def precision(self, instrument_id: str) -> Precision: ...
     def held(self) -> Iterable[tuple[str, str, Series]]:
         """Every (instrument id, channel, series) held."""
+
     def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         """The series' ``svc.series_coverage``: the same object while it is unchanged."""

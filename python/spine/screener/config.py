@@ -70,8 +70,10 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
         if self.reconnect_min_secs > self.reconnect_max_secs:
-            raise ConfigError(f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "
-                              f"{self.reconnect_max_secs}; allowed: min <= max")
+            raise ConfigError(
+                f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "
+                f"{self.reconnect_max_secs}; allowed: min <= max"
+            )
 
 
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> ScreenerConfig:

@@ -79,9 +79,9 @@ class NodeClient:
             if cursor is None:
                 return items
 
-    async def bar_pages(self, instrument: dict[str, Any], channel: str,
-                        after_sequence: int | None = None,
-                        end: int | None = None) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
+    async def bar_pages(
+        self, instrument: dict[str, Any], channel: str, after_sequence: int | None = None, end: int | None = None
+    ) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
         """The instrument's durable 1-minute bars on ``channel``, oldest first, a page at a
         time (only those above ``after_sequence`` and closing at or before ``end`` when given:
         the node's ``end`` is inclusive), each with the page's coverage (the whole series')."""
@@ -93,8 +93,10 @@ class NodeClient:
             params["end"] = end
         while True:
             page = await self.get("/v2/bars", params)
-            yield bar_columns(page["bars"], instrument["price_precision"], instrument["size_precision"]), \
-                page["coverage"]
+            yield (
+                bar_columns(page["bars"], instrument["price_precision"], instrument["size_precision"]),
+                page["coverage"],
+            )
             if page["next_cursor"] is None:
                 return
             params["cursor"] = page["next_cursor"]
@@ -105,9 +107,13 @@ class NodeClient:
         once the node has accepted the stream."""
         request = f"GET /v2/stream/bars?resolution=1m&channel={channel}"
         try:
-            async with aconnect_sse(self._client, "GET", self.base_url + "/v2/stream/bars",
-                                    params={"resolution": "1m", "channel": channel},
-                                    timeout=httpx.Timeout(None, connect=self._client.timeout.connect)) as source:
+            async with aconnect_sse(
+                self._client,
+                "GET",
+                self.base_url + "/v2/stream/bars",
+                params={"resolution": "1m", "channel": channel},
+                timeout=httpx.Timeout(None, connect=self._client.timeout.connect),
+            ) as source:
                 if source.response.status_code != 200:
                     raise UpstreamError(self.name, request, f"HTTP {source.response.status_code}")
                 if on_open is not None:
@@ -121,8 +127,10 @@ class NodeClient:
 
 def bar_columns(rows: list[dict[str, Any]], price_precision: int, size_precision: int) -> Bars:
     """Wire bar rows as columns (exact: decimal strings to mantissas, never through floats)."""
-    prices = {name: np.frombuffer(parse_decimal_column([row[name] for row in rows], price_precision), dtype="<i8")
-              for name in ("open", "high", "low", "close")}
+    prices = {
+        name: np.frombuffer(parse_decimal_column([row[name] for row in rows], price_precision), dtype="<i8")
+        for name in ("open", "high", "low", "close")
+    }
     return {
         "ts_event": np.frombuffer(parse_timestamp_column([row["ts_event"] for row in rows]), dtype="<u8"),
         **prices,

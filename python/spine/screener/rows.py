@@ -53,8 +53,9 @@ class Rows:
         iid = instrument["instrument_id"]
         if iid in self.index:
             raise ValueError(f"{iid} is already in the screener's universe")
-        index = self.universe.add(channel=channel, price_precision=instrument["price_precision"],
-                                  size_precision=instrument["size_precision"])
+        index = self.universe.add(
+            channel=channel, price_precision=instrument["price_precision"], size_precision=instrument["size_precision"]
+        )
         self.index[iid] = index
         self.ids.append(iid)
         self.origin[iid] = (channel, source)
@@ -106,7 +107,7 @@ class Rows:
         for k in range(len(bars["ts_event"])):  # a call closes one minute
             ts = int(bars["ts_event"][k])
             self.universe.observe(index, ts - MINUTE_NS, ts)
-            changed.append(self.universe.close_minute(instrument, *(bars[c][k:k + 1] for c in _COLUMNS)))
+            changed.append(self.universe.close_minute(instrument, *(bars[c][k : k + 1] for c in _COLUMNS)))
             self.sequence[instrument_id] = max(self.sequence.get(instrument_id, 0), int(bars["sequence"][k]))
             self.processed += 1
             self._saw(ts)
@@ -165,9 +166,15 @@ class Rows:
         """The instrument's ``svc.feature_row`` at ``resolution``."""
         index = self.index[instrument_id]
         last = self.universe.last_ts_event(index, resolution)
-        return {"version": WIRE_VERSION, "schema_id": "svc.feature_row", "schema_version": 1,
-                "instrument_id": instrument_id, "resolution": resolution,
-                "ts_event": None if last is None else str(last), "values": self.universe.row(index, resolution)}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.feature_row",
+            "schema_version": 1,
+            "instrument_id": instrument_id,
+            "resolution": resolution,
+            "ts_event": None if last is None else str(last),
+            "values": self.universe.row(index, resolution),
+        }
 
 
 def _distinct_runs(indexes: npt.NDArray[np.uint32]) -> list[npt.NDArray[np.intp]]:

@@ -40,12 +40,21 @@ class Screener:
         self.stream = RowStream(self.rows, config.stream_subscribers)
         self.observations = Observations(config.observations_kept)
         Observer(self.rows, self.observations)
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
-                                        limits=httpx.Limits(max_connections=16 * len(config.nodes)))
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(config.upstream_timeout_secs),
+            limits=httpx.Limits(max_connections=16 * len(config.nodes)),
+        )
         backoff = (config.reconnect_min_secs, config.reconnect_max_secs)
-        self.feeds = [NodeFeed(NodeClient(url, self.client, f"node-{n}"), self.rows, channel=config.channel,
-                               concurrency=config.warm_concurrency, backoff=backoff)
-                      for n, url in enumerate(config.nodes, 1)]
+        self.feeds = [
+            NodeFeed(
+                NodeClient(url, self.client, f"node-{n}"),
+                self.rows,
+                channel=config.channel,
+                concurrency=config.warm_concurrency,
+                backoff=backoff,
+            )
+            for n, url in enumerate(config.nodes, 1)
+        ]
         self.warmed: set[int] = set()
         self.screens = ScreenGate(config.point_in_time_screens, config.point_in_time_queue)
         self.stopping = False
@@ -86,8 +95,7 @@ class Screener:
 
     async def run(self, stop: asyncio.Event, app: App) -> None:
         """Serve ``app`` (the screener's, over this screener) and feed until ``stop`` is set."""
-        server = embedded_server(app, host=self.config.host, port=self.config.port,
-                                 backlog=self.config.http_backlog)
+        server = embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
         saved = await asyncio.to_thread(read, self.checkpointer.path, self.checkpointer.registry)
         for feed in self.feeds:
@@ -126,9 +134,12 @@ class Screener:
                 delay = min(delay * 2, self.config.reconnect_max_secs)
         self.warmed.add(k)
         # A process line (stdout, beside the start and stop lines): what the warm cost.
-        print(f"spine screener {self.config.screener_id}: {feed.node.base_url}: warmed {len(feed.instruments)} "
-              f"instruments, {feed.resumed} from the checkpoint; read {feed.warm_pages} bar pages, "
-              f"{feed.warm_bars} bars", flush=True)
+        print(
+            f"spine screener {self.config.screener_id}: {feed.node.base_url}: warmed {len(feed.instruments)} "
+            f"instruments, {feed.resumed} from the checkpoint; read {feed.warm_pages} bar pages, "
+            f"{feed.warm_bars} bars",
+            flush=True,
+        )
         await feed.follow(stop)
 
     async def _checkpoints(self, stop: asyncio.Event) -> None:

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from spine.wire.errors import ERROR_CODES, ErrorCode, UnknownErrorSymbol, error_body
 
-if TYPE_CHECKING:
-    from spine.wire import decoder
-    from spine.wire.decoder import (
+if TYPE_CHECKING:  # the names __getattr__ serves, for type checkers
+    from spine.wire import decoder  # noqa: F401
+    from spine.wire.decoder import (  # noqa: F401
         ContractViolation,
         MissingSchemaTag,
         NotAnObject,
@@ -30,8 +30,17 @@ if TYPE_CHECKING:
     )
 
 #: ``spine.wire.decoder.__all__``, named here so the decoder loads only when one is asked.
-DECODER_NAMES = ("ContractViolation", "NotAnObject", "MissingSchemaTag", "UnsupportedSchema", "SchemaIdMismatch",
-                 "UnsupportedWireVersion", "StructuralViolation", "decode", "decode_error_body")
+DECODER_NAMES = (
+    "ContractViolation",
+    "NotAnObject",
+    "MissingSchemaTag",
+    "UnsupportedSchema",
+    "SchemaIdMismatch",
+    "UnsupportedWireVersion",
+    "StructuralViolation",
+    "decode",
+    "decode_error_body",
+)
 
 __all__ = [*DECODER_NAMES, "ERROR_CODES", "ErrorCode", "UnknownErrorSymbol", "error_body"]
 

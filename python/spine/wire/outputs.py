@@ -33,11 +33,16 @@ class OutputPart(StrEnum):
 
 
 _SCHEMA_IDS: Final = {
-    OutputPart.REPORT: "svc.backtest_run_result", OutputPart.STATISTICS: "svc.backtest_statistics",
-    OutputPart.EQUITY: "svc.equity_point", OutputPart.ORDERS: "svc.order_summary",
-    OutputPart.FILLS: "svc.fill_summary", OutputPart.POSITIONS: "svc.position_summary",
-    OutputPart.SIGNALS: "svc.signal_event", OutputPart.MARKERS: "svc.chart_marker",
-    OutputPart.RETIREMENTS: "svc.signal_retirement", OutputPart.ENGINE_STATUS: "svc.engine_status",
+    OutputPart.REPORT: "svc.backtest_run_result",
+    OutputPart.STATISTICS: "svc.backtest_statistics",
+    OutputPart.EQUITY: "svc.equity_point",
+    OutputPart.ORDERS: "svc.order_summary",
+    OutputPart.FILLS: "svc.fill_summary",
+    OutputPart.POSITIONS: "svc.position_summary",
+    OutputPart.SIGNALS: "svc.signal_event",
+    OutputPart.MARKERS: "svc.chart_marker",
+    OutputPart.RETIREMENTS: "svc.signal_retirement",
+    OutputPart.ENGINE_STATUS: "svc.engine_status",
 }
 
 #: The parts ``/v2/backtests/{id}/outputs/{part}`` serves, in the order it lists them (the

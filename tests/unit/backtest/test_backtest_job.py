@@ -13,14 +13,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-
 from backtest_support import IID, node_catalog
+
 from spine.backtest import RunCancelled
 from spine.backtest.job import run
-from spine.wire.outputs import OutputPart
 from spine.jobs.request import BacktestRequest, ExecutionConfig, ResolvedRun, SealedBody, encode
 from spine.strategies.document import plan
 from spine.strategies.templates import template_files
+from spine.wire.outputs import OutputPart
 
 
 class FakeStore:
@@ -40,8 +40,9 @@ class FakeStore:
         self.polls += 1
         return SimpleNamespace(cancel_requested=self.cancel)
 
-    def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
-                     ts: int) -> int:
+    def append_event(
+        self, job_id: str, type: str, state: str | None, level: str | None, message: str | None, ts: int
+    ) -> int:
         assert type == "LOG" and state is None and level and message
         self.logs.append((level, message))
         return len(self.logs)
@@ -59,11 +60,30 @@ def job(parameters: dict[str, str] | None = None) -> dict[str, Any]:
     planned = plan(FakeStore().files, parameters or {})
     request = BacktestRequest(
         body=SealedBody(strategy_id="ema_cross", parameters=parameters or None),
-        spec=ResolvedRun(strategy_id="ema_cross", revision_id="b" * 64, instrument_id=None, start="0",
-                         end=str(2**62), resolution="5m", channel="EXTERNAL", values=planned.values),
-        config_hash="c" * 64, execution=ExecutionConfig(capital="25000", seed=7), plan=planned)
-    return {"job_id": "a" * 64, "strategy_id": "ema_cross", "revision_id": "b" * 64, "instrument_id": None,
-            "start": 0, "end": 2**62, "request": encode(request), "state": "RUNNING"}
+        spec=ResolvedRun(
+            strategy_id="ema_cross",
+            revision_id="b" * 64,
+            instrument_id=None,
+            start="0",
+            end=str(2**62),
+            resolution="5m",
+            channel="EXTERNAL",
+            values=planned.values,
+        ),
+        config_hash="c" * 64,
+        execution=ExecutionConfig(capital="25000", seed=7),
+        plan=planned,
+    )
+    return {
+        "job_id": "a" * 64,
+        "strategy_id": "ema_cross",
+        "revision_id": "b" * 64,
+        "instrument_id": None,
+        "start": 0,
+        "end": 2**62,
+        "request": encode(request),
+        "state": "RUNNING",
+    }
 
 
 def test_a_job_runs_and_stores_every_part(tmp_path: Path) -> None:
@@ -73,8 +93,13 @@ def test_a_job_runs_and_stores_every_part(tmp_path: Path) -> None:
     assert set(store.parts) == set(OutputPart)
     report = json.loads(store.parts["report"][0])
     assert report["run_id"] == run_id and json.loads(store.execution or "null") == report["execution"]
-    assert report["execution"] == {"capital": "25000", "currency": "USDT", "fee_model": "MAKER_TAKER",
-                                   "fill_model": "FILL_MODEL", "seed": 7}
+    assert report["execution"] == {
+        "capital": "25000",
+        "currency": "USDT",
+        "fee_model": "MAKER_TAKER",
+        "fill_model": "FILL_MODEL",
+        "seed": 7,
+    }
     assert report["config_hash"] == "c" * 64
     assert {json.loads(s)["resolution"] for s in store.parts["signals"]} == {"5m"}
     assert [json.loads(s)["lifecycle"] for s in store.parts["engine_status"]] == ["STARTING", "RUNNING", "COMPLETED"]

@@ -39,10 +39,12 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
         finally:
             os.close(descriptor)
     with Store(database_url) as store:
-        store.append_event(job_id, "LOG", None, "INFO", f"fake run on {job['worker_id']} over {catalogs}",
-                           time.time_ns())
-        store.set_execution(job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE",'
-                                    '"fill_model":"FAKE","seed":0}')
+        store.append_event(
+            job_id, "LOG", None, "INFO", f"fake run on {job['worker_id']} over {catalogs}", time.time_ns()
+        )
+        store.set_execution(
+            job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE","fill_model":"FAKE","seed":0}'
+        )
         if "pids" in request:  # after its first events, so a test that saw the file sees them too
             (Path(request["pids"]) / f"{job_id}.pid").write_text(str(os.getpid()))
         if request.get("cancel_self"):

@@ -19,11 +19,18 @@ from spine._core import canonicalize
 from spine.http.bodies import BacktestBody
 from spine.http.routes import OUTPUT_DOCUMENTS
 from spine.jobs import Store, documents
-from spine.wire.outputs import SERVED_PARTS, OutputPart, output_part, served_part
 from spine.jobs.request import (
-    BacktestRequest, ExecutionConfig, SealedRequest, body_document, decode, decode_stored, encode, with_plan,
+    BacktestRequest,
+    ExecutionConfig,
+    SealedRequest,
+    body_document,
+    decode,
+    decode_stored,
+    encode,
+    with_plan,
 )
 from spine.jobs.submission import RequestRefused, build_request, check_body, submit_request
+from spine.wire.outputs import SERVED_PARTS, OutputPart, output_part, served_part
 
 TOML = """[strategy]
 name = "EMA cross"
@@ -66,20 +73,24 @@ EXECUTION = ExecutionConfig(capital="100000", seed=42)
 NOW = 1_750_000_000_000_000_000
 #: What the gateway stored for ``{"strategy_id": "ema", "parameters": {"fast": 12}, "start":
 #: "2024-01-01", "label": "x"}`` at NOW before requests carried their plan (written by that code).
-OLD_ROW = ('{"body":{"label":"x","parameters":{"fast":"12"},"start":"1704067200000000000",'
-           '"strategy_id":"ema"},'
-           '"config_hash":"89838da3e4b8e85ccc1bbfd59eea5a8811fcb6464b7164c7a73cfa449ae51104",'
-           '"execution":{"capital":"100000","fee_model":"MAKER_TAKER","fill_model":"FILL_MODEL","seed":42},'
-           '"spec":{"channel":"EXTERNAL","end":"1750000000000000000","instrument_id":null,"resolution":"1m",'
-           '"revision_id":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",'
-           '"start":"1704067200000000000","strategy_id":"ema","values":{"fast":"12","slow":"30"}}}')
+OLD_ROW = (
+    '{"body":{"label":"x","parameters":{"fast":"12"},"start":"1704067200000000000",'
+    '"strategy_id":"ema"},'
+    '"config_hash":"89838da3e4b8e85ccc1bbfd59eea5a8811fcb6464b7164c7a73cfa449ae51104",'
+    '"execution":{"capital":"100000","fee_model":"MAKER_TAKER","fill_model":"FILL_MODEL","seed":42},'
+    '"spec":{"channel":"EXTERNAL","end":"1750000000000000000","instrument_id":null,"resolution":"1m",'
+    '"revision_id":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",'
+    '"start":"1704067200000000000","strategy_id":"ema","values":{"fast":"12","slow":"30"}}}'
+)
 #: ``svc.backtest_request`` of that row, as that code served it.
-OLD_DOCUMENT = (b'{"version":"spine.v2","schema_id":"svc.backtest_request","schema_version":1,'
-                b'"job_id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",'
-                b'"config_hash":"89838da3e4b8e85ccc1bbfd59eea5a8811fcb6464b7164c7a73cfa449ae51104",'
-                b'"body":{"label":"x","parameters":{"fast":"12"},"start":"1704067200000000000",'
-                b'"strategy_id":"ema"},"run":{"resolution":"1m","channel":"EXTERNAL","parameters":{"fast":"12",'
-                b'"slow":"30"},"label":"x"}}')
+OLD_DOCUMENT = (
+    b'{"version":"spine.v2","schema_id":"svc.backtest_request","schema_version":1,'
+    b'"job_id":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",'
+    b'"config_hash":"89838da3e4b8e85ccc1bbfd59eea5a8811fcb6464b7164c7a73cfa449ae51104",'
+    b'"body":{"label":"x","parameters":{"fast":"12"},"start":"1704067200000000000",'
+    b'"strategy_id":"ema"},"run":{"resolution":"1m","channel":"EXTERNAL","parameters":{"fast":"12",'
+    b'"slow":"30"},"label":"x"}}'
+)
 
 
 def built(now: int = NOW, **body: Any) -> BacktestRequest:
@@ -128,8 +139,12 @@ def test_spellings_of_one_request_seal_alike() -> None:
     other = built(parameters={"fast": "12"}, start="1704067200000000000", end="1704153600000000000")
     assert encode(one) == encode(other)
     assert one.job_id(NOW, "g") == other.job_id(NOW, "g") != one.job_id(NOW + 1, "g") != one.job_id(NOW, "h")
-    assert body_document(one) == {"end": "1704153600000000000", "parameters": {"fast": "12"}, "start":
-                                  "1704067200000000000", "strategy_id": "ema"}
+    assert body_document(one) == {
+        "end": "1704153600000000000",
+        "parameters": {"fast": "12"},
+        "start": "1704067200000000000",
+        "strategy_id": "ema",
+    }
 
 
 def test_an_old_row_reads_as_it_was_served() -> None:
@@ -167,21 +182,45 @@ def test_refusals_name_the_field() -> None:
 def test_a_submitted_request_is_stored_once_encoded(tmp_path: Path) -> None:
     with Store(f"sqlite:///{tmp_path / 'spine.db'}") as store:
         revision = save(store, None, "1")
-        request = build_request(BacktestBody(strategy_id="ema_cross", start="5", end="9"), revision.revision_id,
-                                FILES, EXECUTION, NOW)
+        request = build_request(
+            BacktestBody(strategy_id="ema_cross", start="5", end="9"), revision.revision_id, FILES, EXECUTION, NOW
+        )
         queued = submit_request(store, request, "gateway-1", NOW)
         assert (queued.job_id, queued.request, queued.instrument_id, queued.start, queued.end) == (
-            request.job_id(NOW, "gateway-1"), encode(request), None, 5, 9)
+            request.job_id(NOW, "gateway-1"),
+            encode(request),
+            None,
+            5,
+            9,
+        )
         assert decode(store.job(queued.job_id).request) == request
         assert queued.revision_id == revision.revision_id == rid("1")
 
 
 def test_the_output_parts_are_named_once() -> None:
-    assert [part.value for part in OutputPart] == ["report", "statistics", "equity", "orders", "fills", "positions",
-                                                  "signals", "markers", "retirements", "engine_status"]
+    assert [part.value for part in OutputPart] == [
+        "report",
+        "statistics",
+        "equity",
+        "orders",
+        "fills",
+        "positions",
+        "signals",
+        "markers",
+        "retirements",
+        "engine_status",
+    ]
     assert SERVED_PARTS == tuple(OutputPart)[1:] and served_part("report") is None
     assert served_part("orders") is output_part("orders") is OutputPart.ORDERS and output_part("nope") is None
     # The route table's documents, in the order the OpenAPI document and the registry list them.
-    assert OUTPUT_DOCUMENTS == ("svc.backtest_statistics", "svc.equity_point", "svc.order_summary", "svc.fill_summary",
-                                "svc.position_summary", "svc.signal_event", "svc.chart_marker",
-                                "svc.signal_retirement", "svc.engine_status")
+    assert OUTPUT_DOCUMENTS == (
+        "svc.backtest_statistics",
+        "svc.equity_point",
+        "svc.order_summary",
+        "svc.fill_summary",
+        "svc.position_summary",
+        "svc.signal_event",
+        "svc.chart_marker",
+        "svc.signal_retirement",
+        "svc.engine_status",
+    )

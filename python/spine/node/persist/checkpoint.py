@@ -19,8 +19,8 @@ from nautilus_trader.model.data import Bar
 
 from spine.node.persist import series_state
 from spine.node.persist.series_book import Precision, SeriesBook, framework_bars
-from spine.wire.bar_types import instrument_of
 from spine.node.persist.store import CatalogStore
+from spine.wire.bar_types import instrument_of
 
 __all__ = ["Checkpoint"]
 
@@ -44,22 +44,30 @@ class Checkpoint:
         self.held: dict[str, dict[str, Held]] = {channel: {} for channel in stores}
         for instrument_id, channel, series in book.held():
             if channel in self.held:
-                self.held[channel][instrument_id] = Held(series.columns(), series.last_sequence, series.coverage(),
-                                                         book.precision(instrument_id))
+                self.held[channel][instrument_id] = Held(
+                    series.columns(), series.last_sequence, series.coverage(), book.precision(instrument_id)
+                )
 
-    def state(self, channel: str, observed: dict[str, list[tuple[int, int]]] | None = None,
-              ) -> dict[str, series_state.Saved]:
+    def state(
+        self,
+        channel: str,
+        observed: dict[str, list[tuple[int, int]]] | None = None,
+    ) -> dict[str, series_state.Saved]:
         """The channel's series' state, as ``series_state.write`` takes it; with ``observed``,
         its spans (by instrument, none when missing) instead of those taken."""
-        return {instrument_id: series_state.saved(
-                    held.columns, held.last_sequence,
-                    held.coverage if observed is None else observed.get(instrument_id, []))
-                for instrument_id, held in self.held[channel].items()}
+        return {
+            instrument_id: series_state.saved(
+                held.columns, held.last_sequence, held.coverage if observed is None else observed.get(instrument_id, [])
+            )
+            for instrument_id, held in self.held[channel].items()
+        }
 
     def coverage(self) -> dict[str, dict[str, list[tuple[int, int]]]]:
         """The observed spans taken, per channel and instrument."""
-        return {channel: {instrument_id: held.coverage for instrument_id, held in by_id.items()}
-                for channel, by_id in self.held.items()}
+        return {
+            channel: {instrument_id: held.coverage for instrument_id, held in by_id.items()}
+            for channel, by_id in self.held.items()
+        }
 
     def bars(self, bar_type: str, *, channel: str) -> list[Bar]:
         """A series' bars as taken, as framework bars of ``bar_type`` (what a rewrite writes)."""

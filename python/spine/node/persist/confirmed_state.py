@@ -61,7 +61,9 @@ class ConfirmedState:
 
     def save(self, spans: Spans) -> None:
         """Replace the file with ``spans`` (safe off the event loop: ``spans`` is a copy)."""
-        document = {"version": _VERSION,
-                    "series": {iid: [[str(s), str(e)] for s, e in found] for iid, found in sorted(spans.items())}}
+        document = {
+            "version": _VERSION,
+            "series": {iid: [[str(s), str(e)] for s, e in found] for iid, found in sorted(spans.items())},
+        }
         write_json(self.path, document)
         self._saved = dict(spans)

@@ -49,9 +49,15 @@ class HydrationState:
             document = read_json(self.path, _VERSION)
             if document is None:
                 return {}
-            return {iid: Finished(str(r["state"]), int(r["start"]), int(r["end"]),
-                                  None if r.get("newest") is None else int(r["newest"]))
-                    for iid, r in document["instruments"].items()}
+            return {
+                iid: Finished(
+                    str(r["state"]),
+                    int(r["start"]),
+                    int(r["end"]),
+                    None if r.get("newest") is None else int(r["newest"]),
+                )
+                for iid, r in document["instruments"].items()
+            }
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             # Unreadable: every series hydrates its whole window again (duplicates are
             # dropped), the safe side of losing history for ever.
@@ -62,10 +68,18 @@ class HydrationState:
         """Replace the file with ``finished`` unless nothing changed; whether it wrote."""
         if finished == self._saved:
             return False
-        document = {"version": _VERSION, "instruments": {
-            iid: {"state": r.state, "start": str(r.start), "end": str(r.end),
-                  "newest": None if r.newest is None else str(r.newest)}
-            for iid, r in sorted(finished.items())}}
+        document = {
+            "version": _VERSION,
+            "instruments": {
+                iid: {
+                    "state": r.state,
+                    "start": str(r.start),
+                    "end": str(r.end),
+                    "newest": None if r.newest is None else str(r.newest),
+                }
+                for iid, r in sorted(finished.items())
+            },
+        }
         write_json(self.path, document)
         self._saved = dict(finished)
         return True

@@ -27,8 +27,9 @@ Observed = dict[str, dict[str, list[tuple[int, int]]]]
 log = logging.getLogger("spine.node")
 
 
-def reload_series(book: SeriesBook, stores: Mapping[str, CatalogStore], data_dir: Path,
-                  reservation: Reservation) -> int:
+def reload_series(
+    book: SeriesBook, stores: Mapping[str, CatalogStore], data_dir: Path, reservation: Reservation
+) -> int:
     """Load every stored 1-minute series of ``stores`` into ``book``; the bars reloaded."""
     total = 0
     floor = reservation.floor

@@ -66,8 +66,9 @@ class Reservation:
             document = json.loads(self.path.read_bytes())
             return int(document["reserved"]), document["clean"] is True
         except (OSError, ValueError, KeyError, TypeError) as error:
-            log.warning("sequence reservation %s is unreadable (%s): series continue from their state files",
-                        self.path, error)
+            log.warning(
+                "sequence reservation %s is unreadable (%s): series continue from their state files", self.path, error
+            )
             return 0, False
 
     def _persist(self, reserved: int, *, clean: bool) -> None:

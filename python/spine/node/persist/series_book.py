@@ -25,8 +25,14 @@ FIXED = 16  # the framework's raw scale in this build (FIXED_PRECISION=16)
 def mantissas(bar: Any, price_precision: int, size_precision: int) -> tuple[int, int, int, int, int, int]:
     """``(ts_event, open, high, low, close, volume)`` as integers at the precisions."""
     p, s = 10 ** (FIXED - price_precision), 10 ** (FIXED - size_precision)
-    return (int(bar.ts_event), bar.open.raw // p, bar.high.raw // p, bar.low.raw // p, bar.close.raw // p,
-            bar.volume.raw // s)
+    return (
+        int(bar.ts_event),
+        bar.open.raw // p,
+        bar.high.raw // p,
+        bar.low.raw // p,
+        bar.close.raw // p,
+        bar.volume.raw // s,
+    )
 
 
 @dataclass(frozen=True)
@@ -39,12 +45,25 @@ def framework_bars(bar_type: str, columns: dict[str, bytes], p: Precision) -> li
     """Bars as ``Series.columns`` gives them, as framework ``Bar`` objects of ``bar_type`` (what
     the store rewrites from)."""
     ts = np.frombuffer(columns["ts_event"], dtype="<u8").tolist()
-    o, h, lo, c, v = (np.frombuffer(columns[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume"))
+    o, h, lo, c, v = (
+        np.frombuffer(columns[k], dtype="<i8").tolist() for k in ("open", "high", "low", "close", "volume")
+    )
     price_scale, size_scale = 10 ** (FIXED - p.price), 10 ** (FIXED - p.size)
     price = lambda m: Price.from_raw(m * price_scale, p.price)  # noqa: E731
     kind = BarType.from_str(bar_type)
-    return [Bar(kind, price(o[k]), price(h[k]), price(lo[k]), price(c[k]),
-                Quantity.from_raw(v[k] * size_scale, p.size), ts[k], ts[k]) for k in range(len(ts))]
+    return [
+        Bar(
+            kind,
+            price(o[k]),
+            price(h[k]),
+            price(lo[k]),
+            price(c[k]),
+            Quantity.from_raw(v[k] * size_scale, p.size),
+            ts[k],
+            ts[k],
+        )
+        for k in range(len(ts))
+    ]
 
 
 class SeriesBook:
@@ -76,8 +95,13 @@ class SeriesBook:
         found = self._series.get(key)
         if found is None:
             p = self._precisions[instrument_id]
-            found = self._series[key] = Series(channel=channel, price_precision=p.price, size_precision=p.size,
-                                               capacity=self.capacity, reserve=self.reserve)
+            found = self._series[key] = Series(
+                channel=channel,
+                price_precision=p.price,
+                size_precision=p.size,
+                capacity=self.capacity,
+                reserve=self.reserve,
+            )
             if self.floor:
                 found.resequence(np.empty(0, np.uint64), self.floor)
         return found

@@ -42,15 +42,22 @@ class Saved(NamedTuple):
 
 def saved(columns: dict[str, bytes], last_sequence: int, coverage: list[tuple[int, int]]) -> Saved:
     """One series' state from a copy of it (``Series.columns``, ``last_sequence``, ``coverage``)."""
-    return Saved(np.frombuffer(columns["ts_event"], "<u8"), np.frombuffer(columns["sequence"], "<u8"),
-                 last_sequence, np.array(coverage, dtype=np.uint64).reshape(-1, 2))
+    return Saved(
+        np.frombuffer(columns["ts_event"], "<u8"),
+        np.frombuffer(columns["sequence"], "<u8"),
+        last_sequence,
+        np.array(coverage, dtype=np.uint64).reshape(-1, 2),
+    )
 
 
 def snapshot(book: Any, channel: str) -> dict[str, Saved]:
     """The state of every series of ``channel`` now, keyed by instrument id (copies: the
     file may be written on another thread while the series moves on)."""
-    return {instrument_id: saved(series.columns(), series.last_sequence, series.coverage())
-            for instrument_id, held_channel, series in book.held() if held_channel == channel}
+    return {
+        instrument_id: saved(series.columns(), series.last_sequence, series.coverage())
+        for instrument_id, held_channel, series in book.held()
+        if held_channel == channel
+    }
 
 
 def path(data_dir: Path, channel: str) -> Path:
@@ -82,12 +89,19 @@ def load(data_dir: Path, channel: str) -> dict[str, Saved]:
     try:
         with np.load(source, allow_pickle=False) as file:
             count = sum(1 for name in file.files if name.startswith("id"))
-            return {str(file[f"id{k}"]): Saved(file[f"ts{k}"].astype(np.uint64), file[f"seq{k}"].astype(np.uint64),
-                                               int(file[f"last{k}"]), file[f"observed{k}"].astype(np.uint64))
-                    for k in range(count)}
+            return {
+                str(file[f"id{k}"]): Saved(
+                    file[f"ts{k}"].astype(np.uint64),
+                    file[f"seq{k}"].astype(np.uint64),
+                    int(file[f"last{k}"]),
+                    file[f"observed{k}"].astype(np.uint64),
+                )
+                for k in range(count)
+            }
     except (OSError, ValueError, KeyError) as error:
-        log.warning("series state %s is unreadable (%s): sequences restart above none, coverage from bars",
-                    source, error)
+        log.warning(
+            "series state %s is unreadable (%s): sequences restart above none, coverage from bars", source, error
+        )
         return {}
 
 

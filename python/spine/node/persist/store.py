@@ -71,8 +71,15 @@ class StoreCounters:
 class CatalogStore:
     """One channel root (see the module docs)."""
 
-    def __init__(self, root: Path, *, floors: Floors = Floors(), capacity: int = 5_000, slack: int = 250,
-                 expect_mount: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        floors: Floors = Floors(),
+        capacity: int = 5_000,
+        slack: int = 250,
+        expect_mount: Path | None = None,
+    ) -> None:
         self.root = root
         self.floors = floors
         self.capacity = capacity
@@ -89,7 +96,7 @@ class CatalogStore:
         self._last: dict[str, int] = {}
         self._count: dict[str, int] = {}
 
-    # --- start-up -----------------------------------------------------------------------------
+    # start-up
 
     def _check_volume(self, expect_mount: Path | None) -> None:
         if expect_mount is not None and not os.path.ismount(expect_mount):
@@ -122,7 +129,7 @@ class CatalogStore:
                 os.replace(old, target)
         shutil.rmtree(batch, ignore_errors=True)
 
-    # --- admission ------------------------------------------------------------------------------
+    # admission
 
     def _files(self) -> int:
         return sum(len(files) for _, _, files in os.walk(self.root / "data")) if (self.root / "data").exists() else 0
@@ -131,19 +138,28 @@ class CatalogStore:
         """Raise :class:`AdmissionRefused` (counted) unless every floor holds."""
         stats = os.statvfs(self.root)
         checks = (
-            ("min_free_inodes", stats.f_favail < self.floors.min_free_inodes,
-             f"{stats.f_favail} inodes free, floor {self.floors.min_free_inodes}"),
-            ("max_files", self._files() + new_files > self.floors.max_files,
-             f"{self._files()} files, ceiling {self.floors.max_files}"),
-            ("min_free_bytes", stats.f_bavail * stats.f_frsize < self.floors.min_free_bytes,
-             f"{stats.f_bavail * stats.f_frsize} bytes free, floor {self.floors.min_free_bytes}"),
+            (
+                "min_free_inodes",
+                stats.f_favail < self.floors.min_free_inodes,
+                f"{stats.f_favail} inodes free, floor {self.floors.min_free_inodes}",
+            ),
+            (
+                "max_files",
+                self._files() + new_files > self.floors.max_files,
+                f"{self._files()} files, ceiling {self.floors.max_files}",
+            ),
+            (
+                "min_free_bytes",
+                stats.f_bavail * stats.f_frsize < self.floors.min_free_bytes,
+                f"{stats.f_bavail * stats.f_frsize} bytes free, floor {self.floors.min_free_bytes}",
+            ),
         )
         for reason, refused, detail in checks:
             if refused:
                 self.counters.refused[reason] = self.counters.refused.get(reason, 0) + 1
                 raise AdmissionRefused(reason, detail)
 
-    # --- writing ----------------------------------------------------------------------------------
+    # writing
 
     def write_instruments(self, instruments: list[Any]) -> None:
         self.admit(len(instruments))
@@ -241,7 +257,7 @@ class CatalogStore:
             self._rewrite(bar_type, bars)
 
     def _rewrite(self, bar_type: str, bars: list[Bar], *, keep_all: bool = False) -> None:
-        keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity if keep_all else self.capacity - self.slack):]
+        keep = sorted(bars, key=lambda b: b.ts_init)[-(self.capacity if keep_all else self.capacity - self.slack) :]
         self.admit()
         # The catalog resolves its root (absolute, symlinks followed): its files are named
         # under that path, not under the root as configured (the default is relative).
@@ -292,7 +308,7 @@ class CatalogStore:
                     rewritten += 1
         return rewritten
 
-    # --- reading ----------------------------------------------------------------------------------
+    # reading
 
     def load(self, bar_type: str) -> list[Bar]:
         """The durable bars of a bar type, oldest first (restart reload)."""
