@@ -5,6 +5,7 @@ refused in public-readonly. Documents are checked by the independent validator."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,10 @@ def test_health_status_and_registry(gateway: str, base: str, screener: str) -> N
     health = ok(gateway + "/v2/health")
     assert health["ready"] and not health["degraded"] and health["deployment_mode"] == "public-readonly"
     status = ok(gateway + "/v2/status")
+    deadline = time.monotonic() + 60  # the node's venues arrive with the gateway's next look at it
+    while not status["upstreams"][0].get("venues") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        status = ok(gateway + "/v2/status")
     assert [(u["kind"], u["name"], u["reachable"]) for u in status["upstreams"]] == [
         ("node", "node-1", True),
         ("screener", "screener", True),
