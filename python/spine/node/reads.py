@@ -17,6 +17,7 @@ from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query, path_instrument_id
 from spine.node.bar_pages import BarPages
+from spine.node.ledger import LEDGER_CHANNELS
 from spine.node.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 
@@ -134,20 +135,8 @@ class MarketHandlers:
         if integration == "catalog":  # imported bars: spot instruments, EXTERNAL 1-minute bars only
             classes, channels = ["SPOT"], ["bars_external"]
         else:
-            classes = ["SPOT", "SWAP", "OPTION"]
-            channels = [
-                "quotes",
-                "trades",
-                "bars_external",
-                "bars_internal",
-                "bars_second",
-                "mark_price",
-                "index_price",
-                "funding_rate",
-                "option_greeks",
-                "instrument_status",
-                "liquidation",
-            ]
+            # The simulated venue serves every channel the coverage ledger tracks.
+            classes, channels = ["SPOT", "SWAP", "OPTION"], list(LEDGER_CHANNELS)
         return {
             **_head("svc.integration_capability"),
             "integration": integration,
