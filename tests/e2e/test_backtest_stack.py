@@ -7,7 +7,6 @@ and schema-valid, and agree with each other."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from backtest_support import IID, node_catalog  # noqa: E402
 from gateways import spawn_gateway  # noqa: E402
 from nodes import envelope, free_port, get, post, running_node, stop, wait_for  # noqa: E402
 from screeners import ok  # noqa: E402
+from workers import clean_environ, worker_argv  # noqa: E402
 
 from reference.wire_validator import validate  # noqa: E402
 
@@ -48,23 +48,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             f"catalogs = [{str(long_history)!r}]\n",
             SPINE_DEPLOYMENT_MODE="private-operator",
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")} | FAST
+        env = clean_environ() | FAST
         log = open(home / "worker.log", "wb")
+        database = f"sqlite:///{home / 'gateway' / 'spine.db'}"
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "spine.cli",
-                "worker",
-                "--database",
-                f"sqlite:///{home / 'gateway' / 'spine.db'}",
-                "--catalog",
-                str(home / "node" / "data" / "catalog"),
-                "--catalog",
-                str(long_history),
-                "--id",
-                "w1",
-            ],
+            worker_argv(database, [home / "node" / "data" / "catalog", long_history], "w1"),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
