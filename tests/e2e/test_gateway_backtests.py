@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +16,7 @@ from typing import Any
 
 import pytest
 from gateways import save_strategy, spawn_gateway
-from nodes import envelope, free_port, get, post, stop, wait_for
+from nodes import envelope, free_port, get, post, spine_import, stop, wait_for
 from screeners import ok
 
 from reference.wire_validator import validate
@@ -35,27 +33,8 @@ def import_daily(directory: Path) -> Path:
     (directory / "spy.csv").write_text(
         "date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spine.cli",
-            "import",
-            "--venue",
-            "XNYS",
-            "--step",
-            "1d",
-            "--open-time",
-            "--catalog",
-            str(directory / "imports"),
-            str(directory / "spy.csv"),
-        ],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    daily = ("--venue", "XNYS", "--step", "1d", "--open-time", "--catalog", str(directory / "imports"))
+    spine_import(*daily, str(directory / "spy.csv"), env=dict(os.environ))
     return directory / "imports"
 
 
