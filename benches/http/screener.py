@@ -39,6 +39,7 @@ from benches.http import wrk
 from benches.http.node import CONFIG, START_NS, wait_hydrated
 from benches.http.procs import HOST, environment, free_port, get, python, serving
 from benches.http.screener_rival import load, screen
+from benches.http.servers import uvicorn_argv
 
 FULL = {"wrk_seconds": 10.0, "repeats": 3, "connections": 32, "subscribers": 100, "stream_seconds": 10.0}
 QUICK = FULL | {"wrk_seconds": 3.0, "repeats": 1, "stream_seconds": 4.0}
@@ -220,22 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = snapshot_rows(screener_base, work / "rows.json")
             env = environment(SPINE_BENCH_SCREENER_ROWS=str(rows))
             port = free_port()
-            rival_argv = python(
-                "-m",
-                "uvicorn",
-                "benches.http.screener_rival:app",
-                "--host",
-                HOST,
-                "--port",
-                str(port),
-                "--loop",
-                "uvloop",
-                "--http",
-                "httptools",
-                "--log-level",
-                "warning",
-                "--no-access-log",
-            )
+            rival_argv = uvicorn_argv("benches.http.screener_rival:app")(port)
             rival = f"http://{HOST}:{port}"
             script = lua(work)
             with serving("fastapi-polars", rival_argv, rival + "/v2/health", work, env=env):

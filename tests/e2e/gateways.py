@@ -8,8 +8,9 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-from nodes import free_port, node_env
+from nodes import free_port, node_env, post
 
 
 def spawn_gateway(
@@ -39,6 +40,25 @@ def spawn_gateway(
     return subprocess.Popen(
         args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ), f"http://127.0.0.1:{port}"
+
+
+def save_strategy(url: str, strategy_id: str, files: list[dict[str, Any]], message: str = "") -> Any:
+    """Save ``files`` as the first revision of ``strategy_id`` on the gateway at ``url``; the
+    saved revision (the save must answer 201)."""
+    status, revision = post(
+        url + "/v2/strategies",
+        {
+            "version": "spine.v2",
+            "schema_id": "svc.strategy_revision_save_request",
+            "schema_version": 2,
+            "strategy_id": strategy_id,
+            "parent_revision_id": None,
+            "message": message,
+            "files": files,
+        },
+    )
+    assert status == 201, revision
+    return revision
 
 
 def raw(url: str) -> tuple[int, bytes]:

@@ -182,6 +182,15 @@ def running_nodes(
 # HTTP
 
 
+def spine_import(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``spine import`` with ``args``, which must succeed; what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "import", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def get(url: str, timeout: float = 10) -> tuple[int, Any]:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:

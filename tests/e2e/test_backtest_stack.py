@@ -7,7 +7,6 @@ and schema-valid, and agree with each other."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,9 +20,10 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "backtest"))
 
 from backtest_support import IID, node_catalog  # noqa: E402
-from gateways import spawn_gateway  # noqa: E402
+from gateways import save_strategy, spawn_gateway  # noqa: E402
 from nodes import envelope, free_port, get, post, running_node, stop, wait_for  # noqa: E402
 from screeners import ok  # noqa: E402
+from workers import clean_environ, worker_argv  # noqa: E402
 
 from reference.wire_validator import validate  # noqa: E402
 
@@ -48,23 +48,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             f"catalogs = [{str(long_history)!r}]\n",
             SPINE_DEPLOYMENT_MODE="private-operator",
         )
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")} | FAST
+        env = clean_environ() | FAST
         log = open(home / "worker.log", "wb")
+        database = f"sqlite:///{home / 'gateway' / 'spine.db'}"
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "spine.cli",
-                "worker",
-                "--database",
-                f"sqlite:///{home / 'gateway' / 'spine.db'}",
-                "--catalog",
-                str(home / "node" / "data" / "catalog"),
-                "--catalog",
-                str(long_history),
-                "--id",
-                "w1",
-            ],
+            worker_argv(database, [home / "node" / "data" / "catalog", long_history], "w1"),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -103,19 +91,7 @@ def follow(gateway: str, job_id: str) -> list[dict[str, Any]]:
 def test_a_template_backtest_runs_end_to_end(stack: str) -> None:
     gateway = stack
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
-    status, revision = post(
-        gateway + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": "ema_stack",
-            "parent_revision_id": None,
-            "message": "from the template",
-            "files": files,
-        },
-    )
-    assert status == 201, revision
+    save_strategy(gateway, "ema_stack", files, message="from the template")
     assert ok(gateway + "/v2/strategies/ema_stack/validate")["valid"] is True  # BTCUSDT.SIM is on the node
     status, receipt = post(
         gateway + "/v2/backtests",
@@ -216,23 +192,11 @@ def wait_for_state(gateway: str, job_id: str, state: str, seconds: float = 120.0
 
 
 def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
-    """An instrument no node lists, a span with no bars and a quantity finer than the size step
+    """An instrument no node lists, a span with no bars and a quantity fine_files than the size step
     the node serves are refused at submit (4xx naming what is allowed), never queued to fail."""
     gateway = stack
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
-    status, _ = post(
-        gateway + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": "lack_stack",
-            "parent_revision_id": None,
-            "message": "",
-            "files": files,
-        },
-    )
-    assert status == 201
+    save_strategy(gateway, "lack_stack", files)
     text = envelope(
         post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "NOPE.SIM"}), 404, "NOT_FOUND"
     )
@@ -254,23 +218,12 @@ def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
     [ref] = [i for i in ok(gateway + "/v2/instruments?limit=1000")["items"] if i["instrument_id"] == "BTCUSDT.SIM"]
     precision = ref["size_precision"]
     fine = "0." + "0" * precision + "1"
-    status, _ = post(
-        gateway + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": "fine_stack",
-            "parent_revision_id": None,
-            "message": "",
-            "files": [
-                {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
-                if f["path"] == "strategy.toml"
-                else f
-                for f in files
-            ],
-        },
-    )
-    assert status == 201
+    fine_files = [
+        {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
+        if f["path"] == "strategy.toml"
+        else f
+        for f in files
+    ]
+    save_strategy(gateway, "fine_stack", fine_files)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "fine_stack"}), 400, "INVALID_QUANTITY")
     assert f"quantity {fine}" in text and "BTCUSDT.SIM" in text and ref["size_increment"] in text, text

@@ -5,7 +5,6 @@ block read back, every output part stored and each document valid against its sc
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ import pytest
 import referencing
 from jsonschema import Draft202012Validator
 from referencing.jsonschema import DRAFT202012
-from workers import FAST, WAIT_SECS, wait_until
+from workers import FAST, WAIT_SECS, clean_environ, wait_until, worker_argv
 
 from jobs_helpers import detail_document, save
 from spine.http.bodies import BacktestBody
@@ -56,22 +55,10 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
     body = BacktestBody(strategy_id="ema_cross", parameters={"fast": "5"}, start=str(start), end=str(end))
     request = build_request(body, revision.revision_id, files, ExecutionConfig(capital="100000", seed=42), 1)
     job = submit_request(store, request, "test", 1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-    env |= FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
+    env = clean_environ() | FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
     with open(tmp_path / "w1.log", "ab") as log:
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "spine.cli",
-                "worker",
-                "--database",
-                store.url,
-                "--catalog",
-                str(catalog),
-                "--id",
-                "w1",
-            ],
+            worker_argv(store.url, [catalog], "w1"),
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,

@@ -7,15 +7,13 @@ directory holding a 1-DAY bar type names its venue correctly."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
-from nodes import free_port, get, node_env, ok, spawn, stop, wait_for
+from nodes import free_port, get, node_env, ok, spawn, spine_import, stop, wait_for
 
 from spine.node.config import ConfigError, load_config
 from spine.node.persist.store import CatalogStore
@@ -47,14 +45,7 @@ def _import(directory: Path, catalog: Path) -> list[tuple[int, str, str, str, st
     rows = _rows()
     source = directory / "btcusd.csv"
     source.write_text("timestamp,open,high,low,close,volume\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--catalog", str(catalog), str(source)],
-        env=node_env(directory / "unused"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = spine_import("--venue", VENUE, "--catalog", str(catalog), str(source), env=node_env(directory / "unused"))
     assert done.stdout.startswith(f"imported {len(rows)} bars of {IID}"), done.stdout
     return rows
 
@@ -182,26 +173,8 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     rows = _import(tmp_path, catalog)
     # A daily import of the same venue: listed, no 1-minute history (NO_HISTORY), no bars.
     (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spine.cli",
-            "import",
-            "--venue",
-            VENUE,
-            "--step",
-            "1d",
-            "--catalog",
-            str(catalog),
-            str(tmp_path / "spy.csv"),
-        ],
-        env=node_env(tmp_path / "unused"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    daily = ("--venue", VENUE, "--step", "1d", "--catalog", str(catalog), str(tmp_path / "spy.csv"))
+    spine_import(*daily, env=node_env(tmp_path / "unused"))
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
     url = f"http://127.0.0.1:{port}"
     process = spawn(config, node_env(tmp_path / "data"))

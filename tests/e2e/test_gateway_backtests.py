@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gateways import spawn_gateway
-from nodes import envelope, free_port, get, post, stop, wait_for
+from gateways import save_strategy, spawn_gateway
+from nodes import envelope, free_port, get, post, spine_import, stop, wait_for
 from screeners import ok
 
 from reference.wire_validator import validate
@@ -35,44 +33,9 @@ def import_daily(directory: Path) -> Path:
     (directory / "spy.csv").write_text(
         "date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n"
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "spine.cli",
-            "import",
-            "--venue",
-            "XNYS",
-            "--step",
-            "1d",
-            "--open-time",
-            "--catalog",
-            str(directory / "imports"),
-            str(directory / "spy.csv"),
-        ],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    daily = ("--venue", "XNYS", "--step", "1d", "--open-time", "--catalog", str(directory / "imports"))
+    spine_import(*daily, str(directory / "spy.csv"), env=dict(os.environ))
     return directory / "imports"
-
-
-def save(url: str, strategy_id: str, files: list[dict[str, Any]]) -> None:
-    status, revision = post(
-        url + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": strategy_id,
-            "parent_revision_id": None,
-            "message": "",
-            "files": files,
-        },
-    )
-    assert status == 201, revision
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +52,9 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        save(url, "ema", files)
+        save_strategy(url, "ema", files)
         # The template at quantity 1: whole units, as the equity trades.
-        save(
+        save_strategy(
             url,
             "whole",
             [
@@ -204,19 +167,7 @@ def test_an_instrument_id_that_is_a_path_is_refused(gateway: str, iid: str) -> N
 def test_a_revision_whose_validation_has_errors_is_refused(gateway: str) -> None:
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
     broken = [{**f, "content": f["content"] + "\n[extra\n"} if f["path"] == "strategy.toml" else f for f in files]
-    status, _ = post(
-        gateway + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": "broken",
-            "parent_revision_id": None,
-            "message": "",
-            "files": broken,
-        },
-    )
-    assert status == 201
+    save_strategy(gateway, "broken", broken)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "broken"}), 400, "INVALID_BODY")
     assert "strategy.toml:" in text and "/v2/strategies/broken/validate" in text, text
 
@@ -230,19 +181,7 @@ def test_a_huge_quantity_is_refused_with_its_bound(gateway: str) -> None:
         for f in files
     ]
     assert huge != files
-    status, _ = post(
-        gateway + "/v2/strategies",
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.strategy_revision_save_request",
-            "schema_version": 2,
-            "strategy_id": "huge",
-            "parent_revision_id": None,
-            "message": "",
-            "files": huge,
-        },
-    )
-    assert status == 201
+    save_strategy(gateway, "huge", huge)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "huge"}), 400, "INVALID_BODY")
     assert "at most 34028236692093" in text, text
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gateways import spawn_gateway
+from gateways import save_strategy, spawn_gateway
 from nodes import free_port, get, post, stop, wait_for
 from screeners import ok
 
@@ -36,19 +36,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        status, _ = post(
-            url + "/v2/strategies",
-            {
-                "version": "spine.v2",
-                "schema_id": "svc.strategy_revision_save_request",
-                "schema_version": 2,
-                "strategy_id": "ema",
-                "parent_revision_id": None,
-                "message": "",
-                "files": files,
-            },
-        )
-        assert status == 201
+        save_strategy(url, "ema", files)
         with Store(f"sqlite:///{directory / 'spine.db'}") as store:
             yield url, store
     finally:

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,6 +27,17 @@ FAST = {
 WAIT_SECS = 60.0
 
 
+def clean_environ() -> dict[str, str]:
+    """This process's environment without any ``SPINE_`` setting (each test names its own)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+
+
+def worker_argv(database: str, catalogs: Sequence[Path], worker_id: str) -> list[str]:
+    """The command line of ``spine worker`` ``worker_id`` on ``database``, reading ``catalogs``."""
+    read = [arg for catalog in catalogs for arg in ("--catalog", str(catalog))]
+    return [sys.executable, "-m", "spine.cli", "worker", "--database", database, *read, "--id", worker_id]
+
+
 class Workers:
     """The workers a test started, each stopped (or killed) on the way out."""
 
@@ -36,26 +47,14 @@ class Workers:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, name: str, **environ: str) -> subprocess.Popen[bytes]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-        env.update(FAST, **environ)
+        env = clean_environ() | FAST | environ
         # The fake runner comes from the tests; the package from wherever the test run reads it.
         env["PYTHONPATH"] = os.pathsep.join(
             filter(None, [str(ROOT / "tests" / "unit" / "jobs"), os.environ.get("PYTHONPATH")])
         )
         with open(self.directory / f"{name}.log", "ab") as log:
             process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "spine.cli",
-                    "worker",
-                    "--database",
-                    self.database,
-                    "--catalog",
-                    str(self.directory / "catalog"),
-                    "--id",
-                    name,
-                ],
+                worker_argv(self.database, [self.directory / "catalog"], name),
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

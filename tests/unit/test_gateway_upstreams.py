@@ -9,6 +9,7 @@ import asyncio
 import json
 from collections import Counter
 
+import loopback_app
 import pytest
 from aiohttp import web
 from loopback_app import serving
@@ -22,20 +23,13 @@ from spine.http.routes import OPERATIONS
 BUSY = {"version": "spine.v2", "error": {"code": 50303, "detail": "SCREENS_BUSY: 1 running and 4 waiting"}}
 
 
-class FakeUpstream:
+class FakeUpstream(loopback_app.FakeUpstream):
     """A node serving one SIM instrument, or a screener that is busy; counts what it is asked."""
 
     def __init__(self) -> None:
-        self.asked: Counter[str] = Counter()
-        self.app = web.Application()
-        self.app.router.add_route("*", "/{path:.*}", self.answer)
+        super().__init__([{"instrument_id": "BTCUSDT.SIM"}])
 
-    async def answer(self, request: web.Request) -> web.Response:
-        self.asked[request.path] += 1
-        if request.path == "/v2/registry":
-            return web.json_response({"operations": []})
-        if request.path == "/v2/instruments":
-            return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM"}], "next_cursor": None})
+    async def more(self, request: web.Request) -> web.Response:
         if request.path == "/v2/screener/screen":
             return web.Response(
                 status=503,
@@ -43,7 +37,7 @@ class FakeUpstream:
                 content_type="application/json",
                 headers={"Retry-After": "7", "X-Internal": "not passed on"},
             )
-        return web.json_response({}, status=404)
+        return await super().more(request)
 
 
 def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -> None:

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from imports import PACKAGE, imported, offenders, within
 
-PACKAGE = Path(__file__).resolve().parents[2] / "python" / "spine"
 #: The packages of a process each (its command, service and app).
 PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer")
 #: The packages processes share beyond the kit: the job queue, the strategy projects, the backtest runner.
@@ -22,49 +22,21 @@ PROCESSES = tuple(f"spine.{name}" for name in (*PROCESS_PACKAGES, *SHARED_PACKAG
 NODE_API = ("api", "reads", "bar_pages", "search", "selection", "v1_reads", "v1_stream")
 
 
-def imported(path: Path) -> set[str]:
-    """Every module ``path`` imports, at any depth of its code."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
-
-
-def within(name: str, packages: tuple[str, ...]) -> bool:
-    return any(name == package or name.startswith(package + ".") for package in packages)
-
-
 @pytest.mark.parametrize("layer", ["http", "wire"])
 def test_a_layer_imports_no_process_package(layer: str) -> None:
-    offenders = {
-        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, PROCESSES))
-        for path in sorted((PACKAGE / layer).rglob("*.py"))
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
+    assert offenders(layer, PROCESSES) == {}
 
 
 @pytest.mark.parametrize("package", PROCESS_PACKAGES)
 def test_a_process_package_imports_no_other_process_package(package: str) -> None:
     others = tuple(f"spine.{name}" for name in PROCESS_PACKAGES if name != package)
-    offenders = {
-        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, others))
-        for path in sorted((PACKAGE / package).rglob("*.py"))
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
+    assert offenders(package, others) == {}
 
 
 @pytest.mark.parametrize("package", SHARED_PACKAGES)
 def test_a_shared_package_imports_no_process_package(package: str) -> None:
     processes = tuple(f"spine.{name}" for name in PROCESS_PACKAGES)
-    offenders = {
-        str(path.relative_to(PACKAGE)): sorted(name for name in imported(path) if within(name, processes))
-        for path in sorted((PACKAGE / package).rglob("*.py"))
-    }
-    assert {path: names for path, names in offenders.items() if names} == {}
+    assert offenders(package, processes) == {}
 
 
 @pytest.mark.parametrize("module", ["spine.http.app", "spine.http.streams", "spine.http.openapi"])

@@ -6,28 +6,14 @@ does not load the client-side decoder (nor jsonschema with it)."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from imports import PACKAGE, imported
 
-PACKAGE = Path(__file__).resolve().parents[2] / "python" / "spine"
 #: Process package -> whether it serves HTTP (and so has an api.py).
 PROCESSES = {"gateway": True, "screener": True, "worker": False, "importer": False}
-
-
-def imported(path: Path) -> set[str]:
-    """Every module ``path`` imports, at any depth of its code."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
 
 
 @pytest.mark.parametrize("process", sorted(PROCESSES))

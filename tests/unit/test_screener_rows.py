@@ -105,28 +105,15 @@ def test_close_many_equals_one_close_per_bar() -> None:
     ours, theirs = _events(batched_events.drain()), _events(each_events.drain())
     assert ours == theirs
     assert len(ours) == len(IDS) * len(RESOLUTIONS)  # midnight closed every resolution
-    assert batched.table().screen(
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.screen_definition",
-            "schema_version": 1,
-            "resolutions": list(RESOLUTIONS),
-            "instrument_ids": None,
-            "filter": None,
-            "sort": [{"key": "rsi_14.value", "direction": "DESC"}],
-            "limit": 50,
-            "as_of": None,
-        }
-    ) == each.table().screen(
-        {
-            "version": "spine.v2",
-            "schema_id": "svc.screen_definition",
-            "schema_version": 1,
-            "resolutions": list(RESOLUTIONS),
-            "instrument_ids": None,
-            "filter": None,
-            "sort": [{"key": "rsi_14.value", "direction": "DESC"}],
-            "limit": 50,
-            "as_of": None,
-        }
-    )
+    definition = {
+        "version": "spine.v2",
+        "schema_id": "svc.screen_definition",
+        "schema_version": 1,
+        "resolutions": list(RESOLUTIONS),
+        "instrument_ids": None,
+        "filter": None,
+        "sort": [{"key": "rsi_14.value", "direction": "DESC"}],
+        "limit": 50,
+        "as_of": None,
+    }
+    assert batched.table().screen(definition) == each.table().screen(definition)

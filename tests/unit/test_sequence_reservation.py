@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 import pytest
-from venue_nodes import T0, M, close, discovered, venue_node
+from venue_nodes import T0, M, close, discovered, numbers, venue_node
 
 from spine._core import Series
 from spine.node.config import NodeConfig
@@ -24,17 +24,6 @@ def hydrate(node: VenueNode, instrument_id: str, count: int) -> None:
     ts = (T0 + np.arange(1_000, 1_000 + count, dtype=np.uint64) * M).astype(np.uint64)
     ones = np.ones(count, np.int64)
     node.book.series(instrument_id, "EXTERNAL").extend(ts, ones, ones, ones, ones, ones)
-
-
-def numbers(node: VenueNode, instrument_id: str, channel: str) -> dict[int, int]:
-    columns = node.book.series(instrument_id, channel).columns()
-    return dict(
-        zip(
-            np.frombuffer(columns["ts_event"], "<u8").tolist(),
-            np.frombuffer(columns["sequence"], "<u8").tolist(),
-            strict=True,
-        )
-    )
 
 
 def crash(live: Path, at: Path) -> VenueNode:

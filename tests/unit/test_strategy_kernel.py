@@ -174,11 +174,9 @@ def depth(c: Condition) -> int:
     return 1 + max(map(depth, members)) if members else 1
 
 
-# properties
-
-
-@given(bars(), st.lists(conditions(), min_size=1, max_size=6), st.integers(-1, 70))
-def test_rules_fire_as_the_reference_says(series: list[tuple[int, ...]], rules: list[Condition], gap_at: int) -> None:
+def kernel_and_state(rules: list[Condition]) -> tuple[StrategyKernel, FeatureState]:
+    """A kernel over the declared features and ``rules`` (``r0``, ``r1``, ...), and a feature
+    state computing the same features for the reference."""
     kernel = StrategyKernel(
         features=declared(),
         rules=[(f"r{i}", json.dumps(c)) for i, c in enumerate(rules)],
@@ -186,6 +184,15 @@ def test_rules_fire_as_the_reference_says(series: list[tuple[int, ...]], rules: 
         size_scale=SIZE_SCALE,
     )
     state = FeatureState(price_scale=PRICE_SCALE, size_scale=SIZE_SCALE, feature_ids=[*DECLARED, READ_ONLY])
+    return kernel, state
+
+
+# properties
+
+
+@given(bars(), st.lists(conditions(), min_size=1, max_size=6), st.integers(-1, 70))
+def test_rules_fire_as_the_reference_says(series: list[tuple[int, ...]], rules: list[Condition], gap_at: int) -> None:
+    kernel, state = kernel_and_state(rules)
     prev: Values | None = None
     for i, bar in enumerate(series):
         if i == gap_at:
@@ -214,13 +221,7 @@ def test_crosses_on_the_price_level_match_the_reference(
         {"key": a, "op": "CROSSES_ABOVE", "value": level},
         {"key": a, "op": "CROSSES_BELOW", "value": level},
     ]
-    kernel = StrategyKernel(
-        features=declared(),
-        rules=[(f"r{i}", json.dumps(c)) for i, c in enumerate(rules)],
-        price_scale=PRICE_SCALE,
-        size_scale=SIZE_SCALE,
-    )
-    state = FeatureState(price_scale=PRICE_SCALE, size_scale=SIZE_SCALE, feature_ids=[*DECLARED, READ_ONLY])
+    kernel, state = kernel_and_state(rules)
     prev: Values | None = None
     for bar in series:
         fired = kernel.update(*bar)

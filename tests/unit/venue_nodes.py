@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+import numpy as np
 from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 
@@ -59,3 +60,15 @@ def close(node: VenueNode, instrument_id: str, channel: str, k: int) -> int:
     node.book.push(instrument_id, channel, bar)
     node.stores[channel].append(bar)
     return node.book.series(instrument_id, channel).last_sequence
+
+
+def numbers(node: VenueNode, instrument_id: str, channel: str) -> dict[int, int]:
+    """The series' bars, close -> sequence."""
+    columns = node.book.series(instrument_id, channel).columns()
+    return dict(
+        zip(
+            np.frombuffer(columns["ts_event"], "<u8").tolist(),
+            np.frombuffer(columns["sequence"], "<u8").tolist(),
+            strict=True,
+        )
+    )

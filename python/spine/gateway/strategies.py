@@ -27,6 +27,7 @@ from spine.jobs.store import Store
 from spine.schemas import validator_for
 from spine.strategies import conditions, document, paths, revisions, templates
 from spine.strategies.errors import StrategyFileError
+from spine.wire.head import head
 
 __all__ = ["StrategyHandlers"]
 
@@ -249,10 +250,6 @@ def _files(listed: list[dict[str, str]]) -> dict[str, str]:
     return files
 
 
-def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:
-    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": schema_version}
-
-
 def _summary(row: Any) -> dict[str, Any]:
     return revisions.summary_document(
         strategy_id=row.strategy_id,
@@ -268,7 +265,7 @@ def _summary(row: Any) -> dict[str, Any]:
 def _revision(row: Any) -> dict[str, Any]:
     """svc.strategy_revision (version 2) of a stored revision: its files' hashes as stored."""
     return {
-        **_tags("svc.strategy_revision", 2),
+        **head("svc.strategy_revision", 2),
         "strategy_id": row.strategy_id,
         "revision_id": row.revision_id,
         "parent_revision_id": row.parent_revision_id,

@@ -12,10 +12,9 @@ from typing import Any
 
 from spine.jobs.request import SealedRequest, body_document, decode_stored
 from spine.reasons import scrub
+from spine.wire.head import head
 
 __all__ = ["detail", "event", "receipt", "request", "run", "summary"]
-
-V2 = "spine.v2"
 
 
 def _ns(value: int | None) -> str | None:
@@ -24,9 +23,7 @@ def _ns(value: int | None) -> str | None:
 
 def receipt(job: Any, config_hash: str) -> dict[str, Any]:
     return {
-        "version": V2,
-        "schema_id": "svc.run_receipt",
-        "schema_version": 2,
+        **head("svc.run_receipt", 2),
         "job_id": job.job_id,
         "config_hash": config_hash,
         "state": job.state,
@@ -36,9 +33,7 @@ def receipt(job: Any, config_hash: str) -> dict[str, Any]:
 
 def summary(job: Any) -> dict[str, Any]:
     return {
-        "version": V2,
-        "schema_id": "svc.backtest_job_summary",
-        "schema_version": 1,
+        **head("svc.backtest_job_summary"),
         "job_id": job.job_id,
         "strategy_id": job.strategy_id,
         "revision_id": job.revision_id,
@@ -51,9 +46,7 @@ def summary(job: Any) -> dict[str, Any]:
 
 def detail(job: Any) -> dict[str, Any]:
     return {
-        "version": V2,
-        "schema_id": "svc.backtest_job_detail",
-        "schema_version": 2,
+        **head("svc.backtest_job_detail", 2),
         "job_id": job.job_id,
         "strategy_id": job.strategy_id,
         "revision_id": job.revision_id,
@@ -72,9 +65,7 @@ def detail(job: Any) -> dict[str, Any]:
 
 def event(row: Any) -> dict[str, Any]:
     return {
-        "version": V2,
-        "schema_id": "svc.backtest_job_event",
-        "schema_version": 1,
+        **head("svc.backtest_job_event"),
         "job_id": row.job_id,
         "sequence": row.sequence,
         "type": row.type,
@@ -99,9 +90,7 @@ def request(job: Any) -> dict[str, Any]:
     """``svc.backtest_request``: the body as sealed, the run and the config_hash."""
     sealed = decode_stored(job.request)
     return {
-        "version": V2,
-        "schema_id": "svc.backtest_request",
-        "schema_version": 1,
+        **head("svc.backtest_request"),
         "job_id": job.job_id,
         "config_hash": sealed.config_hash,
         "body": body_document(sealed),

@@ -11,14 +11,15 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from spine._core import WIRE_VERSION
 from spine.errors import DiscoveryNotRegistered
 from spine.http.errors import HttpError
 from spine.http.registry import registry_document
 from spine.http.request import Query, path_instrument_id
 from spine.node.bar_pages import BarPages
+from spine.node.ledger import LEDGER_CHANNELS
 from spine.node.view import CoverageView, NodeView
 from spine.wire.cursors import InvalidCursor, LimitOutOfRange
+from spine.wire.head import head
 
 __all__ = ["MarketHandlers"]
 
@@ -30,10 +31,6 @@ DATA_KINDS = ("funding_rate", "index_price", "instrument_status", "mark_price", 
 HEALTH_REFRESH_NS = 100_000_000
 _encode = msgspec.json.Encoder().encode
 STEP_NS = {"1m": 60, "5m": 300, "15m": 900, "30m": 1800, "1h": 3600, "4h": 14400, "1d": 86400}
-
-
-def _head(schema_id: str) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
 
 
 class MarketHandlers:
@@ -72,7 +69,7 @@ class MarketHandlers:
             reasons.append("UNRESOLVED_GAPS")
         ready = engine is not None and engine["lifecycle"] in ("RUNNING", "CHECKPOINTED")
         return {
-            **_head("svc.health"),
+            **head("svc.health"),
             "live": True,
             "ready": ready,
             "degraded": bool(reasons),
@@ -87,7 +84,7 @@ class MarketHandlers:
         elapsed = max(now - self.started_ns, 1)
         seen = node.connection(now)  # observed, as /v2/connection serves it
         return {
-            **_head("svc.node_status"),
+            **head("svc.node_status"),
             "node_id": node.node_id,
             "state": _NODE_STATE[node.lifecycle()],
             "started_ts": str(self.started_ns),
@@ -118,7 +115,7 @@ class MarketHandlers:
         now = time.time_ns()
         seen = self.node.connection(now)
         return {
-            **_head("svc.connection_state"),
+            **head("svc.connection_state"),
             "node_id": self.node.node_id,
             "integration": self.node.integration,
             "venue": self.node.venue,
@@ -134,22 +131,10 @@ class MarketHandlers:
         if integration == "catalog":  # imported bars: spot instruments, EXTERNAL 1-minute bars only
             classes, channels = ["SPOT"], ["bars_external"]
         else:
-            classes = ["SPOT", "SWAP", "OPTION"]
-            channels = [
-                "quotes",
-                "trades",
-                "bars_external",
-                "bars_internal",
-                "bars_second",
-                "mark_price",
-                "index_price",
-                "funding_rate",
-                "option_greeks",
-                "instrument_status",
-                "liquidation",
-            ]
+            # The simulated venue serves every channel the coverage ledger tracks.
+            classes, channels = ["SPOT", "SWAP", "OPTION"], list(LEDGER_CHANNELS)
         return {
-            **_head("svc.integration_capability"),
+            **head("svc.integration_capability"),
             "integration": integration,
             "venue": self.node.venue,
             "instrument_classes": classes,
@@ -171,14 +156,14 @@ class MarketHandlers:
 
     def instruments_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         items, cursor = _page("/v2/instruments", query, self.node.instrument_docs())
-        return {**_head("svc.instrument_page"), "items": items, "next_cursor": cursor}
+        return {**head("svc.instrument_page"), "items": items, "next_cursor": cursor}
 
     def resolutions_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         roster = [("1s", 1, False, False), ("1m", 60, True, False)]
         roster += [(name, STEP_NS[name], False, True) for name in ("5m", "15m", "30m", "1h", "4h", "1d")]
         page, cursor = _page("/v2/resolutions", query, roster)  # a list route: paged like every other
         return {
-            **_head("svc.resolutions"),
+            **head("svc.resolutions"),
             "calendar_aligned": True,
             "resolutions": [
                 {"name": n, "step_nanos": str(s * 10**9), "durable": d, "derived": v} for n, s, d, v in page
@@ -207,7 +192,7 @@ class MarketHandlers:
             )
         slots = self.node.facts(kind)
         items, cursor = _page(route, query, [slots[i] for i in sorted(slots)])
-        return {**_head("svc.facts_page"), "kind": kind, "items": items, "next_cursor": cursor}
+        return {**head("svc.facts_page"), "kind": kind, "items": items, "next_cursor": cursor}
 
     def _serves(self, kind: str) -> bool:
         """A kind is served when some discovered instrument's product family carries it."""

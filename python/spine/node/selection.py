@@ -12,18 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from spine._core import WIRE_VERSION
 from spine.http.bodies import SelectionBody
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.manifest import load_manifest, write_manifest
 from spine.node.view import NodeView
+from spine.wire.head import head
 
 __all__ = ["SelectionHandlers"]
-
-
-def _head(schema_id: str) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
 
 
 class SelectionHandlers:
@@ -35,7 +31,7 @@ class SelectionHandlers:
     def selection_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         listed = [doc["instrument_id"] for doc in self.node.instrument_docs()]
         ids, cursor = query.page("/v2/selection", listed)
-        return {**_head("svc.selection_page"), "items": self._rows(ids), "next_cursor": cursor}
+        return {**head("svc.selection_page"), "items": self._rows(ids), "next_cursor": cursor}
 
     def selection_set(self, query: Query, params: dict[str, str], body: SelectionBody) -> dict[str, Any]:
         return self._change("POST /v2/selection", body, add=True)
@@ -64,7 +60,7 @@ class SelectionHandlers:
         changed = current.union(requested) if add else current.difference(requested)
         if changed != current:  # a no-op change leaves the file (and its mtime) alone
             write_manifest(path, changed)
-        return {**_head("svc.selection_page"), "items": self._rows(requested), "next_cursor": None}
+        return {**head("svc.selection_page"), "items": self._rows(requested), "next_cursor": None}
 
     def _on_disk(self) -> frozenset[str] | None:
         """The manifest file now; a configured file that is gone lists nothing (a change
@@ -83,7 +79,7 @@ class SelectionHandlers:
             channels = self.node.eligible_channels(iid) if selected else []
             rows.append(
                 {
-                    **_head("svc.selection_row"),
+                    **head("svc.selection_row"),
                     "instrument_id": iid,
                     "selected": selected,
                     "retention_state": self.node.retention_state(iid),

@@ -18,7 +18,7 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from spine._core import WIRE_VERSION, identity
+from spine._core import identity
 from spine.features import feature_specs
 from spine.http.app import App
 from spine.http.errors import HttpError
@@ -40,6 +40,7 @@ from spine.screener.screens import evaluate
 from spine.screener.stream import RowStream
 from spine.screener.stream import Snapshot as StreamSnapshot
 from spine.wire.cursors import InvalidCursor, decode_cursor, encode_cursor
+from spine.wire.head import head
 
 __all__ = ["ScreenerApp", "ScreenerHandlers", "ScreenerView"]
 
@@ -95,7 +96,7 @@ class ScreenerHandlers:
         state = self.screener.process_state()
         reasons = ["UPSTREAM_UNAVAILABLE"] if state == "DEGRADED" else []
         return {
-            **_head("svc.health"),
+            **head("svc.health"),
             "live": True,
             "ready": state in ("RUNNING", "DEGRADED"),
             "degraded": bool(reasons),
@@ -117,7 +118,7 @@ class ScreenerHandlers:
         screener, now = self.screener, time.time_ns()
         lag = screener.input_lag()
         return {
-            **_head("svc.screener_health"),
+            **head("svc.screener_health"),
             "process_state": screener.process_state(),
             "input_lag_nanos": None if lag is None else str(lag),
             "processed": screener.rows.processed,
@@ -131,7 +132,7 @@ class ScreenerHandlers:
 
     def screener_features(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         items, cursor = query.page("/v2/screener/features", feature_specs())
-        return {**_head("svc.feature_page"), "items": items, "next_cursor": cursor}
+        return {**head("svc.feature_page"), "items": items, "next_cursor": cursor}
 
     def screener_rows(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         iid = query.instrument_id()
@@ -191,7 +192,7 @@ class ScreenerHandlers:
         items = kept[:limit]
         more = len(kept) > limit
         return {
-            **_head("svc.observation_page"),
+            **head("svc.observation_page"),
             "items": [stored.document for stored in items],
             "next_cursor": encode_cursor(route, items[-1].sequence) if more else None,
         }
@@ -213,7 +214,7 @@ class ScreenerHandlers:
         snapshot = self._snapshot(route, query.text("cursor"), take)
         items, cursor = query.page(snapshot.route, snapshot.rows)
         return {
-            **_head("svc.screener_snapshot"),
+            **head("svc.screener_snapshot"),
             "as_of": str(snapshot.as_of),
             "snapshot_id": snapshot.snapshot_id,
             "sequence": snapshot.sequence,
@@ -247,10 +248,6 @@ class ScreenerHandlers:
         if len(self._snapshots) > KEPT_SNAPSHOTS:
             self._snapshots.popitem(last=False)
         return fresh
-
-
-def _head(schema_id: str) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
 
 
 class ScreenerApp(App):

@@ -15,6 +15,7 @@ from typing import Any
 from spine import _core
 from spine.strategies.diagnostics import Diagnostic
 from spine.strategies.document import header
+from spine.wire.head import head
 
 __all__ = [
     "content_hash",
@@ -71,16 +72,12 @@ def revision_instruments(files: Mapping[str, str]) -> list[str]:
     return header(files).instruments
 
 
-def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:
-    return {"version": _core.WIRE_VERSION, "schema_id": schema_id, "schema_version": schema_version}
-
-
 def revision_document(
     *, strategy_id: str, parent_revision_id: str | None, message: str, files: Mapping[str, str], created_ts: int
 ) -> dict[str, Any]:
     """svc.strategy_revision (version 2) of a save; its ``revision_id`` computed here."""
     return {
-        **_tags("svc.strategy_revision", 2),
+        **head("svc.strategy_revision", 2),
         "strategy_id": strategy_id,
         "revision_id": revision_id(parent_revision_id, files),
         "parent_revision_id": parent_revision_id,
@@ -94,7 +91,7 @@ def revision_document(
 def file_document(*, strategy_id: str, revision_id: str | None, path: str, content: str) -> dict[str, Any]:
     """svc.strategy_file: one file's exact text (``revision_id`` None: read at the head)."""
     return {
-        **_tags("svc.strategy_file", 1),
+        **head("svc.strategy_file", 1),
         "strategy_id": strategy_id,
         "revision_id": revision_id,
         "path": path,
@@ -115,7 +112,7 @@ def project_document(
 ) -> dict[str, Any]:
     """svc.strategy_project: the head and its files by path (bytes and hashes)."""
     return {
-        **_tags("svc.strategy_project", 1),
+        **head("svc.strategy_project", 1),
         "strategy_id": strategy_id,
         "name": name,
         "template_id": template_id,
@@ -141,7 +138,7 @@ def summary_document(
 ) -> dict[str, Any]:
     """svc.strategy_summary: one row of the strategy list."""
     return {
-        **_tags("svc.strategy_summary", 1),
+        **head("svc.strategy_summary", 1),
         "strategy_id": strategy_id,
         "name": name,
         "template_id": template_id,
@@ -170,7 +167,7 @@ def conflict_document(
             + "; rebase on the head and save again"
         )
     return {
-        **_tags("svc.strategy_mutation_conflict", 1),
+        **head("svc.strategy_mutation_conflict", 1),
         "strategy_id": strategy_id,
         "expected_revision_id": expected_revision_id,
         "head_revision_id": head_revision_id,
@@ -184,7 +181,7 @@ def validation_receipt(
 ) -> dict[str, Any]:
     """svc.validation_receipt (version 2): valid exactly when no diagnostic is an ERROR."""
     return {
-        **_tags("svc.validation_receipt", 2),
+        **head("svc.validation_receipt", 2),
         "strategy_id": strategy_id,
         "revision_id": revision_id,
         "valid": not any(d.severity == "ERROR" for d in diagnostics),

@@ -66,7 +66,8 @@ def template_plan(instrument_id: str = IID) -> StrategyPlan:
 
 
 def run_spec(plan: StrategyPlan, **changes: Any) -> RunSpec:
-    request = {
+    # What the spec and the request it came from both name, in the order each lists it.
+    run = {
         "strategy_id": "ema_cross",
         "revision_id": "b" * 64,
         "instrument_id": None,
@@ -74,21 +75,9 @@ def run_spec(plan: StrategyPlan, **changes: Any) -> RunSpec:
         "end": None,
         "resolution": plan.resolution,
         "channel": plan.channel,
-        "parameters": plan.values,
-        "name": "test",
     }
-    fields: dict[str, Any] = {
-        "job_id": "a" * 64,
-        "strategy_id": "ema_cross",
-        "revision_id": "b" * 64,
-        "instrument_id": None,
-        "start": None,
-        "end": None,
-        "resolution": plan.resolution,
-        "channel": plan.channel,
-        "values": plan.values,
-        "request": request,
-    }
+    request = run | {"parameters": plan.values, "name": "test"}
+    fields: dict[str, Any] = {"job_id": "a" * 64} | run | {"values": plan.values, "request": request}
     return RunSpec(**(fields | changes))
 
 
