@@ -1,6 +1,6 @@
 //! Where a [`crate::features::FeatureState`]'s kernels live: one `f64` arena per state holding
-//! every kernel's packed mutable state ([`crate::features::engine::packed`]) and then every
-//! kernel's window slots ([`crate::features::engine::ring`]), and one [`Layout`] shared by every
+//! every kernel's packed mutable state ([`crate::features::primitives::packed`]) and then every
+//! kernel's window slots ([`crate::features::primitives::ring`]), and one [`Layout`] shared by every
 //! state built from the same features: the specs, a template kernel per spec (its parameters), and
 //! each kernel's place in the arena.
 //!
@@ -22,12 +22,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::features::engine::block::{BarBlock, Inputs};
 use crate::features::engine::fused::{self, Fused};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::window::Series;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::Kernel;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::window::Series;
 use crate::features::registry::kinds as dispatch;
 use crate::features::registry::{AnyKernel, Compiled};
 

@@ -11,7 +11,7 @@
 //! batch is checked and converted block by block into `f64` columns on the stack (one pass over the
 //! mantissas, no allocation); a batch of several blocks is saved first and restored when a later
 //! block is refused. Every kernel takes each block: the latency-bound recurrences (RSI, ATR, EMA,
-//! MACD) together in one loop (`crate::features::engine::recurrence`), the others each in its own
+//! MACD) together in one loop (`crate::features::primitives::recurrence`), the others each in its own
 //! tight loop. A gap in the input ([`FeatureState::mark_gap`]) restarts every kernel: their windows
 //! would otherwise span unobserved time. Until each is warm again it reports ABSENT `GAP_IN_INPUT`.
 
@@ -20,12 +20,12 @@ use std::sync::Arc;
 
 use crate::bars::Bar;
 use crate::decimal::MAX_SCALE;
-use crate::features::engine::block::{BlockBuffer, Inputs, BLOCK};
-use crate::features::engine::check::QuickCheck;
-use crate::features::engine::input::{pow10, BarColumns, BarInput};
 use crate::features::engine::layout::Layout;
 use crate::features::error::FeatureError;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::block::{BlockBuffer, Inputs, BLOCK};
+use crate::features::primitives::check::QuickCheck;
+use crate::features::primitives::input::{pow10, BarColumns, BarInput};
+use crate::features::primitives::kernel::Kernel;
 use crate::features::registry::{Compiled, Registry};
 use crate::features::value::FeatureValue;
 

@@ -4,10 +4,10 @@
 
 use super::{is_gap, slot_of, Instrument, Updated};
 use crate::bars::{fold_many, Closed, Resolution, WithheldReason};
-use crate::features::engine::input::BarColumns;
 use crate::features::engine::lanes::Lanes;
 use crate::features::engine::state::FeatureState;
 use crate::features::error::FeatureError;
+use crate::features::primitives::input::BarColumns;
 
 impl Instrument {
     /// Rewarm 1m and every resolution with a closed bucket in `closed` from the series.

@@ -1,13 +1,13 @@
 //! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{tagged, untag, Packed};
-use crate::features::engine::recurrence::{self, Recurrence, Step};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
+use crate::features::primitives::packed::{tagged, untag, Packed};
+use crate::features::primitives::recurrence::{self, Recurrence, Step};
 use crate::features::spec::ValueType;
 
 /// The EMA recurrence on its own, shared with MACD.
@@ -215,8 +215,8 @@ impl Define for Ema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn seeded_with_the_first_close() {

@@ -1,8 +1,8 @@
 //! The kernel contract: closed bars in ([`BarInput`], [`BarBlock`]), raw outputs out
 //! ([`Outputs`]), and [`Owned`] for a kernel used on its own.
 
-use crate::features::engine::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
-use crate::features::engine::input::BarInput;
+use crate::features::primitives::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
+use crate::features::primitives::input::BarInput;
 use crate::features::value::Raw;
 
 /// The most outputs any kernel declares (Bollinger: mid, upper, lower, percent_b).
@@ -14,7 +14,7 @@ pub type Outputs = [Raw; MAX_OUTPUTS];
 /// An incremental indicator over closed bars.
 ///
 /// A kernel's windows live in `f64` slots it is handed on every call that reads or writes them
-/// ([`Self::slots`] of them, the same ones each time; see [`crate::features::engine::ring`]): a
+/// ([`Self::slots`] of them, the same ones each time; see [`crate::features::primitives::ring`]): a
 /// [`crate::features::FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`]
 /// gives one kernel its own.
 pub trait Kernel {

@@ -5,11 +5,11 @@
 
 use std::fmt::Debug;
 
-use crate::features::engine::bar_ring::{self, BarRing};
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::ring::Ring;
+use crate::features::primitives::bar_ring::{self, BarRing};
+use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::ring::Ring;
 
 /// What a ring holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,11 +3,11 @@
 //! kernel's own batch loop and its `update` run the same [`Step::step`], so the engine's
 //! fused loop (`engine/fused.rs`) equals bar by bar updates bit for bit.
 
-use crate::features::engine::block::BarBlock;
+use crate::features::primitives::block::BarBlock;
 
-use crate::features::engine::input::BarInput;
+use crate::features::primitives::input::BarInput;
 
-use crate::features::kernel::Kernel;
+use crate::features::primitives::kernel::Kernel;
 
 /// A seeded kernel's recurrence state, small and `Copy` so a loop keeps it in registers.
 pub(crate) trait Step: Copy {

@@ -3,7 +3,7 @@
 //! A batch is converted block by block into columns on the stack (`BlockBuffer`): each block stays
 //! in L1 while every kernel reads it, nothing is allocated per batch, and only the columns some
 //! kernel reads are converted ([`Inputs`]): each costs a division per bar. The same pass over the
-//! mantissas checks them (`crate::features::engine::check`), so their loads overlap the divisions.
+//! mantissas checks them (`crate::features::primitives::check`), so their loads overlap the divisions.
 //!
 //! (Moving this work into the fused recurrences' loop, to hide it under their chains,
 //! measured slower: the divider is not pipelined, so a conversion division it is busy with
@@ -12,9 +12,9 @@
 
 use std::ops::Range;
 
-use crate::features::engine::check::QuickCheck;
-use crate::features::engine::input::BarColumns;
-use crate::features::engine::input::{pow10, BarInput};
+use crate::features::primitives::check::QuickCheck;
+use crate::features::primitives::input::BarColumns;
+use crate::features::primitives::input::{pow10, BarInput};
 
 /// The bar fields a kernel reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

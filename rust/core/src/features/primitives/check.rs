@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::features::engine::input::BarColumns;
+use crate::features::primitives::input::BarColumns;
 
 /// A check of bars that vouches for the usual batch without a branch per bar: when every
 /// value is non-negative and every timestamp below 2^63, no difference of two of them
