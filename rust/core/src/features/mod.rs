@@ -1,8 +1,8 @@
 //! Indicator features: kernels, the registry that builds them from specs, and the engine
 //! that keeps their incremental state per (instrument, resolution).
 //!
-//! Kernels take closed bars as `f64` (one [`BarInput`], or a [`BarBlock`] of columns when
-//! warming; converted once from the fixed-point mantissas), compute in `f64` in O(1)
+//! Kernels take closed bars as `f64` (one [`BarInput`], or a [`crate::bars::BarsView`] of `f64`
+//! columns when warming; converted once from the fixed-point mantissas), compute in `f64` in O(1)
 //! amortised per bar with storage sized once, and type their outputs at the declared scale
 //! only when a row is read ([`value::fixed_from_f64`]: exact, half to even). A kernel reports
 //! ABSENT `WARMING_UP` until it has seen exactly `warmupBars` bars, and a value from that bar
@@ -36,8 +36,8 @@ pub mod value;
 
 pub use engine::state::{FeatureState, Row};
 pub use error::FeatureError;
-pub use primitives::block::{BarBlock, Inputs};
-pub use primitives::input::{BarColumns, BarInput};
+pub use primitives::block::Inputs;
+pub use primitives::input::BarInput;
 pub use primitives::kernel::{Kernel, Outputs, Owned, MAX_OUTPUTS};
 pub use registry::{build_spec, default_registry, AnyKernel, KernelKind, Registry};
 pub use spec::{FeatureSpec, OutputSpec, Refresh, ValueType, FEATURE_VERSION};

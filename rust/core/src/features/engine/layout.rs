@@ -22,8 +22,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::bars::BarsView;
 use crate::features::engine::fused::{self, Fused};
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::Kernel;
 use crate::features::primitives::packed::Packed;
@@ -270,7 +271,7 @@ pub(crate) struct Unpacked<'a> {
 impl Unpacked<'_> {
     /// Every kernel takes `block`: the recurrences together in one loop
     /// ([`crate::features::engine::fused`]), the others alone.
-    pub(crate) fn take_block(&mut self, block: &BarBlock<'_>) {
+    pub(crate) fn take_block(&mut self, block: &BarsView<'_, f64>) {
         // Kernels still seeding (a state's first bars) take them alone, so that every
         // recurrence can join the loop for the rest of the block.
         let seeding = self
@@ -282,7 +283,7 @@ impl Unpacked<'_> {
                 usize::try_from(n).map_or(block.len(), |n| n.min(block.len()))
             });
         if seeding > 0 {
-            let first = block.range(0..seeding);
+            let first = block.slice(0..seeding);
             for (kernel, slots) in each(&mut self.kernels, &mut *self.slots) {
                 kernel.warm_block(slots, &first);
             }

@@ -18,13 +18,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::bars::Bar;
+use crate::bars::{Bar, BarsView};
 use crate::decimal::MAX_SCALE;
 use crate::features::engine::layout::Layout;
 use crate::features::error::FeatureError;
 use crate::features::primitives::block::{BlockBuffer, Inputs, BLOCK};
 use crate::features::primitives::check::QuickCheck;
-use crate::features::primitives::input::{pow10, BarColumns, BarInput};
+use crate::features::primitives::input::{pow10, BarInput};
 use crate::features::primitives::kernel::Kernel;
 use crate::features::registry::{Compiled, Registry};
 use crate::features::value::FeatureValue;
@@ -160,7 +160,7 @@ impl FeatureState {
     ///
     /// # Errors
     /// [`FeatureError`] naming the first offending index.
-    pub fn validate(&self, columns: &BarColumns<'_>) -> Result<(), FeatureError> {
+    pub fn validate(&self, columns: &BarsView<'_>) -> Result<(), FeatureError> {
         let n = columns.ts_event.len();
         let lengths = [
             columns.open.len(),
@@ -211,7 +211,7 @@ impl FeatureState {
     ///
     /// # Errors
     /// As [`Self::validate`]; nothing is taken on error.
-    pub fn warm_columns(&mut self, columns: &BarColumns<'_>) -> Result<usize, FeatureError> {
+    pub fn warm_columns(&mut self, columns: &BarsView<'_>) -> Result<usize, FeatureError> {
         let n = columns.ts_event.len();
         let saved = (n > BLOCK).then(|| self.clone());
         if self.take_columns(columns, false) {
@@ -229,7 +229,7 @@ impl FeatureState {
 
     /// Convert and take `columns` block by block; `false` (the block not taken) at the first
     /// block [`QuickCheck`] does not vouch for, unless the batch is `validated`.
-    fn take_columns(&mut self, columns: &BarColumns<'_>, validated: bool) -> bool {
+    fn take_columns(&mut self, columns: &BarsView<'_>, validated: bool) -> bool {
         let n = columns.ts_event.len();
         if [
             columns.open,
@@ -266,7 +266,7 @@ impl FeatureState {
     /// # Errors
     /// As [`Self::validate`] for a one-bar batch.
     pub fn update_raw(&mut self, bar: &Bar) -> Result<(), FeatureError> {
-        self.validate(&BarColumns {
+        self.validate(&BarsView {
             ts_event: &[bar.ts_event],
             open: &[bar.open],
             high: &[bar.high],

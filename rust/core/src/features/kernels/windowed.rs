@@ -6,8 +6,9 @@
 
 use std::fmt::Debug;
 
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Declared, Define, Params};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{len_of, Kernel, Outputs};
@@ -89,7 +90,7 @@ impl<S: Statistic> Kernel for Windowed<S> {
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         self.entries.push_block(slots, block);
         self.seen += block.len() as u64;
     }

@@ -8,7 +8,8 @@
 //! read, oldest entry first, so a feature reads the same values in the same order however
 //! its ring is shared: the same bits.
 
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::bars::BarsView;
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::packed::Packed;
 use crate::features::primitives::ring::Ring;
@@ -63,7 +64,7 @@ impl BarRing {
 
     /// Push every bar of `block` in turn: only the last `capacity` are written (the others
     /// would be overwritten), where pushing each would leave them.
-    pub(crate) fn push_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    pub(crate) fn push_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         let skipped = block.len().saturating_sub(self.capacity());
         self.entries.skip(skipped);
         let kept = block.tail(skipped);

@@ -1,7 +1,8 @@
-//! The kernel contract: closed bars in ([`BarInput`], [`BarBlock`]), raw outputs out
-//! ([`Outputs`]), and [`Owned`] for a kernel used on its own.
+//! The kernel contract: closed bars in ([`BarInput`], or a block of them as a `BarsView` of
+//! `f64`), raw outputs out ([`Outputs`]), and [`Owned`] for a kernel used on its own.
 
-use crate::features::primitives::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
+use crate::bars::BarsView;
+use crate::features::primitives::block::{BlockBuffer, Inputs, BLOCK};
 use crate::features::primitives::input::BarInput;
 use crate::features::value::Raw;
 
@@ -29,7 +30,7 @@ pub trait Kernel {
     /// Take a block of closed bars, oldest first: the same state, bit for bit, as
     /// [`Self::update`] on each in turn. Kernels override it with a tight loop over the
     /// columns they read (the default is that loop over `update`).
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         for i in 0..block.len() {
             self.update(slots, &block.bar(i));
         }

@@ -3,6 +3,7 @@
 
 use super::values::typed;
 use super::*;
+use crate::bars::BarsView;
 use crate::decimal::Fixed;
 use crate::features::registry::{build_spec, default_registry, KernelKind};
 use crate::features::spec::{OutputSpec, ValueType};
@@ -52,7 +53,7 @@ fn refuses_bad_input_and_keeps_state() {
         push(&mut s, 5, 100),
         Err(FeatureError::Unsorted { previous: 5, .. })
     ));
-    let cols = BarColumns {
+    let cols = BarsView {
         ts_event: &[6, 7],
         open: &[1, 1],
         high: &[1, 1],
@@ -65,7 +66,7 @@ fn refuses_bad_input_and_keeps_state() {
         s.warm_columns(&cols),
         Err(FeatureError::LengthMismatch { .. })
     ));
-    let inconsistent = BarColumns {
+    let inconsistent = BarsView {
         volume: &[1, 1],
         sequence: None,
         high: &[1, 0],
@@ -122,7 +123,7 @@ fn batch_equals_incremental_over_every_default() {
     let high: Vec<i64> = close.iter().map(|c| c + 25).collect();
     let low: Vec<i64> = close.iter().map(|c| c - 25).collect();
     let volume: Vec<i64> = (0..n).map(|i| ((i * 31) % 11) as i64 * 1000).collect();
-    let cols = BarColumns {
+    let cols = BarsView {
         ts_event: &ts,
         open: &close,
         high: &high,
@@ -199,8 +200,8 @@ fn part(c: &[Vec<i64>; 5], range: std::ops::Range<usize>) -> [Vec<i64>; 5] {
     c.clone().map(|column| column[range.clone()].to_vec())
 }
 
-fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarColumns<'a> {
-    BarColumns {
+fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarsView<'a> {
+    BarsView {
         ts_event: ts,
         open: &c[0],
         high: &c[1],

@@ -1,8 +1,9 @@
 //! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Declared, Define, Params, PRICE};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
@@ -158,7 +159,7 @@ impl Kernel for Ema {
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 

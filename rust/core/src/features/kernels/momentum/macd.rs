@@ -3,9 +3,10 @@
 //! (bar `slow`, seeded with that line value), `histogram` = line - signal.
 //! Warm-up: `slow + signal - 1` bars for every output (the same count as TA-Lib's first value).
 
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
 use crate::features::kernels::average::ema::{EmaCore, EmaStep};
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Declared, Define, Params, PRICE};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{real, Kernel, Outputs};
@@ -102,7 +103,7 @@ impl Kernel for Macd {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 

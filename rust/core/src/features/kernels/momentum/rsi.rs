@@ -5,8 +5,9 @@
 //! RSI = `100 * avg_gain / (avg_gain + avg_loss)`; with no movement at all in the smoothed
 //! window (both averages zero) it is undefined and reported ABSENT `INPUT_UNAVAILABLE`.
 
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Declared, Define, Params};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
@@ -120,7 +121,7 @@ impl Kernel for Rsi {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 

@@ -7,9 +7,10 @@
 //! beside a sign of +1. A non-positive average (no price level to compare against) makes
 //! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
+use crate::bars::BarsView;
 use crate::decimal::Fixed;
 use crate::features::error::FeatureError;
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Bound, Declared, Define, Params};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{len_of, Kernel, Outputs};
@@ -87,7 +88,7 @@ impl Kernel for Trend {
         self.close = bar.close;
     }
 
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         self.sum.push_slice(slots, block.close);
         self.seen += block.len() as u64;
         if let Some(&close) = block.close.last() {

@@ -3,8 +3,9 @@
 //! bar yields none. The first ATR is the simple mean of the first `period` true ranges, then
 //! `atr = (atr * (period - 1) + tr) / period`. Warm-up: `period + 1` bars.
 
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::primitives::block::{BarBlock, Inputs};
+use crate::features::primitives::block::Inputs;
 use crate::features::primitives::define::{Declared, Define, Params, PRICE};
 use crate::features::primitives::input::BarInput;
 use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
@@ -104,7 +105,7 @@ impl Kernel for Atr {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 
