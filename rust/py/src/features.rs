@@ -15,7 +15,7 @@ use spine_core::features::{
 };
 use spine_core::Value;
 
-use crate::errors::feature_error;
+use crate::errors::{feature_error, feature_refusal};
 use crate::ohlcv::{Ohlcv, Refusal};
 
 /// Add this module's functions and classes to `spine._core`.
@@ -105,13 +105,9 @@ fn scalar<T: TryFrom<i128>>(
         .flatten()
         .and_then(|v| T::try_from(v).ok())
         .ok_or_else(|| {
-            feature_error(
+            feature_refusal(
                 py,
-                &FeatureError::BarValueOutOfRange {
-                    name,
-                    value: value.to_string(),
-                    expected,
-                },
+                format!("INVALID_BAR: {name} = {value} is out of range; expected {expected}"),
             )
         })
 }

@@ -5,10 +5,9 @@
 use pyo3::buffer::Element;
 use pyo3::prelude::*;
 use spine_core::bars::BarsView;
-use spine_core::features::FeatureError;
 
 use crate::columns::Column;
-use crate::errors::feature_error;
+use crate::errors::feature_refusal;
 
 /// How a column argument that is not a contiguous, native 1-D array of its type is refused.
 #[derive(Debug, Clone, Copy)]
@@ -29,12 +28,9 @@ pub(crate) fn column<T: Element + Copy>(
 ) -> PyResult<Column<T>> {
     Column::new(name, obj, type_name).map_err(|error| match refusal {
         Refusal::Layout => error,
-        Refusal::Feature => feature_error(
+        Refusal::Feature => feature_refusal(
             py,
-            &FeatureError::InvalidColumn {
-                name: name.to_owned(),
-                expected: type_name,
-            },
+            format!("INVALID_COLUMN: {name} must be a contiguous 1-D array of {type_name}"),
         ),
     })
 }

@@ -5,10 +5,10 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use spine_core::bars::{Bar, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
-use spine_core::features::{default_registry, FeatureError, Universe, Updated};
+use spine_core::features::{default_registry, Universe, Updated};
 
 use crate::bars::columns_dict;
-use crate::errors::bars_error;
+use crate::errors::{bars_error, feature_refusal};
 use crate::features::{feature_value_to_py, to_py};
 use crate::int_args;
 use crate::ohlcv::{column, Ohlcv, Refusal};
@@ -45,12 +45,12 @@ fn minute_bars(
         .chain([view.ts_event.len()])
         .collect();
     if lengths.iter().any(|&len| len != n) {
-        return Err(crate::errors::feature_error(
+        return Err(feature_refusal(
             py,
-            &FeatureError::LengthMismatch {
-                expected: n,
-                lengths,
-            },
+            format!(
+                "LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {n}, \
+                 open/high/low/close/volume have {lengths:?}"
+            ),
         ));
     }
     Ok((0..n).map(|k| (ix.slice()[k], view.bar(k))).collect())

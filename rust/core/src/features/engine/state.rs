@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::bars::{Bar, BarsView};
+use crate::bars::{Bar, BarsError, BarsView};
 use crate::decimal::MAX_SCALE;
 use crate::features::engine::layout::Layout;
 use crate::features::error::FeatureError;
@@ -60,14 +60,14 @@ fn scale_of(what: &'static str, precision: i64) -> Result<u8, FeatureError> {
     u8::try_from(precision)
         .ok()
         .filter(|s| *s <= MAX_SCALE)
-        .ok_or(FeatureError::BadPrecision { what, precision })
+        .ok_or(BarsError::BadPrecision { what, precision }.into())
 }
 
 impl FeatureState {
     /// A state computing `features` for an instrument with these price and size scales.
     ///
     /// # Errors
-    /// [`FeatureError::BadPrecision`] for a scale outside `0..=18`.
+    /// [`BarsError::BadPrecision`] for a scale outside `0..=18`.
     pub fn new(
         features: Vec<Arc<Compiled>>,
         price_scale: i64,
@@ -146,11 +146,12 @@ impl FeatureState {
         previous: Option<u64>,
     ) -> Result<(), FeatureError> {
         match previous {
-            Some(previous) if ts_event <= previous => Err(FeatureError::Unsorted {
+            Some(previous) if ts_event <= previous => Err(BarsError::Unsorted {
                 index,
                 ts_event,
                 previous,
-            }),
+            }
+            .into()),
             _ => Ok(()),
         }
     }
@@ -159,7 +160,7 @@ impl FeatureState {
     /// each bar consistent (low <= open, close <= high; volume >= 0).
     ///
     /// # Errors
-    /// [`FeatureError`] naming the first offending index.
+    /// [`FeatureError::Bars`] naming the first offending index.
     pub fn validate(&self, columns: &BarsView<'_>) -> Result<(), FeatureError> {
         let n = columns.ts_event.len();
         let lengths = [
@@ -170,10 +171,11 @@ impl FeatureState {
             columns.volume.len(),
         ];
         if lengths.iter().any(|&l| l != n) {
-            return Err(FeatureError::LengthMismatch {
+            return Err(BarsError::LengthMismatch {
                 expected: n,
                 lengths: lengths.to_vec(),
-            });
+            }
+            .into());
         }
         // The usual batch is vouched for without a branch per bar; the scan below names the
         // first offending bar of any other.
@@ -188,10 +190,11 @@ impl FeatureState {
             self.check_order(i, ts, previous)?;
             previous = Some(ts);
             if !columns.bar(i).is_consistent() {
-                return Err(FeatureError::InconsistentBar {
+                return Err(BarsError::InconsistentBar {
                     index: i,
                     ts_event: ts,
-                });
+                }
+                .into());
             }
         }
         Ok(())
@@ -325,7 +328,7 @@ impl FeatureState {
     /// Warm from bars already converted to `f64`, oldest first. Returns the number taken.
     ///
     /// # Errors
-    /// [`FeatureError::Unsorted`] when `ts_event` does not increase strictly; nothing is
+    /// [`BarsError::Unsorted`] when `ts_event` does not increase strictly; nothing is
     /// taken on error.
     pub fn warm(&mut self, bars: &[BarInput]) -> Result<usize, FeatureError> {
         let mut previous = self.meta.last_ts;

@@ -51,7 +51,7 @@ fn refuses_bad_input_and_keeps_state() {
     assert!(push(&mut s, 5, 100).is_ok());
     assert!(matches!(
         push(&mut s, 5, 100),
-        Err(FeatureError::Unsorted { previous: 5, .. })
+        Err(FeatureError::Bars(BarsError::Unsorted { previous: 5, .. }))
     ));
     let cols = BarsView {
         ts_event: &[6, 7],
@@ -64,7 +64,7 @@ fn refuses_bad_input_and_keeps_state() {
     };
     assert!(matches!(
         s.warm_columns(&cols),
-        Err(FeatureError::LengthMismatch { .. })
+        Err(FeatureError::Bars(BarsError::LengthMismatch { .. }))
     ));
     let inconsistent = BarsView {
         volume: &[1, 1],
@@ -74,7 +74,10 @@ fn refuses_bad_input_and_keeps_state() {
     };
     assert!(matches!(
         s.warm_columns(&inconsistent),
-        Err(FeatureError::InconsistentBar { index: 1, .. })
+        Err(FeatureError::Bars(BarsError::InconsistentBar {
+            index: 1,
+            ..
+        }))
     ));
     assert_eq!(s.last_ts_event(), Some(5));
     assert!(s.update_raw(&raw(9, 1, 1, 1, 1, -1)).is_err());
@@ -230,7 +233,7 @@ fn a_bad_bar_in_a_later_block_leaves_the_state_as_it_was() {
     inconsistent[1][bad_index] = inconsistent[3][bad_index] - 1; // high below the close
     assert!(matches!(
         s.warm_columns(&view(&ts[40..], &inconsistent)),
-        Err(FeatureError::InconsistentBar { index, .. }) if index == bad_index
+        Err(FeatureError::Bars(BarsError::InconsistentBar { index, .. })) if index == bad_index
     ));
     assert_eq!((s.row(), s.last_ts_event()), (before.clone(), last));
 
@@ -238,7 +241,7 @@ fn a_bad_bar_in_a_later_block_leaves_the_state_as_it_was() {
     unsorted_ts[bad_index] = unsorted_ts[bad_index - 1];
     assert!(matches!(
         s.warm_columns(&view(&unsorted_ts, &rest(&good))),
-        Err(FeatureError::Unsorted { index, .. }) if index == bad_index
+        Err(FeatureError::Bars(BarsError::Unsorted { index, .. })) if index == bad_index
     ));
     assert_eq!((s.row(), s.last_ts_event()), (before, last));
 
