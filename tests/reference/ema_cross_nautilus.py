@@ -2,7 +2,7 @@
 runtime is compared with. Never imports spine.
 
 Its EMA mirrors the definition of Spine's kernel (``rust/core/src/features/kernels/average/
-ema.rs`` and ``engine/input.rs``), not the framework's ``ExponentialMovingAverage``: the input
+ema.rs`` and ``primitives/input.rs``), not the framework's ``ExponentialMovingAverage``: the input
 is ``mantissa / 10^precision`` (one correctly rounded division, where the framework divides
 its 1e16 raw value, which can differ in the last bit), ``alpha = 2 / (period + 1)``, seeded
 with the first close, ``alpha * x + (1 - alpha) * prev``; the value is ABSENT until

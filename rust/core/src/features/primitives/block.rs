@@ -1,9 +1,11 @@
-//! Bars in blocks of `f64` columns, the batch form kernels warm from.
+//! Bars in blocks of `f64` columns (a [`BarsView`] of `f64`), the batch form kernels warm
+//! from. Columns that no kernel of a batch reads ([`crate::features::Kernel::inputs`]) may hold
+//! anything.
 //!
 //! A batch is converted block by block into columns on the stack (`BlockBuffer`): each block stays
 //! in L1 while every kernel reads it, nothing is allocated per batch, and only the columns some
 //! kernel reads are converted ([`Inputs`]): each costs a division per bar. The same pass over the
-//! mantissas checks them (`crate::features::engine::check`), so their loads overlap the divisions.
+//! mantissas checks them (`crate::features::primitives::check`), so their loads overlap the divisions.
 //!
 //! (Moving this work into the fused recurrences' loop, to hide it under their chains,
 //! measured slower: the divider is not pipelined, so a conversion division it is busy with
@@ -12,9 +14,9 @@
 
 use std::ops::Range;
 
-use crate::features::engine::check::QuickCheck;
-use crate::features::engine::input::BarColumns;
-use crate::features::engine::input::{pow10, BarInput};
+use crate::bars::BarsView;
+use crate::features::primitives::check::QuickCheck;
+use crate::features::primitives::input::{pow10, BarInput};
 
 /// The bar fields a kernel reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,39 +70,7 @@ impl Inputs {
     }
 }
 
-/// Closed bars as `f64` columns of one length (struct of arrays), oldest first. A kernel's
-/// batch loop reads only the columns it needs, contiguously, instead of striding over whole
-/// [`BarInput`]s. Columns that no kernel of a batch reads ([`crate::features::Kernel::inputs`]) may
-/// hold anything.
-#[derive(Debug, Clone, Copy)]
-pub struct BarBlock<'a> {
-    /// Close times.
-    pub ts_event: &'a [u64],
-    /// Open prices.
-    pub open: &'a [f64],
-    /// High prices.
-    pub high: &'a [f64],
-    /// Low prices.
-    pub low: &'a [f64],
-    /// Close prices.
-    pub close: &'a [f64],
-    /// Volumes.
-    pub volume: &'a [f64],
-}
-
-impl BarBlock<'_> {
-    /// Number of bars (the length of `ts_event`; every column has it).
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.ts_event.len()
-    }
-
-    /// Whether there is no bar.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.ts_event.is_empty()
-    }
-
+impl BarsView<'_, f64> {
     /// Bar `i` as one [`BarInput`] (for kernels taking a block bar by bar).
     ///
     /// # Panics
@@ -114,31 +84,6 @@ impl BarBlock<'_> {
             low: self.low[i],
             close: self.close[i],
             volume: self.volume[i],
-        }
-    }
-
-    /// The bars from `from` on.
-    ///
-    /// # Panics
-    /// As [`Self::range`].
-    #[must_use]
-    pub fn tail(&self, from: usize) -> Self {
-        self.range(from..self.len())
-    }
-
-    /// The bars in `range`.
-    ///
-    /// # Panics
-    /// When `range` is out of bounds of a column.
-    #[must_use]
-    pub fn range(&self, range: Range<usize>) -> Self {
-        Self {
-            ts_event: &self.ts_event[range.clone()],
-            open: &self.open[range.clone()],
-            high: &self.high[range.clone()],
-            low: &self.low[range.clone()],
-            close: &self.close[range.clone()],
-            volume: &self.volume[range],
         }
     }
 }
@@ -170,7 +115,7 @@ impl BlockBuffer {
     }
 
     /// The first [`BLOCK`] (at most) of `bars`, transposed into columns.
-    pub(crate) fn transpose(&mut self, bars: &[BarInput]) -> BarBlock<'_> {
+    pub(crate) fn transpose(&mut self, bars: &[BarInput]) -> BarsView<'_, f64> {
         let n = bars.len().min(BLOCK);
         for (i, bar) in bars[..n].iter().enumerate() {
             self.ts_event[i] = bar.ts_event;
@@ -189,13 +134,13 @@ impl BlockBuffer {
     /// vouches for them.
     pub(crate) fn convert(
         &mut self,
-        columns: &BarColumns<'_>,
+        columns: &BarsView<'_>,
         range: Range<usize>,
         last_ts: Option<u64>,
         inputs: Inputs,
         price_scale: u8,
         size_scale: u8,
-    ) -> (BarBlock<'_>, bool) {
+    ) -> (BarsView<'_, f64>, bool) {
         let range = range.start..range.end.min(range.start + BLOCK);
         let n = range.len();
         let (p, s) = (pow10(price_scale), pow10(size_scale));
@@ -226,7 +171,7 @@ impl BlockBuffer {
     /// set of price columns.
     fn check_and_convert<const HIGH_LOW: bool, const CLOSE: bool>(
         &mut self,
-        columns: &BarColumns<'_>,
+        columns: &BarsView<'_>,
         range: Range<usize>,
         p: f64,
     ) -> QuickCheck {
@@ -252,14 +197,15 @@ impl BlockBuffer {
         check
     }
 
-    fn block(&self, n: usize) -> BarBlock<'_> {
-        BarBlock {
+    fn block(&self, n: usize) -> BarsView<'_, f64> {
+        BarsView {
             ts_event: &self.ts_event[..n],
             open: &self.open[..n],
             high: &self.high[..n],
             low: &self.low[..n],
             close: &self.close[..n],
             volume: &self.volume[..n],
+            sequence: None,
         }
     }
 }

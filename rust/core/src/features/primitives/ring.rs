@@ -23,7 +23,7 @@
 //! ring at that wrap, where one refresh stands for all of them); the values after it update
 //! the sums as `push` would.
 
-use crate::features::engine::packed::{pair, unpair, Packed};
+use crate::features::primitives::packed::{pair, unpair, Packed};
 
 /// `n` as a window size (periods are bounded far below `u32::MAX` by the registry).
 fn size(n: usize) -> u32 {
@@ -74,7 +74,7 @@ impl Ring {
     }
 
     /// Advance as a push would, and return the slot that push writes (for entries wider
-    /// than a slot: see [`crate::features::engine::bar_ring`]).
+    /// than a slot: see [`crate::features::primitives::bar_ring`]).
     #[inline(always)]
     pub(crate) fn claim(&mut self) -> usize {
         if self.len < self.capacity {

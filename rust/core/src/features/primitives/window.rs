@@ -5,11 +5,12 @@
 
 use std::fmt::Debug;
 
-use crate::features::engine::bar_ring::{self, BarRing};
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::ring::Ring;
+use crate::bars::BarsView;
+use crate::features::primitives::bar_ring::{self, BarRing};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::ring::Ring;
 
 /// What a ring holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +63,7 @@ pub(crate) trait Entries: Copy + Debug + Packed {
     fn push(&mut self, slots: &mut [f64], bar: &BarInput);
 
     /// Push every bar of `block` in turn.
-    fn push_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>);
+    fn push_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>);
 
     /// Forget every entry.
     fn clear(&mut self);
@@ -90,7 +91,7 @@ impl Entries for Ring {
         Ring::push(self, slots, bar.close);
     }
 
-    fn push_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn push_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         self.push_slice(slots, block.close);
     }
 
@@ -126,7 +127,7 @@ impl Entries for BarRing {
         BarRing::push(self, slots, bar);
     }
 
-    fn push_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn push_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         BarRing::push_block(self, slots, block);
     }
 

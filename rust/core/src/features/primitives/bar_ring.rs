@@ -8,10 +8,11 @@
 //! read, oldest entry first, so a feature reads the same values in the same order however
 //! its ring is shared: the same bits.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::ring::Ring;
+use crate::bars::BarsView;
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::ring::Ring;
 
 /// Where each field sits in an entry.
 pub(crate) const HIGH: usize = 0;
@@ -63,7 +64,7 @@ impl BarRing {
 
     /// Push every bar of `block` in turn: only the last `capacity` are written (the others
     /// would be overwritten), where pushing each would leave them.
-    pub(crate) fn push_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    pub(crate) fn push_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         let skipped = block.len().saturating_sub(self.capacity());
         self.entries.skip(skipped);
         let kept = block.tail(skipped);
@@ -118,14 +119,14 @@ impl Packed for BarRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::testing::series;
+    use crate::features::primitives::testing::series;
 
     /// A block pushed at once leaves the ring as pushing its bars one by one, whatever the
     /// ring held before and however long the block.
     #[test]
     fn blocks_equal_pushes() {
         let bars = series(300);
-        let mut buffer = crate::features::engine::block::BlockBuffer::new();
+        let mut buffer = crate::features::primitives::block::BlockBuffer::new();
         for capacity in [1, 2, 7, 20] {
             for chunk in [1, 3, 7, 20, 21, 64] {
                 let (mut one, mut many) = (BarRing::new(capacity), BarRing::new(capacity));

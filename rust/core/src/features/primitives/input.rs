@@ -1,11 +1,7 @@
-//! Closed bars as the engine takes them: borrowed fixed-point columns ([`BarColumns`]), and
-//! one bar converted once to `f64` ([`BarInput`]), as the kernels see it.
+//! One closed bar converted once to `f64` ([`BarInput`]), as the kernels see it (a batch comes
+//! as a [`crate::bars::BarsView`] of mantissas, converted block by block into one of `f64`).
 
-use crate::bars::{Bar, BarsView};
-
-/// Borrowed columns of closed bars as fixed-point mantissas: the bars' own column view (the
-/// engine never reads its sequences).
-pub type BarColumns<'a> = BarsView<'a>;
+use crate::bars::Bar;
 
 /// `10^k` as `f64` for `k` in `0..=18`; every entry is exact (5^18 < 2^53).
 const POW10_F64: [f64; 19] = [

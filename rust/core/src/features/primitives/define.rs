@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use crate::decimal::Fixed;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::kernel::Kernel;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::window::Window;
 use crate::features::spec::ValueType;
 
 /// The longest window a spec may declare. The durable series keeps 5,000 bars; a longer

@@ -3,11 +3,10 @@
 //! kernel's own batch loop and its `update` run the same [`Step::step`], so the engine's
 //! fused loop (`engine/fused.rs`) equals bar by bar updates bit for bit.
 
-use crate::features::engine::block::BarBlock;
+use crate::bars::BarsView;
+use crate::features::primitives::input::BarInput;
 
-use crate::features::engine::input::BarInput;
-
-use crate::features::kernel::Kernel;
+use crate::features::primitives::kernel::Kernel;
 
 /// A seeded kernel's recurrence state, small and `Copy` so a loop keeps it in registers.
 pub(crate) trait Step: Copy {
@@ -42,7 +41,7 @@ pub(crate) fn update_seeded<K: Recurrence>(kernel: &mut K, bar: &BarInput) -> bo
 }
 
 /// `warm_block` for one kernel: bar by bar while seeding, then its recurrence alone.
-pub(crate) fn warm_alone<K: Recurrence>(kernel: &mut K, block: &BarBlock<'_>) {
+pub(crate) fn warm_alone<K: Recurrence>(kernel: &mut K, block: &BarsView<'_, f64>) {
     let seeding =
         usize::try_from(kernel.bars_to_seed()).map_or(block.len(), |n| n.min(block.len()));
     for i in 0..seeding {

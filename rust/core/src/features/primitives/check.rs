@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::features::engine::input::BarColumns;
+use crate::bars::BarsView;
 
 /// A check of bars that vouches for the usual batch without a branch per bar: when every
 /// value is non-negative and every timestamp below 2^63, no difference of two of them
@@ -23,7 +23,7 @@ impl QuickCheck {
     /// Check bars `range` of `columns`, the first after `last_ts`.
     pub(crate) fn columns(
         &mut self,
-        columns: &BarColumns<'_>,
+        columns: &BarsView<'_>,
         range: Range<usize>,
         last_ts: Option<u64>,
     ) {
@@ -70,7 +70,7 @@ mod tests {
     use super::*;
 
     /// The rules the precise scan applies (`FeatureState::validate`).
-    fn valid(columns: &BarColumns<'_>, last_ts: Option<u64>) -> bool {
+    fn valid(columns: &BarsView<'_>, last_ts: Option<u64>) -> bool {
         let mut previous = last_ts;
         (0..columns.ts_event.len()).all(|i| {
             let ts = columns.ts_event[i];
@@ -145,7 +145,7 @@ mod tests {
                 })
                 .collect();
             let last_ts = [None, Some(0), Some(4), Some(u64::MAX)][next(4)];
-            let columns = BarColumns {
+            let columns = BarsView {
                 ts_event: &ts,
                 open: &cols[0],
                 high: &cols[1],

@@ -1,8 +1,9 @@
-//! The kernel contract: closed bars in ([`BarInput`], [`BarBlock`]), raw outputs out
-//! ([`Outputs`]), and [`Owned`] for a kernel used on its own.
+//! The kernel contract: closed bars in ([`BarInput`], or a block of them as a `BarsView` of
+//! `f64`), raw outputs out ([`Outputs`]), and [`Owned`] for a kernel used on its own.
 
-use crate::features::engine::block::{BarBlock, BlockBuffer, Inputs, BLOCK};
-use crate::features::engine::input::BarInput;
+use crate::bars::BarsView;
+use crate::features::primitives::block::{BlockBuffer, Inputs, BLOCK};
+use crate::features::primitives::input::BarInput;
 use crate::features::value::Raw;
 
 /// The most outputs any kernel declares (Bollinger: mid, upper, lower, percent_b).
@@ -14,7 +15,7 @@ pub type Outputs = [Raw; MAX_OUTPUTS];
 /// An incremental indicator over closed bars.
 ///
 /// A kernel's windows live in `f64` slots it is handed on every call that reads or writes them
-/// ([`Self::slots`] of them, the same ones each time; see [`crate::features::engine::ring`]): a
+/// ([`Self::slots`] of them, the same ones each time; see [`crate::features::primitives::ring`]): a
 /// [`crate::features::FeatureState`] keeps every kernel's slots in one allocation, and [`Owned`]
 /// gives one kernel its own.
 pub trait Kernel {
@@ -29,7 +30,7 @@ pub trait Kernel {
     /// Take a block of closed bars, oldest first: the same state, bit for bit, as
     /// [`Self::update`] on each in turn. Kernels override it with a tight loop over the
     /// columns they read (the default is that loop over `update`).
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         for i in 0..block.len() {
             self.update(slots, &block.bar(i));
         }

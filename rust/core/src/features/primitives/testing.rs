@@ -1,8 +1,8 @@
 //! Helpers for the kernel unit tests.
 
-use crate::features::engine::input::BarInput;
+use crate::features::primitives::input::BarInput;
 
-use crate::features::kernel::{Kernel, Owned};
+use crate::features::primitives::kernel::{Kernel, Owned};
 
 use crate::features::value::Raw;
 
