@@ -72,8 +72,9 @@ def _python(u: FeatureUniverse, published: Rows, bars: list[Any]) -> list[bytes]
         resolution = RESOLUTIONS[r]
         row = u.row(i, resolution)
         ts = u.last_ts_event(i, resolution)
-        document = row_delta(published[(i, r)], row, instrument_id=IDS[i], resolution=resolution,
-                             ts_event=0 if ts is None else ts)
+        document = row_delta(
+            published[(i, r)], row, instrument_id=IDS[i], resolution=resolution, ts_event=0 if ts is None else ts
+        )
         published[(i, r)] = row
         if document["operations"]:
             documents.append(canonical_json(document))

@@ -27,8 +27,7 @@ EVENTS = 10_000
 IDLE = 100
 INSTRUMENTS = [f"SYM{k}USDT.SIM" for k in range(50)]
 TRADES = [
-    (INSTRUMENTS[k % 50], f'event: trade\ndata: {{"seq":{k},"price":"27001.50"}}\n\n'.encode())
-    for k in range(EVENTS)
+    (INSTRUMENTS[k % 50], f'event: trade\ndata: {{"seq":{k},"price":"27001.50"}}\n\n'.encode()) for k in range(EVENTS)
 ]
 
 

@@ -90,7 +90,9 @@ def test_rivals_agree(resolution: str) -> None:
         got = _whole_buckets(got, bars, resolution)
         assert len(expected[0]) > 0
         for column, (a, b) in enumerate(zip(expected, got, strict=True)):
-            np.testing.assert_array_equal(a.astype(np.int64), np.asarray(b).astype(np.int64), err_msg=f"{rival} {column}")
+            np.testing.assert_array_equal(
+                a.astype(np.int64), np.asarray(b).astype(np.int64), err_msg=f"{rival} {column}"
+            )
 
 
 @pytest.mark.parametrize("rival", RIVAL_NAMES)

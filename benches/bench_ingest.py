@@ -25,7 +25,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 from benches.bench_fanout import QueueFanOut
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 from spine.node.sim.universe import SimUniverseConfig, make_instruments
 
 TRADES = 20_000
@@ -38,14 +38,24 @@ def _trades(instruments: list[Any]) -> list[TradeTick]:
     for k in range(TRADES):
         instrument = instruments[k % len(instruments)]
         ts = START + k * 50_000_000  # 20 trades a second across the universe: minutes close
-        price = Price.from_raw((1_000_000 + k % 97) * 10 ** (16 - instrument.price_precision), instrument.price_precision)
-        out.append(TradeTick(instrument.id, price, Quantity.from_str("1.000"), AggressorSide.BUYER, TradeId(str(k)), ts, ts))
+        price = Price.from_raw(
+            (1_000_000 + k % 97) * 10 ** (16 - instrument.price_precision), instrument.price_precision
+        )
+        out.append(
+            TradeTick(instrument.id, price, Quantity.from_str("1.000"), AggressorSide.BUYER, TradeId(str(k)), ts, ts)
+        )
     return out
 
 
 def _actor(hub: Any, loop: asyncio.AbstractEventLoop) -> tuple[IngestionActor, TradingNode]:
-    node = TradingNode(TradingNodeConfig(trader_id="BENCH-001", logging=LoggingConfig(log_level="ERROR"),
-                                         exec_engine=LiveExecEngineConfig(reconciliation=False)), loop=loop)
+    node = TradingNode(
+        TradingNodeConfig(
+            trader_id="BENCH-001",
+            logging=LoggingConfig(log_level="ERROR"),
+            exec_engine=LiveExecEngineConfig(reconciliation=False),
+        ),
+        loop=loop,
+    )
     actor = IngestionActor(hub=hub, book=SeriesBook())
     node.trader.add_actor(actor)
     node.build()
@@ -70,8 +80,17 @@ def test_ingest(benchmark: BenchmarkFixture, rival: str) -> None:
     def ingest() -> None:
         shift = next(rounds) * TRADES * 50_000_000  # every round continues in time
         for tick in trades:
-            actor.on_trade_tick(TradeTick(tick.instrument_id, tick.price, tick.size, tick.aggressor_side,
-                                          tick.trade_id, tick.ts_event + shift, tick.ts_init + shift))
+            actor.on_trade_tick(
+                TradeTick(
+                    tick.instrument_id,
+                    tick.price,
+                    tick.size,
+                    tick.aggressor_side,
+                    tick.trade_id,
+                    tick.ts_event + shift,
+                    tick.ts_init + shift,
+                )
+            )
 
     try:
         benchmark.pedantic(ingest, rounds=5, iterations=1)

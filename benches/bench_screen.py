@@ -49,8 +49,14 @@ DEFINITION: dict[str, Any] = {
 BODY = json.dumps(DEFINITION).encode()
 KEYS: list[tuple[str, int]] = ScreenTable().keys
 # Value ranges (in units) per key; the rest are price levels around 100.
-RANGES = {"rsi_14.value": (0, 100), "vol_z_20.value": (-3, 3), "trend_200.ratio": (-0.05, 0.05),
-          "trend_200.sign": (-1, 1), "bb_20_2.percent_b": (-0.5, 1.5), "roc_10.value": (-10, 10)}
+RANGES = {
+    "rsi_14.value": (0, 100),
+    "vol_z_20.value": (-3, 3),
+    "trend_200.ratio": (-0.05, 0.05),
+    "trend_200.sign": (-1, 1),
+    "bb_20_2.percent_b": (-0.5, 1.5),
+    "roc_10.value": (-10, 10),
+}
 
 
 def _rows() -> tuple[list[str], list[str], dict[str, np.ndarray], dict[str, np.ndarray]]:
@@ -93,12 +99,14 @@ def _table() -> ScreenTable:
 
 
 def _frame() -> pl.DataFrame:
-    return pl.DataFrame({
-        "instrument_id": IDS,
-        "resolution": ROW_RESOLUTIONS,
-        "duration": [RESOLUTIONS.index(r) for r in ROW_RESOLUTIONS],
-        **{key: pl.Series(key, VALUES[key]).scatter(np.flatnonzero(ABSENT[key]), None) for key, _ in KEYS},
-    })
+    return pl.DataFrame(
+        {
+            "instrument_id": IDS,
+            "resolution": ROW_RESOLUTIONS,
+            "duration": [RESOLUTIONS.index(r) for r in ROW_RESOLUTIONS],
+            **{key: pl.Series(key, VALUES[key]).scatter(np.flatnonzero(ABSENT[key]), None) for key, _ in KEYS},
+        }
+    )
 
 
 TABLE = _table()
@@ -114,8 +122,11 @@ def _polars(frame: pl.DataFrame) -> tuple[list[tuple[str, str, int]], int, int]:
         & (vol > grid["vol_z_20.value"] // 2)
         & (trend > -5 * grid["trend_200.ratio"] // 1000)
     )
-    top = matched.sort(["vol_z_20.value", "rsi_14.value", "instrument_id", "duration"],
-                       descending=[True, False, False, False], nulls_last=True).head(LIMIT)
+    top = matched.sort(
+        ["vol_z_20.value", "rsi_14.value", "instrument_id", "duration"],
+        descending=[True, False, False, False],
+        nulls_last=True,
+    ).head(LIMIT)
     rows = [(i, r, n + 1) for n, (i, r) in enumerate(top.select("instrument_id", "resolution").iter_rows())]
     return rows, frame.height, matched.height
 

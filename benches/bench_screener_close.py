@@ -33,9 +33,9 @@ from benches.bench_deltas import _BARS, _LAST, IDS, RESOLUTIONS, _before, _pytho
 from benches.feature_rivals import PRICE_SCALE, SIZE_SCALE
 from benches.sizes import INSTRUMENTS
 from spine.fanout import FanOut, Subscription
+from spine.screener.node_client import Bars
 from spine.screener.rows import Rows
 from spine.screener.stream import RowStream
-from spine.screener.upstream import Bars
 
 MINUTES = {"midnight": _BARS, "day-minute": _LAST}
 #: A queue long enough to keep a whole midnight (7,000 events) and the rows published first.
@@ -45,8 +45,15 @@ CAPACITY = 16_384
 def _columns(bars: list[Any]) -> Bars:
     """A minute's bars as the feed holds them: columns, one row per instrument, sequenced."""
     _, ts, o, h, lo, c, v = bars
-    return {"ts_event": ts, "open": o, "high": h, "low": lo, "close": c, "volume": v,
-            "sequence": np.full(INSTRUMENTS, 10_000, dtype=np.uint64)}
+    return {
+        "ts_event": ts,
+        "open": o,
+        "high": h,
+        "low": lo,
+        "close": c,
+        "volume": v,
+        "sequence": np.full(INSTRUMENTS, 10_000, dtype=np.uint64),
+    }
 
 
 def _rows_setup(bars: list[Any]) -> tuple[Rows, Subscription]:
@@ -59,8 +66,9 @@ def _rows_setup(bars: list[Any]) -> tuple[Rows, Subscription]:
     rows.universe = _before(bars)  # the same instruments in the same order, warmed once for all rounds
     stream = RowStream(rows)
     subscription = stream.fanout.subscribe(capacity=CAPACITY)
-    rows._changed(np.array([(i, r) for i in range(INSTRUMENTS) for r in range(len(RESOLUTIONS))],
-                           dtype="<u4").tobytes())
+    rows._changed(
+        np.array([(i, r) for i in range(INSTRUMENTS) for r in range(len(RESOLUTIONS))], dtype="<u4").tobytes()
+    )
     subscription.drain()
     return rows, subscription
 
@@ -77,7 +85,7 @@ def _batched(rows: Rows, columns: Bars) -> bytes:
 def _each_setup(bars: list[Any]) -> tuple[tuple[Rows, list[tuple[str, Bars]]], dict[str, Any]]:
     rows, _ = _rows_setup(bars)
     columns = _columns(bars)
-    return (rows, [(iid, {k: column[i:i + 1] for k, column in columns.items()}) for i, iid in enumerate(IDS)]), {}
+    return (rows, [(iid, {k: column[i : i + 1] for k, column in columns.items()}) for i, iid in enumerate(IDS)]), {}
 
 
 def _each(rows: Rows, closes: list[tuple[str, Bars]]) -> None:
@@ -127,7 +135,7 @@ def test_every_path_queues_the_same_events(minute: str) -> None:
     assert ours == _events(each_queue.drain()) == _events(extra["subscription"].drain())
     assert batched.sequence == each.sequence and batched.processed == each.processed == INSTRUMENTS
     assert batched.newest == each.newest
-    for i, iid in enumerate(IDS):
+    for iid in IDS:
         for r in RESOLUTIONS:
             assert batched.row(iid, r) == each.row(iid, r), (iid, r)
 
@@ -145,6 +153,9 @@ def test_day_minute_close(benchmark: BenchmarkFixture, rival: str) -> None:
 
 
 def _bench(benchmark: BenchmarkFixture, rival: str, bars: list[Any]) -> None:
-    run, setup, rounds = {"spine": (_batched, _batched_setup, 10), "per-instrument": (_each, _each_setup, 10),
-                          "python": (_plain, _plain_setup, 5)}[rival]
+    run, setup, rounds = {
+        "spine": (_batched, _batched_setup, 10),
+        "per-instrument": (_each, _each_setup, 10),
+        "python": (_plain, _plain_setup, 5),
+    }[rival]
     benchmark.pedantic(run, setup=lambda: setup(bars), rounds=rounds, iterations=1)

@@ -15,8 +15,9 @@ Targets (issue 34): a day minute under 2 ms, midnight under 8 ms.
 
 Each runs with the observer (as the process does) and without it (``...-alone``, the case the
 issue's targets and ``bench_screener_close.py`` measure). Both queue the same bytes (ids
-included) and keep the same observations, rows and sequences (checked before timing). Each round's setup (untimed) copies the universe warmed up to the
-day's start, closes the day's minutes before the timed one, and publishes every row once.
+included) and keep the same observations, rows and sequences (checked before timing). Each
+round's setup (untimed) copies the universe warmed up to the day's start, closes the day's
+minutes before the timed one, and publishes every row once.
 Smoke mode (CI): SPINE_BENCH_INSTRUMENTS=5 and --benchmark-disable.
 """
 
@@ -59,17 +60,44 @@ def _payloads(bars: list[Any]) -> list[bytes]:
     _, ts, o, h, lo, c, v = bars
     out = []
     for i, iid in enumerate(IDS):
-        row = bar_row(SEQUENCE, int(ts[i]), int(o[i]), int(h[i]), int(lo[i]), int(c[i]), int(v[i]),
-                      price_precision=PRICE_SCALE, size_precision=SIZE_SCALE)
-        coverage = {"version": "spine.v2", "schema_id": "svc.series_coverage", "schema_version": 1,
-                    "instrument_id": iid, "channel": "EXTERNAL", "retention_state": "retained", "exhausted": False,
-                    "history_terminal": False, "sparse_ok": False, "bar_count": SEQUENCE,
-                    "observed": [{"start": str(int(ts[i]) - SEQUENCE * 60_000_000_000), "end": str(int(ts[i]))}],
-                    "gaps": [], "confirmed_empty": [], "newest_close": str(int(ts[i])),
-                    "resume_from": str(int(ts[i]))}
-        document = envelope(instrument_id=iid, bar_type=f"{iid}-1-MINUTE-LAST-EXTERNAL", resolution="1m",
-                            channel="EXTERNAL", bars=msgspec.Raw(row), coverage=coverage, withheld=[],
-                            next_cursor=None)
+        row = bar_row(
+            SEQUENCE,
+            int(ts[i]),
+            int(o[i]),
+            int(h[i]),
+            int(lo[i]),
+            int(c[i]),
+            int(v[i]),
+            price_precision=PRICE_SCALE,
+            size_precision=SIZE_SCALE,
+        )
+        coverage = {
+            "version": "spine.v2",
+            "schema_id": "svc.series_coverage",
+            "schema_version": 1,
+            "instrument_id": iid,
+            "channel": "EXTERNAL",
+            "retention_state": "retained",
+            "exhausted": False,
+            "history_terminal": False,
+            "sparse_ok": False,
+            "bar_count": SEQUENCE,
+            "observed": [{"start": str(int(ts[i]) - SEQUENCE * 60_000_000_000), "end": str(int(ts[i]))}],
+            "gaps": [],
+            "confirmed_empty": [],
+            "newest_close": str(int(ts[i])),
+            "resume_from": str(int(ts[i])),
+        }
+        document = envelope(
+            instrument_id=iid,
+            bar_type=f"{iid}-1-MINUTE-LAST-EXTERNAL",
+            resolution="1m",
+            channel="EXTERNAL",
+            bars=msgspec.Raw(row),
+            coverage=coverage,
+            withheld=[],
+            next_cursor=None,
+        )
         out.append(msgspec.json.encode(document))
     return out
 
@@ -91,8 +119,9 @@ def _setup(bars: list[Any], observer: bool = True) -> tuple[NodeFeed, Subscripti
     store = Observations()
     if observer:
         Observer(rows, store)
-    rows._changed(np.array([(i, r) for i in range(INSTRUMENTS) for r in range(len(RESOLUTIONS))],
-                           dtype="<u4").tobytes())
+    rows._changed(
+        np.array([(i, r) for i in range(INSTRUMENTS) for r in range(len(RESOLUTIONS))], dtype="<u4").tobytes()
+    )
     subscription.drain()
     return feed, subscription, store
 
@@ -119,8 +148,7 @@ def _per_event(feed: NodeFeed, payloads: list[bytes]) -> None:
 def test_both_paths_queue_and_keep_the_same(minute: str, observer: bool) -> None:
     bars = MINUTES[minute]
     payloads = _payloads(bars)
-    (ours, ours_queue, ours_store), (theirs, theirs_queue, theirs_store) = (_setup(bars, observer)
-                                                                            for _ in range(2))
+    (ours, ours_queue, ours_store), (theirs, theirs_queue, theirs_store) = (_setup(bars, observer) for _ in range(2))
     _turn(ours, payloads)
     _per_event(theirs, payloads)
     queued = ours_queue.drain()
@@ -128,8 +156,12 @@ def test_both_paths_queue_and_keep_the_same(minute: str, observer: bool) -> None
     assert queued == theirs_queue.drain()
     assert list(ours_store._kept) == list(theirs_store._kept)
     assert dict(ours.rows.sequence) == dict(theirs.rows.sequence) == {iid: SEQUENCE for iid in IDS}
-    assert (ours.rows.version, ours.rows.processed, ours.rows.newest, ours.offered) == \
-        (theirs.rows.version, theirs.rows.processed, theirs.rows.newest, theirs.offered)
+    assert (ours.rows.version, ours.rows.processed, ours.rows.newest, ours.offered) == (
+        theirs.rows.version,
+        theirs.rows.processed,
+        theirs.rows.newest,
+        theirs.offered,
+    )
     for iid in IDS:
         for r in RESOLUTIONS:
             assert ours.rows.row(iid, r) == theirs.rows.row(iid, r), (iid, r)

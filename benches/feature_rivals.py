@@ -102,7 +102,7 @@ def quantize(value: float, scale: int) -> str:
     return text[1:] if text.startswith("-") and set(text[1:]) <= {"0", "."} else text
 
 
-# --- Spine ---------------------------------------------------------------------------------
+# Spine
 
 
 def spine_warm(bars: Bars) -> FeatureState:
@@ -118,7 +118,7 @@ def spine_last(bars: Bars) -> dict[str, dict[str, Any]]:
     return {key: row[key] for key in KEYS}
 
 
-# --- TA-Lib --------------------------------------------------------------------------------
+# TA-Lib
 
 
 def talib_features(f: Floats) -> tuple[npt.NDArray[np.float64], ...]:
@@ -144,7 +144,7 @@ def talib_last(f: Floats) -> dict[str, float]:
     return {key: float(values[-1]) for key, values in zip(KEYS, talib_features(f), strict=True)}
 
 
-# --- NautilusTrader ------------------------------------------------------------------------
+# NautilusTrader
 
 
 def nautilus_features(f: Floats) -> dict[str, float]:

@@ -27,6 +27,10 @@ python3 -m venv "$wheel_dir/venv"
 "$wheel_dir/venv/bin/spine" --version
 rm -rf "$wheel_dir"
 
+step "python: lints and format (ruff)"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+
 step "python: types and the hand-written stub"
 .venv/bin/python -m mypy
 .venv/bin/python -m mypy.stubtest spine._core
@@ -38,6 +42,6 @@ SPINE_BENCH_INSTRUMENTS=5 SPINE_BENCH_BACKTEST_BARS=2000 SPINE_BENCH_QUEUE_BARS=
 step "python: tests"
 # Exit code 5 means pytest collected nothing: for this suite that is a failure, said plainly.
 status=0
-.venv/bin/python -m pytest -q || status=$?
+.venv/bin/python -m pytest -q --durations=25 || status=$?
 if [ "$status" -eq 5 ]; then echo "test: pytest collected no tests" >&2; exit 1; fi
 exit "$status"

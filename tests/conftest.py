@@ -26,13 +26,9 @@ _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
 
 settings.register_profile("fast", max_examples=50, **_COMMON)
 settings.register_profile("thorough", max_examples=2000, **_COMMON)
-settings.register_profile(
-    "ci", max_examples=50, derandomize=True, print_blob=True, database=None, **_COMMON
-)
+settings.register_profile("ci", max_examples=50, derandomize=True, print_blob=True, database=None, **_COMMON)
 
 PROFILE = os.environ.get("SPINE_HYPOTHESIS_PROFILE", "fast")
 if PROFILE not in ("fast", "thorough", "ci"):
-    raise ValueError(
-        f"SPINE_HYPOTHESIS_PROFILE={PROFILE!r}: expected one of 'fast', 'thorough', 'ci'"
-    )
+    raise ValueError(f"SPINE_HYPOTHESIS_PROFILE={PROFILE!r}: expected one of 'fast', 'thorough', 'ci'")
 settings.load_profile(PROFILE)

@@ -52,8 +52,10 @@ def postgres_cluster() -> Iterator[str]:
         prefix = ["runuser", "-u", "postgres", "--"]
     data, log = home / "data", home / "log"
     port = _free_port()
-    options = (f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-               "-c full_page_writes=off")
+    options = (
+        f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+        "-c full_page_writes=off"
+    )
 
     def command(*args: str) -> None:
         result = subprocess.run([*prefix, *args], capture_output=True, text=True, timeout=COMMAND_SECS)

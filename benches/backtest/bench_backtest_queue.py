@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "backtest"))
 
 from backtest_support import IID, node_catalog  # noqa: E402
-from gateways import spawn_gateway  # noqa: E402
+from gateways import save_strategy, spawn_gateway  # noqa: E402
 from nodes import free_port, get, post, stop, wait_for  # noqa: E402
+from workers import clean_environ, worker_argv  # noqa: E402
 
 BARS = int(os.environ.get("SPINE_BENCH_QUEUE_BARS", "20000"))
 JOBS = 8
@@ -59,18 +60,18 @@ def stack(home: Path, catalog: Path, workers: int) -> Iterator[str]:
         files = get(gateway + "/v2/strategy-templates/ema_cross")[1]["files"]
         for f in files:
             f["content"] = f["content"].replace("BTCUSDT.SIM", IID)
-        status, _ = post(gateway + "/v2/strategies", {
-            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": "queue", "parent_revision_id": None, "message": "", "files": files})
-        assert status == 201
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+        save_strategy(gateway, "queue", files)
+        env = clean_environ()
         logs = []
         for number in range(workers):
             log = stack.enter_context(open(home / f"worker-{number}.log", "wb"))
             logs.append(home / f"worker-{number}.log")
             worker = subprocess.Popen(
-                [sys.executable, "-m", "spine.cli", "worker", "--database", f"sqlite:///{home / 'gateway' / 'spine.db'}",
-                 "--catalog", str(catalog), "--id", f"w{number}"], env=env, stdout=log, stderr=subprocess.STDOUT)
+                worker_argv(f"sqlite:///{home / 'gateway' / 'spine.db'}", [catalog], f"w{number}"),
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
             stack.callback(_end, worker)
         deadline = time.monotonic() + 120
         while not all("store " in p.read_text() for p in logs):  # each worker says when it is polling
@@ -140,13 +141,13 @@ def test_submit_to_first_state(benchmark: BenchmarkFixture, catalog: Path, tmp_p
     samples: list[dict[str, float]] = []
     submitted: list[str] = []
     with stack(tmp_path, catalog, 1) as gateway:
+
         def once() -> None:
             posted = time.perf_counter()
             submitted.append(submit(gateway, f"latency-{len(submitted)}"))
             samples.append(first_events(gateway, submitted[-1], posted))
 
-        benchmark.pedantic(once, setup=lambda: wait_done(gateway, submitted), rounds=5, iterations=1,
-                           warmup_rounds=1)
+        benchmark.pedantic(once, setup=lambda: wait_done(gateway, submitted), rounds=5, iterations=1, warmup_rounds=1)
         wait_done(gateway, submitted)
     firsts = sorted(s["first_state"] for s in samples)
     running = sorted(s["running"] for s in samples)

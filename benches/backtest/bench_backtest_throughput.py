@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "backtest"))
 
 from backtest_support import hand_run, node_catalog, run_spec, template_plan  # noqa: E402
+
 from spine.backtest import run_backtest  # noqa: E402
 
 BARS = int(os.environ.get("SPINE_BENCH_BACKTEST_BARS", "100000"))

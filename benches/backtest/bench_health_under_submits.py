@@ -39,22 +39,33 @@ IDLE_PROBES = 50
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A gateway in front of nothing reachable, the ema_cross template saved as ``load``."""
     dead = f"http://127.0.0.1:{free_port()}"
-    process, url = spawn_gateway(tmp_path_factory.mktemp("health-gateway"), [dead], dead,
-                                 SPINE_DEPLOYMENT_MODE="private-operator")
+    process, url = spawn_gateway(
+        tmp_path_factory.mktemp("health-gateway"), [dead], dead, SPINE_DEPLOYMENT_MODE="private-operator"
+    )
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = get(url + "/v2/strategy-templates/ema_cross")[1]["files"]
-        status, _ = post(url + "/v2/strategies", {
-            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": "load", "parent_revision_id": None, "message": "", "files": files})
+        status, _ = post(
+            url + "/v2/strategies",
+            {
+                "version": "spine.v2",
+                "schema_id": "svc.strategy_revision_save_request",
+                "schema_version": 2,
+                "strategy_id": "load",
+                "parent_revision_id": None,
+                "message": "",
+                "files": files,
+            },
+        )
         assert status == 201
         yield url
     finally:
         stop(process)
 
 
-async def probes(session: aiohttp.ClientSession, url: str, until: asyncio.Future[None] | None,
-                 count: int = 0) -> list[float]:
+async def probes(
+    session: aiohttp.ClientSession, url: str, until: asyncio.Future[None] | None, count: int = 0
+) -> list[float]:
     """Health latencies (seconds), one probe after the other, until ``until`` is done (or
     ``count`` probes); every answer must be 200."""
     latencies: list[float] = []
@@ -71,6 +82,7 @@ async def burst(url: str, submits: int) -> tuple[list[float], list[int]]:
     """``submits`` POSTs at once and the health latencies while they are answered."""
     connector = aiohttp.TCPConnector(limit=submits + 1)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=300)) as session:
+
         async def submit(k: int) -> int:
             async with session.post(url + "/v2/backtests", json={"strategy_id": "load", "label": f"s{k}"}) as response:
                 await response.read()

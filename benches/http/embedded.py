@@ -28,8 +28,7 @@ def serve(app: Any, interface: str, port: int, backlog: int = BACKLOG) -> None:
 
 
 async def _serve(app: Any, interface: Interfaces, port: int, backlog: int) -> None:
-    server = Server(app, address=HOST, port=port, interface=interface, log_level=LogLevels.warning,
-                    backlog=backlog)
+    server = Server(app, address=HOST, port=port, interface=interface, log_level=LogLevels.warning, backlog=backlog)
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, server.stop)

@@ -18,20 +18,44 @@ INSTRUMENT = "BTCUSDT.SIM"
 BAR_TYPE = f"{INSTRUMENT}-1-MINUTE-LAST-EXTERNAL"
 START_NS = 1_740_000_000_000_000_000
 COVERAGE = {
-    "version": "spine.v2", "schema_id": "svc.series_coverage", "schema_version": 1,
-    "instrument_id": INSTRUMENT, "channel": "EXTERNAL", "retention_state": "unmanaged", "exhausted": False,
-    "history_terminal": False, "sparse_ok": False, "bar_count": 5000,
-    "observed": [{"start": str(START_NS), "end": str(START_NS + 5000 * 60 * 10**9)}], "gaps": [],
-    "newest_close": str(START_NS + 5000 * 60 * 10**9), "resume_from": str(START_NS + 5001 * 60 * 10**9),
+    "version": "spine.v2",
+    "schema_id": "svc.series_coverage",
+    "schema_version": 1,
+    "instrument_id": INSTRUMENT,
+    "channel": "EXTERNAL",
+    "retention_state": "unmanaged",
+    "exhausted": False,
+    "history_terminal": False,
+    "sparse_ok": False,
+    "bar_count": 5000,
+    "observed": [{"start": str(START_NS), "end": str(START_NS + 5000 * 60 * 10**9)}],
+    "gaps": [],
+    "newest_close": str(START_NS + 5000 * 60 * 10**9),
+    "resume_from": str(START_NS + 5001 * 60 * 10**9),
 }
 
 
 def bar_event(sequence: int) -> bytes:
     """One SSE frame; the bar's ``ts_event`` is the publish time (ns), the first in the frame."""
-    row = {"sequence": sequence, "ts_event": str(time.time_ns()), "open": "27001.50", "high": "27010.00",
-           "low": "26990.50", "close": "27005.25", "volume": "12.345678"}
-    document = envelope(instrument_id=INSTRUMENT, bar_type=BAR_TYPE, resolution="1m", channel="EXTERNAL",
-                        bars=[row], coverage=COVERAGE, withheld=[], next_cursor=None)
+    row = {
+        "sequence": sequence,
+        "ts_event": str(time.time_ns()),
+        "open": "27001.50",
+        "high": "27010.00",
+        "low": "26990.50",
+        "close": "27005.25",
+        "volume": "12.345678",
+    }
+    document = envelope(
+        instrument_id=INSTRUMENT,
+        bar_type=BAR_TYPE,
+        resolution="1m",
+        channel="EXTERNAL",
+        bars=[row],
+        coverage=COVERAGE,
+        withheld=[],
+        next_cursor=None,
+    )
     return frame("bar", document)
 
 

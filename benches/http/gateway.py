@@ -37,13 +37,31 @@ from benches.http.node import spine_node
 from benches.http.pages import PATHS
 from benches.http.procs import HOST, environment, free_port, get, python, serving
 
-FULL = {"wrk_seconds": 10.0, "repeats": 3, "connections": 32, "subscribers": 1_000, "stream_seconds": 10.0,
-        "stream_warmup": 3.0, "stream_repeats": 3, "speed": 600.0}
+FULL = {
+    "wrk_seconds": 10.0,
+    "repeats": 3,
+    "connections": 32,
+    "subscribers": 1_000,
+    "stream_seconds": 10.0,
+    "stream_warmup": 3.0,
+    "stream_repeats": 3,
+    "speed": 600.0,
+}
 QUICK = FULL | {"wrk_seconds": 3.0, "repeats": 1, "stream_repeats": 1}
 TARGET = 0.8
 #: Figures of a stream side whose median is taken.
-STREAM_FIGURES = ("deliveries_per_s", "source_events_per_s", "delivered_share", "delay_p50_ms", "delay_p99_ms",
-                  "spread_p50_ms", "spread_p99_ms", "reads_with_gaps", "ended", "refused")
+STREAM_FIGURES = (
+    "deliveries_per_s",
+    "source_events_per_s",
+    "delivered_share",
+    "delay_p50_ms",
+    "delay_p99_ms",
+    "spread_p50_ms",
+    "spread_p99_ms",
+    "reads_with_gaps",
+    "ended",
+    "refused",
+)
 
 
 @contextlib.contextmanager
@@ -51,8 +69,19 @@ def gateway(work: Path, node_base: str, timeout: float = 120.0) -> Iterator[str]
     """A gateway over ``node_base`` (no screener running: its routes are not measured)."""
     port = free_port()
     base = f"http://{HOST}:{port}"
-    argv = python("-m", "spine.cli", "gateway", "--port", str(port), "--data-dir", str(work / "gateway"),
-                  "--node", node_base, "--screener", f"http://{HOST}:{free_port()}")
+    argv = python(
+        "-m",
+        "spine.cli",
+        "gateway",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(work / "gateway"),
+        "--node",
+        node_base,
+        "--screener",
+        f"http://{HOST}:{free_port()}",
+    )
     with serving("spine-gateway", argv, base + "/v2/health", work, env=environment(), timeout=timeout):
         yield base
 
@@ -72,23 +101,34 @@ def streams(setup: dict[str, Any]) -> dict[str, Any]:
     """The SSE relay: node and gateway sides alternated, each ``stream_repeats`` times."""
     with tempfile.TemporaryDirectory(prefix="spine-bench-gateway-sse-") as tmp:
         work = Path(tmp)
-        with spine_node(work, minutes=1_500, timeout=180.0, speed=setup["speed"]) as node, \
-                gateway(work, node) as front:
+        with spine_node(work, minutes=1_500, timeout=180.0, speed=setup["speed"]) as node, gateway(work, node) as front:
             wait_feed(front, sse_relay.PATH)
             node_port, front_port = (int(base.rsplit(":", 1)[1]) for base in (node, front))
             checked = sse_relay.same_events(node_port, front_port)
             runs: dict[str, list[dict[str, Any]]] = {"node": [], "gateway": []}
             for repeat in range(setup["stream_repeats"]):
                 for name, port in (("node", node_port), ("gateway", front_port)):
-                    result = sse_relay.side(node_port, port, setup["subscribers"], setup["stream_warmup"],
-                                            setup["stream_seconds"], work / f"{name}-{repeat}.json")
+                    result = sse_relay.side(
+                        node_port,
+                        port,
+                        setup["subscribers"],
+                        setup["stream_warmup"],
+                        setup["stream_seconds"],
+                        work / f"{name}-{repeat}.json",
+                    )
                     runs[name].append(result)
                     print(f"  stream {name} #{repeat + 1}: {result}", file=sys.stderr, flush=True)
             status = json.loads(get(front + "/v2/status")[1])
     medians = {name: {k: _median(r[k] for r in rs) for k in STREAM_FIGURES} for name, rs in runs.items()}
     ratio = medians["gateway"]["deliveries_per_s"] / medians["node"]["deliveries_per_s"]
-    return {"path": sse_relay.PATH, "checked_events": checked, "runs": runs, "medians": medians,
-            "ratio": round(ratio, 3), "gateway_status": status}
+    return {
+        "path": sse_relay.PATH,
+        "checked_events": checked,
+        "runs": runs,
+        "medians": medians,
+        "ratio": round(ratio, 3),
+        "gateway_status": status,
+    }
 
 
 def _median(values: Iterable[float | None]) -> float | None:
@@ -108,32 +148,48 @@ def run(setup: dict[str, Any]) -> dict[str, Any]:
             for _ in range(setup["repeats"]):
                 for name, base in (("node", node), ("gateway", front)):
                     runs[name].append(wrk.run(base + path, setup["wrk_seconds"], setup["connections"]))
-    medians = {name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_ms", "p99_ms")}
-               for name, rs in runs.items()}
+    medians = {
+        name: {k: statistics.median(r[k] for r in rs) for k in ("rps", "p50_ms", "p99_ms")} for name, rs in runs.items()
+    }
     ratio = medians["gateway"]["rps"] / medians["node"]["rps"]
-    return {"setup": setup, "runs": runs, "medians": medians, "ratio": round(ratio, 3),
-            "target": TARGET, "met": ratio >= TARGET, "streams": streams(setup)}
+    return {
+        "setup": setup,
+        "runs": runs,
+        "medians": medians,
+        "ratio": round(ratio, 3),
+        "target": TARGET,
+        "met": ratio >= TARGET,
+        "streams": streams(setup),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="3 s wrk runs, one repeat of each")
     parser.add_argument("--json", metavar="PATH", help="write the raw runs and the summary")
-    parser.add_argument("--speed", type=float, default=FULL["speed"],
-                        help="the stream node's SIM speed (600: every side saturated; 60: neither)")
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=FULL["speed"],
+        help="the stream node's SIM speed (600: every side saturated; 60: neither)",
+    )
     args = parser.parse_args(argv)
     result = run((QUICK if args.quick else FULL) | {"speed": args.speed})
     for name, m in result["medians"].items():
         print(f"{name:8} 500-bar page: {m['rps']:9.0f} req/s  p50 {m['p50_ms']:.2f} ms  p99 {m['p99_ms']:.2f} ms")
     print(f"gateway / node: {result['ratio']:.3f}x (target {TARGET}x: {'met' if result['met'] else 'missed'})")
     sse = result["streams"]
-    print(f"{sse['path']} to {result['setup']['subscribers']:,} subscribers ({sse['checked_events']} events checked "
-          f"equal first), median of {result['setup']['stream_repeats']}:")
+    print(
+        f"{sse['path']} to {result['setup']['subscribers']:,} subscribers ({sse['checked_events']} events checked "
+        f"equal first), median of {result['setup']['stream_repeats']}:"
+    )
     for name, m in sse["medians"].items():
-        print(f"{name:8} {m['deliveries_per_s']:>11,.0f} deliveries/s ({m['delivered_share']:.1%} of "
-              f"{m['source_events_per_s']:,.0f} events/s x subscribers)  against the reference p50 "
-              f"{m['delay_p50_ms']} ms p99 {m['delay_p99_ms']} ms  spread p50 {m['spread_p50_ms']} ms "
-              f"p99 {m['spread_p99_ms']} ms")
+        print(
+            f"{name:8} {m['deliveries_per_s']:>11,.0f} deliveries/s ({m['delivered_share']:.1%} of "
+            f"{m['source_events_per_s']:,.0f} events/s x subscribers)  against the reference p50 "
+            f"{m['delay_p50_ms']} ms p99 {m['delay_p99_ms']} ms  spread p50 {m['spread_p50_ms']} ms "
+            f"p99 {m['spread_p99_ms']} ms"
+        )
     print(f"gateway / node deliveries: {sse['ratio']:.3f}x")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))

@@ -73,8 +73,12 @@ def _timed(connections: dict[str, http.client.HTTPConnection], name: str, path: 
 
 def summary(latencies: list[float]) -> dict[str, float]:
     ordered = sorted(latencies)
-    return {"p50_ms": statistics.median(ordered), "p99_ms": ordered[max(0, int(len(ordered) * 0.99) - 1)],
-            "max_ms": ordered[-1], "n": len(ordered)}
+    return {
+        "p50_ms": statistics.median(ordered),
+        "p99_ms": ordered[max(0, int(len(ordered) * 0.99) - 1)],
+        "max_ms": ordered[-1],
+        "n": len(ordered),
+    }
 
 
 def node(work: Path, name: str, speed: float, minutes: int = 5_000) -> tuple[list[str], dict[str, str], int]:
@@ -82,8 +86,9 @@ def node(work: Path, name: str, speed: float, minutes: int = 5_000) -> tuple[lis
     directory = work / name
     directory.mkdir()
     config = directory / "node.toml"
-    config.write_text(CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0",
-                                                                                          f"speed = {speed}"))
+    config.write_text(
+        CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0", f"speed = {speed}")
+    )
     argv = python("-m", "spine.cli", "node", "--config", str(config))
     return argv, environment(SPINE_DATA_DIR=str(directory / "data")), port
 
@@ -130,12 +135,16 @@ def main(argv: list[str] | None = None) -> int:
         loaded = loaded_phase(work, setup)
         idle = idle_phase(work, setup)
     results = {"idle": idle, "loaded": loaded}
-    print(f"{'route':<14}{'idle p50':>10}{'idle p99':>10}{'load p50':>10}{'load p99':>10}{'load max':>10}"
-          f"{'p99 ratio':>11}  (ms; target ratio <= 3)")
+    print(
+        f"{'route':<14}{'idle p50':>10}{'idle p99':>10}{'load p50':>10}{'load p99':>10}{'load max':>10}"
+        f"{'p99 ratio':>11}  (ms; target ratio <= 3)"
+    )
     for name in ROUTES:
         i, lo = idle[name], loaded[name]
-        print(f"{name:<14}{i['p50_ms']:>10.2f}{i['p99_ms']:>10.2f}{lo['p50_ms']:>10.2f}{lo['p99_ms']:>10.2f}"
-              f"{lo['max_ms']:>10.1f}{lo['p99_ms'] / i['p99_ms']:>11.2f}")
+        print(
+            f"{name:<14}{i['p50_ms']:>10.2f}{i['p99_ms']:>10.2f}{lo['p50_ms']:>10.2f}{lo['p99_ms']:>10.2f}"
+            f"{lo['max_ms']:>10.1f}{lo['p99_ms'] / i['p99_ms']:>11.2f}"
+        )
     print(f"SIGTERM under load to exit (stop and final flush): {loaded['sigterm_secs']:.2f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -30,8 +30,9 @@ def spine_node(work: Path, minutes: int = 5_000, timeout: float = 120.0, speed: 
     """A running node's base URL, once its history is hydrated (the venue at ``speed``x)."""
     port = free_port()
     config = work / "node.toml"
-    config.write_text(CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0",
-                                                                                      f"speed = {speed:g}"))
+    config.write_text(
+        CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0", f"speed = {speed:g}")
+    )
     env = environment(SPINE_DATA_DIR=str(work / "spine-data"))
     base = f"http://{HOST}:{port}"
     argv = python("-m", "spine.cli", "node", "--config", str(config))

@@ -50,13 +50,20 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def serving(name: str, argv: Sequence[str], url: str, log_dir: Path, env: dict[str, str] | None = None,
-            timeout: float = 60.0) -> Iterator[subprocess.Popen[bytes]]:
+def serving(
+    name: str, argv: Sequence[str], url: str, log_dir: Path, env: dict[str, str] | None = None, timeout: float = 60.0
+) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``argv`` until the block ends; ready once ``url`` answers 200."""
     log = log_dir / f"{name}.log"
     with log.open("wb") as sink:
-        process = subprocess.Popen(list(argv), cwd=ROOT, env=env or environment(), stdout=sink,
-                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            list(argv),
+            cwd=ROOT,
+            env=env or environment(),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
     try:
         wait_ready(process, url, log, timeout)
         yield process

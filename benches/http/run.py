@@ -29,8 +29,17 @@ from benches.http.procs import environment
 from benches.http.servers import HEALTH_REFERENCE, HTTP_RIVALS, SSE_SERVERS, started
 from benches.http.sse_client import run_clients
 
-FULL = {"wrk_seconds": 10.0, "repeats": 3, "connections": 32, "subscribers": 1_000, "clients": 2,
-        "flat_seconds": 4.5, "paced_seconds": 5.0, "rate": 10.0, "burst": 10}
+FULL = {
+    "wrk_seconds": 10.0,
+    "repeats": 3,
+    "connections": 32,
+    "subscribers": 1_000,
+    "clients": 2,
+    "flat_seconds": 4.5,
+    "paced_seconds": 5.0,
+    "rate": 10.0,
+    "burst": 10,
+}
 QUICK = FULL | {"wrk_seconds": 3.0, "repeats": 1, "flat_seconds": 2.5, "paced_seconds": 3.0}
 
 
@@ -59,26 +68,36 @@ def wrk_all(bases: dict[str, str], setup: dict[str, Any]) -> list[dict[str, Any]
 
 def sse_runs(work: Path, setup: dict[str, Any]) -> list[dict[str, Any]]:
     """Every SSE server flat out, then paced, repeats interleaved."""
-    cases = (("flat", 0.0, setup["flat_seconds"], 1), ("burst", 0.0, setup["flat_seconds"], setup["burst"]),
-             ("paced", setup["rate"], setup["paced_seconds"], 1))
+    cases = (
+        ("flat", 0.0, setup["flat_seconds"], 1),
+        ("burst", 0.0, setup["flat_seconds"], setup["burst"]),
+        ("paced", setup["rate"], setup["paced_seconds"], 1),
+    )
     runs = []
     with started(SSE_SERVERS, work, environment()) as bases:
         for repeat in range(setup["repeats"]):
             for server, base in bases.items():
                 for mode, rate, seconds, burst in cases:
                     port = int(base.rsplit(":", 1)[1])
-                    result = run_clients(port, setup["subscribers"], rate, seconds, processes=setup["clients"],
-                                         burst=burst)
+                    result = run_clients(
+                        port, setup["subscribers"], rate, seconds, processes=setup["clients"], burst=burst
+                    )
                     runs.append({"mode": mode, "server": server, "repeat": repeat, **result})
                     _progress(runs[-1])
     return runs
 
 
 def _progress(run: dict[str, Any]) -> None:
-    fields = {k: v for k, v in run.items() if k in ("rps", "p50_ms", "p99_ms", "deliveries_per_s", "window_per_s", "errors",
-                                                     "delivered", "expected")}
-    print(f"  {run.get('case') or run.get('mode')} {run['server']} #{run['repeat'] + 1}: {fields}",
-          file=sys.stderr, flush=True)
+    fields = {
+        k: v
+        for k, v in run.items()
+        if k in ("rps", "p50_ms", "p99_ms", "deliveries_per_s", "window_per_s", "errors", "delivered", "expected")
+    }
+    print(
+        f"  {run.get('case') or run.get('mode')} {run['server']} #{run['repeat'] + 1}: {fields}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     print(report.table(http_summary, sse_summary, goals, setup))
     if args.json:
         summary = {"http": _rows(http_summary, "case"), "sse": _rows(sse_summary, "mode")}
-        args.json.write_text(json.dumps({"setup": setup, "summary": summary, "targets": goals,
-                                         "runs": {"http": http, "sse": sse}}, indent=1))
+        args.json.write_text(
+            json.dumps(
+                {"setup": setup, "summary": summary, "targets": goals, "runs": {"http": http, "sse": sse}}, indent=1
+            )
+        )
     return 0
 
 

@@ -39,6 +39,7 @@ from benches.http import wrk
 from benches.http.node import CONFIG, START_NS, wait_hydrated
 from benches.http.procs import HOST, environment, free_port, get, python, serving
 from benches.http.screener_rival import load, screen
+from benches.http.servers import uvicorn_argv
 
 FULL = {"wrk_seconds": 10.0, "repeats": 3, "connections": 32, "subscribers": 100, "stream_seconds": 10.0}
 QUICK = FULL | {"wrk_seconds": 3.0, "repeats": 1, "stream_seconds": 4.0}
@@ -51,12 +52,19 @@ BODY = json.dumps(DEFINITION)
 def node(work: Path, minutes: int = 1_500, timeout: float = 180.0) -> Iterator[str]:
     port = free_port()
     config = work / "node.toml"
-    config.write_text(CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0",
-                                                                                          f"speed = {SPEED:g}"))
+    config.write_text(
+        CONFIG.format(minutes=minutes, port=port, start=START_NS).replace("speed = 1.0", f"speed = {SPEED:g}")
+    )
     base = f"http://{HOST}:{port}"
     argv = python("-m", "spine.cli", "node", "--config", str(config))
-    with serving("spine-node", argv, base + "/v2/health", work, env=environment(SPINE_DATA_DIR=str(work / "node")),
-                 timeout=timeout):
+    with serving(
+        "spine-node",
+        argv,
+        base + "/v2/health",
+        work,
+        env=environment(SPINE_DATA_DIR=str(work / "node")),
+        timeout=timeout,
+    ):
         wait_hydrated(base, timeout)
         yield base
 
@@ -65,8 +73,9 @@ def node(work: Path, minutes: int = 1_500, timeout: float = 180.0) -> Iterator[s
 def screener(work: Path, node_base: str, timeout: float = 180.0) -> Iterator[str]:
     port = free_port()
     base = f"http://{HOST}:{port}"
-    argv = python("-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(work / "screener"),
-                  "--node", node_base)
+    argv = python(
+        "-m", "spine.cli", "screener", "--port", str(port), "--data-dir", str(work / "screener"), "--node", node_base
+    )
     with serving("spine-screener", argv, base + "/v2/health", work, env=environment(), timeout=timeout):
         deadline = time.monotonic() + timeout
         while True:
@@ -88,6 +97,7 @@ def _json(url: str) -> Any:
 
 def _post(url: str, body: str) -> Any:
     import urllib.request
+
     request = urllib.request.Request(url, body.encode(), {"content-type": "application/json"}, method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
         return json.loads(response.read())
@@ -109,8 +119,11 @@ def snapshot_rows(base: str, path: Path, tries: int = 50) -> Path:
             continue
         path.write_text(json.dumps(rows))
         frame, scales, _ = load(path)
-        ours = ([(r["instrument_id"], r["resolution"], r["rank"]) for r in answer["rows"]], answer["evaluated"],
-                answer["matched"])
+        ours = (
+            [(r["instrument_id"], r["resolution"], r["rank"]) for r in answer["rows"]],
+            answer["evaluated"],
+            answer["matched"],
+        )
         theirs = screen(frame, scales, DEFINITION)
         if ours != theirs:
             raise AssertionError(f"the rival ranks other rows than spine:\n{ours}\n{theirs}")
@@ -122,12 +135,13 @@ def snapshot_rows(base: str, path: Path, tries: int = 50) -> Path:
 
 def lua(work: Path) -> Path:
     script = work / "screen.lua"
-    script.write_text(f'wrk.method = "POST"\nwrk.body = {json.dumps(BODY)}\n'
-                      'wrk.headers["Content-Type"] = "application/json"\n')
+    script.write_text(
+        f'wrk.method = "POST"\nwrk.body = {json.dumps(BODY)}\nwrk.headers["Content-Type"] = "application/json"\n'
+    )
     return script
 
 
-# --- the streams ------------------------------------------------------------------------------
+# the streams
 
 
 class Counter(asyncio.Protocol):
@@ -144,7 +158,7 @@ class Counter(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         buffer = self.tail + data
         # A mark split across reads is counted once: keep the bytes that could start one.
-        self.tail = buffer[-len(self.mark) + 1:]
+        self.tail = buffer[-len(self.mark) + 1 :]
         n = buffer.count(self.mark) - self.tail.count(self.mark)
         if self.counting:
             self.events += n
@@ -158,8 +172,9 @@ class Counter(asyncio.Protocol):
 async def _stream(port: int, path: str, mark: bytes, subscribers: int, seconds: float) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     request = f"GET {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode()
-    made = await asyncio.gather(*(loop.create_connection(lambda: Counter(request, mark), HOST, port)
-                                  for _ in range(subscribers)))
+    made = await asyncio.gather(
+        *(loop.create_connection(lambda: Counter(request, mark), HOST, port) for _ in range(subscribers))
+    )
     counters = [protocol for _, protocol in made]
     try:
         await asyncio.sleep(2.0)  # the connect rows and the first turns go uncounted
@@ -172,10 +187,16 @@ async def _stream(port: int, path: str, mark: bytes, subscribers: int, seconds: 
     finally:
         for transport, _ in made:
             transport.close()
-    return {"subscribers": subscribers, "seconds": round(elapsed, 3), "delivered": sum(counts),
-            "events_per_s": round(sum(counts) / elapsed), "per_subscriber_per_s": round(statistics.median(counts) / elapsed, 1),
-            "min_events": min(counts), "max_events": max(counts),
-            "ended": sum(counter.ended for counter in counters)}
+    return {
+        "subscribers": subscribers,
+        "seconds": round(elapsed, 3),
+        "delivered": sum(counts),
+        "events_per_s": round(sum(counts) / elapsed),
+        "per_subscriber_per_s": round(statistics.median(counts) / elapsed, 1),
+        "min_events": min(counts),
+        "max_events": max(counts),
+        "ended": sum(counter.ended for counter in counters),
+    }
 
 
 def stream(base: str, path: str, mark: bytes, subscribers: int, seconds: float) -> dict[str, Any]:
@@ -200,21 +221,22 @@ def main(argv: list[str] | None = None) -> int:
             rows = snapshot_rows(screener_base, work / "rows.json")
             env = environment(SPINE_BENCH_SCREENER_ROWS=str(rows))
             port = free_port()
-            rival_argv = python("-m", "uvicorn", "benches.http.screener_rival:app", "--host", HOST, "--port", str(port),
-                                "--loop", "uvloop", "--http", "httptools", "--log-level", "warning", "--no-access-log")
+            rival_argv = uvicorn_argv("benches.http.screener_rival:app")(port)
             rival = f"http://{HOST}:{port}"
             script = lua(work)
             with serving("fastapi-polars", rival_argv, rival + "/v2/health", work, env=env):
                 for repeat in range(setup["repeats"]):
                     for server, base in (("spine", screener_base), ("fastapi+polars", rival)):
-                        result = wrk.run(base + "/v2/screener/screen", setup["wrk_seconds"], setup["connections"],
-                                         script=script)
+                        result = wrk.run(
+                            base + "/v2/screener/screen", setup["wrk_seconds"], setup["connections"], script=script
+                        )
                         runs.append({"case": "screen", "server": server, "repeat": repeat, **result})
                         print(f"  screen {server} #{repeat + 1}: {result}", file=sys.stderr, flush=True)
             for repeat in range(setup["repeats"]):
                 for server, base, path, mark in (
-                        ("screener stream", screener_base, "/v2/stream/screener", b"\n\n"),
-                        ("node bars stream", node_base, "/v2/stream/bars", b"\n\n")):
+                    ("screener stream", screener_base, "/v2/stream/screener", b"\n\n"),
+                    ("node bars stream", node_base, "/v2/stream/bars", b"\n\n"),
+                ):
                     result = stream(base, path, mark, setup["subscribers"], setup["stream_seconds"])
                     runs.append({"case": "stream", "server": server, "repeat": repeat, **result})
                     print(f"  stream {server} #{repeat + 1}: {result}", file=sys.stderr, flush=True)
@@ -222,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     summary = _summary(runs)
     print(_table(summary, setup, health))
     if args.json:
-        args.json.write_text(json.dumps({"setup": setup, "summary": summary, "runs": runs,
-                                         "screener_health": health}, indent=1))
+        args.json.write_text(
+            json.dumps({"setup": setup, "summary": summary, "runs": runs, "screener_health": health}, indent=1)
+        )
     return 0
 
 
@@ -231,8 +254,11 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for server in dict.fromkeys(r["server"] for r in runs):
         mine = [r for r in runs if r["server"] == server]
-        metrics = ("rps", "p50_ms", "p99_ms") if mine[0]["case"] == "screen" else \
-            ("events_per_s", "per_subscriber_per_s", "min_events", "max_events", "ended")
+        metrics = (
+            ("rps", "p50_ms", "p99_ms")
+            if mine[0]["case"] == "screen"
+            else ("events_per_s", "per_subscriber_per_s", "min_events", "max_events", "ended")
+        )
         out[server] = {m: statistics.median(r[m] for r in mine) for m in metrics} | {"runs": len(mine)}
     return out
 
@@ -240,18 +266,25 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def _table(summary: dict[str, dict[str, Any]], setup: dict[str, Any], health: dict[str, Any]) -> str:
     spine, rival = summary["spine"], summary["fastapi+polars"]
     screener_stream, bars = summary["screener stream"], summary["node bars stream"]
-    return "\n".join([
-        f"POST /v2/screener/screen, wrk -t1 -c{setup['connections']} -d{setup['wrk_seconds']:g}s, "
-        f"median of {setup['repeats']}:",
-        f"  spine screener   {spine['rps']:>9,.0f} req/s  p50 {spine['p50_ms']:.2f} ms  p99 {spine['p99_ms']:.2f} ms",
-        f"  fastapi+polars   {rival['rps']:>9,.0f} req/s  p50 {rival['p50_ms']:.2f} ms  p99 {rival['p99_ms']:.2f} ms",
-        f"  spine x{spine['rps'] / rival['rps']:.2f} the req/s",
-        f"streams to {setup['subscribers']} subscribers for {setup['stream_seconds']:g} s, median of {setup['repeats']}:",
-        *(f"  {name:<17}{m['events_per_s']:>9,.0f} events/s  ({m['per_subscriber_per_s']:,.1f} per subscriber; "
-          f"min {m['min_events']:,} max {m['max_events']:,} per subscriber; ended early {m['ended']})"
-          for name, m in (("screener stream", screener_stream), ("node bars stream", bars))),
-        f"screener health after: connections {health['connections']} egress {health['egress']}",
-    ])
+    return "\n".join(
+        [
+            f"POST /v2/screener/screen, wrk -t1 -c{setup['connections']} -d{setup['wrk_seconds']:g}s, "
+            f"median of {setup['repeats']}:",
+            f"  spine screener   {spine['rps']:>9,.0f} req/s  "
+            f"p50 {spine['p50_ms']:.2f} ms  p99 {spine['p99_ms']:.2f} ms",
+            f"  fastapi+polars   {rival['rps']:>9,.0f} req/s  "
+            f"p50 {rival['p50_ms']:.2f} ms  p99 {rival['p99_ms']:.2f} ms",
+            f"  spine x{spine['rps'] / rival['rps']:.2f} the req/s",
+            f"streams to {setup['subscribers']} subscribers for {setup['stream_seconds']:g} s, "
+            f"median of {setup['repeats']}:",
+            *(
+                f"  {name:<17}{m['events_per_s']:>9,.0f} events/s  ({m['per_subscriber_per_s']:,.1f} per subscriber; "
+                f"min {m['min_events']:,} max {m['max_events']:,} per subscriber; ended early {m['ended']})"
+                for name, m in (("screener stream", screener_stream), ("node bars stream", bars))
+            ),
+            f"screener health after: connections {health['connections']} egress {health['egress']}",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -28,26 +28,38 @@ def _mantissa(value: dict[str, Any], scale: int) -> int | None:
 def load(path: Path) -> tuple[pl.DataFrame, dict[str, int], dict[tuple[str, str], dict[str, Any]]]:
     """The frame, each key's scale, and each row's ``svc.feature_row`` by (instrument, resolution)."""
     rows = json.loads(path.read_text())
-    scales = {key: int(value.get("scale", 0)) for row in rows for key, value in row["values"].items()
-              if value["kind"] == "DECIMAL"}
+    scales = {
+        key: int(value.get("scale", 0))
+        for row in rows
+        for key, value in row["values"].items()
+        if value["kind"] == "DECIMAL"
+    }
     keys = list(rows[0]["values"])
-    frame = pl.DataFrame({
-        "instrument_id": [row["instrument_id"] for row in rows],
-        "resolution": [row["resolution"] for row in rows],
-        "duration": [RESOLUTIONS.index(row["resolution"]) for row in rows],
-        **{key: pl.Series(key, [_mantissa(row["values"][key], scales.get(key, 0)) for row in rows], dtype=pl.Int64)
-           for key in keys},
-    })
+    frame = pl.DataFrame(
+        {
+            "instrument_id": [row["instrument_id"] for row in rows],
+            "resolution": [row["resolution"] for row in rows],
+            "duration": [RESOLUTIONS.index(row["resolution"]) for row in rows],
+            **{
+                key: pl.Series(key, [_mantissa(row["values"][key], scales.get(key, 0)) for row in rows], dtype=pl.Int64)
+                for key in keys
+            },
+        }
+    )
     return frame, scales, {(row["instrument_id"], row["resolution"]): row for row in rows}
 
 
-FRAME, SCALES, ROWS = load(Path(os.environ.get("SPINE_BENCH_SCREENER_ROWS", "/dev/null"))) \
-    if "SPINE_BENCH_SCREENER_ROWS" in os.environ else (pl.DataFrame(), {}, {})
+FRAME, SCALES, ROWS = (
+    load(Path(os.environ.get("SPINE_BENCH_SCREENER_ROWS", "/dev/null")))
+    if "SPINE_BENCH_SCREENER_ROWS" in os.environ
+    else (pl.DataFrame(), {}, {})
+)
 app = FastAPI()
 
 
-def screen(frame: pl.DataFrame, scales: dict[str, int],
-           definition: dict[str, Any]) -> tuple[list[tuple[str, str, int]], int, int]:
+def screen(
+    frame: pl.DataFrame, scales: dict[str, int], definition: dict[str, Any]
+) -> tuple[list[tuple[str, str, int]], int, int]:
     def _literal(key: str, text: str) -> int:
         return int(Decimal(text).scaleb(scales.get(key, 0)))
 
@@ -65,9 +77,11 @@ def screen(frame: pl.DataFrame, scales: dict[str, int],
             raise ValueError(f"the rival does not evaluate {c['op']}")
     matched = frame.filter(condition)
     sort = definition["sort"]
-    top = matched.sort([s["key"] for s in sort] + ["instrument_id", "duration"],
-                       descending=[s["direction"] == "DESC" for s in sort] + [False, False],
-                       nulls_last=True).head(definition["limit"])
+    top = matched.sort(
+        [s["key"] for s in sort] + ["instrument_id", "duration"],
+        descending=[s["direction"] == "DESC" for s in sort] + [False, False],
+        nulls_last=True,
+    ).head(definition["limit"])
     ranked = [(i, r, n + 1) for n, (i, r) in enumerate(top.select("instrument_id", "resolution").iter_rows())]
     return ranked, frame.height, matched.height
 
@@ -76,10 +90,23 @@ def screen(frame: pl.DataFrame, scales: dict[str, int],
 async def screen_route(request: Request) -> Any:
     definition = json.loads(await request.body())
     ranked, evaluated, matched = screen(FRAME, SCALES, definition)
-    rows = [{"instrument_id": i, "resolution": r, "rank": rank, "ts_event": ROWS[(i, r)]["ts_event"],
-             "values": ROWS[(i, r)]["values"]} for i, r, rank in ranked]
-    return {"schema_id": "svc.screen_result", "definition": definition, "evaluated": evaluated, "matched": matched,
-            "rows": rows}
+    rows = [
+        {
+            "instrument_id": i,
+            "resolution": r,
+            "rank": rank,
+            "ts_event": ROWS[(i, r)]["ts_event"],
+            "values": ROWS[(i, r)]["values"],
+        }
+        for i, r, rank in ranked
+    ]
+    return {
+        "schema_id": "svc.screen_result",
+        "definition": definition,
+        "evaluated": evaluated,
+        "matched": matched,
+        "rows": rows,
+    }
 
 
 @app.get("/v2/health")

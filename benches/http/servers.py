@@ -18,14 +18,44 @@ class Spec:
     ready: str
 
 
-def _uvicorn(app: str) -> Callable[[int], list[str]]:
-    return lambda port: python("-m", "uvicorn", app, "--host", HOST, "--port", str(port), "--loop", "uvloop",
-                               "--http", "httptools", "--log-level", "warning", "--no-access-log")
+def uvicorn_argv(app: str) -> Callable[[int], list[str]]:
+    """The command line of uvicorn serving ``app`` on a port (one worker, uvloop, httptools)."""
+    return lambda port: python(
+        "-m",
+        "uvicorn",
+        app,
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    )
 
 
 def _granian_rsgi(app: str) -> Callable[[int], list[str]]:
-    return lambda port: python("-m", "granian", "--interface", "rsgi", "--host", HOST, "--port", str(port),
-                               "--workers", "1", "--loop", "uvloop", "--log-level", "warning", app)
+    return lambda port: python(
+        "-m",
+        "granian",
+        "--interface",
+        "rsgi",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--loop",
+        "uvloop",
+        "--log-level",
+        "warning",
+        app,
+    )
 
 
 def _module(name: str) -> Callable[[int], list[str]]:
@@ -34,8 +64,8 @@ def _module(name: str) -> Callable[[int], list[str]]:
 
 #: The request/response rivals, serving the pre-built pages (``SPINE_BENCH_DOCS``).
 HTTP_RIVALS = (
-    Spec("fastapi", _uvicorn("benches.http.fastapi_app:app"), "/v2/health"),
-    Spec("starlette+orjson", _uvicorn("benches.http.starlette_app:app"), "/v2/health"),
+    Spec("fastapi", uvicorn_argv("benches.http.fastapi_app:app"), "/v2/health"),
+    Spec("starlette+orjson", uvicorn_argv("benches.http.starlette_app:app"), "/v2/health"),
 )
 #: The /v2/health reference: a bare Granian RSGI app answering a constant.
 HEALTH_REFERENCE = Spec("granian-const", _granian_rsgi("benches.http.const_app:app"), "/v2/health")
@@ -43,7 +73,7 @@ HEALTH_REFERENCE = Spec("granian-const", _granian_rsgi("benches.http.const_app:a
 SSE_SERVERS = (
     Spec("spine", _module("benches.http.sse_spine"), "/bench/subscribers"),
     Spec("starlette-granian", _module("benches.http.sse_rivals"), "/bench/subscribers"),
-    Spec("sse-starlette", _uvicorn("benches.http.sse_rivals:sse_starlette_app"), "/bench/subscribers"),
+    Spec("sse-starlette", uvicorn_argv("benches.http.sse_rivals:sse_starlette_app"), "/bench/subscribers"),
 )
 
 

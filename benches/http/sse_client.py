@@ -123,8 +123,12 @@ async def open_subscribers(port: int, request: bytes, n: int, tally: FrameSink) 
     loop = asyncio.get_running_loop()
     subscribers: list[Subscriber] = []
     for batch in range(0, n, 100):
-        made = await asyncio.gather(*(loop.create_connection(lambda: Subscriber(tally, request), HOST, port)
-                                      for _ in range(min(100, n - batch))))
+        made = await asyncio.gather(
+            *(
+                loop.create_connection(lambda: Subscriber(tally, request), HOST, port)
+                for _ in range(min(100, n - batch))
+            )
+        )
         subscribers += [protocol for _, protocol in made]
     return subscribers
 
@@ -163,8 +167,9 @@ async def settle(tally: Tally, seconds: float, timeout: float = 90.0) -> None:
         await asyncio.sleep(0.1)
 
 
-async def measure(port: int, n: int, rate: float, seconds: float, warmup: float, total: int,
-                  burst: int = 1) -> dict[str, object]:
+async def measure(
+    port: int, n: int, rate: float, seconds: float, warmup: float, total: int, burst: int = 1
+) -> dict[str, object]:
     tally = Tally(rate > 0, warmup, seconds)
     subscribers = await open_subscribers(port, stream_request(port, "/v2/stream/bars"), n, tally)
     try:
@@ -175,17 +180,36 @@ async def measure(port: int, n: int, rate: float, seconds: float, warmup: float,
         for subscriber in subscribers:
             if subscriber.transport is not None:
                 subscriber.transport.close()
-    return {"subscribers": n, "published": published, "delivered": tally.total, "window": tally.window,
-            "first_ns": tally.first_ns, "last_ns": tally.last_ns, "refused": tally.refused,
-            "delays_ns": tally.delays}
+    return {
+        "subscribers": n,
+        "published": published,
+        "delivered": tally.total,
+        "window": tally.window,
+        "first_ns": tally.first_ns,
+        "last_ns": tally.last_ns,
+        "refused": tally.refused,
+        "delays_ns": tally.delays,
+    }
 
 
-def run_clients(port: int, subscribers: int, rate: float, seconds: float, warmup: float = 0.5,
-                processes: int = 2, burst: int = 1) -> dict[str, object]:
+def run_clients(
+    port: int, subscribers: int, rate: float, seconds: float, warmup: float = 0.5, processes: int = 2, burst: int = 1
+) -> dict[str, object]:
     """Split ``subscribers`` over ``processes`` clients; the merged figures."""
     shares = [subscribers // processes + (k < subscribers % processes) for k in range(processes)]
-    argv = python("-m", "benches.http.sse_client", str(port), "--rate", f"{rate:g}", "--seconds", f"{seconds:g}",
-                  "--warmup", f"{warmup:g}", "--burst", str(burst))
+    argv = python(
+        "-m",
+        "benches.http.sse_client",
+        str(port),
+        "--rate",
+        f"{rate:g}",
+        "--seconds",
+        f"{seconds:g}",
+        "--warmup",
+        f"{warmup:g}",
+        "--burst",
+        str(burst),
+    )
     # Results go through files: a client blocked on a full stdout pipe while the parent waits
     # on another one fails its write.
     with tempfile.TemporaryDirectory() as tmp:
@@ -194,8 +218,15 @@ def run_clients(port: int, subscribers: int, rate: float, seconds: float, warmup
         for k, (share, out) in enumerate(zip(shares, outs, strict=True)):
             lead = ["--trigger", str(subscribers)] if k == 0 else []
             with out.open("wb") as sink:
-                clients.append(subprocess.Popen([*argv, "--subscribers", str(share), *lead], cwd=ROOT,
-                                                env=environment(), stdout=sink, stdin=subprocess.DEVNULL))
+                clients.append(
+                    subprocess.Popen(
+                        [*argv, "--subscribers", str(share), *lead],
+                        cwd=ROOT,
+                        env=environment(),
+                        stdout=sink,
+                        stdin=subprocess.DEVNULL,
+                    )
+                )
         try:
             for client in clients:
                 if client.wait(seconds + 180):
@@ -220,12 +251,19 @@ def merge(results: list[dict], window: float) -> dict[str, object]:
     delivered = sum(r["delivered"] for r in results)
     received = [r for r in results if r["first_ns"]]
     span_s = (max(r["last_ns"] for r in received) - min(r["first_ns"] for r in received)) / 1e9 if received else 0
-    return {"subscribers": subscribers, "published": published, "expected": published * subscribers,
-            "delivered": delivered, "refused": sum(r["refused"] for r in results),
-            "deliveries_per_s": round(delivered / span_s) if span_s > 0 else 0,
-            "window_per_s": round(sum(r["window"] for r in results) / window),
-            "delay_samples": len(delays), "p50_ms": quantile_ms(delays, 0.5), "p99_ms": quantile_ms(delays, 0.99),
-            "max_ms": quantile_ms(delays, 1.0)}
+    return {
+        "subscribers": subscribers,
+        "published": published,
+        "expected": published * subscribers,
+        "delivered": delivered,
+        "refused": sum(r["refused"] for r in results),
+        "deliveries_per_s": round(delivered / span_s) if span_s > 0 else 0,
+        "window_per_s": round(sum(r["window"] for r in results) / window),
+        "delay_samples": len(delays),
+        "p50_ms": quantile_ms(delays, 0.5),
+        "p99_ms": quantile_ms(delays, 0.99),
+        "max_ms": quantile_ms(delays, 1.0),
+    }
 
 
 def quantile_ms(ordered: list[int], q: float) -> float | None:
@@ -241,11 +279,17 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.5)
     parser.add_argument("--burst", type=int, default=1, help="flat out: events published per loop turn")
     parser.add_argument("--warmup", type=float, default=0.5)
-    parser.add_argument("--trigger", type=int, default=0, metavar="TOTAL",
-                        help="trigger the publisher once the server holds TOTAL subscriptions")
+    parser.add_argument(
+        "--trigger",
+        type=int,
+        default=0,
+        metavar="TOTAL",
+        help="trigger the publisher once the server holds TOTAL subscriptions",
+    )
     args = parser.parse_args()
-    result = uvloop.run(measure(args.port, args.subscribers, args.rate, args.seconds, args.warmup, args.trigger,
-                                args.burst))
+    result = uvloop.run(
+        measure(args.port, args.subscribers, args.rate, args.seconds, args.warmup, args.trigger, args.burst)
+    )
     print(json.dumps(result))
 
 

@@ -89,11 +89,14 @@ async def client(port: int, path: str, n: int, warmup: float, seconds: float, ou
                 subscriber.transport.close()
     out.with_suffix(".bin").write_bytes(tally.records.tobytes())
     keys = [[i.decode(), ts.decode()] for i, ts in tally.keys]
-    out.write_text(json.dumps({"subscribers": n, "start_ns": start, "end_ns": end, "refused": tally.refused,
-                               "ended": ended, "keys": keys}))
+    out.write_text(
+        json.dumps(
+            {"subscribers": n, "start_ns": start, "end_ns": end, "refused": tally.refused, "ended": ended, "keys": keys}
+        )
+    )
 
 
-# --- the bench's side: the reference subscriber, the run, the figures ---------------------------
+# the bench's side: the reference subscriber, the run, the figures
 
 
 class Reference(asyncio.Protocol):
@@ -130,12 +133,27 @@ class Reference(asyncio.Protocol):
 
 async def _side(node_port: int, port: int, n: int, warmup: float, seconds: float, out: Path) -> Reference:
     loop = asyncio.get_running_loop()
-    transport, reference = await loop.create_connection(lambda: Reference(stream_request(node_port, PATH)), HOST, node_port)
+    transport, reference = await loop.create_connection(
+        lambda: Reference(stream_request(node_port, PATH)), HOST, node_port
+    )
     try:
-        argv = python("-m", "benches.http.sse_relay", str(port), PATH, "--subscribers", str(n),
-                      "--warmup", f"{warmup:g}", "--seconds", f"{seconds:g}", "--out", str(out))
-        process = await asyncio.create_subprocess_exec(*argv, cwd=ROOT, env=environment(),
-                                                       stdin=asyncio.subprocess.DEVNULL)
+        argv = python(
+            "-m",
+            "benches.http.sse_relay",
+            str(port),
+            PATH,
+            "--subscribers",
+            str(n),
+            "--warmup",
+            f"{warmup:g}",
+            "--seconds",
+            f"{seconds:g}",
+            "--out",
+            str(out),
+        )
+        process = await asyncio.create_subprocess_exec(
+            *argv, cwd=ROOT, env=environment(), stdin=asyncio.subprocess.DEVNULL
+        )
         try:
             if await asyncio.wait_for(process.wait(), warmup + seconds + 120):
                 raise RuntimeError(f"the sse relay client exited {process.returncode} (port {port})")
@@ -151,8 +169,11 @@ async def _side(node_port: int, port: int, n: int, warmup: float, seconds: float
 def side(node_port: int, port: int, n: int, warmup: float, seconds: float, out: Path) -> dict[str, Any]:
     """One measured side: ``n`` subscribers on ``port``'s stream, a reference on the node's."""
     reference = uvloop.run(_side(node_port, port, n, warmup, seconds, out))
-    return figures(reference, json.loads(out.read_text()), np.frombuffer(out.with_suffix(".bin").read_bytes(),
-                                                                         dtype=np.int64).reshape(-1, 4))
+    return figures(
+        reference,
+        json.loads(out.read_text()),
+        np.frombuffer(out.with_suffix(".bin").read_bytes(), dtype=np.int64).reshape(-1, 4),
+    )
 
 
 def figures(reference: Reference, run: dict[str, Any], records: np.ndarray) -> dict[str, Any]:
@@ -180,21 +201,31 @@ def figures(reference: Reference, run: dict[str, Any], records: np.ndarray) -> d
     window = (run["end_ns"] - run["start_ns"]) / 1e9
     in_window = int(((ref_times >= run["start_ns"]) & (ref_times < run["end_ns"])).sum())
     delivered = int(n.sum())
-    return {"subscribers": run["subscribers"], "seconds": round(window, 3), "delivered": delivered,
-            "deliveries_per_s": round(delivered / window),
-            "source_events_per_s": round(in_window / window),
-            "delivered_share": round(delivered / (in_window * run["subscribers"]), 4) if in_window else None,
-            "reads": len(records), "reads_with_gaps": int((~whole).sum()), "refused": run["refused"],
-            "ended": run["ended"], "delay_samples": len(against),
-            "delay_p50_ms": _ms(against, 50), "delay_p99_ms": _ms(against, 99),
-            "spread_events": len(spread), "spread_p50_ms": _ms(spread, 50), "spread_p99_ms": _ms(spread, 99)}
+    return {
+        "subscribers": run["subscribers"],
+        "seconds": round(window, 3),
+        "delivered": delivered,
+        "deliveries_per_s": round(delivered / window),
+        "source_events_per_s": round(in_window / window),
+        "delivered_share": round(delivered / (in_window * run["subscribers"]), 4) if in_window else None,
+        "reads": len(records),
+        "reads_with_gaps": int((~whole).sum()),
+        "refused": run["refused"],
+        "ended": run["ended"],
+        "delay_samples": len(against),
+        "delay_p50_ms": _ms(against, 50),
+        "delay_p99_ms": _ms(against, 99),
+        "spread_events": len(spread),
+        "spread_p50_ms": _ms(spread, 50),
+        "spread_p99_ms": _ms(spread, 99),
+    }
 
 
 def _ms(values: np.ndarray, q: float) -> float | None:
     return round(float(np.percentile(values, q, method="inverted_cdf")) / 1e6, 3) if len(values) else None
 
 
-# --- the check before timing ------------------------------------------------------------------
+# the check before timing
 
 
 async def _collect(ports: list[int], seconds: float) -> list[bytes]:
@@ -209,13 +240,14 @@ async def _collect(ports: list[int], seconds: float) -> list[bytes]:
 def same_events(node_port: int, gateway_port: int, seconds: float = 3.0, least: int = 500) -> int:
     """Both streams read side by side for ``seconds``: over the events both received, the
     gateway's data lines must be the node's, byte for byte and in order. Returns how many."""
-    node, gateway = ([m.group(1) for m in FRAME.finditer(raw)] for raw in uvloop.run(_collect([node_port, gateway_port],
-                                                                                                  seconds)))
+    node, gateway = (
+        [m.group(1) for m in FRAME.finditer(raw)] for raw in uvloop.run(_collect([node_port, gateway_port], seconds))
+    )
     if not gateway or gateway[0] not in node:
         raise AssertionError("the gateway's first quote never reached the node's subscriber")
     start = node.index(gateway[0])
     both = min(len(node) - start, len(gateway))
-    if node[start:start + both] != gateway[:both]:
+    if node[start : start + both] != gateway[:both]:
         raise AssertionError("the gateway's quotes differ from the node's over the window both received")
     if both < least:
         raise AssertionError(f"only {both} quotes received through both: nothing much compared")

@@ -53,14 +53,20 @@ async def subscribers(request: Request) -> Response:
 async def publish_route(request: Request) -> Response:
     query = {k: float(v) for k, v in request.query_params.items()}
     started = time.monotonic()
-    published = await publish(HUB.publish, query.get("rate", 0.0), query.get("seconds", 1.0),
-                              int(query.get("burst", 1)))
+    published = await publish(
+        HUB.publish, query.get("rate", 0.0), query.get("seconds", 1.0), int(query.get("burst", 1))
+    )
     return Response(control_answer(published, started), media_type="application/json")
 
 
 def _app(stream: object) -> Starlette:
-    return Starlette(routes=[Route("/v2/stream/bars", stream), Route("/bench/subscribers", subscribers),
-                             Route("/bench/publish", publish_route)])
+    return Starlette(
+        routes=[
+            Route("/v2/stream/bars", stream),
+            Route("/bench/subscribers", subscribers),
+            Route("/bench/publish", publish_route),
+        ]
+    )
 
 
 sse_starlette_app = _app(sse_starlette_stream)

@@ -17,13 +17,12 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs
 
-from spine.fanout import FanOut
-from spine.http.app import NodeApp
-from spine.wire.bar_types import bar_kind
-from spine.node.heap import settle_heap
-
 from benches.http import embedded
 from benches.http.events import INSTRUMENT, control_answer, publish
+from spine.fanout import FanOut
+from spine.node.api import NodeApp
+from spine.node.heap import settle_heap
+from spine.wire.bar_types import bar_kind
 
 JSON = [("content-type", "application/json")]
 
@@ -33,8 +32,13 @@ class BenchApp:
     book's membership and the run id (the app's v1 journal taps the hub, as on a real node)."""
 
     def __init__(self) -> None:
-        self.node: Any = SimpleNamespace(hub=FanOut(), holds={INSTRUMENT}.__contains__, run_id="bench-sse-run",
-                                         lifecycle=lambda: "RUNNING", deployment_mode="public-readonly")
+        self.node: Any = SimpleNamespace(
+            hub=FanOut(),
+            holds={INSTRUMENT}.__contains__,
+            run_id="bench-sse-run",
+            lifecycle=lambda: "RUNNING",
+            deployment_mode="public-readonly",
+        )
         self.app = NodeApp(self.node, heartbeat_secs=3600.0)  # no heartbeats inside a run
         settle_heap()  # as ``spine node`` does once it has started
 
@@ -44,8 +48,9 @@ class BenchApp:
         elif scope.proto == "http" and scope.path == "/bench/publish":
             query = {k: float(v[0]) for k, v in parse_qs(scope.query_string).items()}
             started = time.monotonic()
-            published = await publish(self._offer, query.get("rate", 0.0), query.get("seconds", 1.0),
-                                      int(query.get("burst", 1)))
+            published = await publish(
+                self._offer, query.get("rate", 0.0), query.get("seconds", 1.0), int(query.get("burst", 1))
+            )
             proto.response_bytes(200, JSON, control_answer(published, started))
         else:
             await self.app.__rsgi__(scope, proto)

@@ -25,12 +25,18 @@ def require() -> str:
     return path
 
 
-def run(url: str, seconds: float, connections: int = 32,
-        script: Path | None = None) -> dict[str, float | str | None]:
+def run(url: str, seconds: float, connections: int = 32, script: Path | None = None) -> dict[str, float | str | None]:
     """One wrk run: ``rps``, ``p50_ms``, ``p99_ms`` and ``errors`` (None when clean);
     ``script``: a Lua script (a POST's method, body and headers)."""
-    argv = [require(), "-t1", f"-c{connections}", f"-d{seconds:g}s", "--latency",
-            *(["-s", str(script)] if script else []), url]
+    argv = [
+        require(),
+        "-t1",
+        f"-c{connections}",
+        f"-d{seconds:g}s",
+        "--latency",
+        *(["-s", str(script)] if script else []),
+        url,
+    ]
     out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 30, check=True).stdout
     return parse(out)
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from spine._core import (
     MAX_DECIMAL_SCALE,
-    FoldResult,
-    Series,
     MAX_JSON_DEPTH,
     WIRE_VERSION,
+    FoldResult,
     ScreenTable,
+    Series,
     StrategyKernel,
     canonical_json,
     canonicalize,

@@ -1,6 +1,6 @@
 # Hand-written stub for the extension module; checked by mypy.stubtest in CI.
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, final
+from typing import Any, Final, Literal, TypeAlias, final
 
 from spine.errors import StrategyRuleError as StrategyRuleError
 
@@ -37,6 +37,16 @@ __all__ = [
     "StrategyRuleError",
     "feature_kinds",
 ]
+
+# A bar column argument (``ts_event, open, high, low, close, volume`` and ``sequence``): a
+# contiguous, native-order 1-D buffer (numpy array, Arrow buffer, bytes) of uint64 times and
+# int64 mantissas; its layout is checked when it is read.
+_Column: TypeAlias = Any
+# A closed derived bucket's values: open, high, low, close, volume mantissas and its sequence.
+_BarValues: TypeAlias = tuple[int, int, int, int, int, int]
+# Derived buckets closed by a call: ``(resolution, "bar", start, end, values)`` or
+# ``(resolution, reason, start, end, None)`` for a withheld one.
+_Closed: TypeAlias = list[tuple[str, str, int, int, _BarValues | None]]
 
 MAX_JSON_DEPTH: Final[int]
 MAX_DECIMAL_SCALE: Final[int]
@@ -84,8 +94,15 @@ class FoldResult:
         """Little-endian buffers: ts_event and sequence uint64; open..volume int64 mantissas."""
 
     def page(
-        self, *, price_precision: int, size_precision: int, start: int | None = ..., end: int | None = ...,
-        after_sequence: int | None = ..., offset: int = ..., limit: int,
+        self,
+        *,
+        price_precision: int,
+        size_precision: int,
+        start: int | None = ...,
+        end: int | None = ...,
+        after_sequence: int | None = ...,
+        offset: int = ...,
+        limit: int,
     ) -> tuple[bytes, bool]:
         """The JSON array of bar rows a page query selects (see ``Series.page``), and whether more
         match after them."""
@@ -94,38 +111,46 @@ class FoldResult:
         """Withheld spans (start, end, reason), oldest first."""
 
 def bar_row(
-    sequence: int, ts_event: int, open: int, high: int, low: int, close: int, volume: int, *,
-    price_precision: int, size_precision: int,
+    sequence: int,
+    ts_event: int,
+    open: int,
+    high: int,
+    low: int,
+    close: int,
+    volume: int,
+    *,
+    price_precision: int,
+    size_precision: int,
 ) -> bytes:
     """One bar as the JSON array a stream event's ``bars`` holds: the row a page holds."""
 
 def fold_columns(
-    ts_event: Any,
-    open: Any,
-    high: Any,
-    low: Any,
-    close: Any,
-    volume: Any,
+    ts_event: _Column,
+    open: _Column,
+    high: _Column,
+    low: _Column,
+    close: _Column,
+    volume: _Column,
     *,
     resolution: str,
     channel: str,
     coverage: list[tuple[int, int]] | None = None,
-    sequence: Any | None = None,
+    sequence: _Column | None = None,
 ) -> FoldResult:
     """Fold contiguous uint64/int64 columns of 1-minute bars to one resolution."""
 
 def fold_columns_many(
-    ts_event: Any,
-    open: Any,
-    high: Any,
-    low: Any,
-    close: Any,
-    volume: Any,
+    ts_event: _Column,
+    open: _Column,
+    high: _Column,
+    low: _Column,
+    close: _Column,
+    volume: _Column,
     *,
     resolutions: list[str],
     channel: str,
     coverage: list[tuple[int, int]] | None = None,
-    sequence: Any | None = None,
+    sequence: _Column | None = None,
 ) -> list[FoldResult]:
     """Fold to several resolutions, each from the next finer one requested; results in request order."""
 
@@ -135,7 +160,12 @@ class Series:
     above the highest it granted is handed out only after ``reserve(top)`` granted ``top``."""
 
     def __new__(
-        cls, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...,
+        cls,
+        *,
+        channel: str,
+        price_precision: int,
+        size_precision: int,
+        capacity: int = ...,
         reserve: Callable[[int], int] | None = ...,
     ) -> Series: ...
     def __len__(self) -> int: ...
@@ -152,31 +182,34 @@ class Series:
         """Bumped by every call that may change the series (bars, coverage, counters)."""
 
     def page(
-        self, *, start: int | None = ..., end: int | None = ..., after_sequence: int | None = ...,
-        offset: int = ..., limit: int,
+        self,
+        *,
+        start: int | None = ...,
+        end: int | None = ...,
+        after_sequence: int | None = ...,
+        offset: int = ...,
+        limit: int,
     ) -> tuple[bytes, bool]:
         """The JSON array of bar rows ``ts_event`` in [start, end], sequence above
         ``after_sequence``, ``limit`` rows from ``offset``; and whether more match after them."""
 
-    def push(
-        self, ts_event: int, open: int, high: int, low: int, close: int, volume: int
-    ) -> tuple[str, list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]]:
+    def push(self, ts_event: int, open: int, high: int, low: int, close: int, volume: int) -> tuple[str, _Closed]:
         """Take one closed bar; returns its outcome and the derived buckets it closed."""
 
-    def advance(self, watermark: int) -> list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]:
+    def advance(self, watermark: int) -> _Closed:
         """Close the buckets ending at or before the watermark."""
 
-    def extend(self, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int:
+    def extend(
+        self, ts_event: _Column, open: _Column, high: _Column, low: _Column, close: _Column, volume: _Column
+    ) -> int:
         """Bulk load columns through the arrival rule; returns the number accepted."""
 
-    def resequence(self, sequence: Any, last_sequence: int) -> None:
+    def resequence(self, sequence: _Column, last_sequence: int) -> None:
         """Give the held bars their sequences from before a restart (uint64, oldest first) and
         continue numbering above ``last_sequence``."""
 
     def observe(self, start: int, end: int) -> None: ...
-    def confirm_empty(
-        self, start: int, end: int
-    ) -> list[tuple[str, str, int, int, tuple[int, int, int, int, int, int] | None]]:
+    def confirm_empty(self, start: int, end: int) -> _Closed:
         """Confirm empty the minutes of [start, end) holding no bar (the venue's history
         answered without a candle); the closed derived buckets complete now."""
     def confirmed_empty(self) -> list[tuple[int, int]]: ...
@@ -199,9 +232,7 @@ def feature_specs() -> list[dict[str, Any]]:
 class FeatureState:
     """Incremental feature state of one instrument and resolution."""
 
-    def __new__(
-        cls, *, price_scale: int, size_scale: int, feature_ids: list[str] | None = None
-    ) -> FeatureState: ...
+    def __new__(cls, *, price_scale: int, size_scale: int, feature_ids: list[str] | None = None) -> FeatureState: ...
     @property
     def feature_ids(self) -> list[str]: ...
     @property
@@ -212,7 +243,9 @@ class FeatureState:
     def size_scale(self) -> int: ...
     @property
     def last_ts_event(self) -> int | None: ...
-    def warm(self, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any) -> int:
+    def warm(
+        self, ts_event: _Column, open: _Column, high: _Column, low: _Column, close: _Column, volume: _Column
+    ) -> int:
         """Warm from contiguous uint64/int64 columns in one call; returns the bars taken."""
 
     def update(self, ts_event: int, open: int, high: int, low: int, close: int, volume: int) -> None:
@@ -232,22 +265,27 @@ class FeatureUniverse:
     def __new__(cls, *, feature_ids: list[str] | None = None) -> FeatureUniverse: ...
     def __len__(self) -> int: ...
     def copy(self) -> FeatureUniverse: ...
-    def add(
-        self, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...
-    ) -> int: ...
+    def add(self, *, channel: str, price_precision: int, size_precision: int, capacity: int = ...) -> int: ...
     def observe(self, instrument: int, start: int, end: int) -> None: ...
     def warm(
-        self, instrument: int, ts_event: Any, open: Any, high: Any, low: Any, close: Any, volume: Any
+        self,
+        instrument: int,
+        ts_event: _Column,
+        open: _Column,
+        high: _Column,
+        low: _Column,
+        close: _Column,
+        volume: _Column,
     ) -> int: ...
     def close_minute(
         self,
-        instrument: Any,
-        ts_event: Any,
-        open: Any,
-        high: Any,
-        low: Any,
-        close: Any,
-        volume: Any,
+        instrument: _Column,
+        ts_event: _Column,
+        open: _Column,
+        high: _Column,
+        low: _Column,
+        close: _Column,
+        volume: _Column,
     ) -> bytes: ...
     def advance(self, watermark: int) -> bytes: ...
     def row(self, instrument: int, resolution: str) -> dict[str, dict[str, str | int]]: ...
@@ -385,17 +423,13 @@ class ScreenTable:
     def upsert(self, instrument_id: str, resolution: str, values: dict[str, dict[str, str | int]]) -> None:
         """Replace (or add) a row from ``FeatureUniverse.row``-shaped values (every key, no other)."""
 
-    def upsert_universe(
-        self, universe: FeatureUniverse, instrument: int, instrument_id: str, resolution: str
-    ) -> None:
+    def upsert_universe(self, universe: FeatureUniverse, instrument: int, instrument_id: str, resolution: str) -> None:
         """Replace (or add) a row straight from a universe's instrument, without value dicts."""
 
     def remove(self, instrument_id: str, resolution: str) -> bool:
         """Drop a retired row; whether it was held."""
 
-    def screen(
-        self, definition: bytes | str | dict[str, Any]
-    ) -> tuple[list[tuple[str, str, int]], int, int]:
+    def screen(self, definition: bytes | str | dict[str, Any]) -> tuple[list[tuple[str, str, int]], int, int]:
         """Evaluate an ``svc.screen_definition``: ``([(instrument_id, resolution, rank)],
         evaluated, matched)``, rows in rank order, at most ``limit``."""
 

@@ -50,8 +50,10 @@ def _span(span: Any) -> tuple[int, int]:
         raise _refuse(f"a coverage span is a (start, end) pair of ns integers, got {span!r}") from None
     for instant in (start, end):
         if isinstance(instant, bool) or not isinstance(instant, (int, np.integer)) or not 0 <= instant <= _U64:
-            raise _refuse(f"coverage instant {instant!r} ({type(instant).__name__}) is not a nanosecond "
-                          "timestamp; allowed: integers 0..2^64-1 (floats are refused, never rounded)")
+            raise _refuse(
+                f"coverage instant {instant!r} ({type(instant).__name__}) is not a nanosecond "
+                "timestamp; allowed: integers 0..2^64-1 (floats are refused, never rounded)"
+            )
     return int(start), int(end)
 
 
@@ -66,8 +68,10 @@ def _resolutions(resolutions: Any) -> list[str]:
         except TypeError:
             pass
     if names is None or not all(isinstance(name, str) for name in names):
-        raise _refuse(f"resolutions {resolutions!r} is not a resolution name or a list of them; allowed: "
-                      + ", ".join(RESOLUTIONS))
+        raise _refuse(
+            f"resolutions {resolutions!r} is not a resolution name or a list of them; allowed: "
+            + ", ".join(RESOLUTIONS)
+        )
     return names
 
 
@@ -78,8 +82,10 @@ def _spans(coverage: Any) -> list[Any]:
             return list(coverage)
         except TypeError:
             pass
-    raise _refuse(f"coverage {coverage!r} is not a list of spans; allowed: (start, end) pairs of ns integers, "
-                  "or None (one span from the first open to the last close)")
+    raise _refuse(
+        f"coverage {coverage!r} is not a list of spans; allowed: (start, end) pairs of ns integers, "
+        "or None (one span from the first open to the last close)"
+    )
 
 
 def _column(bars: Any, name: str) -> Any:
@@ -101,8 +107,10 @@ def _timestamps(values: Any) -> npt.NDArray[np.uint64]:
                 raise _refuse(f"ts_event must be nanoseconds, got {values.type}")
             values = values.cast(pa.int64())
         elif not pa.types.is_integer(values.type):
-            raise _refuse(f"ts_event is an Arrow {values.type} column; allowed: integer nanoseconds, "
-                          "nanosecond strings or timestamp[ns]")
+            raise _refuse(
+                f"ts_event is an Arrow {values.type} column; allowed: integer nanoseconds, "
+                "nanosecond strings or timestamp[ns]"
+            )
         values = values.to_numpy()
     array = _one_dimensional(values, "ts_event")
     if array.dtype.kind in "UO":
@@ -123,14 +131,17 @@ def _mantissas(values: Any, name: str, precision: int | None) -> tuple[npt.NDArr
             raise _refuse(f"{name} has nulls")
         if pa.types.is_decimal(values.type):
             if precision is not None and precision != values.type.scale:
-                raise _refuse(f"{name} is {values.type} (scale {values.type.scale}) but precision {precision!r} "
-                              "was given; give no precision with decimal columns, or the columns' own scale")
+                raise _refuse(
+                    f"{name} is {values.type} (scale {values.type.scale}) but precision {precision!r} "
+                    "was given; give no precision with decimal columns, or the columns' own scale"
+                )
             return _decimal_mantissas(values, name), _checked_scale(values.type.scale, name)
         if _is_text(values.type):
             return _parsed_decimals(values.to_pylist(), name, precision)
         if not pa.types.is_integer(values.type):
-            raise _refuse(f"{name} is an Arrow {values.type} column; allowed: decimal128, decimal strings or "
-                          "integer mantissas")
+            raise _refuse(
+                f"{name} is an Arrow {values.type} column; allowed: decimal128, decimal strings or integer mantissas"
+            )
         values = values.to_numpy()
     array = _one_dimensional(values, name)
     if array.dtype.kind in "UO":
@@ -160,8 +171,10 @@ def _parsed_decimals(values: list[Any], name: str, precision: int | None) -> tup
     """Decimal strings as mantissas at the precision given (each exact: more fractional digits
     than the precision is refused, never rounded), in one Rust pass."""
     if precision is None:
-        raise _refuse(f"{name} holds decimal strings: pass price_precision and size_precision (the "
-                      "instrument's precisions, which every string must fit exactly)")
+        raise _refuse(
+            f"{name} holds decimal strings: pass price_precision and size_precision (the "
+            "instrument's precisions, which every string must fit exactly)"
+        )
     scale = _checked_scale(precision, name)
     try:
         mantissas = np.frombuffer(parse_decimal_column(values, scale), dtype="<i8").astype(np.int64)
@@ -179,8 +192,9 @@ def _one_dimensional(values: Any, name: str) -> npt.NDArray[Any]:
 
 def _checked_scale(scale: int, name: str) -> int:
     if type(scale) is not int:
-        raise _refuse(f"{name} has precision {scale!r} ({type(scale).__name__}); allowed: an int 0 to "
-                      f"{MAX_DECIMAL_SCALE}")
+        raise _refuse(
+            f"{name} has precision {scale!r} ({type(scale).__name__}); allowed: an int 0 to {MAX_DECIMAL_SCALE}"
+        )
     if not 0 <= scale <= MAX_DECIMAL_SCALE:
         raise _refuse(f"{name} has precision {scale}; allowed: 0 to {MAX_DECIMAL_SCALE}")
     return scale
@@ -266,8 +280,15 @@ def fold_bars(
     if not names:
         raise _refuse("resolutions is empty; allowed: " + ", ".join(RESOLUTIONS))
     results = fold_columns_many(
-        ts_event, exact["open"], exact["high"], exact["low"], exact["close"], exact["volume"],
-        resolutions=names, channel=channel, coverage=spans,
+        ts_event,
+        exact["open"],
+        exact["high"],
+        exact["low"],
+        exact["close"],
+        exact["volume"],
+        resolutions=names,
+        channel=channel,
+        coverage=spans,
     )
     tables = [_result_table(result, price_scale, scales["volume"]) for result in results]
     return pa.concat_tables(tables)

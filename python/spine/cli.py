@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from spine import CanonicalJsonError, IdentityNameError, __version__, canonicalize, identity
 from spine.lifeline import die_with_parent
@@ -95,49 +95,58 @@ def _cmd_worker(args: argparse.Namespace) -> int:
 
 def _cmd_import(args: argparse.Namespace) -> int:
     """Import OHLCV bars from a CSV or Parquet file into a catalog's EXTERNAL root."""
-    from pathlib import Path
+    from spine.importer.main import run_importer
 
-    from spine.importer import DEFAULT_CATALOG_DIR, ImportOptions, ImportRefused, run_import
-
-    try:
-        options = ImportOptions(
-            file=Path(args.file), venue=args.venue, catalog_dir=Path(args.catalog or DEFAULT_CATALOG_DIR),
-            symbol=args.symbol, step=args.step, price_precision=args.price_precision,
-            size_precision=args.size_precision, currency=args.currency, open_time=args.open_time,
-            replace=args.replace)
-        summary = run_import(options)
-    except ImportRefused as error:
-        print(f"spine import: {error}; nothing was written", file=sys.stderr)
-        return 2
-    except OSError as error:  # reading the file or writing the catalog (rolled back, see importer.catalog)
-        print(f"spine import: {error}; nothing was written", file=sys.stderr)
-        return 1
-    print(summary.line())
-    return 0
+    return run_importer(
+        args.file,
+        args.venue,
+        args.catalog,
+        symbol=args.symbol,
+        step=args.step,
+        price_precision=args.price_precision,
+        size_precision=args.size_precision,
+        currency=args.currency,
+        open_time=args.open_time,
+        replace=args.replace,
+    )
 
 
 def _import_command(commands: Any) -> None:
     command: argparse.ArgumentParser = commands.add_parser(
-        "import", help="import OHLCV bars (CSV or Parquet) into a catalog's EXTERNAL root",
+        "import",
+        help="import OHLCV bars (CSV or Parquet) into a catalog's EXTERNAL root",
         description="Load 1-minute (or daily) OHLCV bars from FILE into DIR/external as SYMBOL.VENUE, exactly "
-                    "(decimal text, never floats), all or nothing. Columns: ts_event (or timestamp, time, date): "
-                    "the bar's CLOSE time, integer nanoseconds or ISO-8601 UTC; open, high, low, close, volume.")
+        "(decimal text, never floats), all or nothing. Columns: ts_event (or timestamp, time, date): "
+        "the bar's CLOSE time, integer nanoseconds or ISO-8601 UTC; open, high, low, close, volume.",
+    )
     command.add_argument("file", metavar="FILE", help="a .csv, .csv.gz, .parquet or .pq file")
     command.add_argument("--venue", required=True, metavar="NAME", help="the venue (^[A-Z][A-Z0-9_]*$)")
-    command.add_argument("--catalog", metavar="DIR",
-                         help="the catalog directory; bars go to DIR/external (default var/spine-up/imports)")
+    command.add_argument(
+        "--catalog", metavar="DIR", help="the catalog directory; bars go to DIR/external (default var/spine-up/imports)"
+    )
     command.add_argument("--symbol", metavar="SYM", help="the symbol (default: the file's stem upper-cased)")
-    command.add_argument("--step", default="1m", choices=("1m", "1d"),
-                         help="the bar step: 1m (default) or 1d (daily bars, closing at 00:00 UTC)")
-    command.add_argument("--open-time", action="store_true",
-                         help="the timestamp column holds each bar's open; its close is open + step")
+    command.add_argument(
+        "--step",
+        default="1m",
+        choices=("1m", "1d"),
+        help="the bar step: 1m (default) or 1d (daily bars, closing at 00:00 UTC)",
+    )
+    command.add_argument(
+        "--open-time", action="store_true", help="the timestamp column holds each bar's open; its close is open + step"
+    )
     command.add_argument("--price-precision", type=int, metavar="N", help="price decimals (default: inferred)")
     command.add_argument("--size-precision", type=int, metavar="N", help="volume decimals (default: inferred)")
-    command.add_argument("--currency", default="USD", metavar="CUR",
-                         help="the quote currency (default USD): SYMBOL ending in it is a CurrencyPair, "
-                              "else an Equity in it")
-    command.add_argument("--replace", action="store_true",
-                         help="rewrite the bar type (and the definition) from FILE instead of appending")
+    command.add_argument(
+        "--currency",
+        default="USD",
+        metavar="CUR",
+        help="the quote currency (default USD): SYMBOL ending in it is a CurrencyPair, else an Equity in it",
+    )
+    command.add_argument(
+        "--replace",
+        action="store_true",
+        help="rewrite the bar type (and the definition) from FILE instead of appending",
+    )
     command.set_defaults(handler=_cmd_import)
 
 
@@ -152,14 +161,20 @@ def _port(text: str) -> int:
     return port
 
 
-def _serving_command(commands: Any, name: str, summary: str, port: int,
-                     handler: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+def _serving_command(
+    commands: Any, name: str, summary: str, port: int, handler: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
     """A process over venue nodes: its configuration file, nodes, port and data directory."""
     command: argparse.ArgumentParser = commands.add_parser(name, help=summary)
-    command.add_argument("--config", metavar="TOML", help=f"{name} configuration file (default: "
-                                                          f"SPINE_{name.upper()}_CONFIG or built-in)")
-    command.add_argument("--node", action="append", metavar="URL",
-                         help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)")
+    command.add_argument(
+        "--config", metavar="TOML", help=f"{name} configuration file (default: SPINE_{name.upper()}_CONFIG or built-in)"
+    )
+    command.add_argument(
+        "--node",
+        action="append",
+        metavar="URL",
+        help="a venue node's base URL (repeat for several; default: http://127.0.0.1:8700)",
+    )
     command.add_argument("--port", type=int, help=f"the port it serves on (default {port})")
     command.add_argument("--data-dir", metavar="DIR", help=f"its data directory (default var/spine-{name})")
     command.set_defaults(handler=handler)
@@ -175,33 +190,53 @@ def build_parser() -> argparse.ArgumentParser:
     canonical.add_argument("--identity", metavar="NAME", help="also print the identity spine.v2/NAME")
     canonical.set_defaults(handler=_cmd_canonical)
     node = commands.add_parser("node", help="run a venue node (default: the simulated venue, local catalogs)")
-    node.add_argument("--config", metavar="TOML", help="node configuration file (default: SPINE_NODE_CONFIG or built-in)")
+    node.add_argument(
+        "--config", metavar="TOML", help="node configuration file (default: SPINE_NODE_CONFIG or built-in)"
+    )
     node.set_defaults(handler=_cmd_node)
     _serving_command(commands, "screener", "run the feature screener over venue nodes", 8710, _cmd_screener)
-    gateway = _serving_command(commands, "gateway", "run the public gateway over venue nodes and the screener", 8800,
-                               _cmd_gateway)
+    gateway = _serving_command(
+        commands, "gateway", "run the public gateway over venue nodes and the screener", 8800, _cmd_gateway
+    )
     gateway.add_argument("--screener", metavar="URL", help="the screener's base URL (default http://127.0.0.1:8710)")
-    gateway.add_argument("--catalog", action="append", metavar="DIR",
-                         help="a catalog dir the workers read beside the nodes' (spine import's; repeat for several): "
-                              "its instruments are known at submit")
+    gateway.add_argument(
+        "--catalog",
+        action="append",
+        metavar="DIR",
+        help="a catalog dir the workers read beside the nodes' (spine import's; repeat for several): "
+        "its instruments are known at submit",
+    )
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
-    up.add_argument("--data-dir", metavar="DIR",
-                    help="their data directories and up.json (default var/spine-up)")
-    up.add_argument("--port", type=_port, default=8800, metavar="N",
-                    help="the gateway's port, the one URL a client needs (default 8800; 0: any free port)")
+    up.add_argument("--data-dir", metavar="DIR", help="their data directories and up.json (default var/spine-up)")
+    up.add_argument(
+        "--port",
+        type=_port,
+        default=8800,
+        metavar="N",
+        help="the gateway's port, the one URL a client needs (default 8800; 0: any free port)",
+    )
     up.set_defaults(handler=_cmd_up)
     worker = commands.add_parser("worker", help="run queued backtest jobs, each in a process of its own")
-    worker.add_argument("--config", metavar="TOML",
-                        help="worker configuration file (default: SPINE_WORKER_CONFIG or built-in)")
-    worker.add_argument("--database", metavar="URL",
-                        help="the store: sqlite:///PATH or postgresql+psycopg://... "
-                             "(default: sqlite:///<data dir>/spine.db)")
-    worker.add_argument("--catalog", action="append", metavar="DIR",
-                        help="a node's catalog directory bars are read from (repeat for several; "
-                             "default var/spine/catalog)")
+    worker.add_argument(
+        "--config", metavar="TOML", help="worker configuration file (default: SPINE_WORKER_CONFIG or built-in)"
+    )
+    worker.add_argument(
+        "--database",
+        metavar="URL",
+        help="the store: sqlite:///PATH or postgresql+psycopg://... (default: sqlite:///<data dir>/spine.db)",
+    )
+    worker.add_argument(
+        "--catalog",
+        action="append",
+        metavar="DIR",
+        help="a node's catalog directory bars are read from (repeat for several; default var/spine/catalog)",
+    )
     worker.add_argument("--id", metavar="NAME", help="the worker's name in jobs and events (default host-pid)")
-    worker.add_argument("--data-dir", metavar="DIR",
-                        help="where the default SQLite store lives (default var/spine-gateway, the gateway's)")
+    worker.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where the default SQLite store lives (default var/spine-gateway, the gateway's)",
+    )
     worker.set_defaults(handler=_cmd_worker)
     _import_command(commands)
     return parser

@@ -48,17 +48,22 @@ def _check_names(instrument_id: object, resolution: object) -> None:
     """A document is produced valid or not at all: the row's names are checked as its schema
     checks them, and refused naming the argument."""
     if not (isinstance(instrument_id, str) and len(instrument_id) <= 128 and _INSTRUMENT_ID.match(instrument_id)):
-        raise _refuse(f"instrument_id {instrument_id!r} is not a canonical id; allowed: SYMBOL.VENUE (printable "
-                      "ASCII symbol, venue [A-Z][A-Z0-9_]*), at most 128 characters")
+        raise _refuse(
+            f"instrument_id {instrument_id!r} is not a canonical id; allowed: SYMBOL.VENUE (printable "
+            "ASCII symbol, venue [A-Z][A-Z0-9_]*), at most 128 characters"
+        )
     if not (isinstance(resolution, str) and _RESOLUTION.match(resolution)):
-        raise _refuse(f"resolution {resolution!r} is not a resolution name; allowed: a count and a unit, "
-                      "e.g. 1m, 5m, 15m, 30m, 1h, 4h, 1d")
+        raise _refuse(
+            f"resolution {resolution!r} is not a resolution name; allowed: a count and a unit, "
+            "e.g. 1m, 5m, 15m, 30m, 1h, 4h, 1d"
+        )
 
 
 def _check_keys(name: str, values: object) -> Mapping[Any, Any]:
     if not isinstance(values, Mapping):
-        raise _refuse(f"{name} is a {type(values).__name__}; allowed: a mapping of row keys to values "
-                      "(a FeatureState.row())")
+        raise _refuse(
+            f"{name} is a {type(values).__name__}; allowed: a mapping of row keys to values (a FeatureState.row())"
+        )
     for key in values:
         if not (isinstance(key, str) and _ROW_KEY.match(key)):
             raise _refuse(f"{name}: {key!r} is not a row key; allowed: <feature_id>.<output_name>")
@@ -80,8 +85,10 @@ def compute_features(
     """The row after warming fresh state from whole columns (uint64 ``ts_event``, int64
     mantissas at ``price_scale``/``size_scale``), offline, in one call."""
     if isinstance(feature_ids, (str, bytes)):
-        raise _refuse(f"feature_ids is the single {type(feature_ids).__name__} {feature_ids!r}, which would be read "
-                      "character by character; allowed: a list of feature ids, e.g. ['rsi_14'], or None for all")
+        raise _refuse(
+            f"feature_ids is the single {type(feature_ids).__name__} {feature_ids!r}, which would be read "
+            "character by character; allowed: a list of feature ids, e.g. ['rsi_14'], or None for all"
+        )
     ids = None if feature_ids is None else list(feature_ids)
     state = FeatureState(price_scale=price_scale, size_scale=size_scale, feature_ids=ids)
     state.warm(ts_event, open, high, low, close, volume)
@@ -133,15 +140,18 @@ def row_delta(
     previous = _check_keys("previous", previous)
     current = _check_keys("current", current)
     if type(ts_event) is not int or not 0 <= ts_event < 2**64:
-        raise TimestampError(f"INVALID_TIMESTAMP: ts_event {ts_event!r} is not a nanosecond instant; allowed: an int "
-                             "0..2^64-1")
+        raise TimestampError(
+            f"INVALID_TIMESTAMP: ts_event {ts_event!r} is not a nanosecond instant; allowed: an int 0..2^64-1"
+        )
     operations: list[dict[str, Any]] = []
     for key in sorted(previous.keys() | current.keys()):
         if key not in current:
             operations.append({"op": "RETIRE", "key": key})
         elif key not in previous or previous[key] != current[key]:
             value = current[key]
-            operations.append({"op": "UPSERT", "key": key, "value": dict(value) if isinstance(value, Mapping) else value})
+            operations.append(
+                {"op": "UPSERT", "key": key, "value": dict(value) if isinstance(value, Mapping) else value}
+            )
     _check_values(operations)
     return {
         "version": WIRE_VERSION,
@@ -182,13 +192,20 @@ def _value_defect(value: object) -> str | None:
             return f"DECIMAL value {text!r} does not have exactly scale {scale} fractional digits"
         return None
     if kind == "INTEGER":
-        if fields != {"kind", "value"} or not (isinstance(text, str) and len(text) <= 20 and _INTEGER.match(text)) \
-                or text == "-0" or not -(2**63) <= int(text) < 2**63:
+        if (
+            fields != {"kind", "value"}
+            or not (isinstance(text, str) and len(text) <= 20 and _INTEGER.match(text))
+            or text == "-0"
+            or not -(2**63) <= int(text) < 2**63
+        ):
             return f"an INTEGER has exactly kind and value, a signed 64-bit integer string, got {text!r}"
         return None
     if kind == "UNIX_NANOS":
-        if fields != {"kind", "value"} or not (isinstance(text, str) and len(text) <= 20 and _NANOS.match(text)) \
-                or int(text) >= 2**64:
+        if (
+            fields != {"kind", "value"}
+            or not (isinstance(text, str) and len(text) <= 20 and _NANOS.match(text))
+            or int(text) >= 2**64
+        ):
             return f"a UNIX_NANOS has exactly kind and value, a nanosecond string, got {text!r}"
         return None
     if kind == "ABSENT":
@@ -197,7 +214,8 @@ def _value_defect(value: object) -> str | None:
             return f"ABSENT reason {reason!r} is not one of {', '.join(_REASONS)}"
         if reason == "WARMING_UP":
             if fields != {"kind", "reason", "bars_seen", "bars_needed"} or not (
-                    _count(value.get("bars_seen")) and _count(value.get("bars_needed"))):
+                _count(value.get("bars_seen")) and _count(value.get("bars_needed"))
+            ):
                 return "ABSENT WARMING_UP carries exactly bars_seen and bars_needed (counts)"
         elif fields != {"kind", "reason"}:
             return f"ABSENT {reason} carries exactly kind and reason"
@@ -212,5 +230,7 @@ def _check_values(operations: list[dict[str, Any]]) -> None:
         if operation["op"] == "UPSERT":
             defect = _value_defect(operation["value"])
             if defect is not None:
-                raise _refuse(f"current[{operation['key']!r}]: {defect}; allowed values: DECIMAL, INTEGER, "
-                              "UNIX_NANOS or ABSENT with a reason, as FeatureState.row() gives them")
+                raise _refuse(
+                    f"current[{operation['key']!r}]: {defect}; allowed values: DECIMAL, INTEGER, "
+                    "UNIX_NANOS or ABSENT with a reason, as FeatureState.row() gives them"
+                )

@@ -23,12 +23,16 @@ _PATH = re.compile(r"(?<![\w.~/-])/(?!v[12]/)[\w.@+~-]+(?:/[\w.@+~-]*)+")
 #: A URL, or an address with a port.
 #: (Bounded repeats where a failed match would retry from many starts: a text of a few
 #: thousand characters is scrubbed in linear time.)
-_ADDRESS = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>,;)]*[^\s'\"<>,;):.]|"
-                      r"(?<![\w.])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]{2,39}\])(?::\d{1,5})?(?![\w.])")
+_ADDRESS = re.compile(
+    r"\b[a-z][a-z0-9+.-]{0,15}://[^\s'\"<>,;)]*[^\s'\"<>,;):.]|"
+    r"(?<![\w.])(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|\[[0-9a-fA-F:]{2,39}\])(?::\d{1,5})?(?![\w.])"
+)
 #: Text opening with an exception's class name (``KeyError: 'x'``, ``decimal.InvalidOperation``),
 #: or quoting a class anywhere (``[<class 'decimal.InvalidOperation'>]``).
-_CLASS = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|"
-                    r"^(?:[a-z_]\w*\.)+[A-Z]\w*|<class '")
+_CLASS = re.compile(
+    r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b|"
+    r"^(?:[a-z_]\w*\.)+[A-Z]\w*|<class '"
+)
 #: A wire symbol leading a reason (``NO_BARS: ...``).
 _SYMBOL = re.compile(r"^[A-Z][A-Z0-9_]*: ")
 

@@ -123,9 +123,7 @@ def load_schema_set(directory: Path, base_uri: str = SCHEMA_BASE_URI) -> SchemaS
             raise SchemaSetError(message, path=str(path)) from error
         key = (_constant(schema, "schema_id", str, path), _constant(schema, "schema_version", int, path))
         if schema.get("$id") != f"{base_uri}{path.name}":
-            raise SchemaSetError(
-                f"INVALID_SCHEMA_SET: {path.name}: $id must be {base_uri}{path.name}", path=str(path)
-            )
+            raise SchemaSetError(f"INVALID_SCHEMA_SET: {path.name}: $id must be {base_uri}{path.name}", path=str(path))
         if key in schemas:
             raise SchemaSetError(f"INVALID_SCHEMA_SET: {path.name}: duplicate {key}", path=str(path))
         schemas[key] = schema
@@ -170,7 +168,7 @@ def own_schema_set_digest() -> str:
     return own_schema_set().digest
 
 
-# --- validation -------------------------------------------------------------------------
+# validation
 
 
 @cache
@@ -217,9 +215,7 @@ def _registry() -> referencing.Registry[Any]:
     # Every file of both sets is registered under its $id, so a relative "$ref":
     # "svc.series_coverage.json" (or "../svc.instrument_ref.json" from the own set) resolves
     # offline, without any retrieval.
-    resources = [
-        (schema["$id"], DRAFT202012.create_resource(schema)) for schema in all_schemas().values()
-    ]
+    resources = [(schema["$id"], DRAFT202012.create_resource(schema)) for schema in all_schemas().values()]
     return referencing.Registry().with_resources(resources)
 
 

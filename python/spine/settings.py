@@ -11,10 +11,22 @@ from typing import Any, ClassVar, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
+import msgspec.inspect
 
-__all__ = ["ConfigError", "ServerSettings", "Settings", "check_base_url", "check_nodes", "flag_overrides", "load_settings"]
+__all__ = [
+    "ConfigError",
+    "ServerSettings",
+    "Settings",
+    "check_base_url",
+    "check_nodes",
+    "environment_variable",
+    "flag_overrides",
+    "load_settings",
+]
 
 S = TypeVar("S", bound="Settings")
+#: The prefix of the variables every process reads alike (:attr:`Settings.SHARED_KEYS`).
+SHARED_PREFIX = "SPINE"
 
 
 class ConfigError(ValueError):
@@ -22,17 +34,35 @@ class ConfigError(ValueError):
 
 
 class Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """A process's settings name their file variable, environment overrides and what they are
-    in errors (:func:`load_settings` reads them)."""
+    """A process's settings name their file variable, the settings the environment overrides
+    and what they are in errors (:func:`load_settings` reads them).
+
+    A setting's variable is derived from its dotted key, never written out: the process's
+    ``ENVIRONMENT_PREFIX``, ``_``, then the key upper-cased with dots as underscores, a first
+    word the prefix already ends with said once (``SPINE_GATEWAY`` + ``gateway_id`` ->
+    ``SPINE_GATEWAY_ID``; ``SPINE`` + ``sim.speed`` -> ``SPINE_SIM_SPEED``). ``SHARED_KEYS``
+    take the bare ``SPINE`` prefix: one variable sets them for every process."""
 
     FILE_VARIABLE: ClassVar[str] = ""
-    #: Environment overrides: variable -> dotted key (``[]``: a comma-separated list).
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {}
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE"
+    #: The settings (dotted keys) the environment overrides under ``ENVIRONMENT_PREFIX``.
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = ()
+    SHARED_KEYS: ClassVar[tuple[str, ...]] = ()
     WHAT: ClassVar[str] = "configuration"
+
+    @classmethod
+    def environment(cls) -> dict[str, str]:
+        """Every environment override: variable -> dotted key."""
+        return {
+            **{environment_variable(cls.ENVIRONMENT_PREFIX, key): key for key in cls.ENVIRONMENT_KEYS},
+            **{environment_variable(SHARED_PREFIX, key): key for key in cls.SHARED_KEYS},
+        }
 
 
 class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
     """What every serving process is configured with (a process's settings extend these)."""
+
+    SHARED_KEYS: ClassVar[tuple[str, ...]] = ("log_level", "deployment_mode")
 
     host: str = "127.0.0.1"
     port: int = 8700
@@ -66,11 +96,16 @@ class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
         return "private-operator" if self.deployment_mode == "private-operator" else "public-readonly"
 
 
+def environment_variable(prefix: str, dotted: str) -> str:
+    """The variable that overrides the setting ``dotted`` under ``prefix`` (see :class:`Settings`)."""
+    name = dotted.replace(".", "_").upper()
+    return f"{prefix}_{name.removeprefix(prefix.rsplit('_', 1)[-1] + '_')}"
+
+
 def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str]) -> S:
     """``kind`` from the file at ``path`` (else the one its ``FILE_VARIABLE`` names, if any)
-    over its defaults, then the variables of its ``ENVIRONMENT`` (variable -> dotted key)
-    found in ``environ`` over both. A key ending in ``[]`` takes a comma-separated list
-    (``a,b`` -> ``["a", "b"]``)."""
+    over its defaults, then the variables of its :meth:`~Settings.environment` found in
+    ``environ`` over both. A list setting takes a comma-separated list (``a,b`` -> ``["a", "b"]``)."""
     path = path or environ.get(kind.FILE_VARIABLE) or None
     tree: dict[str, Any] = {}
     if path:
@@ -78,14 +113,14 @@ def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str]) -
             tree = tomllib.loads(Path(path).read_text())
         except (OSError, tomllib.TOMLDecodeError) as error:
             raise ConfigError(f"config file {path}: {error}") from error
-    for variable, dotted in kind.ENVIRONMENT.items():
+    for variable, dotted in kind.environment().items():
         if variable in environ:
-            *parents, leaf = dotted.removesuffix("[]").split(".")
+            *parents, leaf = dotted.split(".")
             node = tree
             for key in parents:
                 node = node.setdefault(key, {})
             text = environ[variable]
-            node[leaf] = [part.strip() for part in text.split(",")] if dotted.endswith("[]") else text
+            node[leaf] = [part.strip() for part in text.split(",")] if _is_list(kind, dotted) else text
     try:
         # strict=False lets environment strings convert to the declared int/float types.
         return msgspec.convert(tree, kind, strict=False)
@@ -93,13 +128,25 @@ def load_settings(kind: type[S], path: str | None, environ: Mapping[str, str]) -
         raise ConfigError(f"{kind.WHAT}: {error}") from error
 
 
+def _is_list(kind: type[Settings], dotted: str) -> bool:
+    """Whether the setting ``dotted`` of ``kind`` holds a list (its variable is comma-separated)."""
+    info: Any = msgspec.inspect.type_info(kind)
+    for key in dotted.split("."):
+        info = next(field.type for field in info.fields if field.name == key)
+    return isinstance(info, msgspec.inspect.ListType)
+
+
 def check_base_url(url: str, key: str, what: str) -> None:
     """Refuse ``url`` (the value of ``key``) unless it is a base URL: ``http(s)://host[:port]``."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment \
-            or parts.path not in ("", "/"):
-        raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or "
-                          "fragment")
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or parts.path not in ("", "/")
+    ):
+        raise ConfigError(f"{key}: {url!r} is not a {what}; allowed: http(s)://host[:port], no path, query or fragment")
 
 
 def check_nodes(nodes: list[str], maximum: int) -> None:
@@ -113,12 +160,12 @@ def check_nodes(nodes: list[str], maximum: int) -> None:
 
 
 def flag_overrides(environ: Mapping[str, str], prefix: str, **flags: object) -> dict[str, str]:
-    """``environ`` with each command-line flag given (not None, not empty) set as the variable
-    ``<prefix>_<FLAG>``, so flags override the file and the environment alike (a list joins
-    with commas, as ``[]`` variables read)."""
+    """``environ`` with each command-line flag given (not None, not empty) set as the variable of
+    the setting it names (:func:`environment_variable`), so flags override the file and the
+    environment alike (a list joins with commas, as list variables read)."""
     out = dict(environ)
     for name, value in flags.items():
         if value is None or value == () or value == []:
             continue
-        out[f"{prefix}_{name.upper()}"] = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
+        out[environment_variable(prefix, name)] = ",".join(value) if isinstance(value, (list, tuple)) else str(value)
     return out

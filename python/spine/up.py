@@ -92,14 +92,26 @@ class Child:
         # handler is in place (spine.lifeline); every child ends with spine up.
         env = {**env, PARENT_VARIABLE: str(os.getpid())}
         with hold_stop_signals() if self.kind == "worker" else nullcontext():
-            self.process = subprocess.Popen([sys.executable, "-m", "spine.cli", self.kind, *args], env=env,
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                            stderr=subprocess.PIPE, text=True, errors="replace", process_group=0)
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "spine.cli", self.kind, *args],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                process_group=0,
+            )
         assert self.process.stdout is not None and self.process.stderr is not None
-        self.readers = [threading.Thread(target=self._forward, args=(pipe, stream, keep), daemon=True,
-                                         name=f"spine-up-{name}-{what}")
-                        for pipe, stream, keep, what in ((self.process.stdout, sys.stdout, False, "out"),
-                                                         (self.process.stderr, sys.stderr, True, "err"))]
+        self.readers = [
+            threading.Thread(
+                target=self._forward, args=(pipe, stream, keep), daemon=True, name=f"spine-up-{name}-{what}"
+            )
+            for pipe, stream, keep, what in (
+                (self.process.stdout, sys.stdout, False, "out"),
+                (self.process.stderr, sys.stderr, True, "err"),
+            )
+        ]
         for reader in self.readers:
             reader.start()
 
@@ -128,8 +140,10 @@ class Child:
         try:
             self.process.wait(STOP_SECS[self.kind])
         except subprocess.TimeoutExpired:
-            say(f"spine up: the {self.name} did not stop within {STOP_SECS[self.kind]:g} s of SIGTERM; SIGKILL",
-                sys.stderr)
+            say(
+                f"spine up: the {self.name} did not stop within {STOP_SECS[self.kind]:g} s of SIGTERM; SIGKILL",
+                sys.stderr,
+            )
             self.process.kill()
             self.process.wait()
             return False
@@ -194,8 +208,9 @@ class Up:
         # print lock the main thread holds).
         self.signalled = self.signalled or signum
 
-    def start(self, name: str, port: int, args: list[str], env: dict[str, str], health: str,
-              ready: Callable[[Any], bool]) -> bool:
+    def start(
+        self, name: str, port: int, args: list[str], env: dict[str, str], health: str, ready: Callable[[Any], bool]
+    ) -> bool:
         """Start ``name`` and wait (bounded) until ``health`` answers ``ready``; False (and a
         report) when it exits first, does not get there in time, or a stop is asked."""
         url = f"http://{HOST}:{port}"
@@ -283,14 +298,19 @@ def _earlier_ended(directory: Path) -> bool:
         return True
     alive = {name: pid for name, pid in pids.items() if _is_spine(pid)}
     if alive:
-        say(f"spine up: an earlier spine up on {directory} ended without stopping its processes; waiting for "
-            + ", ".join(f"the {name} (pid {pid})" for name, pid in alive.items()))
+        say(
+            f"spine up: an earlier spine up on {directory} ended without stopping its processes; waiting for "
+            + ", ".join(f"the {name} (pid {pid})" for name, pid in alive.items())
+        )
     deadline = time.monotonic() + EARLIER_SECS
     while alive := {name: pid for name, pid in alive.items() if _is_spine(pid)}:
         if time.monotonic() > deadline:
-            say(f"spine up: still running after {EARLIER_SECS:g} s: "
+            say(
+                f"spine up: still running after {EARLIER_SECS:g} s: "
                 + ", ".join(f"the {name} (pid {pid})" for name, pid in alive.items())
-                + "; stop them (kill PID) and start again", sys.stderr)
+                + "; stop them (kill PID) and start again",
+                sys.stderr,
+            )
             return False
         time.sleep(POLL_SECS)
     (directory / "up.pids").unlink(missing_ok=True)
@@ -341,26 +361,67 @@ def run_up(data_dir: str | None, port: int) -> int:
         signal.signal(signum, up._signal)
     node, screener = f"http://{HOST}:{ports['node']}", f"http://{HOST}:{ports['screener']}"
     mode = "private-operator" if os.environ.get("SPINE_DEPLOYMENT_MODE") == "private-operator" else "public-readonly"
-    say(f"spine up: deployment mode {mode}" + ("" if mode == "private-operator" else
-        " (reads only; SPINE_DEPLOYMENT_MODE=private-operator enables saving strategies and running backtests)"))
+    say(
+        f"spine up: deployment mode {mode}"
+        + (
+            ""
+            if mode == "private-operator"
+            else " (reads only; SPINE_DEPLOYMENT_MODE=private-operator enables saving strategies and running backtests)"
+        )
+    )
     # The gateway's database: the workers take its jobs.
     database = f"sqlite:///{directory.resolve() / 'gateway' / 'spine.db'}"
     try:
         started = (
-            up.start("node", ports["node"], [], {"SPINE_HOST": HOST, "SPINE_PORT": str(ports["node"]),
-                                                 "SPINE_DATA_DIR": str(directory / "node")},
-                     "/v2/health", lambda health: health["ready"] is True)
-            and up.start("screener", ports["screener"],
-                         ["--node", node, "--port", str(ports["screener"]), "--data-dir", str(directory / "screener")],
-                         {"SPINE_SCREENER_HOST": HOST}, "/v2/screener/health", lambda health: True)
-            and up.start("gateway", gateway_port,
-                         ["--node", node, "--screener", screener, "--port", str(gateway_port),
-                          "--data-dir", str(directory / "gateway"), "--catalog", str(directory / "imports")],
-                         {"SPINE_GATEWAY_HOST": HOST, "SPINE_GATEWAY_DATABASE": database}, "/v2/health", lambda health: health["ready"] is True))
+            up.start(
+                "node",
+                ports["node"],
+                [],
+                {"SPINE_HOST": HOST, "SPINE_PORT": str(ports["node"]), "SPINE_DATA_DIR": str(directory / "node")},
+                "/v2/health",
+                lambda health: health["ready"] is True,
+            )
+            and up.start(
+                "screener",
+                ports["screener"],
+                ["--node", node, "--port", str(ports["screener"]), "--data-dir", str(directory / "screener")],
+                {"SPINE_SCREENER_HOST": HOST},
+                "/v2/screener/health",
+                lambda health: True,
+            )
+            and up.start(
+                "gateway",
+                gateway_port,
+                [
+                    "--node",
+                    node,
+                    "--screener",
+                    screener,
+                    "--port",
+                    str(gateway_port),
+                    "--data-dir",
+                    str(directory / "gateway"),
+                    "--catalog",
+                    str(directory / "imports"),
+                ],
+                {"SPINE_GATEWAY_HOST": HOST, "SPINE_GATEWAY_DATABASE": database},
+                "/v2/health",
+                lambda health: health["ready"] is True,
+            )
+        )
         if started:
             # The workers read the node's catalogs and what `spine import` loaded (its default DIR).
-            up.start_workers(os.cpu_count() or 1, ["--database", database, "--catalog", str(directory / "node" / "catalog"),
-                                                   "--catalog", str(directory / "imports")])
+            up.start_workers(
+                os.cpu_count() or 1,
+                [
+                    "--database",
+                    database,
+                    "--catalog",
+                    str(directory / "node" / "catalog"),
+                    "--catalog",
+                    str(directory / "imports"),
+                ],
+            )
             urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": [node], "screener": screener, "web": None}
             temporary = directory / "up.json.tmp"
             temporary.write_text(json.dumps(urls, indent=2) + "\n")

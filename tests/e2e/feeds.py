@@ -9,8 +9,8 @@ from contextlib import asynccontextmanager
 import httpx
 
 from spine.screener.feed import NodeFeed
+from spine.screener.node_client import NodeClient
 from spine.screener.rows import Rows
-from spine.screener.upstream import NodeClient
 
 
 @asynccontextmanager

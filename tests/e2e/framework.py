@@ -25,10 +25,15 @@ def sim_trading_node(*, speed: float, start_ns: int) -> TradingNode:
         trader_id="SPINE-001",
         logging=LoggingConfig(log_level="ERROR"),
         exec_engine=LiveExecEngineConfig(reconciliation=False),
-        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False,
-                                         time_bars_skip_first_non_full_bar=True),
-        data_clients={"SIM": SimDataClientConfig(speed=speed, start_ns=start_ns,
-                                                 instrument_provider=InstrumentProviderConfig(load_all=True))},
-        timeout_connection=5.0, timeout_post_stop=0.05, timeout_disconnection=1.0, timeout_portfolio=1.0,
+        data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False, time_bars_skip_first_non_full_bar=True),
+        data_clients={
+            "SIM": SimDataClientConfig(
+                speed=speed, start_ns=start_ns, instrument_provider=InstrumentProviderConfig(load_all=True)
+            )
+        },
+        timeout_connection=5.0,
+        timeout_post_stop=0.05,
+        timeout_disconnection=1.0,
+        timeout_portfolio=1.0,
     )
     return TradingNode(config=config, loop=asyncio.get_running_loop())

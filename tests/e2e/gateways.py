@@ -8,23 +8,57 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-from nodes import free_port, node_env
+from nodes import free_port, node_env, post
 
 
-def spawn_gateway(directory: Path, nodes: list[str], screener: str, config: str = "",
-                  **environ: str) -> tuple[subprocess.Popen[str], str]:
+def spawn_gateway(
+    directory: Path, nodes: list[str], screener: str, config: str = "", **environ: str
+) -> tuple[subprocess.Popen[str], str]:
     """A gateway over ``nodes`` and ``screener``; ``config``: more TOML settings of its
     configuration file; ``environ``: ``SPINE_*`` variables."""
     directory.mkdir(parents=True, exist_ok=True)
     port = free_port()
     (directory / "gateway.toml").write_text(f"refresh_secs = 0.5\n{config}")
-    args = [sys.executable, "-m", "spine.cli", "gateway", "--port", str(port), "--data-dir", str(directory),
-            "--config", str(directory / "gateway.toml"), "--screener", screener]
+    args = [
+        sys.executable,
+        "-m",
+        "spine.cli",
+        "gateway",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(directory),
+        "--config",
+        str(directory / "gateway.toml"),
+        "--screener",
+        screener,
+    ]
     for node in nodes:
         args += ["--node", node]
-    return subprocess.Popen(args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True), f"http://127.0.0.1:{port}"
+    return subprocess.Popen(
+        args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ), f"http://127.0.0.1:{port}"
+
+
+def save_strategy(url: str, strategy_id: str, files: list[dict[str, Any]], message: str = "") -> Any:
+    """Save ``files`` as the first revision of ``strategy_id`` on the gateway at ``url``; the
+    saved revision (the save must answer 201)."""
+    status, revision = post(
+        url + "/v2/strategies",
+        {
+            "version": "spine.v2",
+            "schema_id": "svc.strategy_revision_save_request",
+            "schema_version": 2,
+            "strategy_id": strategy_id,
+            "parent_revision_id": None,
+            "message": message,
+            "files": files,
+        },
+    )
+    assert status == 201, revision
+    return revision
 
 
 def raw(url: str) -> tuple[int, bytes]:

@@ -56,8 +56,9 @@ def spawn(config: Path | None, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(process: subprocess.Popen[str], condition: Callable[[], bool], what: str,
-             seconds: float = READY_SECS) -> None:
+def wait_for(
+    process: subprocess.Popen[str], condition: Callable[[], bool], what: str, seconds: float = READY_SECS
+) -> None:
     """Poll ``condition`` (connection errors count as not yet) until it holds; raise
     :class:`NodeNotReady` when the process exits or ``seconds`` pass first."""
     deadline = time.monotonic() + seconds
@@ -103,19 +104,23 @@ def restartable_node(directory: Path) -> tuple[Path, dict[str, str], str]:
     one port and one data directory."""
     port = free_port()
     config = directory / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    config.write_text(
+        f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n[sim]\nstart_ns = {START}\nspeed = 600\n"
+    )
     return config, node_env(directory / "data"), f"http://127.0.0.1:{port}"
 
 
 @contextmanager
-def _node_process(directory: Path, port: int, settings: str, sim: str, environ: dict[str, str]
-                  ) -> Iterator[subprocess.Popen[str]]:
+def _node_process(
+    directory: Path, port: int, settings: str, sim: str, environ: dict[str, str]
+) -> Iterator[subprocess.Popen[str]]:
     """A ``spine node`` process (config ``directory/node.toml``, data ``directory/data``), stopped
     on the way out; not waited for."""
     config = directory / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n{sim}")
+    config.write_text(
+        f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n{settings}"
+        f"[sim]\nstart_ns = {START}\nspeed = 600\n{sim}"
+    )
     process = spawn(config, node_env(directory / "data", **environ))
     try:
         yield process
@@ -130,8 +135,9 @@ def _warm(process: subprocess.Popen[str], url: str, warm_bars: int) -> None:
 
 
 @contextmanager
-def running_node(directory: Path, settings: str = "", *, sim: str = "", warm_bars: int = 1_000,
-                 **environ: str) -> Iterator[str]:
+def running_node(
+    directory: Path, settings: str = "", *, sim: str = "", warm_bars: int = 1_000, **environ: str
+) -> Iterator[str]:
     """A ``spine node`` on a free loopback port (TOML ``settings`` at the top level and ``sim``
     in its ``[sim]`` table, ``SPINE_*`` ``environ`` added; the venue at 600x from :data:`START`),
     once it is ready and has taken ``warm_bars`` live 1-minute bars (several venue minutes:
@@ -144,8 +150,14 @@ def running_node(directory: Path, settings: str = "", *, sim: str = "", warm_bar
 
 
 @contextmanager
-def running_nodes(directory: Path, venues: tuple[str, ...] = ("SIM", "SIMB"), settings: str = "", *,
-                  warm_bars: int = 1_000, **environ: str) -> Iterator[list[str]]:
+def running_nodes(
+    directory: Path,
+    venues: tuple[str, ...] = ("SIM", "SIMB"),
+    settings: str = "",
+    *,
+    warm_bars: int = 1_000,
+    **environ: str,
+) -> Iterator[list[str]]:
     """One node per simulated venue name, started together, each as :func:`running_node` starts
     one (its files under ``directory/<venue lower case>``, its node id ``spine-<venue lower
     case>``, so ``settings`` must not set ``node_id``); their base URLs in ``venues``' order."""
@@ -156,7 +168,7 @@ def running_nodes(directory: Path, venues: tuple[str, ...] = ("SIM", "SIMB"), se
             ports.append(port)
     with ExitStack() as stack:
         started = []
-        for venue, port in zip(venues, ports):
+        for venue, port in zip(venues, ports, strict=True):
             home = directory / venue.lower()
             home.mkdir(parents=True, exist_ok=True)
             top = f'node_id = "spine-{venue.lower()}"\n{settings}'
@@ -167,7 +179,16 @@ def running_nodes(directory: Path, venues: tuple[str, ...] = ("SIM", "SIMB"), se
         yield [url for _, url in started]
 
 
-# --- HTTP -------------------------------------------------------------------------------------
+# HTTP
+
+
+def spine_import(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``spine import`` with ``args``, which must succeed; what it printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "import", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 def get(url: str, timeout: float = 10) -> tuple[int, Any]:

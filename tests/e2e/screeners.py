@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nodes import free_port, get, node_env, stop, wait_for
 
-from nodes import get, node_env, free_port, stop, wait_for
 from reference.wire_validator import validate
 
 
@@ -25,8 +25,7 @@ def spawn_screener(directory: Path, *nodes: str, config: str = "") -> tuple[subp
         args += ["--config", str(directory / "screener.toml")]
     for node in nodes:
         args += ["--node", node]
-    process = subprocess.Popen(args, env=node_env(directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(args, env=node_env(directory), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return process, f"http://127.0.0.1:{port}"
 
 

@@ -38,11 +38,16 @@ def test_two_processes_give_the_same_result_hash(tmp_path: Path) -> None:
     finally:
         del sys.path[:2]
     catalog = node_catalog(tmp_path, bars=6000, skip=(500, 501))
-    code = CHILD.format(tests=str(ROOT / "tests"), support=str(ROOT / "tests" / "unit" / "backtest"),
-                        catalog=str(catalog))
+    code = CHILD.format(
+        tests=str(ROOT / "tests"), support=str(ROOT / "tests" / "unit" / "backtest"), catalog=str(catalog)
+    )
     env = dict(os.environ)  # the installed package
-    children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env=env, cwd=tmp_path) for _ in range(2)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path
+        )
+        for _ in range(2)
+    ]
     answers = []
     for child in children:
         out, err = child.communicate(timeout=240)

@@ -7,7 +7,6 @@ and schema-valid, and agree with each other."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,10 +20,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "backtest"))
 
 from backtest_support import IID, node_catalog  # noqa: E402
-from gateways import spawn_gateway  # noqa: E402
+from gateways import save_strategy, spawn_gateway  # noqa: E402
 from nodes import envelope, free_port, get, post, running_node, stop, wait_for  # noqa: E402
-from reference.wire_validator import validate  # noqa: E402
 from screeners import ok  # noqa: E402
+from workers import clean_environ, worker_argv  # noqa: E402
+
+from reference.wire_validator import validate  # noqa: E402
 
 #: Short heartbeats: a lost worker shows at once (tests/e2e/workers.py uses the same).
 FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05"}
@@ -40,20 +41,30 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (home / "node").mkdir()
     with running_node(home / "node", warm_bars=2_000) as node:
         # The gateway knows the catalog dirs the worker reads beside the node's (spine up's imports).
-        process, gateway = spawn_gateway(home / "gateway", [node], dead, f"catalogs = [{str(long_history)!r}]\n",
-                                         SPINE_DEPLOYMENT_MODE="private-operator")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")} | FAST
+        process, gateway = spawn_gateway(
+            home / "gateway",
+            [node],
+            dead,
+            f"catalogs = [{str(long_history)!r}]\n",
+            SPINE_DEPLOYMENT_MODE="private-operator",
+        )
+        env = clean_environ() | FAST
         log = open(home / "worker.log", "wb")
-        worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database",
-                                   f"sqlite:///{home / 'gateway' / 'spine.db'}", "--catalog",
-                                   str(home / "node" / "data" / "catalog"), "--catalog", str(long_history),
-                                   "--id", "w1"],
-                                  env=env, stdout=log, stderr=subprocess.STDOUT)
+        database = f"sqlite:///{home / 'gateway' / 'spine.db'}"
+        worker = subprocess.Popen(
+            worker_argv(database, [home / "node" / "data" / "catalog", long_history], "w1"),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
             # The node flushes its closed bars to its catalog every 0.5 s.
-            wait_for(process, lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
-                     "a flushed catalog")
+            wait_for(
+                process,
+                lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
+                "a flushed catalog",
+            )
             yield gateway
         finally:
             worker.terminate()
@@ -80,13 +91,12 @@ def follow(gateway: str, job_id: str) -> list[dict[str, Any]]:
 def test_a_template_backtest_runs_end_to_end(stack: str) -> None:
     gateway = stack
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
-    status, revision = post(gateway + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": "ema_stack", "parent_revision_id": None, "message": "from the template", "files": files})
-    assert status == 201, revision
+    save_strategy(gateway, "ema_stack", files, message="from the template")
     assert ok(gateway + "/v2/strategies/ema_stack/validate")["valid"] is True  # BTCUSDT.SIM is on the node
-    status, receipt = post(gateway + "/v2/backtests", {"strategy_id": "ema_stack", "parameters": {
-        "fast": "3", "slow": "8"}, "label": "stack"})
+    status, receipt = post(
+        gateway + "/v2/backtests",
+        {"strategy_id": "ema_stack", "parameters": {"fast": "3", "slow": "8"}, "label": "stack"},
+    )
     assert status == 202, receipt
     job_id = receipt["job_id"]
     events = follow(gateway, job_id)
@@ -99,21 +109,38 @@ def test_a_template_backtest_runs_end_to_end(stack: str) -> None:
 
     detail = ok(gateway + f"/v2/backtests/{job_id}")
     assert detail["state"] == "COMPLETED" and detail["execution"] == {
-        "capital": "100000", "currency": "USDT", "fee_model": "MAKER_TAKER", "fill_model": "FILL_MODEL", "seed": 42}
+        "capital": "100000",
+        "currency": "USDT",
+        "fee_model": "MAKER_TAKER",
+        "fill_model": "FILL_MODEL",
+        "seed": 42,
+    }
     report = ok(gateway + f"/v2/backtests/{job_id}/report")
     assert report["run_id"] == detail["run_id"] and report["job_id"] == job_id
     assert report["config_hash"] == receipt["config_hash"] and report["instruments"] == ["BTCUSDT.SIM"]
 
     parts = {}
-    for part in ("statistics", "equity", "orders", "fills", "positions", "signals", "markers", "retirements",
-                 "engine_status"):
+    for part in (
+        "statistics",
+        "equity",
+        "orders",
+        "fills",
+        "positions",
+        "signals",
+        "markers",
+        "retirements",
+        "engine_status",
+    ):
         page = ok(gateway + f"/v2/backtests/{job_id}/outputs/{part}?limit=1000")
         assert page["part"] == part and page["run_id"] == report["run_id"] and page["next_cursor"] is None
         for item in page["items"]:
             validate(item)
         parts[part] = page["items"]
     assert (len(parts["orders"]), len(parts["fills"]), len(parts["positions"])) == (
-        report["orders"], report["fills"], report["positions"])
+        report["orders"],
+        report["fills"],
+        report["positions"],
+    )
     assert parts["statistics"][0]["ending_balance"] == report["ending_balance"]
     assert [s["lifecycle"] for s in parts["engine_status"]][-1] == "COMPLETED"
     assert parts["engine_status"][-1]["counters"]["fills"] == report["fills"]
@@ -165,33 +192,38 @@ def wait_for_state(gateway: str, job_id: str, state: str, seconds: float = 120.0
 
 
 def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
-    """An instrument no node lists, a span with no bars and a quantity finer than the size step
+    """An instrument no node lists, a span with no bars and a quantity fine_files than the size step
     the node serves are refused at submit (4xx naming what is allowed), never queued to fail."""
     gateway = stack
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
-    status, _ = post(gateway + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": "lack_stack", "parent_revision_id": None, "message": "", "files": files})
-    assert status == 201
-    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "NOPE.SIM"}),
-                    404, "NOT_FOUND")
+    save_strategy(gateway, "lack_stack", files)
+    text = envelope(
+        post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "NOPE.SIM"}), 404, "NOT_FOUND"
+    )
     assert "NOPE.SIM" in text and "/v2/instruments" in text, text
-    text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "ABC.NOWHERE"}),
-                    404, "NOT_FOUND")
+    text = envelope(
+        post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "instrument_id": "ABC.NOWHERE"}), 404, "NOT_FOUND"
+    )
     assert "NOWHERE" in text and "SIM" in text, text
     for resolution in ("1m", "1h"):
-        text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "lack_stack", "resolution": resolution,
-                                                         "start": "2001-01-01", "end": "2001-01-02"}),
-                        400, "NO_BARS")
+        text = envelope(
+            post(
+                gateway + "/v2/backtests",
+                {"strategy_id": "lack_stack", "resolution": resolution, "start": "2001-01-01", "end": "2001-01-02"},
+            ),
+            400,
+            "NO_BARS",
+        )
         assert "BTCUSDT.SIM" in text and resolution in text, text
     [ref] = [i for i in ok(gateway + "/v2/instruments?limit=1000")["items"] if i["instrument_id"] == "BTCUSDT.SIM"]
     precision = ref["size_precision"]
     fine = "0." + "0" * precision + "1"
-    status, _ = post(gateway + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": "fine_stack", "parent_revision_id": None, "message": "", "files": [
-            {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
-            if f["path"] == "strategy.toml" else f for f in files]})
-    assert status == 201
+    fine_files = [
+        {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
+        if f["path"] == "strategy.toml"
+        else f
+        for f in files
+    ]
+    save_strategy(gateway, "fine_stack", fine_files)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "fine_stack"}), 400, "INVALID_QUANTITY")
     assert f"quantity {fine}" in text and "BTCUSDT.SIM" in text and ref["size_increment"] in text, text

@@ -5,7 +5,6 @@ block read back, every output part stored and each document valid against its sc
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,11 +14,14 @@ import pytest
 import referencing
 from jsonschema import Draft202012Validator
 from referencing.jsonschema import DRAFT202012
+from workers import FAST, WAIT_SECS, clean_environ, wait_until, worker_argv
 
 from jobs_helpers import detail_document, save
+from spine.http.bodies import BacktestBody
 from spine.jobs import Store
+from spine.jobs.request import ExecutionConfig
+from spine.jobs.submission import build_request, submit_request
 from spine.strategies.templates import template_files
-from workers import FAST, WAIT_SECS, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADED = {p.name: json.loads(p.read_bytes()) for p in (ROOT / "schemas").glob("*.json")}
@@ -42,23 +44,25 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
     sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "unit" / "backtest")]
     try:
         from backtest_support import node_catalog
+
         from reference.backtest_catalog import EPOCH_2024
     finally:
         del sys.path[:2]
     catalog = node_catalog(tmp_path, bars=3000)
     files = {path: text.replace("BTCUSDT.SIM", IID) for path, text in template_files("ema_cross").items()}
     revision = save(store, None, "template", files)
-    request = {"body": {"strategy_id": "ema_cross", "parameters": {"fast": "5"}},
-               "spec": {"resolution": "1m", "channel": "EXTERNAL"}, "config_hash": "c" * 64,
-               "execution": {"capital": "100000", "fee_model": "MAKER_TAKER", "fill_model": "FILL_MODEL", "seed": 42}}
     start, end = EPOCH_2024, EPOCH_2024 + 2000 * MINUTE
-    job = store.submit("f" * 64, "ema_cross", revision.revision_id,
-                       json.dumps(request, sort_keys=True, separators=(",", ":")), None, start, end, 1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-    env |= FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
+    body = BacktestBody(strategy_id="ema_cross", parameters={"fast": "5"}, start=str(start), end=str(end))
+    request = build_request(body, revision.revision_id, files, ExecutionConfig(capital="100000", seed=42), 1)
+    job = submit_request(store, request, "test", 1)
+    env = clean_environ() | FAST | {"SPINE_WORKER_RUNNER": "spine.backtest.job:run"}
     with open(tmp_path / "w1.log", "ab") as log:
-        worker = subprocess.Popen([sys.executable, "-m", "spine.cli", "worker", "--database", store.url, "--catalog",
-                                   str(catalog), "--id", "w1"], env=env, stdout=log, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            worker_argv(store.url, [catalog], "w1"),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         wait_until(lambda: store.job(job.job_id).state in ("COMPLETED", "FAILED", "CANCELLED"), "job ended")
     except AssertionError:

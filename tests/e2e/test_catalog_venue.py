@@ -7,18 +7,16 @@ directory holding a 1-DAY bar type names its venue correctly."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
+from nodes import free_port, get, node_env, ok, spawn, spine_import, stop, wait_for
 
-from nodes import free_port, get, node_env, ok, spawn, stop, wait_for
 from spine.node.config import ConfigError, load_config
-from spine.node.store import CatalogStore
+from spine.node.persist.store import CatalogStore
 
 M = 60 * 10**9
 #: 2024-01-01T00:00Z: years behind the node's (wall) clock.
@@ -47,10 +45,7 @@ def _import(directory: Path, catalog: Path) -> list[tuple[int, str, str, str, st
     rows = _rows()
     source = directory / "btcusd.csv"
     source.write_text("timestamp,open,high,low,close,volume\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
-    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--catalog", str(catalog),
-                           str(source)], env=node_env(directory / "unused"),
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = spine_import("--venue", VENUE, "--catalog", str(catalog), str(source), env=node_env(directory / "unused"))
     assert done.stdout.startswith(f"imported {len(rows)} bars of {IID}"), done.stdout
     return rows
 
@@ -58,8 +53,10 @@ def _import(directory: Path, catalog: Path) -> list[tuple[int, str, str, str, st
 def _config(directory: Path, catalog: Path, venue: str = VENUE, extra: str = "") -> tuple[Path, int]:
     port = free_port()
     config = directory / "node.toml"
-    config.write_text(f'venue = "catalog"\nport = {port}\nflush_secs = 0.5\n{extra}'
-                      f'[catalog]\npath = "{catalog}"\nvenue_name = "{venue}"\n')
+    config.write_text(
+        f'venue = "catalog"\nport = {port}\nflush_secs = 0.5\n{extra}'
+        f'[catalog]\npath = "{catalog}"\nvenue_name = "{venue}"\n'
+    )
     return config, port
 
 
@@ -79,9 +76,16 @@ def _fold(rows: list[tuple[int, str, str, str, str, str]], step: int) -> tuple[l
         if len(held) < step:
             withheld.append(T0 + n * step * M)
             continue
-        bars.append({"ts_event": str(T0 + n * step * M), "open": held[0][1],
-                     "high": str(max(Decimal(r[2]) for r in held)), "low": str(min(Decimal(r[3]) for r in held)),
-                     "close": held[-1][4], "volume": str(sum(Decimal(r[5]) for r in held))})
+        bars.append(
+            {
+                "ts_event": str(T0 + n * step * M),
+                "open": held[0][1],
+                "high": str(max(Decimal(r[2]) for r in held)),
+                "low": str(min(Decimal(r[3]) for r in held)),
+                "close": held[-1][4],
+                "volume": str(sum(Decimal(r[5]) for r in held)),
+            }
+        )
     return bars, withheld
 
 
@@ -93,8 +97,11 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
     process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
-        wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == len(rows),
-                 "hydrated from the import catalog")
+        wait_for(
+            process,
+            lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == len(rows),
+            "hydrated from the import catalog",
+        )
         # The skipped minute is an EXTERNAL gap, unresolved (no repair can fill it); health is
         # rebuilt at most every 100 ms, so it says so within a moment.
         wait_for(process, lambda: "UNRESOLVED_GAPS" in get(url + "/v2/health")[1]["degraded_reasons"], "degraded")
@@ -105,7 +112,11 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
         assert [i["instrument_id"] for i in instruments["items"]] == [IID], instruments
         pin = ok(url, "/v2/engine-pin")
         assert (pin["integration"], pin["venue"], pin["history"], pin["channels"]) == (
-            "catalog", VENUE, True, ["bars_external"]), pin
+            "catalog",
+            VENUE,
+            True,
+            ["bars_external"],
+        ), pin
         assert instruments["items"][0]["price_precision"] == 2 and instruments["items"][0]["size_precision"] == 3
 
         page = _page(url, f"instrument_id={IID}&limit=5000")
@@ -122,11 +133,13 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 
         folded = _page(url, f"bar_type={IID}-5-MINUTE-LAST-EXTERNAL&limit=5000")
         expected, withheld = _fold(rows, 5)
-        assert [{k: b[k] for k in ("ts_event", "open", "high", "low", "close", "volume")}
-                for b in folded["bars"]] == expected
+        assert [
+            {k: b[k] for k in ("ts_event", "open", "high", "low", "close", "volume")} for b in folded["bars"]
+        ] == expected
         assert len(expected) == MINUTES // 5 - 1 and withheld == [T0 + -(-SKIPPED // 5) * 5 * M]
-        assert folded["withheld"] == [{"start": str(withheld[0] - 5 * M), "end": str(withheld[0]),
-                                       "reason": "GAP_IN_INPUT"}], folded["withheld"]
+        assert folded["withheld"] == [
+            {"start": str(withheld[0] - 5 * M), "end": str(withheld[0]), "reason": "GAP_IN_INPUT"}
+        ], folded["withheld"]
 
         hydration = ok(url, "/v2/hydration")
         assert [(h["instrument_id"], h["state"]) for h in hydration["items"]] == [(IID, "READY")]
@@ -144,8 +157,9 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
     process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
-        wait_for(process, lambda: [h["state"] for h in ok(url, "/v2/hydration")["items"]] == ["READY"],
-                 "hydrated again")
+        wait_for(
+            process, lambda: [h["state"] for h in ok(url, "/v2/hydration")["items"]] == ["READY"], "hydrated again"
+        )
         again = _page(url, f"instrument_id={IID}&limit=5000")
         assert again["bars"] == page["bars"] and again["coverage"]["gaps"] == page["coverage"]["gaps"]
         assert again["coverage"]["observed"] == page["coverage"]["observed"]
@@ -159,18 +173,18 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     rows = _import(tmp_path, catalog)
     # A daily import of the same venue: listed, no 1-minute history (NO_HISTORY), no bars.
     (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n")
-    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", VENUE, "--step", "1d",
-                           "--catalog", str(catalog), str(tmp_path / "spy.csv")],
-                          env=node_env(tmp_path / "unused"), capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
+    daily = ("--venue", VENUE, "--step", "1d", "--catalog", str(catalog), str(tmp_path / "spy.csv"))
+    spine_import(*daily, env=node_env(tmp_path / "unused"))
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
     url = f"http://127.0.0.1:{port}"
     process = spawn(config, node_env(tmp_path / "data"))
     try:
         wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
-        wait_for(process, lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == 100,
-                 "hydrated with its capacity")
+        wait_for(
+            process,
+            lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == 100,
+            "hydrated with its capacity",
+        )
         page = _page(url, f"instrument_id={IID}&limit=5000")
         assert [(int(b["ts_event"]), b["close"]) for b in page["bars"]] == [(r[0], r[4]) for r in rows[-100:]]
         assert page["coverage"]["gaps"] == []  # the skipped minute is older than the newest 100 bars
@@ -203,8 +217,11 @@ def test_catalog_without_the_venue_is_refused(tmp_path: Path) -> None:
 
 def test_store_venues_parse_any_bar_step(tmp_path: Path) -> None:
     store = CatalogStore(tmp_path / "root")
-    for bar_type in ("SPY.XNYS-1-DAY-LAST-EXTERNAL", "ETHUSDT-PERP.SIM-1-MINUTE-LAST-EXTERNAL",
-                     "BTC-USD.MYDATA-1-MINUTE-LAST-EXTERNAL"):
+    for bar_type in (
+        "SPY.XNYS-1-DAY-LAST-EXTERNAL",
+        "ETHUSDT-PERP.SIM-1-MINUTE-LAST-EXTERNAL",
+        "BTC-USD.MYDATA-1-MINUTE-LAST-EXTERNAL",
+    ):
         (tmp_path / "root" / "data" / "bar" / bar_type).mkdir(parents=True)
     assert store.venues() == {"XNYS", "SIM", "MYDATA"}
 
@@ -212,8 +229,9 @@ def test_store_venues_parse_any_bar_step(tmp_path: Path) -> None:
 def test_catalog_venue_configuration(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"catalog\.venue_name"):
         load_config(None, {"SPINE_VENUE": "catalog"})
-    config = load_config(None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_PATH": str(tmp_path),
-                                "SPINE_CATALOG_VENUE_NAME": VENUE})
+    config = load_config(
+        None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_PATH": str(tmp_path), "SPINE_CATALOG_VENUE_NAME": VENUE}
+    )
     assert (config.venue_name, config.catalog.path) == (VENUE, str(tmp_path))
     with pytest.raises(ConfigError, match="catalog.venue_name 'my-data'"):
         load_config(None, {"SPINE_VENUE": "catalog", "SPINE_CATALOG_VENUE_NAME": "my-data"})
@@ -240,9 +258,9 @@ def test_hydration_window_is_the_sources_span_whatever_the_clock() -> None:
     import asyncio
 
     from spine.node.hydration import HydrationBook
-    from spine.node.hydration_state import Finished
     from spine.node.hydrator import Hydrator
-    from spine.node.series_book import SeriesBook
+    from spine.node.persist.hydration_state import Finished
+    from spine.node.persist.series_book import SeriesBook
 
     a, b, c = f"A.{VENUE}", f"B.{VENUE}", f"C.{VENUE}"
     series = SeriesBook(capacity=250)
@@ -252,8 +270,15 @@ def test_hydration_window_is_the_sources_span_whatever_the_clock() -> None:
     series.series(b, "EXTERNAL").push(newest, 100, 110, 90, 105, 1)
     source = _Spans({a: (T0, T0 + 300 * M), b: (T0 + 50 * M, T0 + 300 * M), c: None})
     book = HydrationBook()
-    hydrator = Hydrator(book=book, series=series, store=None, source=source,  # type: ignore[arg-type]
-                        now=lambda: T0 + 10**6 * M, window_minutes=30, finished={b: Finished("READY", 0, newest, newest)})
+    hydrator = Hydrator(
+        book=book,
+        series=series,
+        store=None,
+        source=source,  # type: ignore[arg-type]
+        now=lambda: T0 + 10**6 * M,
+        window_minutes=30,
+        finished={b: Finished("READY", 0, newest, newest)},
+    )
     assert not hydrator.confirms_empty
     assert hydrator.window(a) == (T0, T0 + 300 * M)  # the span, not 30 minutes back from the clock
     assert hydrator.window(b) == (newest, T0 + 300 * M)  # resumed from its newest close

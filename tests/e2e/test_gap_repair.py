@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nodes import START, free_port, get, node_env, spawn, stop, wait_for
+
 from reference.wire_validator import validate
 
 MINUTE = 60 * 10**9
@@ -31,8 +32,9 @@ def coverage(url: str, instrument_id: str) -> dict[str, Any]:
 def test_a_first_run_resolves_its_gaps_and_is_not_degraded(tmp_path: Path) -> None:
     port = free_port()
     config = tmp_path / "node.toml"
-    config.write_text(f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n"
-                      f"[sim]\nstart_ns = {START}\nspeed = 600\n")  # candle_skip: the default
+    config.write_text(
+        f"flush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n[sim]\nstart_ns = {START}\nspeed = 600\n"
+    )  # candle_skip: the default
     process = spawn(config, node_env(tmp_path / "data"))
     url = f"http://127.0.0.1:{port}"
     try:
@@ -56,7 +58,7 @@ def test_a_first_run_resolves_its_gaps_and_is_not_degraded(tmp_path: Path) -> No
             return False
 
         wait_for(process, some_minute_confirmed_empty, "showing a minute confirmed empty")
-        (iid, document), = confirmed.items()
+        ((iid, document),) = confirmed.items()
         validate(document, "svc.series_coverage")
         span = document["confirmed_empty"][0]
         gaps = {(g["start"], g["end"]) for g in document["gaps"]}
@@ -66,8 +68,9 @@ def test_a_first_run_resolves_its_gaps_and_is_not_degraded(tmp_path: Path) -> No
         bucket_end = (start // (5 * MINUTE) + 1) * 5 * MINUTE
         status, page = get(f"{url}/v2/bars?bar_type={iid}-5-MINUTE-LAST-EXTERNAL&limit=1000")
         assert status == 200, page
-        assert not any(int(w["start"]) <= start < int(w["end"]) and w["reason"] == "GAP_IN_INPUT"
-                       for w in page["withheld"]), page["withheld"]
+        assert not any(
+            int(w["start"]) <= start < int(w["end"]) and w["reason"] == "GAP_IN_INPUT" for w in page["withheld"]
+        ), page["withheld"]
         assert any(int(bar["ts_event"]) == bucket_end for bar in page["bars"]), bucket_end
 
         def healthy() -> bool:

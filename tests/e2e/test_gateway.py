@@ -5,16 +5,17 @@ refused in public-readonly. Documents are checked by the independent validator."
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gateways import raw, relayed_unchanged, spawn_gateway
 from nodes import envelope, get, post, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok, screener
+
+from reference.wire_validator import validate
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -37,8 +38,14 @@ def test_health_status_and_registry(gateway: str, base: str, screener: str) -> N
     health = ok(gateway + "/v2/health")
     assert health["ready"] and not health["degraded"] and health["deployment_mode"] == "public-readonly"
     status = ok(gateway + "/v2/status")
+    deadline = time.monotonic() + 60  # the node's venues arrive with the gateway's next look at it
+    while not status["upstreams"][0].get("venues") and time.monotonic() < deadline:
+        time.sleep(0.2)
+        status = ok(gateway + "/v2/status")
     assert [(u["kind"], u["name"], u["reachable"]) for u in status["upstreams"]] == [
-        ("node", "node-1", True), ("screener", "screener", True)]
+        ("node", "node-1", True),
+        ("screener", "screener", True),
+    ]
     assert base not in str(status) and screener not in str(status)  # addresses: an operator's only
     assert status["upstreams"][0]["venues"] == ["SIM"]
     availability = {e["id"]: e["availability"] for e in ok(gateway + "/v2/registry")["operations"]}
@@ -79,9 +86,17 @@ def test_bars_are_relayed_byte_for_byte(gateway: str, base: str) -> None:
 
 def test_screener_routes_are_relayed(gateway: str, screener: str) -> None:
     validate(ok(gateway + "/v2/screener/health"))
-    definition = {"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
-                  "resolutions": ["1m"], "instrument_ids": [IID], "filter": None, "sort": [], "limit": 5,
-                  "as_of": None}
+    definition = {
+        "version": "spine.v2",
+        "schema_id": "svc.screen_definition",
+        "schema_version": 1,
+        "resolutions": ["1m"],
+        "instrument_ids": [IID],
+        "filter": None,
+        "sort": [],
+        "limit": 5,
+        "as_of": None,
+    }
     status, result = post(gateway + "/v2/screener/screen", definition)
     assert status == 200 and result["definition"] == definition
     validate(result)
@@ -112,12 +127,16 @@ def test_a_stopped_screener_is_reported_stopped(base: str, tmp_path: Path) -> No
         stop(screener_process)
         wait_for(process, lambda: get(url + "/v2/screener/health")[1]["process_state"] == "STOPPED", "stopped")
         health = ok(url + "/v2/screener/health")
-        assert health["last_error"].startswith("screener: GET /v2/screener/health: ") and \
-            health["connections"]["open"] == 0
+        assert (
+            health["last_error"].startswith("screener: GET /v2/screener/health: ")
+            and health["connections"]["open"] == 0
+        )
         assert "127.0.0.1" not in str(health) and "Error" not in health["last_error"], health
         assert health["egress"] is None
-        assert envelope(get(url + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE") == \
-            "screener: GET /v2/screener/rows: connection refused or unreachable"
+        assert (
+            envelope(get(url + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
+            == "screener: GET /v2/screener/rows: connection refused or unreachable"
+        )
         wait_for(process, lambda: get(url + "/v2/health")[1]["degraded"] is True, "degraded")
         assert ok(url + "/v2/health")["degraded_reasons"] == ["SCREENER_UNREACHABLE"]
         availability = {e["id"]: e["availability"] for e in ok(url + "/v2/registry")["operations"]}
@@ -131,8 +150,9 @@ def test_a_stopped_screener_is_reported_stopped(base: str, tmp_path: Path) -> No
 def test_every_command_operation_is_refused_in_public_readonly(gateway: str) -> None:
     operations = ok(gateway + "/v2/registry")["operations"]
     commands = [op for op in operations if op["effect"] == "COMMAND"]
-    assert len(commands) >= 10 and all(op["availability"] in ("DISABLED", "UNAVAILABLE", "UNSUPPORTED")
-                                       for op in commands)
+    assert len(commands) >= 10 and all(
+        op["availability"] in ("DISABLED", "UNAVAILABLE", "UNSUPPORTED") for op in commands
+    )
     for op in commands:
         path = op["path"].replace("{id}", "x1")
         code, body = post(gateway + path, {}) if op["method"] == "POST" else get(gateway + path)

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from gateways import spawn_gateway
-from nodes import envelope, free_port, get, post, stop, wait_for
-from reference.wire_validator import validate
+from gateways import save_strategy, spawn_gateway
+from nodes import envelope, free_port, get, post, spine_import, stop, wait_for
 from screeners import ok
+
+from reference.wire_validator import validate
 
 ALLOWED = "strategy_id, revision_id, instrument_id, start, end, resolution, channel, parameters, label"
 #: The imported equity: daily bars closing 2024-01-03 and 2024-01-04 (00:00 UTC), size step 1.
@@ -32,36 +30,40 @@ DAY_3, DAY_4 = "1704240000000000000", "1704326400000000000"
 def import_daily(directory: Path) -> Path:
     """A catalog dir holding :data:`SPY`'s two daily bars, written by ``spine import``."""
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "spy.csv").write_text("date,open,high,low,close,volume\n"
-                                       "2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n")
-    done = subprocess.run([sys.executable, "-m", "spine.cli", "import", "--venue", "XNYS", "--step", "1d",
-                           "--open-time", "--catalog", str(directory / "imports"), str(directory / "spy.csv")],
-                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    (directory / "spy.csv").write_text(
+        "date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n"
+    )
+    daily = ("--venue", "XNYS", "--step", "1d", "--open-time", "--catalog", str(directory / "imports"))
+    spine_import(*daily, str(directory / "spy.csv"), env=dict(os.environ))
     return directory / "imports"
-
-
-def save(url: str, strategy_id: str, files: list[dict[str, Any]]) -> None:
-    status, revision = post(url + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": strategy_id, "parent_revision_id": None, "message": "", "files": files})
-    assert status == 201, revision
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dead = f"http://127.0.0.1:{free_port()}"
     imports = import_daily(tmp_path_factory.mktemp("imports"))
-    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [dead], dead,
-                                 f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n",
-                                 SPINE_DEPLOYMENT_MODE="private-operator")
+    process, url = spawn_gateway(
+        tmp_path_factory.mktemp("gateway"),
+        [dead],
+        dead,
+        f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n",
+        SPINE_DEPLOYMENT_MODE="private-operator",
+    )
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        save(url, "ema", files)
+        save_strategy(url, "ema", files)
         # The template at quantity 1: whole units, as the equity trades.
-        save(url, "whole", [{**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "1"')}
-                            if f["path"] == "strategy.toml" else f for f in files])
+        save_strategy(
+            url,
+            "whole",
+            [
+                {**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "1"')}
+                if f["path"] == "strategy.toml"
+                else f
+                for f in files
+            ],
+        )
         yield url
     finally:
         _, err = stop(process)
@@ -93,7 +95,12 @@ def test_a_queued_job_its_events_and_cancel(gateway: str) -> None:
     job_id = receipt["job_id"]
     detail = ok(gateway + f"/v2/backtests/{job_id}")
     assert (detail["state"], detail["start"], detail["end"], detail["execution"], detail["run_id"]) == (
-        "QUEUED", "0", "1000", None, None)
+        "QUEUED",
+        "0",
+        "1000",
+        None,
+        None,
+    )
     assert job_id in {j["job_id"] for j in ok(gateway + "/v2/backtests")["items"]}
     assert job_id in {j["job_id"] for j in ok(gateway + "/v2/backtests?state=QUEUED&strategy_id=ema")["items"]}
     assert job_id not in {j["job_id"] for j in ok(gateway + "/v2/backtests?state=RUNNING")["items"]}
@@ -160,30 +167,29 @@ def test_an_instrument_id_that_is_a_path_is_refused(gateway: str, iid: str) -> N
 def test_a_revision_whose_validation_has_errors_is_refused(gateway: str) -> None:
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
     broken = [{**f, "content": f["content"] + "\n[extra\n"} if f["path"] == "strategy.toml" else f for f in files]
-    status, _ = post(gateway + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": "broken", "parent_revision_id": None, "message": "", "files": broken})
-    assert status == 201
+    save_strategy(gateway, "broken", broken)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "broken"}), 400, "INVALID_BODY")
     assert "strategy.toml:" in text and "/v2/strategies/broken/validate" in text, text
 
 
 def test_a_huge_quantity_is_refused_with_its_bound(gateway: str) -> None:
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
-    huge = [{**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "' + "9" * 40 + '"')}
-            if f["path"] == "strategy.toml" else f for f in files]
+    huge = [
+        {**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "' + "9" * 40 + '"')}
+        if f["path"] == "strategy.toml"
+        else f
+        for f in files
+    ]
     assert huge != files
-    status, _ = post(gateway + "/v2/strategies", {
-        "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-        "strategy_id": "huge", "parent_revision_id": None, "message": "", "files": huge})
-    assert status == 201
+    save_strategy(gateway, "huge", huge)
     text = envelope(post(gateway + "/v2/backtests", {"strategy_id": "huge"}), 400, "INVALID_BODY")
     assert "at most 34028236692093" in text, text
 
 
 def test_the_list_and_the_request_route_show_the_run_each_job_asked_for(gateway: str) -> None:
-    status, receipt = submit(gateway, parameters={"fast": "7"}, start="2024-01-01", end="1800000000000000000",
-                             label="shown")
+    status, receipt = submit(
+        gateway, parameters={"fast": "7"}, start="2024-01-01", end="1800000000000000000", label="shown"
+    )
     assert status == 202, receipt
     job_id = receipt["job_id"]
     page = ok(gateway + "/v2/backtests?limit=5")
@@ -194,15 +200,21 @@ def test_the_list_and_the_request_route_show_the_run_each_job_asked_for(gateway:
     request = ok(f"{gateway}/v2/backtests/{job_id}/request")
     validate(request)
     assert request["run"] == run and request["config_hash"] == receipt["config_hash"]
-    assert request["body"] == {"strategy_id": "ema", "parameters": {"fast": "7"}, "start": "1704067200000000000",
-                               "end": "1800000000000000000", "label": "shown"}
+    assert request["body"] == {
+        "strategy_id": "ema",
+        "parameters": {"fast": "7"},
+        "start": "1704067200000000000",
+        "end": "1800000000000000000",
+        "label": "shown",
+    }
     envelope(get(f"{gateway}/v2/backtests/{'0' * 64}/request"), 404, "NOT_FOUND")
 
 
 def test_an_imported_daily_series_runs_at_1d_within_its_span(gateway: str) -> None:
     for span in ({}, {"start": DAY_3, "end": DAY_3}, {"start": "2024-01-04", "end": "2024-01-04"}):
-        status, receipt = post(gateway + "/v2/backtests", {"strategy_id": "whole", "instrument_id": SPY,
-                                                           "resolution": "1d", **span})
+        status, receipt = post(
+            gateway + "/v2/backtests", {"strategy_id": "whole", "instrument_id": SPY, "resolution": "1d", **span}
+        )
         assert status == 202, (span, receipt)
 
 
@@ -215,8 +227,9 @@ def test_a_resolution_with_no_bars_is_refused(gateway: str) -> None:
     for span in ({"start": "2025-01-01"}, {"end": "2024-01-02T00:00:00Z"}, {"start": "1", "end": "2"}):
         text = envelope(post(gateway + "/v2/backtests", {**whole, "resolution": "1d", **span}), 400, "NO_BARS")
         assert SPY in text and "2024-01-03T00:00:00Z" in text and "2024-01-04T00:00:00Z" in text, text
-    text = envelope(post(gateway + "/v2/backtests", {**whole, "resolution": "1d", "channel": "INTERNAL"}), 400,
-                    "NO_BARS")
+    text = envelope(
+        post(gateway + "/v2/backtests", {**whole, "resolution": "1d", "channel": "INTERNAL"}), 400, "NO_BARS"
+    )
     assert "INTERNAL" in text, text
 
 
@@ -251,8 +264,10 @@ def test_an_operator_sees_upstream_addresses_and_the_public_never_does(gateway: 
     assert [(u["kind"], u["name"]) for u in upstreams] == [("node", "node-1"), ("screener", "screener")]
     assert all(u["base_url"].startswith("http://127.0.0.1:") for u in upstreams)
     for upstream in upstreams:
-        assert upstream["last_error"] in (None, f"UPSTREAM_UNAVAILABLE: {upstream['name']}: GET /v2/registry: "
-                                                "connection refused or unreachable"), upstream
+        assert upstream["last_error"] in (
+            None,
+            f"UPSTREAM_UNAVAILABLE: {upstream['name']}: GET /v2/registry: connection refused or unreachable",
+        ), upstream
     detail = envelope(get(gateway + "/v2/screener/rows"), 502, "UPSTREAM_UNAVAILABLE")
     assert detail == "screener: GET /v2/screener/rows: connection refused or unreachable"
 
@@ -267,8 +282,9 @@ def test_the_stream_of_an_ended_job_ends_after_what_is_above_its_point(gateway: 
     job_id = receipt["job_id"]
     ok(gateway + f"/v2/backtests/{job_id}/cancel")  # events 1 QUEUED, 2 CANCELLED
     for after, names in ((0, ["event: state"] * 2), (1, ["event: state"]), (2, []), (99, [])):
-        with urllib.request.urlopen(gateway + f"/v2/stream/backtests?job_id={job_id}&after_sequence={after}",
-                                    timeout=30) as response:
+        with urllib.request.urlopen(
+            gateway + f"/v2/stream/backtests?job_id={job_id}&after_sequence={after}", timeout=30
+        ) as response:
             assert frames(response) == names, after
 
 
@@ -304,24 +320,40 @@ def test_a_failed_jobs_routes_serve_no_internals(tmp_path: Any) -> None:
     process, url = spawn_gateway(tmp_path / "gateway", [dead], dead)
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
-        trace = ('Traceback (most recent call last):\n  File "/srv/spine/python/spine/backtest/bars.py", line 9\n'
-                 "KeyError: '/srv/spine/catalog/external'")
-        status = ('{"version":"spine.v2","schema_id":"svc.engine_status","schema_version":1,"run_id":null,'
-                  '"lifecycle":"FAILED","ts_event":"5","counters":{"bars_accepted":0,"bars_rejected":0,'
-                  '"signals_emitted":0,"orders_submitted":0,"fills":0,"errors":1},"authorities":[],'
-                  '"last_error":"NO_BARS: looked under /srv/spine/catalog/external"}')
+        trace = (
+            'Traceback (most recent call last):\n  File "/srv/spine/python/spine/backtest/bars.py", line 9\n'
+            "KeyError: '/srv/spine/catalog/external'"
+        )
+        status = (
+            '{"version":"spine.v2","schema_id":"svc.engine_status","schema_version":1,"run_id":null,'
+            '"lifecycle":"FAILED","ts_event":"5","counters":{"bars_accepted":0,"bars_rejected":0,'
+            '"signals_emitted":0,"orders_submitted":0,"fills":0,"errors":1},"authorities":[],'
+            '"last_error":"NO_BARS: looked under /srv/spine/catalog/external"}'
+        )
         with Store(f"sqlite:///{tmp_path / 'gateway' / 'spine.db'}") as store:
             text = '[strategy]\nname = "x"\n'
-            store.save_revision("x", None, "", [("strategy.toml", text, hashlib.sha256(text.encode()).hexdigest())],
-                                "1" * 64, [], "x", None, 1)
+            store.save_revision(
+                "x",
+                None,
+                "",
+                [("strategy.toml", text, hashlib.sha256(text.encode()).hexdigest())],
+                "1" * 64,
+                [],
+                "x",
+                None,
+                1,
+            )
             job = store.submit("2" * 64, "x", "1" * 64, "{}", None, 0, 1, 2)
             store.claim("w1", 3)
             store.append_event(job.job_id, "LOG", None, "ERROR", trace, 4)
             store.put_outputs(job.job_id, {"engine_status": [status.encode()]})
             store.finish(job.job_id, "w1", "FAILED", None, "KeyError: '/srv/spine/catalog/external'", 5)
-        served = [ok(url + f"/v2/backtests/{job.job_id}"), ok(url + f"/v2/backtests/{job.job_id}/events"),
-                  envelope(get(url + f"/v2/backtests/{job.job_id}/report"), 409, "CONFLICT"),
-                  ok(url + f"/engine-status?job_id={job.job_id}")]
+        served = [
+            ok(url + f"/v2/backtests/{job.job_id}"),
+            ok(url + f"/v2/backtests/{job.job_id}/events"),
+            envelope(get(url + f"/v2/backtests/{job.job_id}/report"), 409, "CONFLICT"),
+            ok(url + f"/engine-status?job_id={job.job_id}"),
+        ]
         with urllib.request.urlopen(url + f"/v2/stream/backtests?job_id={job.job_id}", timeout=30) as response:
             served.append(response.read().decode())
         for document in served:

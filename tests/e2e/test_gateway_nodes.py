@@ -11,8 +11,9 @@ from typing import Any
 
 from gateways import raw, relayed_unchanged, spawn_gateway
 from nodes import START, free_port, get, node_env, post, running_node, spawn, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok, spawn_screener
+
+from reference.wire_validator import validate
 
 END = "1740000000000000000"
 
@@ -30,8 +31,10 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
     port = free_port()
     config = tmp_path / "b" / "node.toml"
     config.parent.mkdir()
-    config.write_text(f'node_id = "spine-simb"\nflush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n'
-                      f'[sim]\nstart_ns = {START}\nspeed = 600\nvenue_name = "SIMB"\n')
+    config.write_text(
+        f'node_id = "spine-simb"\nflush_secs = 0.5\nhydrate_minutes = 30\nport = {port}\n'
+        f'[sim]\nstart_ns = {START}\nspeed = 600\nvenue_name = "SIMB"\n'
+    )
     env = node_env(tmp_path / "b" / "data")
     b = f"http://127.0.0.1:{port}"
     (tmp_path / "a").mkdir()
@@ -42,8 +45,11 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
             wait_for(node_b, lambda: bool(get(b + "/v2/health")[1]["ready"]), "ready")
             screener, screener_url = spawn_screener(tmp_path / "screener", a, b)
             gateway, url = spawn_gateway(tmp_path / "gateway", [a, b], screener_url)
-            wait_for(gateway, lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [
-                ["SIM"], ["SIMB"]], "both venues known")
+            wait_for(
+                gateway,
+                lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [["SIM"], ["SIMB"]],
+                "both venues known",
+            )
 
             # Merged under one cursor, node after node.
             assert walk(url, "/v2/instruments") == walk(a, "/v2/instruments") + walk(b, "/v2/instruments")
@@ -86,7 +92,8 @@ def test_two_venues_merged_relayed_and_one_lost_and_back(tmp_path: Path) -> None
             assert walk(url, "/v2/instruments") == walk(a, "/v2/instruments")  # b's part is missing
             code, refusal = get(url + "/v2/bars?instrument_id=BTCUSDT.SIMB")
             assert code == 502 and refusal["error"]["detail"] == (
-                "UPSTREAM_UNAVAILABLE: node-2: GET /v2/bars: connection refused or unreachable"), refusal
+                "UPSTREAM_UNAVAILABLE: node-2: GET /v2/bars: connection refused or unreachable"
+            ), refusal
 
             node_b = spawn(config, env)
             wait_for(gateway, lambda: get(url + "/v2/health")[1]["degraded"] is False, "recovered")
@@ -106,13 +113,19 @@ def test_roster_changes_reach_each_venues_node_in_private_operator(tmp_path: Pat
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     operator = {"SPINE_DEPLOYMENT_MODE": "private-operator"}
-    with running_node(tmp_path / "a", f'manifest = "{manifests["SIM"]}"\n', warm_bars=0, **operator) as a, \
-            running_node(tmp_path / "b", f'manifest = "{manifests["SIMB"]}"\n', warm_bars=0,
-                         sim='venue_name = "SIMB"\n', **operator) as b:
+    with (
+        running_node(tmp_path / "a", f'manifest = "{manifests["SIM"]}"\n', warm_bars=0, **operator) as a,
+        running_node(
+            tmp_path / "b", f'manifest = "{manifests["SIMB"]}"\n', warm_bars=0, sim='venue_name = "SIMB"\n', **operator
+        ) as b,
+    ):
         gateway, url = spawn_gateway(tmp_path / "gateway", [a, b], f"http://127.0.0.1:{free_port()}", **operator)
         try:
-            wait_for(gateway, lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [
-                ["SIM"], ["SIMB"]], "both venues known")
+            wait_for(
+                gateway,
+                lambda: [u["venues"] for u in get(url + "/v2/status")[1]["upstreams"][:2]] == [["SIM"], ["SIMB"]],
+                "both venues known",
+            )
             assert ok(url + "/v2/health")["deployment_mode"] == "private-operator"
             code, refusal = post(url + "/v2/selection", {"instrument_ids": ["BTCUSDT.SIM", "BTCUSDT.NOWHERE"]})
             assert code == 404 and "'NOWHERE'" in refusal["error"]["detail"]

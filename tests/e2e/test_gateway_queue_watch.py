@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-from gateways import spawn_gateway
+from gateways import save_strategy, spawn_gateway
 from nodes import free_port, get, post, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok
+
+from reference.wire_validator import validate
 from spine.jobs import Store
 
 #: A silent worker is lost after this long (the gateway's worker_stale_secs, made short).
@@ -27,16 +26,17 @@ WAIT_SECS = 30.0
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
     directory = tmp_path_factory.mktemp("gateway")
     dead = f"http://127.0.0.1:{free_port()}"
-    process, url = spawn_gateway(directory, [dead], dead, f"worker_stale_secs = {STALE_SECS}\n"
-                                 "queue_watch_secs = 0.2\nworker_max_attempts = 2\n",
-                                 SPINE_DEPLOYMENT_MODE="private-operator")
+    process, url = spawn_gateway(
+        directory,
+        [dead],
+        dead,
+        f"worker_stale_secs = {STALE_SECS}\nqueue_watch_secs = 0.2\nworker_max_attempts = 2\n",
+        SPINE_DEPLOYMENT_MODE="private-operator",
+    )
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        status, _ = post(url + "/v2/strategies", {
-            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": "ema", "parent_revision_id": None, "message": "", "files": files})
-        assert status == 201
+        save_strategy(url, "ema", files)
         with Store(f"sqlite:///{directory / 'spine.db'}") as store:
             yield url, store
     finally:
@@ -101,7 +101,9 @@ def test_health_recovers_when_a_worker_is_alive_and_status_lists_it(stack: tuple
     started = time.time_ns()
     store.alive("test-worker", started, time.time_ns())
     block = until("listing the worker", lambda: (b := workers(url))["live"] and b)
-    assert block["live"] == [{"worker_id": "test-worker", "started_ts": str(started), "seen_ts": block["live"][0]["seen_ts"]}]
+    assert block["live"] == [
+        {"worker_id": "test-worker", "started_ts": str(started), "seen_ts": block["live"][0]["seen_ts"]}
+    ]
     assert "NO_LIVE_WORKER" not in health(url)["degraded_reasons"]
 
     store.gone("test-worker")  # it stopped: jobs wait with no worker again

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gateways import spawn_gateway
 from nodes import envelope, free_port, get, post, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok
+
+from reference.wire_validator import validate
 
 TEMPLATES = {"ema_cross", "rsi_mean_reversion", "donchian_breakout", "bollinger_reversion"}
 
@@ -38,9 +38,15 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def save(strategy_id: str, parent: str | None, files: dict[str, str], message: str = "") -> dict[str, Any]:
-    return {"version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": strategy_id, "parent_revision_id": parent, "message": message,
-            "files": [{"path": path, "content": text} for path, text in files.items()]}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.strategy_revision_save_request",
+        "schema_version": 2,
+        "strategy_id": strategy_id,
+        "parent_revision_id": parent,
+        "message": message,
+        "files": [{"path": path, "content": text} for path, text in files.items()],
+    }
 
 
 def template_files(gateway: str, template_id: str = "ema_cross") -> dict[str, str]:
@@ -90,10 +96,13 @@ def test_save_list_read_and_validate(gateway: str) -> None:
     assert second["parent_revision_id"] == revision["revision_id"]
     revisions = ok(gateway + "/v2/strategies/ema_one/revisions")
     assert [r["revision_id"] for r in revisions["items"]] == [second["revision_id"], revision["revision_id"]]
-    assert ok(gateway + f"/v2/strategies/ema_one/revisions/{revision['revision_id']}/files/strategy.toml")[
-        "content"] == files["strategy.toml"]
-    envelope(get(gateway + f"/v2/strategies/ema_one/revisions/{revision['revision_id']}/files/NOTES.md"), 404,
-             "NOT_FOUND")
+    assert (
+        ok(gateway + f"/v2/strategies/ema_one/revisions/{revision['revision_id']}/files/strategy.toml")["content"]
+        == files["strategy.toml"]
+    )
+    envelope(
+        get(gateway + f"/v2/strategies/ema_one/revisions/{revision['revision_id']}/files/NOTES.md"), 404, "NOT_FOUND"
+    )
 
 
 def test_a_save_on_an_old_head_is_a_conflict(gateway: str) -> None:
@@ -115,10 +124,17 @@ def test_a_save_on_an_old_head_is_a_conflict(gateway: str) -> None:
     assert status == 409 and again["head_revision_id"] == head["revision_id"]
 
 
-@pytest.mark.parametrize(("path", "why"), [
-    ("../escape.toml", ".."), ("a/../../b.md", ".."), ("/abs.md", "relative"), ("a\x00b.md", "NUL"),
-    ("x" * 300 + ".md", "256"), ("main.py", "Python"),
-])
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("../escape.toml", ".."),
+        ("a/../../b.md", ".."),
+        ("/abs.md", "relative"),
+        ("a\x00b.md", "NUL"),
+        ("x" * 300 + ".md", "256"),
+        ("main.py", "Python"),
+    ],
+)
 def test_bad_paths_are_refused(gateway: str, path: str, why: str) -> None:
     files = {**template_files(gateway), path: "x"}
     detail = envelope(post(gateway + "/v2/strategies", save("bad_paths", None, files)), 400, "INVALID_BODY")
@@ -157,7 +173,7 @@ def test_validation_names_file_line_and_reason(gateway: str) -> None:
     assert receipt["valid"] is False
     errors = [d for d in receipt["diagnostics"] if d["severity"] == "ERROR"]
     assert errors and errors[0]["path"] == "strategy.toml" and "SOARS" in errors[0]["message"]
-    assert errors[0]["line"] == 1 + broken[:broken.index("SOARS")].count("\n")
+    assert errors[0]["line"] == 1 + broken[: broken.index("SOARS")].count("\n")
     _, unparsable = post(gateway + "/v2/strategies", save("unparsable", None, {"strategy.toml": "[strategy\n"}))
     receipt = ok(gateway + "/v2/strategies/unparsable/validate")
     assert receipt["valid"] is False and receipt["diagnostics"][0]["line"] == 1
@@ -192,17 +208,27 @@ def test_files_nested_too_deep_are_refused_never_a_500(tmp_path: Path) -> None:
         files = template_files(url)
         deep = "\n" + "a = " + "[" * 500 + "]" * 500 + "\n"
         for path, content in (("notes/deep.toml", deep), ("strategy.toml", files["strategy.toml"] + deep)):
-            detail = envelope(post(url + "/v2/strategies", save("deep", None, {**files, path: content})), 400,
-                              "INVALID_BODY")
+            detail = envelope(
+                post(url + "/v2/strategies", save("deep", None, {**files, path: content})), 400, "INVALID_BODY"
+            )
             assert f"'{path}' line " in detail and f"at most {MAX_NESTING}" in detail, detail
         with Store(f"sqlite:///{tmp_path / 'gateway' / 'spine.db'}") as store:
             stored = {**files, "notes/deep.toml": deep}
-            store.save_revision("deep", None, "stored before the bound",
-                                [(p, t, hashlib.sha256(t.encode()).hexdigest()) for p, t in stored.items()],
-                                "0" * 64, [], "deep", None, 1)
+            store.save_revision(
+                "deep",
+                None,
+                "stored before the bound",
+                [(p, t, hashlib.sha256(t.encode()).hexdigest()) for p, t in stored.items()],
+                "0" * 64,
+                [],
+                "deep",
+                None,
+                1,
+            )
         receipt = ok(url + "/v2/strategies/deep/validate")
         assert [(d["path"], d["line"], d["severity"]) for d in receipt["diagnostics"]] == [
-            ("notes/deep.toml", 2, "ERROR")], receipt
+            ("notes/deep.toml", 2, "ERROR")
+        ], receipt
         detail = envelope(post(url + "/v2/backtests", {"strategy_id": "deep"}), 400, "INVALID_BODY")
         assert "notes/deep.toml:2" in detail and f"at most {MAX_NESTING}" in detail, detail
     finally:

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from gateways import spawn_gateway
 from nodes import envelope, free_port, get, restartable_node, spawn, sse, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok, screener
+
+from reference.wire_validator import validate
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -35,14 +35,19 @@ def status(url: str) -> dict[str, Any]:
 
 
 def feeds_open(url: str, connects: int = 1) -> bool:
-    return all(s["connected"] and s["connects"] >= connects
-               for u in status(url)["upstreams"] if u["kind"] == "node" for s in u["streams"])
+    return all(
+        s["connected"] and s["connects"] >= connects
+        for u in status(url)["upstreams"]
+        if u["kind"] == "node"
+        for s in u["streams"]
+    )
 
 
 @pytest.fixture(scope="module")
 def gateway(base: str, screener: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    process, url = spawn_gateway(tmp_path_factory.mktemp("gateway"), [base], screener,
-                                 f"stream_heartbeat_secs = {HEARTBEAT_SECS}\n")
+    process, url = spawn_gateway(
+        tmp_path_factory.mktemp("gateway"), [base], screener, f"stream_heartbeat_secs = {HEARTBEAT_SECS}\n"
+    )
     try:
         wait_for(process, lambda: feeds_open(url), "following the node's streams")
         yield url
@@ -91,17 +96,24 @@ def same_run(ours: list[bytes], theirs: list[bytes], least: int) -> None:
     assert len(common) >= least, (len(ours), len(theirs), len(common))
     a = [k for k, d in enumerate(ours) if d in common]
     b = [k for k, d in enumerate(theirs) if d in common]
-    assert ours[a[0]:a[-1] + 1] == theirs[b[0]:b[-1] + 1]
+    assert ours[a[0] : a[-1] + 1] == theirs[b[0] : b[-1] + 1]
 
 
-@pytest.mark.parametrize(("path", "event", "least"), [
-    (f"/v2/stream/bars?instrument_id={IID}", "bar", 10),
-    (f"/v2/stream/quotes?instrument_id={IID}", "quote", 50),
-    (f"/v2/stream/trades?instrument_id={IID}", "trade", 50),
-])
+@pytest.mark.parametrize(
+    ("path", "event", "least"),
+    [
+        (f"/v2/stream/bars?instrument_id={IID}", "bar", 10),
+        (f"/v2/stream/quotes?instrument_id={IID}", "quote", 50),
+        (f"/v2/stream/trades?instrument_id={IID}", "trade", 50),
+    ],
+)
 def test_the_gateway_relays_the_nodes_events(gateway: str, base: str, path: str, event: str, least: int) -> None:
     readers = [Reader(gateway + path), Reader(base + path)]
-    time.sleep(3.0)
+    # Bounded, not timed: a loaded host delivers fewer events a second, so read until both
+    # readers share `least` events (or 60 s pass, and same_run says what was seen).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(set(readers[0].events(event)) & set(readers[1].events(event))) < least:
+        time.sleep(0.2)
     for reader in readers:
         reader.stop()
     ours, theirs = (reader.events(event) for reader in readers)
@@ -131,8 +143,9 @@ def test_filters_apply_and_bad_ones_are_refused_as_on_the_node(gateway: str, bas
     ]:
         assert envelope(get(gateway + query), code, symbol) == envelope(get(base + query), code, symbol)
     envelope(get(base + "/v2/stream/quotes?instrument_id=NOPE.SIM"), 404, "NOT_FOUND")
-    assert "NOPE.SIM is not ingested on node-1, " in envelope(get(gateway + "/v2/stream/quotes?instrument_id=NOPE.SIM"),
-                                                             404, "NOT_FOUND")
+    assert "NOPE.SIM is not ingested on node-1, " in envelope(
+        get(gateway + "/v2/stream/quotes?instrument_id=NOPE.SIM"), 404, "NOT_FOUND"
+    )
     detail = envelope(get(gateway + "/v2/stream/trades?instrument_id=BTCUSDT.ELSEWHERE"), 404, "NOT_FOUND")
     assert "venue 'ELSEWHERE'" in detail
 
@@ -157,8 +170,10 @@ def test_many_subscribers_share_one_upstream_subscription(gateway: str) -> None:
     async def run() -> dict[str, Any]:
         received: list[int] = []
         release = asyncio.Event()
-        tasks = [asyncio.create_task(_subscriber(host, int(port), "/v2/stream/trades", received, release))
-                 for _ in range(200)]
+        tasks = [
+            asyncio.create_task(_subscriber(host, int(port), "/v2/stream/trades", received, release))
+            for _ in range(200)
+        ]
         try:
             async with asyncio.timeout(20):
                 while len(received) < 200:
@@ -217,8 +232,7 @@ def test_a_subscriber_that_stops_reading_does_not_slow_the_others(gateway: str) 
 
 
 def test_the_screener_stream_is_relayed_per_subscriber(gateway: str) -> None:
-    events = [(n, d) for n, d in sse(gateway + f"/v2/stream/screener?instrument_id={IID}", 14, 30)
-              if n != "heartbeat"]
+    events = [(n, d) for n, d in sse(gateway + f"/v2/stream/screener?instrument_id={IID}", 14, 30) if n != "heartbeat"]
     names = [name for name, _ in events]
     assert names[:7] == ["row"] * 7 and "delta" in names[7:], names  # connect rows, then changes
     for _, document in events:
@@ -244,14 +258,16 @@ def test_a_stopped_node_is_followed_again_when_it_returns(tmp_path: Path, screen
     gateway_process, url = None, ""
     try:
         wait_for(node, lambda: bool(get(node_url + "/v2/health")[1]["ready"]), "ready")
-        gateway_process, url = spawn_gateway(tmp_path / "gateway", [node_url], screener,
-                                             f"stream_heartbeat_secs = {HEARTBEAT_SECS}\n")
+        gateway_process, url = spawn_gateway(
+            tmp_path / "gateway", [node_url], screener, f"stream_heartbeat_secs = {HEARTBEAT_SECS}\n"
+        )
         wait_for(gateway_process, lambda: feeds_open(url), "following the node")
         reader = Reader(url + f"/v2/stream/trades?instrument_id={IID}")
         wait_for(gateway_process, lambda: len(reader.events("trade")) > 0, "relaying trades")
         stop(node)
-        wait_for(gateway_process, lambda: not any(s["connected"] for s in status(url)["upstreams"][0]["streams"]),
-                 "lost")
+        wait_for(
+            gateway_process, lambda: not any(s["connected"] for s in status(url)["upstreams"][0]["streams"]), "lost"
+        )
         document = status(url)
         assert all(s["last_error"].startswith("node-1: GET /v2/stream/") for s in document["upstreams"][0]["streams"])
         assert node_url not in str(document)
@@ -282,12 +298,14 @@ def test_a_node_out_of_reach_costs_only_its_own_feeds(base: str, screener: str, 
         code, refusal = get(url + "/stream")
         assert code == 400 and refusal["version"] == "spine.v1"  # the v1 envelope, as the node's v1 refusals
         assert refusal["error"]["detail"].startswith("INVALID_PARAMETER: ") and "instrument_id" in str(refusal)
-        assert [d["document"]["instrument_id"] for _, d in sse(url + f"/stream?instrument_id={IID}", 2)
-                if "document" in d] != []
+        assert [
+            d["document"]["instrument_id"] for _, d in sse(url + f"/stream?instrument_id={IID}", 2) if "document" in d
+        ] != []
         lost = status(url)["upstreams"][1]
         assert lost["name"] == "node-2" and not any(s["connected"] for s in lost["streams"])
-        assert all(s["last_error"] == f"node-2: GET {s['path']}: connection refused or unreachable"
-                   for s in lost["streams"]), lost
+        assert all(
+            s["last_error"] == f"node-2: GET {s['path']}: connection refused or unreachable" for s in lost["streams"]
+        ), lost
         assert dead not in str(status(url))
     finally:
         out, err = stop(process)

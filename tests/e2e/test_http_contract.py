@@ -13,25 +13,46 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nodes import envelope, get, ok, post, refused, running_node, sse
 
 from reference.search_rank import search as reference_search
 from reference.wire_validator import validate
-from nodes import envelope, get, ok, post, refused, running_node, sse
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 
-@pytest.mark.parametrize("path", [
-    "/v2/health", "/v2/status", "/v2/registry", "/v2/engine-pin", "/v2/connection", "/v2/resolutions",
-    "/v2/instruments", "/v2/instruments?limit=5", "/v2/hydration", "/v2/hydration/BTCUSDT.SIM",
-    "/v2/coverage", "/v2/coverage/failures", "/v2/coverage/quiet", "/v2/coverage/BTCUSDT.SIM",
-    "/v2/facts?kind=mark_price", "/v2/facts?kind=funding_rate", "/v2/data/index_price",
-    "/v2/data/option_greeks", "/v2/data/instrument_status",
-    "/v2/bars?instrument_id=BTCUSDT.SIM", "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-INTERNAL",
-    "/v2/bars?bar_type=ETHUSDT-PERP.SIM-5-MINUTE-LAST-EXTERNAL",
-    "/v2/bars?bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL",
-    "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL", "/v2/schemas", "/v2/selection", "/v2/selection?limit=5",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/health",
+        "/v2/status",
+        "/v2/registry",
+        "/v2/engine-pin",
+        "/v2/connection",
+        "/v2/resolutions",
+        "/v2/instruments",
+        "/v2/instruments?limit=5",
+        "/v2/hydration",
+        "/v2/hydration/BTCUSDT.SIM",
+        "/v2/coverage",
+        "/v2/coverage/failures",
+        "/v2/coverage/quiet",
+        "/v2/coverage/BTCUSDT.SIM",
+        "/v2/facts?kind=mark_price",
+        "/v2/facts?kind=funding_rate",
+        "/v2/data/index_price",
+        "/v2/data/option_greeks",
+        "/v2/data/instrument_status",
+        "/v2/bars?instrument_id=BTCUSDT.SIM",
+        "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-INTERNAL",
+        "/v2/bars?bar_type=ETHUSDT-PERP.SIM-5-MINUTE-LAST-EXTERNAL",
+        "/v2/bars?bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL",
+        "/v2/bars?bar_type=BTCUSDT.SIM-1-DAY-LAST-EXTERNAL",
+        "/v2/schemas",
+        "/v2/selection",
+        "/v2/selection?limit=5",
+    ],
+)
 def test_every_read_route_serves_a_schema_valid_document(base: str, path: str) -> None:
     ok(base, path)
 
@@ -82,47 +103,50 @@ def test_the_registry_lists_every_route_with_its_availability(base: str) -> None
     assert set(openapi["paths"]) == {path for _, path in by_path}
 
 
-@pytest.mark.parametrize(("path", "status", "symbol"), [
-    ("/v2/bars?instrument_id=BTCUSDT", 400, "INVALID_INSTRUMENT_ID"),
-    ("/v2/bars?bar_type=BTCUSDT.SIM-7-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
-    ("/v2/bars?bar_type=nonsense", 400, "INVALID_BAR_TYPE"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&cursor=forged", 400, "INVALID_CURSOR"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=5001", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&start=-1", 400, "INVALID_PARAMETER"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&start=10&end=9", 400, "INVALID_PARAMETER"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&after_sequence=abc", 400, "INVALID_PARAMETER"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=010", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&start=%FF", 400, "INVALID_PARAMETER"),
-    ("/v2/bars?bar_type=" + "A" * 5000 + ".SIM-1-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
-    ("/v2/schemas/" + "a" * 300 + ".json", 404, "NOT_FOUND"),
-    ("/v2", 404, "NOT_FOUND"),
-    ("/V2/health", 404, "NOT_FOUND"),
-    ("/v2/bars?instrument_id=BTCUSDT.SIM&colour=red", 400, "UNKNOWN_PARAMETER"),
-    ("/v2/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
-    ("/v2/instruments?cursor=forged", 400, "INVALID_CURSOR"),
-    ("/v2/instruments?limit=abc", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/facts?kind=option_greeks", 404, "UNKNOWN_KIND"),
-    ("/v2/facts?kind=volume", 404, "UNKNOWN_KIND"),
-    ("/v2/facts", 400, "INVALID_PARAMETER"),
-    ("/v2/data/liquidation", 404, "UNKNOWN_KIND"),
-    ("/v2/coverage/NOPE.SIM", 404, "NOT_FOUND"),
-    ("/v2/coverage/bad", 400, "INVALID_INSTRUMENT_ID"),
-    ("/v2/hydration?cursor=x", 400, "INVALID_CURSOR"),
-    ("/v2/account", 501, "CAPABILITY_DEFERRED"),
-    ("/v2/positions", 501, "CAPABILITY_DEFERRED"),
-    ("/v2/sandbox/status", 501, "CAPABILITY_DEFERRED"),
-    ("/v2/screener/rows", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
-    ("/v2/readiness", 404, "NOT_FOUND"),
-    ("/v2/nothing/here", 404, "NOT_FOUND"),
-    ("/v2/schemas/svc.nothing.json", 404, "NOT_FOUND"),
-    ("/v2/schemas/v1.bars.json", 404, "NOT_FOUND"),  # v1 documents: outside the v2 set and its digest
-    ("/v2/selection?cursor=forged", 400, "INVALID_CURSOR"),
-    ("/v2/selection?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/v2/instruments/search/" + "0" * 64, 404, "NOT_FOUND"),
-    ("/v2/instruments/search/not-a-search-id", 400, "INVALID_PARAMETER"),
-    ("/v2/instruments/search/" + "A" * 64, 400, "INVALID_PARAMETER"),
-])
+@pytest.mark.parametrize(
+    ("path", "status", "symbol"),
+    [
+        ("/v2/bars?instrument_id=BTCUSDT", 400, "INVALID_INSTRUMENT_ID"),
+        ("/v2/bars?bar_type=BTCUSDT.SIM-7-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
+        ("/v2/bars?bar_type=nonsense", 400, "INVALID_BAR_TYPE"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&cursor=forged", 400, "INVALID_CURSOR"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=5001", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&start=-1", 400, "INVALID_PARAMETER"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&start=10&end=9", 400, "INVALID_PARAMETER"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&after_sequence=abc", 400, "INVALID_PARAMETER"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&limit=010", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&start=%FF", 400, "INVALID_PARAMETER"),
+        ("/v2/bars?bar_type=" + "A" * 5000 + ".SIM-1-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
+        ("/v2/schemas/" + "a" * 300 + ".json", 404, "NOT_FOUND"),
+        ("/v2", 404, "NOT_FOUND"),
+        ("/V2/health", 404, "NOT_FOUND"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM&colour=red", 400, "UNKNOWN_PARAMETER"),
+        ("/v2/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+        ("/v2/instruments?cursor=forged", 400, "INVALID_CURSOR"),
+        ("/v2/instruments?limit=abc", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/v2/facts?kind=option_greeks", 404, "UNKNOWN_KIND"),
+        ("/v2/facts?kind=volume", 404, "UNKNOWN_KIND"),
+        ("/v2/facts", 400, "INVALID_PARAMETER"),
+        ("/v2/data/liquidation", 404, "UNKNOWN_KIND"),
+        ("/v2/coverage/NOPE.SIM", 404, "NOT_FOUND"),
+        ("/v2/coverage/bad", 400, "INVALID_INSTRUMENT_ID"),
+        ("/v2/hydration?cursor=x", 400, "INVALID_CURSOR"),
+        ("/v2/account", 501, "CAPABILITY_DEFERRED"),
+        ("/v2/positions", 501, "CAPABILITY_DEFERRED"),
+        ("/v2/sandbox/status", 501, "CAPABILITY_DEFERRED"),
+        ("/v2/screener/rows", 404, "NOT_SUPPORTED_ON_THIS_NODE"),
+        ("/v2/readiness", 404, "NOT_FOUND"),
+        ("/v2/nothing/here", 404, "NOT_FOUND"),
+        ("/v2/schemas/svc.nothing.json", 404, "NOT_FOUND"),
+        ("/v2/schemas/v1.bars.json", 404, "NOT_FOUND"),  # v1 documents: outside the v2 set and its digest
+        ("/v2/selection?cursor=forged", 400, "INVALID_CURSOR"),
+        ("/v2/selection?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/v2/instruments/search/" + "0" * 64, 404, "NOT_FOUND"),
+        ("/v2/instruments/search/not-a-search-id", 400, "INVALID_PARAMETER"),
+        ("/v2/instruments/search/" + "A" * 64, 400, "INVALID_PARAMETER"),
+    ],
+)
 def test_error_paths_answer_the_envelope(base: str, path: str, status: int, symbol: str) -> None:
     refused(base, path, status, symbol)
 
@@ -138,13 +162,15 @@ def test_a_wrong_method_is_405(base: str) -> None:
     assert body["error"]["detail"].startswith("METHOD_NOT_ALLOWED: ")
 
 
-@pytest.mark.parametrize(("path", "event", "schema"), [
-    ("/v2/stream/bars?instrument_id=BTCUSDT.SIM", "bar", "svc.bar_envelope"),
-    ("/v2/stream/quotes?instrument_id=ETHUSDT.SIM", "quote", "svc.quote_tick"),
-    ("/v2/stream/trades", "trade", "svc.trade_tick"),
-])
-def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path: str, event: str,
-                                                                 schema: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "event", "schema"),
+    [
+        ("/v2/stream/bars?instrument_id=BTCUSDT.SIM", "bar", "svc.bar_envelope"),
+        ("/v2/stream/quotes?instrument_id=ETHUSDT.SIM", "quote", "svc.quote_tick"),
+        ("/v2/stream/trades", "trade", "svc.trade_tick"),
+    ],
+)
+def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path: str, event: str, schema: str) -> None:
     events = sse(base + path, 5)
     assert len(events) == 5
     for name, document in events:
@@ -154,12 +180,17 @@ def test_streams_deliver_schema_valid_events_filtered_at_enqueue(base: str, path
             assert document["instrument_id"] == path.split("instrument_id=")[1]
 
 
-@pytest.mark.parametrize(("query", "resolution", "channel"), [
-    ("resolution=1s", "1s", "INTERNAL"), ("resolution=1m&channel=INTERNAL", "1m", "INTERNAL"),
-    ("channel=EXTERNAL&resolution=1m", "1m", "EXTERNAL"),
-])
-def test_the_bar_stream_keeps_only_the_resolution_and_channel_asked_for(base: str, query: str, resolution: str,
-                                                                        channel: str) -> None:
+@pytest.mark.parametrize(
+    ("query", "resolution", "channel"),
+    [
+        ("resolution=1s", "1s", "INTERNAL"),
+        ("resolution=1m&channel=INTERNAL", "1m", "INTERNAL"),
+        ("channel=EXTERNAL&resolution=1m", "1m", "EXTERNAL"),
+    ],
+)
+def test_the_bar_stream_keeps_only_the_resolution_and_channel_asked_for(
+    base: str, query: str, resolution: str, channel: str
+) -> None:
     events = [doc for name, doc in sse(base + "/v2/stream/bars?" + query, 4, timeout=30) if name == "bar"]
     assert events, query
     for document in events:
@@ -167,8 +198,9 @@ def test_the_bar_stream_keeps_only_the_resolution_and_channel_asked_for(base: st
         assert (document["resolution"], document["channel"]) == (resolution, channel), query
 
 
-@pytest.mark.parametrize("query", ["resolution=garbage", "channel=nope", "resolution=1M", "resolution=",
-                                   "resolution=1s&channel=EXTERNAL"])
+@pytest.mark.parametrize(
+    "query", ["resolution=garbage", "channel=nope", "resolution=1M", "resolution=", "resolution=1s&channel=EXTERNAL"]
+)
 def test_a_bar_stream_filter_outside_its_values_is_refused(base: str, query: str) -> None:
     text = envelope(get(base + "/v2/stream/bars?" + query), 400, "INVALID_PARAMETER")
     assert "allowed: " in text or "INTERNAL only" in text
@@ -196,8 +228,10 @@ def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
     import hashlib
 
     index = ok(base, "/v2/schemas")
-    for name, digest, files in (("spec", index["digest"], sorted(SCHEMAS.glob("*.json"))),
-                                ("own", index["own_digest"], sorted(SCHEMAS.glob("own/*.json")))):
+    for name, digest, files in (
+        ("spec", index["digest"], sorted(SCHEMAS.glob("*.json"))),
+        ("own", index["own_digest"], sorted(SCHEMAS.glob("own/*.json"))),
+    ):
         entries = [entry for entry in index["schemas"] if entry["set"] == name]
         assert [entry["file"] for entry in entries] == [p.name for p in files]
         hasher = hashlib.sha256()
@@ -209,7 +243,7 @@ def test_the_schema_index_serves_every_file_and_their_digest(base: str) -> None:
     assert len([entry for entry in index["schemas"] if entry["set"] == "spec"]) == 58
 
 
-# --- connection, selection and instrument search ---------------------------------------------
+# connection, selection and instrument search
 
 
 def test_connection_state_names_the_venue_and_its_connected_client(base: str) -> None:
@@ -227,8 +261,9 @@ def test_an_unmanaged_selection_lists_every_instrument_selected(base: str) -> No
         page = ok(base, path)
         rows += page["items"]
         path = page["next_cursor"] and f"/v2/selection?limit=20&cursor={page['next_cursor']}"
-    assert [r["instrument_id"] for r in rows] == sorted(i["instrument_id"] for i in ok(base, "/v2/instruments?limit=100")
-                                                        ["items"])
+    assert [r["instrument_id"] for r in rows] == sorted(
+        i["instrument_id"] for i in ok(base, "/v2/instruments?limit=100")["items"]
+    )
     assert all(r["selected"] and r["retention_state"] == "unmanaged" and r["manifest"] is None for r in rows)
     assert sum(r["second_tier"] for r in rows) == 25
     ledger = ok(base, "/v2/coverage/ETHUSDT-PERP.SIM")["items"][0]["channels"]
@@ -277,8 +312,11 @@ def test_a_search_pages_through_every_match_with_cursors(base: str) -> None:
     wide = ok(base, f"/v2/instruments/search/{first['search_id']}?limit=1000")
     assert wide["items"] == expected and wide["next_cursor"] is None
     other = search(base, {"text": "btc", "limit": 1})
-    for path, symbol in [(f"?cursor={first['next_cursor']}", None), ("?cursor=forged", "INVALID_CURSOR"),
-                         ("?limit=1001", "LIMIT_OUT_OF_RANGE")]:
+    for path, symbol in [
+        (f"?cursor={first['next_cursor']}", None),
+        ("?cursor=forged", "INVALID_CURSOR"),
+        ("?limit=1001", "LIMIT_OUT_OF_RANGE"),
+    ]:
         if symbol is None:  # a cursor is bound to its search
             envelope(get(base + f"/v2/instruments/search/{other['search_id']}{path}"), 400, "INVALID_CURSOR")
         else:
@@ -289,35 +327,46 @@ def test_the_same_query_gets_the_same_search_id(base: str) -> None:
     first = search(base, {"text": "sol", "instrument_classes": ["SWAP", "SPOT"]})
     again = search(base, {"instrument_classes": ["SPOT", "SWAP", "SPOT"], "text": "sol", "limit": 100})
     assert first["search_id"] == again["search_id"]
-    assert first["query"] == {"version": "spine.v2", "schema_id": "svc.search_query", "schema_version": 1,
-                              "text": "sol", "instrument_classes": ["SPOT", "SWAP"], "limit": 100}
+    assert first["query"] == {
+        "version": "spine.v2",
+        "schema_id": "svc.search_query",
+        "schema_version": 1,
+        "text": "sol",
+        "instrument_classes": ["SPOT", "SWAP"],
+        "limit": 100,
+    }
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    (b"{\"text\": ", "INVALID_JSON"),
-    (b"{not json", "NON_STRING_KEY"),
-    (b"", "INVALID_JSON"),
-    (b'["btc"]', "must be a JSON object"),
-    (b'{"text": "btc", "limit": 10.0}', "FLOAT_REFUSED"),
-    (b'{"text": "btc", "text": "eth"}', "DUPLICATE_KEY"),
-    ({"text": ""}, "$.text"),
-    ({"text": "x" * 65}, "$.text"),
-    ({"text": 5}, "$.text"),
-    ({"text": "btc", "limit": 0}, "$.limit"),
-    ({"text": "btc", "limit": "10"}, "$.limit"),
-    ({"text": "btc", "instrument_classes": ["COIN"]}, "$.instrument_classes"),
-    ({"limit": 5}, "text"),
-])
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b'{"text": ', "INVALID_JSON"),
+        (b"{not json", "NON_STRING_KEY"),
+        (b"", "INVALID_JSON"),
+        (b'["btc"]', "must be a JSON object"),
+        (b'{"text": "btc", "limit": 10.0}', "FLOAT_REFUSED"),
+        (b'{"text": "btc", "text": "eth"}', "DUPLICATE_KEY"),
+        ({"text": ""}, "$.text"),
+        ({"text": "x" * 65}, "$.text"),
+        ({"text": 5}, "$.text"),
+        ({"text": "btc", "limit": 0}, "$.limit"),
+        ({"text": "btc", "limit": "10"}, "$.limit"),
+        ({"text": "btc", "instrument_classes": ["COIN"]}, "$.instrument_classes"),
+        ({"limit": 5}, "text"),
+    ],
+)
 def test_a_bad_search_body_is_invalid_body(base: str, body: object, words: str) -> None:
     text = envelope(post(base + "/v2/instruments/search", body), 400, "INVALID_BODY")
     assert text.startswith("POST /v2/instruments/search: ") and words in text, text
 
 
 def test_a_search_body_is_sealed(base: str) -> None:
-    text = envelope(post(base + "/v2/instruments/search", {"text": "btc", "venue": "SIM", "fuzzy": True}),
-                    400, "UNKNOWN_BODY_KEYS")
-    assert text == ("POST /v2/instruments/search: unknown keys fuzzy, venue; "
-                    "allowed keys: text, instrument_classes, limit")
+    text = envelope(
+        post(base + "/v2/instruments/search", {"text": "btc", "venue": "SIM", "fuzzy": True}), 400, "UNKNOWN_BODY_KEYS"
+    )
+    assert text == (
+        "POST /v2/instruments/search: unknown keys fuzzy, venue; allowed keys: text, instrument_classes, limit"
+    )
 
 
 def test_the_new_operations_are_served_and_described(base: str) -> None:
@@ -339,10 +388,17 @@ def test_the_new_operations_are_served_and_described(base: str) -> None:
         assert op["requires_paper"] is False and op["requires_confirmation"] is False
     assert ok(base, "/v2/engine-pin")["instrument_search"] is True
     openapi = get(base + "/v2/openapi.json")[1]
-    bodies = {(path, method): item["requestBody"] for path, methods in openapi["paths"].items()
-              for method, item in methods.items() if "requestBody" in item}
-    assert bodies.keys() == {("/v2/selection", "post"), ("/v2/selection/remove", "post"),
-                             ("/v2/instruments/search", "post")}
+    bodies = {
+        (path, method): item["requestBody"]
+        for path, methods in openapi["paths"].items()
+        for method, item in methods.items()
+        if "requestBody" in item
+    }
+    assert bodies.keys() == {
+        ("/v2/selection", "post"),
+        ("/v2/selection/remove", "post"),
+        ("/v2/instruments/search", "post"),
+    }
     for body in bodies.values():
         name = body["content"]["application/json"]["schema"]["$ref"].removeprefix("#/components/schemas/")
         assert openapi["components"]["schemas"][name]["additionalProperties"] is False
@@ -365,10 +421,15 @@ def _request(url: str, method: str) -> tuple[int, dict[str, str], bytes]:
             return error.code, dict(error.headers), error.read()
 
 
-@pytest.mark.parametrize(("path", "content_type"), [
-    ("/v2/health", "application/json"), ("/v2/bars?instrument_id=BTCUSDT.SIM", "application/json"),
-    ("/health", "application/json"), ("/v2/stream/bars", "text/event-stream"),
-])
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/v2/health", "application/json"),
+        ("/v2/bars?instrument_id=BTCUSDT.SIM", "application/json"),
+        ("/health", "application/json"),
+        ("/v2/stream/bars", "text/event-stream"),
+    ],
+)
 def test_head_answers_the_gets_status_and_headers_without_a_body(base: str, path: str, content_type: str) -> None:
     status, headers, body = _request(base + path, "HEAD")
     assert (status, headers["content-type"], body) == (200, content_type, b"")
@@ -379,10 +440,14 @@ def test_head_of_a_bad_query_is_the_gets_refusal_without_a_body(base: str) -> No
     assert (status, body) == (400, b"")
 
 
-@pytest.mark.parametrize(("method", "path", "allow"), [
-    ("PUT", "/v2/bars", "GET, HEAD"), ("DELETE", "/health", "GET, HEAD"),
-    ("GET", "/v2/instruments/search", "POST"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/v2/bars", "GET, HEAD"),
+        ("DELETE", "/health", "GET, HEAD"),
+        ("GET", "/v2/instruments/search", "POST"),
+    ],
+)
 def test_a_405_names_the_allowed_methods_in_allow(base: str, method: str, path: str, allow: str) -> None:
     status, headers, body = _request(base + path, method)
     assert status == 405 and headers["allow"] == allow
@@ -433,6 +498,5 @@ def test_the_openapi_limits_and_required_parameters_are_the_servers(base: str) -
 
 def test_every_schema_the_registry_names_is_published(base: str) -> None:
     published = {entry["schema_id"] for entry in ok(base, "/v2/schemas")["schemas"]}
-    named = {s for op in ok(base, "/v2/registry")["operations"] if op["wire_version"] == "v2"
-             for s in op["schema_ids"]}
+    named = {s for op in ok(base, "/v2/registry")["operations"] if op["wire_version"] == "v2" for s in op["schema_ids"]}
     assert named <= published, sorted(named - published)

@@ -1,8 +1,9 @@
-"""A fuzz run driven by the node's own OpenAPI document (schemathesis) over the v2 (and v1) routes of a
-running ``spine node`` and of a ``spine screener`` over it: no 5xx, and every JSON body is a schema-valid document or the error
-envelope (checked by the independent validator, not by schemathesis, so no schema is fetched
-from the network). Streams are left to the contract tests. Cases come from schemathesis'
-hypothesis strategies, driven here directly (its pytest plugin does not run on pytest 9)."""
+"""A fuzz run driven by the node's own OpenAPI document (schemathesis) over the v2 (and v1) routes
+of a running ``spine node`` and of a ``spine screener`` over it: no 5xx, and every JSON body is a
+schema-valid document or the error envelope (checked by the independent validator, not by
+schemathesis, so no schema is fetched from the network). Streams are left to the contract tests.
+Cases come from schemathesis' hypothesis strategies, driven here directly (its pytest plugin does
+not run on pytest 9)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import schemathesis
-from hypothesis import HealthCheck, given, settings
-
 from gateways import spawn_gateway
+from hypothesis import HealthCheck, given, settings
 from nodes import free_port, get, post, stop, wait_for
-from reference.wire_validator import validate
 from screeners import screener
+
+from reference.wire_validator import validate
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -49,8 +50,7 @@ def fuzz(url: str, chosen: Callable[[str], bool] = lambda path: True) -> int:
             continue
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
         def run(case: Any) -> None:
             check(case, url)
 
@@ -79,11 +79,30 @@ def test_the_gateways_own_routes_answer_no_5xx_and_valid_documents(tmp_path: Pat
     try:
         wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
         files = get(url + "/v2/strategy-templates/ema_cross")[1]["files"]
-        assert post(url + "/v2/strategies", {
-            "version": "spine.v2", "schema_id": "svc.strategy_revision_save_request", "schema_version": 2,
-            "strategy_id": "fuzzed", "parent_revision_id": None, "message": "", "files": files})[0] == 201
-        own = ("/v2/strateg", "/v2/backtests", "/v2/conditions", "/v2/authoring", "/signals", "/chart-markers",
-               "/retirements")
+        assert (
+            post(
+                url + "/v2/strategies",
+                {
+                    "version": "spine.v2",
+                    "schema_id": "svc.strategy_revision_save_request",
+                    "schema_version": 2,
+                    "strategy_id": "fuzzed",
+                    "parent_revision_id": None,
+                    "message": "",
+                    "files": files,
+                },
+            )[0]
+            == 201
+        )
+        own = (
+            "/v2/strateg",
+            "/v2/backtests",
+            "/v2/conditions",
+            "/v2/authoring",
+            "/signals",
+            "/chart-markers",
+            "/retirements",
+        )
         assert fuzz(url, lambda path: path.startswith(own)) >= 18
     finally:
         stop(process)

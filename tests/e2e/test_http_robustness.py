@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
+from nodes import running_node
 
 from reference.wire_validator import validate
-from nodes import running_node
 
 #: The node's body deadline here (the default is 10 s; a test waits for this one).
 BODY_SECS = 0.5
@@ -44,11 +44,23 @@ def _head_then_get(base: str, path: str) -> list[tuple[int, dict[str, str], byte
         connection.close()
 
 
-@pytest.mark.parametrize("path", [
-    "/v2/resolutions", "/v2/registry", "/v2/openapi.json", "/v2/schemas/svc.health.json",
-    "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3", "/v2/bars?limit=0", "/v2/nothing", "/v2/accounts",
-    "/v2/screener/rows", "/health", "/catalog?limit=2", "/schemas?name=v1.health",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/resolutions",
+        "/v2/registry",
+        "/v2/openapi.json",
+        "/v2/schemas/svc.health.json",
+        "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3",
+        "/v2/bars?limit=0",
+        "/v2/nothing",
+        "/v2/accounts",
+        "/v2/screener/rows",
+        "/health",
+        "/catalog?limit=2",
+        "/schemas?name=v1.health",
+    ],
+)
 def test_head_answers_the_gets_status_and_headers_content_length_included(base: str, path: str) -> None:
     """RFC 9110 9.3.2: the same header fields as the GET, Content-Length with the GET's length
     (routes whose document stays the same between the two requests)."""

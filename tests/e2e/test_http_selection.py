@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reference.wire_validator import validate
-
 from nodes import envelope, get, post, running_node
+
+from reference.wire_validator import validate
 
 ROUTES = ("/v2/selection", "/v2/selection/remove")
 RETAINED = ("BTCUSDT.SIM", "ETHUSDT-PERP.SIM")
@@ -50,7 +50,7 @@ def listed(manifest: Path) -> list[str]:
     lines = manifest.read_text().splitlines()
     comments = [line for line in lines if line.startswith("#")]
     assert comments and lines[: len(comments)] == comments
-    ids = lines[len(comments):]
+    ids = lines[len(comments) :]
     assert ids == sorted(set(ids))
     return ids
 
@@ -61,12 +61,21 @@ def test_rows_join_the_running_roster_and_the_manifest_on_disk(managed: tuple[st
     assert len(roster) == 48
     for iid, row in roster.items():
         if iid in RETAINED:
-            assert (row["selected"], row["retention_state"], row["manifest"], row["second_tier"]) == \
-                (True, "retained", True, True), row
+            assert (row["selected"], row["retention_state"], row["manifest"], row["second_tier"]) == (
+                True,
+                "retained",
+                True,
+                True,
+            ), row
             assert {"quotes", "trades", "bars_second"} <= set(row["channels"])
         else:
-            assert (row["selected"], row["retention_state"], row["manifest"], row["channels"], row["second_tier"]) == \
-                (False, "unretained", False, [], False), row
+            assert (row["selected"], row["retention_state"], row["manifest"], row["channels"], row["second_tier"]) == (
+                False,
+                "unretained",
+                False,
+                [],
+                False,
+            ), row
 
 
 def test_changes_rewrite_the_manifest_and_show_as_pending(managed: tuple[str, Path]) -> None:
@@ -74,7 +83,9 @@ def test_changes_rewrite_the_manifest_and_show_as_pending(managed: tuple[str, Pa
     added = page(post(base + "/v2/selection", {"instrument_ids": ["SOLUSDT.SIM", "BTCUSDT.SIM", "SOLUSDT.SIM"]}))
     assert added["next_cursor"] is None
     assert [(r["instrument_id"], r["manifest"], r["selected"], r["retention_state"]) for r in added["items"]] == [
-        ("BTCUSDT.SIM", True, True, "retained"), ("SOLUSDT.SIM", True, False, "unretained")]
+        ("BTCUSDT.SIM", True, True, "retained"),
+        ("SOLUSDT.SIM", True, False, "unretained"),
+    ]
     assert listed(manifest) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM", "SOLUSDT.SIM"]
     assert rows(base)["SOLUSDT.SIM"]["manifest"] is True  # the GET reads the file as it is now
 
@@ -98,19 +109,23 @@ def test_an_id_the_venue_does_not_list_is_404_and_changes_nothing(managed: tuple
 
 
 @pytest.mark.parametrize("route", ROUTES)
-@pytest.mark.parametrize(("body", "words"), [
-    (b"BTCUSDT.SIM", "INVALID_JSON"),
-    (b"", "INVALID_JSON"),
-    (b'["BTCUSDT.SIM"]', "must be a JSON object"),
-    (b'{"instrument_ids": [1.5]}', "FLOAT_REFUSED"),
-    ({"instrument_ids": []}, "$.instrument_ids"),
-    ({"instrument_ids": "BTCUSDT.SIM"}, "$.instrument_ids"),
-    ({"instrument_ids": ["btcusdt.sim"]}, "$.instrument_ids[0]"),
-    ({"instrument_ids": ["BTCUSDT.SIM"] * 1001}, "$.instrument_ids"),
-    ({}, "instrument_ids"),
-])
-def test_a_bad_body_is_invalid_body_and_changes_nothing(managed: tuple[str, Path], route: str, body: object,
-                                                        words: str) -> None:
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"BTCUSDT.SIM", "INVALID_JSON"),
+        (b"", "INVALID_JSON"),
+        (b'["BTCUSDT.SIM"]', "must be a JSON object"),
+        (b'{"instrument_ids": [1.5]}', "FLOAT_REFUSED"),
+        ({"instrument_ids": []}, "$.instrument_ids"),
+        ({"instrument_ids": "BTCUSDT.SIM"}, "$.instrument_ids"),
+        ({"instrument_ids": ["btcusdt.sim"]}, "$.instrument_ids[0]"),
+        ({"instrument_ids": ["BTCUSDT.SIM"] * 1001}, "$.instrument_ids"),
+        ({}, "instrument_ids"),
+    ],
+)
+def test_a_bad_body_is_invalid_body_and_changes_nothing(
+    managed: tuple[str, Path], route: str, body: object, words: str
+) -> None:
     base, manifest = managed
     before = manifest.read_bytes()
     text = envelope(post(base + route, body), 400, "INVALID_BODY")
@@ -122,8 +137,9 @@ def test_a_bad_body_is_invalid_body_and_changes_nothing(managed: tuple[str, Path
 def test_a_roster_body_is_sealed(managed: tuple[str, Path], route: str) -> None:
     base, manifest = managed
     before = manifest.read_bytes()
-    text = envelope(post(base + route, {"instrument_ids": ["BTCUSDT.SIM"], "force": True, "at": "now"}),
-                    400, "UNKNOWN_BODY_KEYS")
+    text = envelope(
+        post(base + route, {"instrument_ids": ["BTCUSDT.SIM"], "force": True, "at": "now"}), 400, "UNKNOWN_BODY_KEYS"
+    )
     assert text == f"POST {route}: unknown keys at, force; allowed keys: instrument_ids"
     assert manifest.read_bytes() == before
 
@@ -146,8 +162,14 @@ def test_a_private_operator_node_lists_its_commands_ready(managed: tuple[str, Pa
     assert by_path[("POST", "/v2/selection/remove")]["availability"] == "READY"
 
 
-@pytest.mark.parametrize("query", ["instrument_id=SOLUSDT.SIM", "bar_type=SOLUSDT.SIM-1-MINUTE-LAST-INTERNAL",
-                                   "bar_type=SOLUSDT.SIM-1-HOUR-LAST-EXTERNAL"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "instrument_id=SOLUSDT.SIM",
+        "bar_type=SOLUSDT.SIM-1-MINUTE-LAST-INTERNAL",
+        "bar_type=SOLUSDT.SIM-1-HOUR-LAST-EXTERNAL",
+    ],
+)
 def test_an_unretained_instruments_bar_page_is_empty_and_terminal(managed: tuple[str, Path], query: str) -> None:
     base, _ = managed
     status, document = get(f"{base}/v2/bars?{query}")
@@ -156,8 +178,12 @@ def test_an_unretained_instruments_bar_page_is_empty_and_terminal(managed: tuple
     assert (document["bars"], document["withheld"], document["next_cursor"]) == ([], [], None)
     coverage = document["coverage"]
     validate(coverage)
-    assert (coverage["retention_state"], coverage["history_terminal"], coverage["bar_count"], coverage["observed"]) \
-        == ("unretained", True, 0, [])
+    assert (coverage["retention_state"], coverage["history_terminal"], coverage["bar_count"], coverage["observed"]) == (
+        "unretained",
+        True,
+        0,
+        [],
+    )
     assert coverage["sparse_ok"] is (coverage["channel"] == "INTERNAL")
     status, v1 = get(f"{base}/bars?{query}")
     assert status == 200 and v1["bars"] == [] and v1["next_cursor"] is None, v1

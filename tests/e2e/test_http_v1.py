@@ -14,14 +14,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nodes import get
 
 from reference.canonical_json import canonical_dumps
 from reference.wire_validator import validate
-from nodes import get
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
-ROUTES = ["/bars", "/catalog", "/chart-markers", "/engine-status", "/health", "/integration-capabilities",
-          "/provenance", "/readiness", "/retirements", "/schemas", "/screener-rows", "/signals"]
+ROUTES = [
+    "/bars",
+    "/catalog",
+    "/chart-markers",
+    "/engine-status",
+    "/health",
+    "/integration-capabilities",
+    "/provenance",
+    "/readiness",
+    "/retirements",
+    "/schemas",
+    "/screener-rows",
+    "/signals",
+]
 
 
 def ok(base: str, path: str) -> dict[str, Any]:
@@ -105,8 +117,12 @@ def test_catalog_lists_the_held_series(base: str) -> None:
 
 
 def test_records_a_venue_node_never_produces_are_empty_pages(base: str) -> None:
-    for route, kind in [("/signals", "signals"), ("/chart-markers", "chart_markers"),
-                        ("/retirements", "retirements"), ("/screener-rows", "screener_rows")]:
+    for route, kind in [
+        ("/signals", "signals"),
+        ("/chart-markers", "chart_markers"),
+        ("/retirements", "retirements"),
+        ("/screener-rows", "screener_rows"),
+    ]:
         page = ok(base, route)
         assert (page["kind"], page["items"], page["next_cursor"]) == (kind, [], None)
 
@@ -128,8 +144,10 @@ def test_schemas_by_name_with_the_digest(base: str) -> None:
 
 
 FIXTURES = Path(__file__).resolve().parents[2] / "python" / "spine" / "_fixtures"
-FIXTURE_ROUTES = {"/fixtures/" + p.name.removeprefix("v1.").removesuffix(".json").replace("_", "-"): p
-                  for p in sorted(FIXTURES.glob("v1.*.json"))}
+FIXTURE_ROUTES = {
+    "/fixtures/" + p.name.removeprefix("v1.").removesuffix(".json").replace("_", "-"): p
+    for p in sorted(FIXTURES.glob("v1.*.json"))
+}
 
 
 @pytest.mark.parametrize("route", FIXTURE_ROUTES)
@@ -157,32 +175,39 @@ def test_there_are_seven_fixture_routes_in_the_registry_and_openapi(base: str) -
     assert all(list(paths[route]) == ["get"] and paths[route]["get"]["parameters"] == [] for route in FIXTURE_ROUTES)
 
 
-@pytest.mark.parametrize(("path", "status", "symbol"), [
-    ("/bars?instrument_id=BTCUSDT", 400, "INVALID_INSTRUMENT_ID"),
-    ("/bars?bar_type=BTCUSDT.SIM-7-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
-    ("/bars?instrument_id=BTCUSDT.SIM&cursor=forged", 400, "INVALID_CURSOR"),
-    ("/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
-    ("/catalog?cursor=forged", 400, "INVALID_CURSOR"),
-    ("/signals?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
-    ("/signals?cursor=forged", 400, "INVALID_CURSOR"),
-    ("/health?verbose=1", 400, "UNKNOWN_PARAMETER"),
-    ("/stream?cursor=abc", 400, "INVALID_CURSOR"),
-    ("/stream?cursor=%C2%B2", 400, "INVALID_CURSOR"),  # "²": a digit to str.isdigit, not a cursor
-    ("/stream?cursor=%D9%A3", 400, "INVALID_CURSOR"),  # an Arabic-Indic three
-    ("/stream?cursor=", 400, "INVALID_CURSOR"),
-    ("/stream?cursor=00005", 400, "INVALID_CURSOR"),
-    ("/stream?cursor=18446744073709551616", 400, "INVALID_CURSOR"),  # 2^64
-    ("/stream?cursor=" + "9" * 5000, 400, "INVALID_CURSOR"),
-    ("/schemas?name=" + "a" * 300, 404, "NOT_FOUND"),
-    ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
-])
+@pytest.mark.parametrize(
+    ("path", "status", "symbol"),
+    [
+        ("/bars?instrument_id=BTCUSDT", 400, "INVALID_INSTRUMENT_ID"),
+        ("/bars?bar_type=BTCUSDT.SIM-7-MINUTE-LAST-EXTERNAL", 400, "INVALID_BAR_TYPE"),
+        ("/bars?instrument_id=BTCUSDT.SIM&cursor=forged", 400, "INVALID_CURSOR"),
+        ("/bars?instrument_id=BTCUSDT.SIM&limit=0", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/bars?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+        ("/catalog?cursor=forged", 400, "INVALID_CURSOR"),
+        ("/signals?limit=1001", 400, "LIMIT_OUT_OF_RANGE"),
+        ("/signals?cursor=forged", 400, "INVALID_CURSOR"),
+        ("/health?verbose=1", 400, "UNKNOWN_PARAMETER"),
+        ("/stream?cursor=abc", 400, "INVALID_CURSOR"),
+        ("/stream?cursor=%C2%B2", 400, "INVALID_CURSOR"),  # "²": a digit to str.isdigit, not a cursor
+        ("/stream?cursor=%D9%A3", 400, "INVALID_CURSOR"),  # an Arabic-Indic three
+        ("/stream?cursor=", 400, "INVALID_CURSOR"),
+        ("/stream?cursor=00005", 400, "INVALID_CURSOR"),
+        ("/stream?cursor=18446744073709551616", 400, "INVALID_CURSOR"),  # 2^64
+        ("/stream?cursor=" + "9" * 5000, 400, "INVALID_CURSOR"),
+        ("/schemas?name=" + "a" * 300, 404, "NOT_FOUND"),
+        ("/stream?instrument_id=NOPE.SIM", 404, "NOT_FOUND"),
+    ],
+)
 def test_v1_errors_answer_the_v1_envelope(base: str, path: str, status: int, symbol: str) -> None:
     refused(base, path, status, symbol)
 
 
-def stream(url: str, events: int, timeout: float = 10.0, resync: bool = False,
-           ) -> list[tuple[str | None, str, dict[str, Any]]]:
+def stream(
+    url: str,
+    events: int,
+    timeout: float = 10.0,
+    resync: bool = False,
+) -> list[tuple[str | None, str, dict[str, Any]]]:
     """``(id, event, body)`` of the first ``events`` messages (heartbeats skipped; so are
     resyncs unless asked for: this slow reader against a 600x venue does drop events)."""
     out: list[tuple[str | None, str, dict[str, Any]]] = []
@@ -227,7 +252,7 @@ def test_the_v1_stream_filters_by_instrument(base: str) -> None:
 
 
 def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:
-    (ident, name, body), = stream(base + "/stream?cursor=18446744073709551615", 1, resync=True)
+    ((ident, name, body),) = stream(base + "/stream?cursor=18446744073709551615", 1, resync=True)
     assert (ident, name, body["reason"]) == (None, "resync", "CURSOR_AHEAD")
     validate(body)
 
@@ -235,10 +260,10 @@ def test_a_cursor_ahead_of_the_run_gets_resync(base: str) -> None:
 def test_a_cursor_from_an_earlier_run_gets_resync(base: str) -> None:
     """This run numbers its events above its start time: any earlier run's cursor (the client
     saw it before a restart) lies below, and is told so rather than served this run's events."""
-    (_, _, first), = stream(base + "/stream", 1)
+    ((_, _, first),) = stream(base + "/stream", 1)
     assert int(first["cursor"]) > 1_700_000_000 * 10**9  # above the run's start, in nanoseconds
     for earlier in ("0", "5", str(int(first["cursor"]) - 10**12)):
-        (ident, name, body), = stream(base + f"/stream?cursor={earlier}", 1, resync=True)
+        ((ident, name, body),) = stream(base + f"/stream?cursor={earlier}", 1, resync=True)
         assert (ident, name, body["reason"], body["requested"]) == (None, "resync", "CURSOR_EXPIRED", earlier)
         validate(body)
 
@@ -275,7 +300,7 @@ def _dechunk(body: bytes) -> bytes:
         size = int(body[at:eol], 16)
         if size == 0 or eol + 2 + size > len(body):
             break
-        out.append(body[eol + 2: eol + 2 + size])
+        out.append(body[eol + 2 : eol + 2 + size])
         at = eol + 2 + size + 2
     return b"".join(out)
 
@@ -303,6 +328,6 @@ def test_a_client_that_stops_reading_loses_its_oldest_events_and_is_told(base: s
     resync = json.loads(frames[at].split(b"data: ", 1)[1])
     validate(resync)
     before = [int(f.split(b"\n", 1)[0][4:]) for f in frames[:at] if f.startswith(b"id: ")]
-    after = [int(f.split(b"\n", 1)[0][4:]) for f in frames[at + 1:] if f.startswith(b"id: ")]
+    after = [int(f.split(b"\n", 1)[0][4:]) for f in frames[at + 1 :] if f.startswith(b"id: ")]
     assert before and after and after[0] > before[-1] + 1  # a gap: the dropped events
     assert after == sorted(after)

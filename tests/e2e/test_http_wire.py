@@ -13,9 +13,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from nodes import envelope, get, ok
 
 from reference.wire_validator import validate
-from nodes import envelope, get, ok
 
 
 def _raw_get(base: str, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -30,16 +30,22 @@ def _raw_get(base: str, path: str, headers: dict[str, str]) -> tuple[int, dict[s
         connection.close()
 
 
-UPGRADE = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-           "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+UPGRADE = {
+    "Connection": "Upgrade",
+    "Upgrade": "websocket",
+    "Sec-WebSocket-Version": "13",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+}
 
 
-@pytest.mark.parametrize(("path", "status", "schema"), [
-    ("/v2/health", 200, "svc.health"),
-    ("/v2/no/such/route", 404, "svc.error_envelope"),
-])
-def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, status: int,
-                                                       schema: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "status", "schema"),
+    [
+        ("/v2/health", 200, "svc.health"),
+        ("/v2/no/such/route", 404, "svc.error_envelope"),
+    ],
+)
+def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, status: int, schema: str) -> None:
     """The spec has no WebSocket protocol: an upgrade request is an ordinary GET, answered with a
     body that carries the wire version, never a bodiless refusal from the transport."""
     got, headers, body = _raw_get(base, path, UPGRADE)
@@ -49,10 +55,14 @@ def test_a_websocket_upgrade_is_answered_as_plain_http(base: str, path: str, sta
     validate(document, schema)
 
 
-@pytest.mark.parametrize("path", [
-    "/v2/strategies/s1/files/main.py", "/v2/strategies/s1/files/src/signals/main.py",
-    "/v2/strategies/s1/revisions/r1/files/src/main.py",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/strategies/s1/files/main.py",
+        "/v2/strategies/s1/files/src/signals/main.py",
+        "/v2/strategies/s1/revisions/r1/files/src/main.py",
+    ],
+)
 def test_a_strategy_file_path_may_hold_slashes(base: str, path: str) -> None:
     """``{path}`` is a file path: a nested one reaches the route (not served by a venue node),
     never 'no route'."""
@@ -96,12 +106,15 @@ def test_a_path_of_neither_generation_answers_the_v2_envelope(base: str, path: s
     envelope(get(base + path), 404, "NOT_FOUND")  # validates svc.error_envelope: version spine.v2
 
 
-@pytest.mark.parametrize(("method", "path", "version"), [
-    ("DELETE", "/health", "spine.v1"), ("POST", "/v2/health", "spine.v2"),
-    ("DELETE", "/v2/strategies/s1/files/src/main.py", "spine.v2"),
-])
-def test_a_405_answers_its_generations_envelope(base: str, method: str, path: str,
-                                                version: str) -> None:
+@pytest.mark.parametrize(
+    ("method", "path", "version"),
+    [
+        ("DELETE", "/health", "spine.v1"),
+        ("POST", "/v2/health", "spine.v2"),
+        ("DELETE", "/v2/strategies/s1/files/src/main.py", "spine.v2"),
+    ],
+)
+def test_a_405_answers_its_generations_envelope(base: str, method: str, path: str, version: str) -> None:
     request = urllib.request.Request(base + path, method=method)
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(request, timeout=10)

@@ -11,11 +11,12 @@ from typing import Any
 
 import msgspec
 import pytest
-
 from nodes import free_port, get, node_env, spawn, stop, wait_for
+
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
-from spine.node.runner import NodeFailed, VenueNode
+from spine.node.framework import venue_config
+from spine.node.service import NodeFailed, VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9
@@ -23,11 +24,22 @@ PLAN = {"ETHUSDT.SIM": "no_history", "SOLUSDT.SIM": "transient:2", "BNBUSDT.SIM"
 
 
 def config(data_dir: Path, start_ns: int) -> NodeConfig:
-    return msgspec.convert({
-        "data_dir": str(data_dir), "flush_secs": 0.3, "hydrate_minutes": 60,
-        "sim": {"start_ns": start_ns, "speed": 600, "history": PLAN, "spot": 6, "perpetuals": 2,
-                "option_expiries": 0},
-    }, NodeConfig)
+    return msgspec.convert(
+        {
+            "data_dir": str(data_dir),
+            "flush_secs": 0.3,
+            "hydrate_minutes": 60,
+            "sim": {
+                "start_ns": start_ns,
+                "speed": 600,
+                "history": PLAN,
+                "spot": 6,
+                "perpetuals": 2,
+                "option_expiries": 0,
+            },
+        },
+        NodeConfig,
+    )
 
 
 async def run(node: VenueNode, seconds: float) -> None:
@@ -66,12 +78,18 @@ def test_each_outcome_and_a_restart_that_asks_only_for_the_gap(tmp_path: Path) -
     # Restart later on: the reloaded series resumes from its own newest close, and serves
     # its bars as before (same sequences) with the same observed time (skipped candles stay
     # gaps, not unobserved time).
-    before = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence, s.fold("1h").withheld())
-              for iid, ch, s in first.book.held() if len(s)}
+    before = {
+        (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence, s.fold("1h").withheld())
+        for iid, ch, s in first.book.held()
+        if len(s)
+    }
     second = VenueNode(config(tmp_path, START + 120 * MINUTE))
     assert second.reloaded > 0
-    after = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence, s.fold("1h").withheld())
-             for iid, ch, s in second.book.held() if len(s)}
+    after = {
+        (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence, s.fold("1h").withheld())
+        for iid, ch, s in second.book.held()
+        if len(s)
+    }
     assert after == before
     resume = second.book.series("BTCUSDT.SIM", "EXTERNAL").resume_hint()["resume_from"]
     assert resume is not None and resume >= newest
@@ -107,10 +125,18 @@ def test_ledger_reconciles_with_discovery_and_status_follows_the_run(tmp_path: P
 
 
 def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path) -> None:
-    node = VenueNode(msgspec.convert({
-        "data_dir": str(tmp_path), "flush_secs": 0.2, "consolidation_secs": 0.9, "hydrate_minutes": 10,
-        "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0},
-    }, NodeConfig))
+    node = VenueNode(
+        msgspec.convert(
+            {
+                "data_dir": str(tmp_path),
+                "flush_secs": 0.2,
+                "consolidation_secs": 0.9,
+                "hydrate_minutes": 10,
+                "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0},
+            },
+            NodeConfig,
+        )
+    )
     asyncio.run(run(node, 2.0))
     node.consolidate()
     for channel in ("external", "internal"):
@@ -121,10 +147,18 @@ def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path)
 def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> None:
     manifest = tmp_path / "retained.txt"
     manifest.write_text("# the retained set\nBTCUSDT.SIM\nETHUSDT-PERP.SIM\n")
-    node = VenueNode(msgspec.convert({
-        "data_dir": str(tmp_path / "data"), "flush_secs": 0.3, "hydrate_minutes": 10, "manifest": str(manifest),
-        "sim": {"start_ns": START, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
-    }, NodeConfig))
+    node = VenueNode(
+        msgspec.convert(
+            {
+                "data_dir": str(tmp_path / "data"),
+                "flush_secs": 0.3,
+                "hydrate_minutes": 10,
+                "manifest": str(manifest),
+                "sim": {"start_ns": START, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
+            },
+            NodeConfig,
+        )
+    )
     asyncio.run(run(node, 1.5))
     assert sorted(node.actor.ingested) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
     assert sorted(r[0] for r in node.hydrator.requests) == ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM"]
@@ -144,11 +178,19 @@ def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> 
     assert c["planned"] + c["subscribed"] + c["failed"] + c["unretained"] == c["eligible"]
     assert c["eligible"] + c["upstream_unsupported"] == 6 * 11
     sol = {ch["channel"]: ch for ch in node.ledger.entry("SOLUSDT.SIM")["items"][0]["channels"]}
-    assert sol["trades"] == {"channel": "trades", "eligibility": "eligible", "subscription": "unretained",
-                             "flow": None, "last_event_ts": None, "last_error": None}
+    assert sol["trades"] == {
+        "channel": "trades",
+        "eligibility": "eligible",
+        "subscription": "unretained",
+        "flow": None,
+        "last_event_ts": None,
+        "last_error": None,
+    }
     assert sol["mark_price"]["eligibility"] == "upstream_unsupported"
-    assert {ch["subscription"] for ch in node.ledger.entry("BTCUSDT.SIM")["items"][0]["channels"]} \
-        <= {"subscribed", None}
+    assert {ch["subscription"] for ch in node.ledger.entry("BTCUSDT.SIM")["items"][0]["channels"]} <= {
+        "subscribed",
+        None,
+    }
     unmanaged = VenueNode(msgspec.convert({"data_dir": str(tmp_path / "other")}, NodeConfig))
     assert unmanaged.retention_state("SOLUSDT.SIM") == "unmanaged"
     assert unmanaged.actor.retention("SOLUSDT.SIM") == "unmanaged"  # what its bar pages carry
@@ -202,13 +244,28 @@ def test_an_external_candle_sent_at_its_minutes_close_is_never_taken_for_a_gap(t
     """The venue sends each candle at its minute's close, among that instant's other events: the
     minute must not be counted missed (nor its buckets withheld) before the candle had its
     grace. With no grace the same run withholds buckets: the check sees the problem it guards."""
+
     def node(grace: float, where: str) -> VenueNode:
-        return VenueNode(msgspec.convert({
-            "data_dir": str(tmp_path / where), "flush_secs": 0.3, "hydrate_minutes": 0,
-            "external_grace_secs": grace,
-            "sim": {"start_ns": START, "speed": 600, "spot": 6, "perpetuals": 2, "option_expiries": 0,
-                    "candle_skip": 0.0},
-        }, NodeConfig))
+        return VenueNode(
+            msgspec.convert(
+                {
+                    "data_dir": str(tmp_path / where),
+                    "flush_secs": 0.3,
+                    "hydrate_minutes": 0,
+                    "external_grace_secs": grace,
+                    "sim": {
+                        "start_ns": START,
+                        "speed": 600,
+                        "spot": 6,
+                        "perpetuals": 2,
+                        "option_expiries": 0,
+                        "candle_skip": 0.0,
+                    },
+                },
+                NodeConfig,
+            )
+        )
+
     graced, hasty = node(5.0, "graced"), node(0.0, "hasty")
     graced_gaps, hasty_gaps = _gaps_in_input(graced), _gaps_in_input(hasty)
     asyncio.run(run(graced, 3.0))
@@ -221,16 +278,21 @@ def test_an_external_candle_sent_at_its_minutes_close_is_never_taken_for_a_gap(t
 def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_path: Path) -> None:
     """A 600x venue runs hours ahead of the wall: restarted without a configured start, it
     continues from the newest reloaded close rather than replaying held minutes as duplicates."""
-    settings = {"data_dir": str(tmp_path), "flush_secs": 0.3, "hydrate_minutes": 10,
-                "sim": {"speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
+    settings = {
+        "data_dir": str(tmp_path),
+        "flush_secs": 0.3,
+        "hydrate_minutes": 10,
+        "sim": {"speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0},
+    }
     first = VenueNode(msgspec.convert(settings, NodeConfig))
-    assert first._venue_config() is first.config  # nothing reloaded: as configured
+    assert venue_config(first.config, first.book) is first.config  # nothing reloaded: as configured
     asyncio.run(run(first, 2.0))
     newest = first.book.series("BTCUSDT.SIM", "EXTERNAL").resume_hint()["newest_ts_event"]
     assert newest is not None and newest > time.time_ns()  # ahead of the wall
     second = VenueNode(msgspec.convert(settings, NodeConfig))
-    assert second._venue_config().sim.start_ns == max(
-        s.resume_hint()["newest_ts_event"] or 0 for _, _, s in second.book.held())
+    assert venue_config(second.config, second.book).sim.start_ns == max(
+        s.resume_hint()["newest_ts_event"] or 0 for _, _, s in second.book.held()
+    )
     asyncio.run(run(second, 1.5))
     counters = second.actor.counters
     assert sum(counters.bars_accepted.values()) > 0
@@ -242,18 +304,25 @@ def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
     ``capacity`` bars: a clean stop makes the files hold the whole series, so a restart serves
     every bar the stopped node served (same sequences, same coverage), not only those the last
     retention rewrite left on disk."""
-    settings = {"data_dir": str(tmp_path), "flush_secs": 0.2, "capacity": 40, "hydrate_minutes": 60,
-                "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0}}
+    settings = {
+        "data_dir": str(tmp_path),
+        "flush_secs": 0.2,
+        "capacity": 40,
+        "hydrate_minutes": 60,
+        "sim": {"start_ns": START, "speed": 600, "spot": 2, "perpetuals": 0, "option_expiries": 0},
+    }
     first = VenueNode(msgspec.convert(settings, NodeConfig))
     asyncio.run(run(first, 3.0))
     assert first.stores["EXTERNAL"].counters.rewrites > 0  # retention trimmed the files
-    before = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
-              for iid, ch, s in first.book.held() if len(s)}
+    before = {
+        (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence) for iid, ch, s in first.book.held() if len(s)
+    }
     assert len(first.book.series("BTCUSDT.SIM", "EXTERNAL")) == 40
     later = {**settings, "sim": {**settings["sim"], "start_ns": START + 120 * MINUTE}}
     second = VenueNode(msgspec.convert(later, NodeConfig))
-    after = {(iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence)
-             for iid, ch, s in second.book.held() if len(s)}
+    after = {
+        (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence) for iid, ch, s in second.book.held() if len(s)
+    }
     assert after == before
     for channel in ("external", "internal"):  # retention still holds on disk
         for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
@@ -319,14 +388,18 @@ def test_hydrated_history_is_on_disk_before_the_periodic_flush(tmp_path: Path) -
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     config_file = tmp_path / "node.toml"
-    config_file.write_text(f"flush_secs = 3600\nhydrate_minutes = 600\nport = {port}\n"
-                           f"[sim]\nstart_ns = {START}\nspeed = 600\n")
+    config_file.write_text(
+        f"flush_secs = 3600\nhydrate_minutes = 600\nport = {port}\n[sim]\nstart_ns = {START}\nspeed = 600\n"
+    )
     process = spawn(config_file, node_env(tmp_path / "data"))
     bar_type = "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"
     catalog = tmp_path / "data" / "catalog" / "external"
     try:
-        wait_for(process, lambda: get(url + "/v2/hydration/BTCUSDT.SIM")[1]["items"][0]["state"] == "READY",
-                 "READY for BTCUSDT.SIM")
+        wait_for(
+            process,
+            lambda: get(url + "/v2/hydration/BTCUSDT.SIM")[1]["items"][0]["state"] == "READY",
+            "READY for BTCUSDT.SIM",
+        )
 
         def durable() -> bool:
             assert get(url + "/v2/health")[0] == 200  # responsive while it writes

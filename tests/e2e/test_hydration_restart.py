@@ -15,7 +15,7 @@ import pytest
 from spine.node.config import NodeConfig
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Answer, HistorySource, SimHistory
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 
 START = 29_000_000 * 60 * 10**9
 MINUTE = 60 * 10**9
@@ -45,10 +45,15 @@ class Scripted:
 
 
 def settings(data_dir: Path, start_ns: int) -> NodeConfig:
-    return msgspec.convert({
-        "data_dir": str(data_dir), "flush_secs": 0.3, "hydrate_minutes": WINDOW,
-        "sim": {"start_ns": start_ns, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
-    }, NodeConfig)
+    return msgspec.convert(
+        {
+            "data_dir": str(data_dir),
+            "flush_secs": 0.3,
+            "hydrate_minutes": WINDOW,
+            "sim": {"start_ns": start_ns, "speed": 600, "spot": 4, "perpetuals": 2, "option_expiries": 0},
+        },
+        NodeConfig,
+    )
 
 
 async def run(node: VenueNode, seconds: float) -> None:
@@ -62,7 +67,8 @@ def closes(series: Any) -> np.ndarray:
 
 
 def test_a_stop_in_each_unfinished_hydration_state_hydrates_the_whole_window_after_restart(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted: list[Scripted] = []
 
     def source(self: VenueNode, client: Any) -> HistorySource:

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from framework import sim_trading_node
+
 from reference.wire_validator import validate
 from spine.fanout import FanOut
 from spine.node.actor import IngestionActor
-from spine.node.series_book import SeriesBook
+from spine.node.persist.series_book import SeriesBook
 from spine.node.sim.client import SimDataClient, SimDataClientFactory
 
 START = 29_000_000 * 60 * 10**9
@@ -124,5 +124,8 @@ def test_a_resent_candle_is_counted_as_a_duplicate_and_changes_nothing(ingested:
     series = actor.book.series(actor.discovered[0], "EXTERNAL")
     assert series.counters()["duplicates"] == 1
     assert actor.status.document(START)["authorities"][0] == {
-        "authority": "EXTERNAL", "gaps": actor.status.document(START)["authorities"][0]["gaps"],
-        "duplicates": 1, "out_of_order": actor.counters.out_of_order["EXTERNAL"]}
+        "authority": "EXTERNAL",
+        "gaps": actor.status.document(START)["authorities"][0]["gaps"],
+        "duplicates": 1,
+        "out_of_order": actor.counters.out_of_order["EXTERNAL"],
+    }

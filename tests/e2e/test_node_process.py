@@ -12,10 +12,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import nodes
 import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
-
-import nodes
 from nodes import bars_seen, free_port, get, stop, wait_for
 
 START = 29_000_000 * 60 * 10**9
@@ -34,8 +33,13 @@ def run_until(ready: Callable[[str], bool], env: dict[str, str], *args: str) -> 
     """Run a node on a free port until ``ready(base_url)`` holds (a bounded wait that fails
     with the node's stderr), then SIGTERM it; its exit code and output."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node", *args], env={**env, "SPINE_PORT": str(port)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spine.cli", "node", *args],
+        env={**env, "SPINE_PORT": str(port)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(process, lambda: ready(url), "there")
@@ -78,21 +82,29 @@ def test_sigterm_persists_bars_in_separate_roots_and_a_restart_reloads_them(tmp_
 def test_an_unwritable_catalog_volume_refuses_to_start(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")
-    result = subprocess.run([sys.executable, "-m", "spine.cli", "node"], env=node_env(blocker),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "node"], env=node_env(blocker), capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 3 and "refusing to start" in result.stderr
 
 
 def test_an_unknown_config_key_is_refused_by_name(tmp_path: Path) -> None:
     bad = write_config(tmp_path / "bad.toml", "flush_seconds = 1\n")
-    result = subprocess.run([sys.executable, "-m", "spine.cli", "node", "--config", str(bad)],
-                            env=node_env(tmp_path), capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "node", "--config", str(bad)],
+        env=node_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2 and "flush_seconds" in result.stderr
 
 
 def test_a_tiny_floor_refuses_writes_and_leaves_no_bar_file(tmp_path: Path) -> None:
-    floors = write_config(tmp_path / "floors.toml",
-                          f"flush_secs = 0.5\n[floors]\nmax_files = 0\n[sim]\nstart_ns = {START}\n")
+    floors = write_config(
+        tmp_path / "floors.toml", f"flush_secs = 0.5\n[floors]\nmax_files = 0\n[sim]\nstart_ns = {START}\n"
+    )
+
     def refused(url: str) -> bool:  # a flush met the floor (the instruments' write meets it first)
         engine = get(url + "/v2/health")[1]["engine_status"] or {}
         return "catalog write refused" in (engine.get("last_error") or "")
@@ -109,8 +121,9 @@ def test_a_clean_stop_serves_completed_before_the_http_server_goes(tmp_path: Pat
 
     port = free_port()
     env = node_env(tmp_path / "data", SPINE_PORT=str(port))
-    process = subprocess.Popen([sys.executable, "-m", "spine.cli", "node"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spine.cli", "node"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     url = f"http://127.0.0.1:{port}/readiness"
     seen: list[str | None] = []
     try:
@@ -149,9 +162,13 @@ def test_a_port_already_in_use_refuses_to_start(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run([sys.executable, "-m", "spine.cli", "node"],
-                                env=node_env(tmp_path / "data", SPINE_PORT=str(port)),
-                                capture_output=True, text=True, timeout=30)
+        result = subprocess.run(
+            [sys.executable, "-m", "spine.cli", "node"],
+            env=node_env(tmp_path / "data", SPINE_PORT=str(port)),
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     assert result.returncode == 3, result.stderr[-2000:]
     assert "refusing to start" in result.stderr and f"127.0.0.1:{port}" in result.stderr
     assert not (tmp_path / "data").exists()
@@ -165,8 +182,9 @@ def test_under_a_flood_the_node_answers_while_it_hydrates_and_stops_cleanly(tmp_
     from nodes import STOP_SECS, spawn
 
     port = free_port()
-    config = write_config(tmp_path / "node.toml", f"port = {port}\nhydrate_minutes = 5000\n"
-                                                  f"[sim]\nstart_ns = {START}\nspeed = 3600\n")
+    config = write_config(
+        tmp_path / "node.toml", f"port = {port}\nhydrate_minutes = 5000\n[sim]\nstart_ns = {START}\nspeed = 3600\n"
+    )
     process = spawn(config, node_env(tmp_path / "data"))
     url = f"http://127.0.0.1:{port}"
     try:

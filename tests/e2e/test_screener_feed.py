@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from feeds import folded, warmed_feed
 from nodes import ok
+
 from reference.wire_validator import validate
 from spine.features import FeatureUniverse
 from spine.screener.feed import NodeFeed
+from spine.screener.node_client import bar_columns
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import bar_columns
 
 IID = "BTCUSDT.SIM"
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
@@ -24,6 +24,7 @@ COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 
 def run_feed(base: str, closes: int) -> tuple[Rows, NodeFeed]:
     """Warm from the node, then follow until ``closes`` live closes are folded."""
+
     async def run() -> tuple[Rows, NodeFeed]:
         async with warmed_feed(base) as (rows, feed):
             stop = asyncio.Event()
@@ -32,6 +33,7 @@ def run_feed(base: str, closes: int) -> tuple[Rows, NodeFeed]:
             stop.set()
             await asyncio.wait_for(follow, 15)
             return rows, feed
+
     return asyncio.run(run())
 
 
@@ -62,11 +64,15 @@ def test_rows_equal_one_warm_of_the_same_bars(fed: tuple[Rows, NodeFeed], base: 
     instrument = next(i for i in ok(base, "/v2/instruments?limit=1000")["items"] if i["instrument_id"] == IID)
     page = ok(base, f"/v2/bars?instrument_id={IID}&limit=5000")
     last = rows.row(IID, "1m")["ts_event"]
-    bars = bar_columns([b for b in page["bars"] if int(b["ts_event"]) <= int(last)],
-                       instrument["price_precision"], instrument["size_precision"])
+    bars = bar_columns(
+        [b for b in page["bars"] if int(b["ts_event"]) <= int(last)],
+        instrument["price_precision"],
+        instrument["size_precision"],
+    )
     reference = FeatureUniverse()
-    index = reference.add(channel="EXTERNAL", price_precision=instrument["price_precision"],
-                          size_precision=instrument["size_precision"])
+    index = reference.add(
+        channel="EXTERNAL", price_precision=instrument["price_precision"], size_precision=instrument["size_precision"]
+    )
     for span in page["coverage"]["observed"]:
         start, end = int(span["start"]), min(int(span["end"]), int(last))
         if start < end:

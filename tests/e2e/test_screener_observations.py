@@ -10,10 +10,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-
 from nodes import envelope, get
-from reference.canonical_json import identity
 from screeners import ok, screener
+
+from reference.canonical_json import identity
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -46,8 +46,9 @@ def number(document: dict[str, Any], key: str) -> Decimal:
 def test_each_observation_is_what_its_values_say(seen: list[dict[str, Any]]) -> None:
     assert len(seen) >= 30
     for o in seen:
-        assert o["observation_id"] == identity("observation_id", {k: o[k] for k in (
-            "instrument_id", "resolution", "pattern", "ts_event")})
+        assert o["observation_id"] == identity(
+            "observation_id", {k: o[k] for k in ("instrument_id", "resolution", "pattern", "ts_event")}
+        )
         pattern = o["pattern"]
         if pattern == "RSI_ENTER_OVERBOUGHT":
             assert number(o, "rsi_14.value") > 70
@@ -81,13 +82,15 @@ def test_kept_observations_read_the_same_every_time(screener: str, seen: list[di
 def test_filters_by_instrument_resolution_and_time(screener: str, seen: list[dict[str, Any]]) -> None:
     first = seen[0]
     mine = everything(screener, f"&instrument_id={first['instrument_id']}&resolution={first['resolution']}")
-    assert first in mine and all((o["instrument_id"], o["resolution"]) == (first["instrument_id"],
-                                                                          first["resolution"]) for o in mine)
+    assert first in mine and all(
+        (o["instrument_id"], o["resolution"]) == (first["instrument_id"], first["resolution"]) for o in mine
+    )
     ts = sorted(int(o["ts_event"]) for o in seen)
     low, high = ts[len(ts) // 4], ts[3 * len(ts) // 4]
     window = everything(screener, f"&start={low}&end={high}")
-    assert {o["observation_id"] for o in window} >= {o["observation_id"] for o in seen
-                                                     if low <= int(o["ts_event"]) <= high}
+    assert {o["observation_id"] for o in window} >= {
+        o["observation_id"] for o in seen if low <= int(o["ts_event"]) <= high
+    }
     assert all(low <= int(o["ts_event"]) <= high for o in window)
 
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from nodes import envelope, get, post, running_node, stop, wait_for
-from reference.wire_validator import validate
 from screeners import screener, spawn_screener
+
+from reference.wire_validator import validate
+from spine.screener.node_client import bar_columns
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.screens import evaluate
-from spine.screener.upstream import bar_columns
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -27,15 +27,30 @@ IDS = ["BTCUSDT.SIM", "ETHUSDT-PERP.SIM", "SOLUSDT.SIM"]
 MINUTE = 60 * 10**9
 #: Bars the node must hold before an ``as_of`` is chosen inside its history.
 HISTORY = 120
-STEPS = {"1m": MINUTE, "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": 60 * MINUTE,
-         "4h": 240 * MINUTE, "1d": 1440 * MINUTE}
+STEPS = {
+    "1m": MINUTE,
+    "5m": 5 * MINUTE,
+    "15m": 15 * MINUTE,
+    "30m": 30 * MINUTE,
+    "1h": 60 * MINUTE,
+    "4h": 240 * MINUTE,
+    "1d": 1440 * MINUTE,
+}
 
 
 def definition(as_of: int | None, **fields: Any) -> dict[str, Any]:
-    return {"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
-            "resolutions": list(RESOLUTIONS), "instrument_ids": IDS, "filter": None,
-            "sort": [{"key": "rsi_14.value", "direction": "DESC"}], "limit": 1000,
-            "as_of": None if as_of is None else str(as_of), **fields}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.screen_definition",
+        "schema_version": 1,
+        "resolutions": list(RESOLUTIONS),
+        "instrument_ids": IDS,
+        "filter": None,
+        "sort": [{"key": "rsi_14.value", "direction": "DESC"}],
+        "limit": 1000,
+        "as_of": None if as_of is None else str(as_of),
+        **fields,
+    }
 
 
 def screened(url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +102,8 @@ def as_of(base: str, screener: str) -> int:
 
 
 def test_a_point_in_time_screen_equals_a_screener_fed_exactly_the_bars_up_to_as_of(
-        base: str, screener: str, as_of: int) -> None:
+    base: str, screener: str, as_of: int
+) -> None:
     body = definition(as_of)
     result = screened(screener, body)
     assert result["as_of"] == str(as_of) and result["evaluated"] == result["matched"] == len(IDS) * 7
@@ -102,8 +118,11 @@ def test_a_point_in_time_screen_equals_a_screener_fed_exactly_the_bars_up_to_as_
     for (iid, resolution), ts in stood.items():
         step = STEPS[resolution]
         assert ts == (None if resolution in ("4h", "1d") else str(minute - minute % step)), (iid, resolution)
-    assert all(any(v["kind"] != "ABSENT" for v in r["values"].values()) for r in result["rows"]
-               if r["resolution"] in ("1m", "5m"))
+    assert all(
+        any(v["kind"] != "ABSENT" for v in r["values"].values())
+        for r in result["rows"]
+        if r["resolution"] in ("1m", "5m")
+    )
 
 
 def test_a_point_in_time_screen_does_not_move_as_later_bars_close(base: str, screener: str, as_of: int) -> None:
@@ -149,8 +168,9 @@ def test_a_node_that_cannot_be_read_is_a_502_naming_it(tmp_path: Path) -> None:
         with running_node(tmp_path, warm_bars=100) as node:
             process, url = spawn_screener(tmp_path / "screener", node)
             wait_for(process, lambda: get(url + "/v2/screener/health")[1]["processed"] > 0, "folding closes")
-            as_of = int(get(url + "/v2/screener/rows?instrument_id=BTCUSDT.SIM&resolution=1m")[1]
-                        ["rows"][0]["ts_event"])
+            as_of = int(
+                get(url + "/v2/screener/rows?instrument_id=BTCUSDT.SIM&resolution=1m")[1]["rows"][0]["ts_event"]
+            )
             screened(url, definition(as_of))
         detail = envelope(post(url + ROUTE, definition(as_of)), 502, "UPSTREAM_UNAVAILABLE")
         assert detail.startswith(f"POST {ROUTE}: as_of {as_of} ") and "node-1 could not be read" in detail, detail

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from nodes import envelope, free_port, get, node_env, running_node, stop, wait_for
+from screeners import ok, pages, screener, spawn_screener
+
 from reference.canonical_json import identity
 from reference.wire_validator import validate
-from screeners import ok, pages, screener, spawn_screener
 from spine.features import FeatureUniverse, feature_specs
-from spine.screener.upstream import bar_columns
+from spine.screener.node_client import bar_columns
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -55,13 +55,15 @@ def test_a_snapshot_pages_one_set_of_rows_under_one_identity(screener: str) -> N
     assert len(rows) == 48 * 7
     assert got[0]["snapshot_id"] == identity("snapshot_id", rows)
     assert [(r["instrument_id"], r["resolution"]) for r in rows[:7]] == [
-        (rows[0]["instrument_id"], r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+        (rows[0]["instrument_id"], r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+    ]
 
 
 def test_rows_filter_by_instrument_and_resolution(screener: str) -> None:
     mine = pages(screener + f"/v2/screener/rows?instrument_id={IID}", "&")
     assert [(r["instrument_id"], r["resolution"]) for p in mine for r in p["rows"]] == [
-        (IID, r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+        (IID, r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+    ]
     one = ok(screener + f"/v2/screener/rows?instrument_id={IID}&resolution=1h")
     assert [(r["instrument_id"], r["resolution"]) for r in one["rows"]] == [(IID, "1h")]
     hourly = pages(screener + "/v2/screener/rows?resolution=1h", "&")
@@ -70,14 +72,18 @@ def test_rows_filter_by_instrument_and_resolution(screener: str) -> None:
 
 def test_an_instrument_has_its_rows_states_and_vote_from_those_rows(screener: str, base: str) -> None:
     document = ok(screener + f"/v2/screener/instrument/{IID}")
-    assert [r["resolution"] for r in document["rows"]] == [s["resolution"] for s in document["states"]] == [
-        "1m", "5m", "15m", "30m", "1h", "4h", "1d"]
+    assert (
+        [r["resolution"] for r in document["rows"]]
+        == [s["resolution"] for s in document["states"]]
+        == ["1m", "5m", "15m", "30m", "1h", "4h", "1d"]
+    )
     assert [r["ts_event"] for r in document["rows"]] == [s["ts_event"] for s in document["states"]]
     assert {s["source_node"] for s in document["states"]} == {base}
     assert document["states"][0]["bars_folded"] > 0
     assert all((s["ts_event"] is None) == (s["bars_folded"] == 0) for s in document["states"])
-    for row, state, vote in zip(document["rows"], document["states"], document["confluence"]["timeframes"],
-                                strict=True):
+    for row, state, vote in zip(
+        document["rows"], document["states"], document["confluence"]["timeframes"], strict=True
+    ):
         assert vote["voting"] == state["warm"]
         assert vote["trend"] == (int(row["values"]["trend_200.sign"].get("value", 0)) if state["warm"] else 0)
 
@@ -90,8 +96,9 @@ def test_v1_screener_rows_are_the_screeners_rows(screener: str) -> None:
     assert {page["kind"] for page in got} == {"screener_rows"} and len(items) == 48 * 7
     for item in items[:14]:
         validate(item)
-    assert [(i["instrument_id"], i["resolution"]) for i in items[:7]] == [(items[0]["instrument_id"], r) for r in (
-        "1m", "5m", "15m", "30m", "1h", "4h", "1d")]
+    assert [(i["instrument_id"], i["resolution"]) for i in items[:7]] == [
+        (items[0]["instrument_id"], r) for r in ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
+    ]
     status, refusal = get(screener + "/signals")
     assert status == 404 and refusal["version"] == "spine.v1"
     assert refusal["error"]["detail"].startswith("NOT_SUPPORTED_ON_THIS_NODE: ")
@@ -130,7 +137,9 @@ def test_a_screener_whose_node_is_down_answers_its_health_and_stops(tmp_path: Pa
         own = ok(url + "/v2/screener/health")
         assert own["process_state"] == "STARTING" and own["processed"] == 0
         # The node by name and a plain cause: no address, no client exception (its log has those).
-        assert own["last_error"] == "UPSTREAM_UNAVAILABLE: node-1: GET /v2/instruments: connection refused or unreachable"
+        assert (
+            own["last_error"] == "UPSTREAM_UNAVAILABLE: node-1: GET /v2/instruments: connection refused or unreachable"
+        )
         [upstream] = own["connections"]["upstreams"]
         assert upstream["node"] == "node-1" and upstream["state"] == "STARTING" and upstream["refused"] >= 1
         assert down.split("//")[1] not in json.dumps(own)
@@ -143,8 +152,13 @@ def test_a_screener_whose_node_is_down_answers_its_health_and_stops(tmp_path: Pa
 
 
 def test_a_bad_configuration_exits_2_naming_it(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "spine.cli", "screener", "--node", "nowhere"], capture_output=True,
-                          text=True, timeout=60, env=node_env(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "screener", "--node", "nowhere"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=node_env(tmp_path),
+    )
     assert done.returncode == 2 and "nodes: 'nowhere' is not a node base URL" in done.stderr
 
 
@@ -183,17 +197,24 @@ def node_truth(node: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     instrument = next(i for i in get(node + "/v2/instruments?limit=1000")[1]["items"] if i["instrument_id"] == IID)
     page = get(node + f"/v2/bars?instrument_id={IID}&limit=5000")[1]
     last = int(rows[0]["ts_event"])
-    bars = bar_columns([b for b in page["bars"] if int(b["ts_event"]) <= last], instrument["price_precision"],
-                       instrument["size_precision"])
+    bars = bar_columns(
+        [b for b in page["bars"] if int(b["ts_event"]) <= last],
+        instrument["price_precision"],
+        instrument["size_precision"],
+    )
     reference = FeatureUniverse()
-    index = reference.add(channel=page["channel"], price_precision=instrument["price_precision"],
-                          size_precision=instrument["size_precision"])
+    index = reference.add(
+        channel=page["channel"],
+        price_precision=instrument["price_precision"],
+        size_precision=instrument["size_precision"],
+    )
     for span in page["coverage"]["observed"]:
         start, end = int(span["start"]), min(int(span["end"]), last)
         if start < end:
             reference.observe(index, start, end)
-    reference.warm(index, *(np.ascontiguousarray(bars[k]) for k in ("ts_event", "open", "high", "low", "close",
-                                                                     "volume")))
+    reference.warm(
+        index, *(np.ascontiguousarray(bars[k]) for k in ("ts_event", "open", "high", "low", "close", "volume"))
+    )
     return [reference.row(index, r) for r in RESOLUTIONS]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from feeds import folded, warmed_feed
 from nodes import get, restartable_node, spawn, stop, wait_for
 from screeners import spawn_screener
+
 from spine.screener.feed import NodeFeed
 from spine.screener.rows import Rows
 
@@ -81,11 +82,16 @@ def test_a_screener_serves_through_its_nodes_restart(tmp_path: Path) -> None:
         node = spawn(config, env)
         wait_for(node, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
         before = health()["processed"]
-        wait_for(screener, lambda: health()["process_state"] == "RUNNING" and health()["processed"] > before + 10,
-                 "running again")
+        wait_for(
+            screener,
+            lambda: health()["process_state"] == "RUNNING" and health()["processed"] > before + 10,
+            "running again",
+        )
         [upstream] = health()["connections"]["upstreams"]
         assert upstream["open"] == 1 and upstream["accepted"] >= 2 and upstream["closed"] >= 1
-        assert upstream["last_error"] is not None and upstream["last_error"].startswith("UPSTREAM_UNAVAILABLE: node-1: ")
+        assert upstream["last_error"] is not None and upstream["last_error"].startswith(
+            "UPSTREAM_UNAVAILABLE: node-1: "
+        )
         assert url.split("//")[1] not in upstream["last_error"]
     finally:
         if screener is not None:

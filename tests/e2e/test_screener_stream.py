@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from nodes import envelope, get, stop, wait_for
-from reference.wire_validator import validate
 from screeners import ok, pages, screener, spawn_screener
+
+from reference.wire_validator import validate
 
 __all__ = ["screener"]  # the fixture, imported for this module's tests
 
@@ -73,8 +73,11 @@ def apply(rows: Rows, name: str, document: dict[str, Any]) -> None:
 
 def snapshot(url: str) -> tuple[int, Rows]:
     got = pages(url + "/v2/screener/snapshot")
-    return got[0]["sequence"], {(r["instrument_id"], r["resolution"]): {"ts_event": r["ts_event"], "values": r["values"]}
-                                for page in got for r in page["rows"]}
+    return got[0]["sequence"], {
+        (r["instrument_id"], r["resolution"]): {"ts_event": r["ts_event"], "values": r["values"]}
+        for page in got
+        for r in page["rows"]
+    }
 
 
 def test_connect_rows_then_deltas_all_valid(screener: str) -> None:
@@ -83,7 +86,8 @@ def test_connect_rows_then_deltas_all_valid(screener: str) -> None:
     connect = first[:-1]
     assert len(connect) == 48 * 7 and len({sid for sid, _, _ in connect}) == 1
     assert [(d["instrument_id"], d["resolution"]) for _, _, d in connect[:7]] == [
-        (connect[0][2]["instrument_id"], r) for r in RESOLUTIONS]
+        (connect[0][2]["instrument_id"], r) for r in RESOLUTIONS
+    ]
     live = first[-1:] + take_until(stream, lambda e: e[1] == "delta" and e[0] > first[-1][0] + 3)
     assert all(sid > connect[0][0] for sid, _, _ in live)
     assert {name for _, name, _ in live} <= {"row", "delta", "heartbeat"}
@@ -97,7 +101,7 @@ def snapshot_and_stream(screener: str) -> tuple[int, Rows, int, Rows, list[Event
     """A snapshot, the stream from before it to past a later snapshot, and that snapshot. A
     subscriber too slow to keep up (a loaded host) has its stream ended by the screener, as
     the contract says; the client then starts afresh, as a real one does (three tries)."""
-    for attempt in range(3):
+    for _ in range(3):
         start, rows = snapshot(screener)
         stream = events(screener + "/v2/stream/screener")
         try:
@@ -125,10 +129,18 @@ def test_a_snapshot_plus_later_events_equals_a_later_snapshot(screener: str) -> 
     assert later > start
     for name, got in (("snapshot + events", rows), ("stream alone", mine)):
         differ = sorted(k for k in expected.keys() | got.keys() if got.get(k) != expected.get(k))
-        assert not differ, (name, start, later, differ[:5],
-                            [(got.get(k), expected.get(k)) for k in differ[:1]],
-                            [(sid, n, d.get("ts_event")) for sid, n, d in seen if differ and n != "heartbeat"
-                             and (d["instrument_id"], d["resolution"]) == differ[0]])
+        assert not differ, (
+            name,
+            start,
+            later,
+            differ[:5],
+            [(got.get(k), expected.get(k)) for k in differ[:1]],
+            [
+                (sid, n, d.get("ts_event"))
+                for sid, n, d in seen
+                if differ and n != "heartbeat" and (d["instrument_id"], d["resolution"]) == differ[0]
+            ],
+        )
 
 
 def test_filters_apply_at_enqueue(screener: str) -> None:
@@ -137,7 +149,8 @@ def test_filters_apply_at_enqueue(screener: str) -> None:
     stream.close()
     assert got[0][1] == "row" and len([e for e in got if e[1] == "row"]) == 1
     assert {(d["instrument_id"], d["resolution"]) for _, name, d in got if name != "heartbeat"} == {
-        ("BTCUSDT.SIM", "1m")}
+        ("BTCUSDT.SIM", "1m")
+    }
 
 
 #: Each refused stream: the query, then the status and symbol it is answered with.

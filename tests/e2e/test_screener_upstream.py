@@ -11,11 +11,11 @@ from typing import Any, TypeVar
 import httpx
 import numpy as np
 import pytest
-
 from nodes import free_port, get, ok
+
 from reference.wire_validator import validate
 from spine import format_decimal
-from spine.screener.upstream import NodeClient, UpstreamError
+from spine.screener.node_client import NodeClient, UpstreamError
 
 T = TypeVar("T")
 IID = "BTCUSDT.SIM"
@@ -25,6 +25,7 @@ def with_client(base: str, call: Callable[[NodeClient], Awaitable[T]]) -> T:
     async def run() -> T:
         async with httpx.AsyncClient(timeout=httpx.Timeout(10.0)) as client:
             return await asyncio.wait_for(call(NodeClient(base, client)), 30)
+
     return asyncio.run(run())
 
 
@@ -48,8 +49,9 @@ def test_bar_pages_are_the_nodes_rows_as_exact_columns(base: str) -> None:
     p, s = instrument["price_precision"], instrument["size_precision"]
     for k, row in enumerate(served):  # the node may have closed more minutes since
         assert (int(bars["sequence"][k]), str(bars["ts_event"][k])) == (row["sequence"], row["ts_event"])
-        assert [format_decimal(int(bars[name][k]), p) for name in ("open", "high", "low", "close")] == \
-            [row[name] for name in ("open", "high", "low", "close")]
+        assert [format_decimal(int(bars[name][k]), p) for name in ("open", "high", "low", "close")] == [
+            row[name] for name in ("open", "high", "low", "close")
+        ]
         assert format_decimal(int(bars["volume"][k]), s) == row["volume"]
     validate(pages[0][1], "svc.series_coverage")
     assert np.all(np.diff(bars["ts_event"].astype(np.int64)) > 0)
@@ -60,8 +62,11 @@ def test_after_sequence_reads_only_the_newer_bars(base: str) -> None:
     cut = ok(base, f"/v2/bars?instrument_id={IID}&limit=5000")["bars"][-3]["sequence"]
 
     async def read(node: NodeClient) -> list[int]:
-        return [int(s) async for columns, _ in node.bar_pages(instrument, "EXTERNAL", after_sequence=cut)
-                for s in columns["sequence"]]
+        return [
+            int(s)
+            async for columns, _ in node.bar_pages(instrument, "EXTERNAL", after_sequence=cut)
+            for s in columns["sequence"]
+        ]
 
     assert all(s > cut for s in with_client(base, read))
 
@@ -82,10 +87,13 @@ def test_closes_are_the_nodes_live_one_minute_bars(base: str) -> None:
         assert (event["resolution"], event["channel"], len(event["bars"])) == ("1m", "EXTERNAL", 1)
 
 
-@pytest.mark.parametrize(("path", "cause"), [
-    ("/v2/nowhere", r"GET /v2/nowhere: HTTP 404: NOT_FOUND: no route /v2/nowhere"),
-    ("/v2/hydration/NOPE.SIM", r"GET /v2/hydration/NOPE.SIM: HTTP 404: NOT_FOUND: NOPE.SIM has no hydration state"),
-])
+@pytest.mark.parametrize(
+    ("path", "cause"),
+    [
+        ("/v2/nowhere", r"GET /v2/nowhere: HTTP 404: NOT_FOUND: no route /v2/nowhere"),
+        ("/v2/hydration/NOPE.SIM", r"GET /v2/hydration/NOPE.SIM: HTTP 404: NOT_FOUND: NOPE.SIM has no hydration state"),
+    ],
+)
 def test_a_refused_request_names_the_node_and_its_detail(base: str, path: str, cause: str) -> None:
     with pytest.raises(UpstreamError, match=r"UPSTREAM_UNAVAILABLE: node-1: " + cause):
         with_client(base, lambda node: node.get(path))
@@ -100,7 +108,9 @@ def test_an_unreachable_node_is_an_upstream_error() -> None:
         async for _ in node.closes("EXTERNAL"):
             pass
 
-    with pytest.raises(UpstreamError, match=r"node-1: GET /v2/stream/bars\?resolution=1m&channel=EXTERNAL: connection refused"):
+    with pytest.raises(
+        UpstreamError, match=r"node-1: GET /v2/stream/bars\?resolution=1m&channel=EXTERNAL: connection refused"
+    ):
         with_client(down, closes)
 
 

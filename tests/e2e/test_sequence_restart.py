@@ -8,17 +8,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
-
 from nodes import START, free_port, get, node_env, spawn, stop, wait_for
 
 MINUTE = 60 * 10**9
-BAR_TYPES = [f"{instrument_id}-1-MINUTE-LAST-{channel}" for instrument_id in ("BTCUSDT.SIM", "ETHUSDT.SIM")
-             for channel in ("INTERNAL", "EXTERNAL")]
+BAR_TYPES = [
+    f"{instrument_id}-1-MINUTE-LAST-{channel}"
+    for instrument_id in ("BTCUSDT.SIM", "ETHUSDT.SIM")
+    for channel in ("INTERNAL", "EXTERNAL")
+]
 Numbers = dict[str, dict[int, int]]  # bar type -> close -> sequence
 
 
 def config(path: Path, port: int, start_ns: int) -> Path:
-    path.write_text(f"flush_secs = 0.3\nhydrate_minutes = 30\nport = {port}\n[sim]\nstart_ns = {start_ns}\nspeed = 600\n")
+    path.write_text(
+        f"flush_secs = 0.3\nhydrate_minutes = 30\nport = {port}\n[sim]\nstart_ns = {start_ns}\nspeed = 600\n"
+    )
     return path
 
 
@@ -57,8 +61,12 @@ def test_a_sigkill_keeps_durable_numbers_and_never_reuses_a_served_one(tmp_path:
         wait_for(first, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
         # Periodic flushes make bars durable while the venue runs on; the kill comes once every
         # bar type has some in its catalog, right after one more look at what is served.
-        wait_for(first, lambda: all(len(record()[t]) >= 10 and durable(data)[t] for t in BAR_TYPES),
-                 "durable on every bar type", seconds=30)
+        wait_for(
+            first,
+            lambda: all(len(record()[t]) >= 10 and durable(data)[t] for t in BAR_TYPES),
+            "durable on every bar type",
+            seconds=30,
+        )
         record()
     finally:
         first.kill()
@@ -73,8 +81,12 @@ def test_a_sigkill_keeps_durable_numbers_and_never_reuses_a_served_one(tmp_path:
     second = spawn(config(tmp_path / "second.toml", port, newest + MINUTE), node_env(data))
     try:
         wait_for(second, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready after the kill")
-        wait_for(second, lambda: all(max(rows, default=0) > newest for rows in served(url).values()),
-                 "taking new bars on every bar type", seconds=30)
+        wait_for(
+            second,
+            lambda: all(max(rows, default=0) > newest for rows in served(url).values()),
+            "taking new bars on every bar type",
+            seconds=30,
+        )
         after = served(url)
     finally:
         stop(second)
@@ -82,13 +94,20 @@ def test_a_sigkill_keeps_durable_numbers_and_never_reuses_a_served_one(tmp_path:
     for bar_type in BAR_TYPES:
         kept = on_disk[bar_type] & seen[bar_type].keys()
         assert kept, f"{bar_type}: no served bar in the catalog to check"
-        renumbered = {ts: (seen[bar_type][ts], after[bar_type].get(ts)) for ts in kept
-                      if after[bar_type].get(ts) != seen[bar_type][ts]}
+        renumbered = {
+            ts: (seen[bar_type][ts], after[bar_type].get(ts))
+            for ts in kept
+            if after[bar_type].get(ts) != seen[bar_type][ts]
+        }
         assert not renumbered, f"{bar_type}: durable bars renumbered (close: before, after): {renumbered}"
         named = {sequence: ts for ts, sequence in seen[bar_type].items()}
-        reused = {sequence: (named[sequence], ts) for ts, sequence in after[bar_type].items()
-                  if sequence in named and named[sequence] != ts}
+        reused = {
+            sequence: (named[sequence], ts)
+            for ts, sequence in after[bar_type].items()
+            if sequence in named and named[sequence] != ts
+        }
         assert not reused, f"{bar_type}: served numbers naming another minute (number: before, after): {reused}"
         fresh = {ts: sequence for ts, sequence in after[bar_type].items() if ts not in on_disk[bar_type]}
         assert fresh and min(fresh.values()) > highest[bar_type], (
-            f"{bar_type}: bars after the restart at or below {highest[bar_type]}, the highest served: {fresh}")
+            f"{bar_type}: bars after the restart at or below {highest[bar_type]}, the highest served: {fresh}"
+        )

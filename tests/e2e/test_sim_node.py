@@ -7,12 +7,12 @@ import asyncio
 from typing import Any
 
 import pandas as pd
+from framework import sim_trading_node
 from nautilus_trader.common.actor import Actor
 from nautilus_trader.common.config import ActorConfig
 from nautilus_trader.model.data import BarType, DataType
 from nautilus_trader.model.identifiers import ClientId
 
-from framework import sim_trading_node
 from spine.node.sim.client import SimDataClientFactory
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 
@@ -37,9 +37,11 @@ class Watch(Actor):
                 self.subscribe_funding_rates(inst.id)
         self.subscribe_data(DataType(OptionGreeks), client_id=ClientId("SIM"))
         self.subscribe_data(DataType(Liquidation), client_id=ClientId("SIM"))
-        self.request_bars(BarType.from_str("BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"),
-                          start=pd.Timestamp(START - 30 * 60 * 10**9, unit="ns", tz="UTC"),
-                          end=pd.Timestamp(START, unit="ns", tz="UTC"))
+        self.request_bars(
+            BarType.from_str("BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"),
+            start=pd.Timestamp(START - 30 * 60 * 10**9, unit="ns", tz="UTC"),
+            end=pd.Timestamp(START, unit="ns", tz="UTC"),
+        )
 
     def on_stop(self) -> None:
         pass

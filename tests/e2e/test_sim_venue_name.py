@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from nodes import envelope, free_port, get, node_env, ok, running_node, running_nodes, spawn, sse
 
 
@@ -45,8 +44,11 @@ def test_bars_of_the_named_venue_are_served_and_sim_is_not_found(simb: str) -> N
 
 
 def test_the_bar_stream_delivers_the_named_venues_bars(simb: str) -> None:
-    bars = [doc for name, doc in sse(simb + "/v2/stream/bars?channel=EXTERNAL&resolution=1m", 4, timeout=30)
-            if name == "bar"]
+    bars = [
+        doc
+        for name, doc in sse(simb + "/v2/stream/bars?channel=EXTERNAL&resolution=1m", 4, timeout=30)
+        if name == "bar"
+    ]
     assert bars and all(doc["instrument_id"].endswith(".SIMB") for doc in bars), bars
 
 

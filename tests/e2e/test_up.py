@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nodes import free_port, get, node_env
+
 from reference.wire_validator import validate
 
 #: A cold node imports nautilus_trader and hydrates; each child has its own bound inside.
@@ -35,7 +36,11 @@ class Up:
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "spine.cli", "up", "--data-dir", str(directory / "stack"), "--port", str(port)],
-                env=node_env(directory / "unused", SPINE_SIM_SPEED="600"), stdout=out, stderr=err, text=True)
+                env=node_env(directory / "unused", SPINE_SIM_SPEED="600"),
+                stdout=out,
+                stderr=err,
+                text=True,
+            )
 
     def text(self) -> str:
         return self.out.read_text() + self.err.read_text()
@@ -45,7 +50,9 @@ class Up:
         when spine up exits or ``seconds`` pass first."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"spine up exited ({self.process.returncode}) before {what}:\n{self.text()}"
+            assert self.process.poll() is None, (
+                f"spine up exited ({self.process.returncode}) before {what}:\n{self.text()}"
+            )
             try:
                 if condition():
                     return
@@ -121,8 +128,9 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         status, health = get(gateway + "/v2/health")
         assert status == 200 and health["ready"] is True, health
         validate(health)
-        up.until("upstreams reachable", lambda: all(u["reachable"] for u in get(gateway + "/v2/status")[1]["upstreams"]),
-                 30)
+        up.until(
+            "upstreams reachable", lambda: all(u["reachable"] for u in get(gateway + "/v2/status")[1]["upstreams"]), 30
+        )
         assert [u["name"] for u in get(gateway + "/v2/status")[1]["upstreams"]] == ["node-1", "screener"]
         up.until("serving bars", lambda: get(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5")[1]["bars"], 30)
         status, screener = get(gateway + "/v2/screener/health")
@@ -139,8 +147,12 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         assert not (tmp_path / "stack" / "up.json").exists()
         out = up.out.read_text()
         assert "node     | spine node spine-node-1: stopped; catalogs flushed" in out, out
-        assert out.index("the worker-1 stopped") < out.index("the gateway stopped") < out.index("the screener stopped") \
+        assert (
+            out.index("the worker-1 stopped")
+            < out.index("the gateway stopped")
+            < out.index("the screener stopped")
             < out.index("the node stopped")
+        )
         assert out.rstrip().endswith("spine up: stopped cleanly"), out
 
 
@@ -149,8 +161,11 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
         gateway = up.urls()["gateway"]
         children = up.children()
         os.kill(children["screener"], signal.SIGKILL)
-        up.until("reporting the screener", lambda: "the screener exited on its own with code -9 (SIGKILL)"
-                 in up.err.read_text(), 10)
+        up.until(
+            "reporting the screener",
+            lambda: "the screener exited on its own with code -9 (SIGKILL)" in up.err.read_text(),
+            10,
+        )
         assert "still running: node, gateway, worker-1" in up.err.read_text()
         status, health = get(gateway + "/v2/health")
         assert status == 200 and health["ready"] is True, health
@@ -161,8 +176,9 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
 
 
 def test_a_bad_port_is_a_usage_error_naming_it() -> None:
-    done = subprocess.run([sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and "argument --port: 70000: allowed 0..65535" in done.stderr, done.stderr
 
 
@@ -192,8 +208,11 @@ def test_a_dead_worker_is_restarted_and_a_killed_spine_up_takes_its_children_alo
         up.until("restarting the worker", lambda: "spine up: restarting the worker-1 in 1 s" in up.err.read_text(), 10)
         assert "the worker-1 exited on its own with code -9 (SIGKILL)" in up.err.read_text()
         up.until("a new worker-1", lambda: up.children().get("worker-1", first) != first, 30)
-        up.until("listing both workers", lambda: len(get(gateway + "/v2/status")[1]["workers"]["live"])
-                 == (os.cpu_count() or 1), 30)
+        up.until(
+            "listing both workers",
+            lambda: len(get(gateway + "/v2/status")[1]["workers"]["live"]) == (os.cpu_count() or 1),
+            30,
+        )
 
         children = up.children()
         up.process.kill()  # SIGKILL: spine up stops nothing itself

@@ -11,18 +11,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from workers import running_workers, wait_until
 
 from jobs_helpers import STRATEGY, one_winner, race_claims, race_saves, rid, save, submit
 from pg import fresh_database, initdb, postgres_cluster
 from spine.jobs import Store
-from workers import running_workers, wait_until
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     if initdb() is None:
-        pytest.skip("PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
-                    "scripts/setup.sh installs Debian's postgresql when run as root")
+        pytest.skip(
+            "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
+            "scripts/setup.sh installs Debian's postgresql when run as root"
+        )
     with postgres_cluster() as url:
         yield url
 

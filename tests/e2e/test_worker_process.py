@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from workers import Workers, gone, running_workers, wait_until
 
 from jobs_helpers import save, submit
 from spine.jobs import Job, Store
-from workers import Workers, gone, running_workers, wait_until
 
 
 @pytest.fixture
@@ -53,18 +53,27 @@ def test_jobs_complete_or_fail_with_their_reasons(store: Store, workers: Workers
     wait_until(lambda: all(state(store, job) in ("COMPLETED", "FAILED") for job in jobs), "all ended", workers)
     done = store.job(ok.job_id)
     assert (done.state, done.run_id, done.worker_id, done.attempts) == (
-        "COMPLETED", hashlib.sha256(ok.job_id.encode()).hexdigest(), "w1", 1)
+        "COMPLETED",
+        hashlib.sha256(ok.job_id.encode()).hexdigest(),
+        "w1",
+        1,
+    )
     assert json.loads(done.execution or "")["fee_model"] == "FAKE"
     assert json.loads(store.outputs(ok.job_id, "report")[0])["worker"] == "w1"
     assert [m.split(" over ")[0] for m in messages(store, ok)] == [
-        "STATE QUEUED", "STATE RUNNING", "LOG INFO fake run on w1", "STATE COMPLETED"]
+        "STATE QUEUED",
+        "STATE RUNNING",
+        "LOG INFO fake run on w1",
+        "STATE COMPLETED",
+    ]
     # The job says what failed in public words; the worker's log has the error and traceback.
     assert store.job(raised.job_id).last_error == "INTERNAL: the run failed; the worker's log has its error"
     assert messages(store, raised)[-2:] == [f"LOG ERROR {store.job(raised.job_id).last_error}", "STATE FAILED"]
     assert store.job(refused.job_id).last_error == "NO_BARS: nothing under <path>"
     reason = store.job(exited.job_id).last_error or ""
-    assert reason == ("INTERNAL: the run's process exited with code 3 without an answer; the worker's log has "
-                      "its last output"), reason
+    assert reason == (
+        "INTERNAL: the run's process exited with code 3 without an answer; the worker's log has its last output"
+    ), reason
     assert store.job(bad.job_id).last_error == "INTERNAL: the runner returned no run id"
     for job in jobs:
         assert not any("Traceback" in m or "/srv/" in m or "Error" in m for m in messages(store, job))
@@ -77,8 +86,7 @@ def test_jobs_complete_or_fail_with_their_reasons(store: Store, workers: Workers
 def test_cancel_ends_a_running_job_promptly_and_its_process(store: Store, workers: Workers, tmp_path: Path) -> None:
     job = submit(store, "long", {"sleep": 60, "pids": str(tmp_path)})
     workers.start("w1")
-    wait_until(lambda: state(store, job) == "RUNNING" and (tmp_path / f"{job.job_id}.pid").exists(),
-               "running", workers)
+    wait_until(lambda: state(store, job) == "RUNNING" and (tmp_path / f"{job.job_id}.pid").exists(), "running", workers)
     pid = pid_of(tmp_path, job)
     assert store.request_cancel(job.job_id, time.time_ns()) == "RUNNING"
     # Promptly: at the next 0.3 s heartbeat; the wait is bounded, not timed (a loaded host is slow).
@@ -93,9 +101,11 @@ def test_cancel_ends_a_running_job_promptly_and_its_process(store: Store, worker
 def test_a_run_that_ends_itself_on_a_cancel_ends_the_job_cancelled(store: Store, workers: Workers) -> None:
     """The run sees the cancel first (its worker's heartbeat is 30 s away) and then fails, exits
     or even completes: the job ends CANCELLED each time."""
-    jobs = [submit(store, "raised", {"cancel_self": True, "fail": "CANCELLED: stopped"}),
-            submit(store, "exited", {"cancel_self": True, "exit": 3}),
-            submit(store, "completed", {"cancel_self": True})]
+    jobs = [
+        submit(store, "raised", {"cancel_self": True, "fail": "CANCELLED: stopped"}),
+        submit(store, "exited", {"cancel_self": True, "exit": 3}),
+        submit(store, "completed", {"cancel_self": True}),
+    ]
     workers.start("w1", SPINE_WORKER_HEARTBEAT_SECS="30", SPINE_WORKER_STALE_SECS="60")
     wait_until(lambda: all(state(store, job) not in ("QUEUED", "RUNNING") for job in jobs), "all ended", workers)
     for job in jobs:
@@ -121,8 +131,9 @@ def test_a_worker_killed_mid_job_leaves_it_to_another(store: Store, workers: Wor
     assert workers.stop("B") == 0
 
 
-def test_a_job_whose_workers_keep_dying_fails_after_two_attempts(store: Store, workers: Workers,
-                                                                 tmp_path: Path) -> None:
+def test_a_job_whose_workers_keep_dying_fails_after_two_attempts(
+    store: Store, workers: Workers, tmp_path: Path
+) -> None:
     job = submit(store, "doomed", {"sleep": 60, "pids": str(tmp_path)})
     pids = tmp_path / f"{job.job_id}.pid"
     for name in ("A", "B"):

@@ -10,16 +10,32 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Heartbeat 0.3 s, stale after 1 s: a lost worker's job is taken back within ~1.5 s.
-FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05",
-        "SPINE_WORKER_KILL_GRACE_SECS": "1.0", "SPINE_WORKER_RUNNER": "jobs_fake_runner:run"}
+FAST = {
+    "SPINE_WORKER_HEARTBEAT_SECS": "0.3",
+    "SPINE_WORKER_STALE_SECS": "1.0",
+    "SPINE_WORKER_POLL_SECS": "0.05",
+    "SPINE_WORKER_KILL_GRACE_SECS": "1.0",
+    "SPINE_WORKER_RUNNER": "jobs_fake_runner:run",
+}
 #: The longest any wait here takes (a loaded host is slow, not broken).
 WAIT_SECS = 60.0
+
+
+def clean_environ() -> dict[str, str]:
+    """This process's environment without any ``SPINE_`` setting (each test names its own)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
+
+
+def worker_argv(database: str, catalogs: Sequence[Path], worker_id: str) -> list[str]:
+    """The command line of ``spine worker`` ``worker_id`` on ``database``, reading ``catalogs``."""
+    read = [arg for catalog in catalogs for arg in ("--catalog", str(catalog))]
+    return [sys.executable, "-m", "spine.cli", "worker", "--database", database, *read, "--id", worker_id]
 
 
 class Workers:
@@ -31,21 +47,25 @@ class Workers:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, name: str, **environ: str) -> subprocess.Popen[bytes]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
-        env.update(FAST, **environ)
+        env = clean_environ() | FAST | environ
         # The fake runner comes from the tests; the package from wherever the test run reads it.
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "tests" / "unit" / "jobs"),
-                                                         os.environ.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT / "tests" / "unit" / "jobs"), os.environ.get("PYTHONPATH")])
+        )
         with open(self.directory / f"{name}.log", "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "spine.cli", "worker", "--database", self.database, "--catalog",
-                 str(self.directory / "catalog"), "--id", name], env=env, stdout=log, stderr=subprocess.STDOUT)
+                worker_argv(self.database, [self.directory / "catalog"], name),
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.processes[name] = process
         return process
 
     def output(self) -> str:
-        return "\n".join(f"--- {name}:\n{(self.directory / f'{name}.log').read_text()[-3000:]}"
-                         for name in self.processes)
+        return "\n".join(
+            f"--- {name}:\n{(self.directory / f'{name}.log').read_text()[-3000:]}" for name in self.processes
+        )
 
     def ready(self, name: str) -> None:
         """Wait until the worker said it opened the store."""
@@ -81,8 +101,9 @@ def running_workers(directory: Path, database: str) -> Iterator[Workers]:
                 process.wait(timeout=10)
 
 
-def wait_until(condition: Callable[[], bool], what: str, workers: Workers | None = None,
-               seconds: float = WAIT_SECS) -> float:
+def wait_until(
+    condition: Callable[[], bool], what: str, workers: Workers | None = None, seconds: float = WAIT_SECS
+) -> float:
     """Poll ``condition`` until it holds; the seconds it took. Fails with the workers' output
     past ``seconds``."""
     start = time.monotonic()

@@ -20,17 +20,30 @@ def _text(mantissa: int, scale: int) -> str:
     return format(Decimal(mantissa).scaleb(-scale), "f")
 
 
-def reference_page(columns: dict[str, np.ndarray], price: int, size: int, start: int | None, end: int | None,
-                   after: int | None, offset: int, limit: int) -> tuple[list[dict[str, Any]], bool]:
+def reference_page(
+    columns: dict[str, np.ndarray],
+    price: int,
+    size: int,
+    start: int | None,
+    end: int | None,
+    after: int | None,
+    offset: int,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
     rows = []
     for k in range(len(columns["ts_event"])):
         ts, seq = int(columns["ts_event"][k]), int(columns["sequence"][k])
         if (start is not None and ts < start) or (end is not None and ts > end) or (after is not None and seq <= after):
             continue
-        rows.append({"sequence": seq, "ts_event": str(ts),
-                     **{f: _text(int(columns[f][k]), price) for f in ("open", "high", "low", "close")},
-                     "volume": _text(int(columns["volume"][k]), size)})
-    return rows[offset: offset + limit], len(rows) > offset + limit
+        rows.append(
+            {
+                "sequence": seq,
+                "ts_event": str(ts),
+                **{f: _text(int(columns[f][k]), price) for f in ("open", "high", "low", "close")},
+                "volume": _text(int(columns["volume"][k]), size),
+            }
+        )
+    return rows[offset : offset + limit], len(rows) > offset + limit
 
 
 def _columns(raw: dict[str, bytes]) -> dict[str, np.ndarray]:
@@ -40,30 +53,53 @@ def _columns(raw: dict[str, bytes]) -> dict[str, np.ndarray]:
 @st.composite
 def series_and_query(draw: st.DrawFn) -> tuple[Any, dict[str, Any]]:
     price, size = draw(st.integers(0, 18)), draw(st.integers(0, 18))
-    series = spine.Series(channel=draw(st.sampled_from(["EXTERNAL", "INTERNAL"])), price_precision=price,
-                          size_precision=size, capacity=draw(st.integers(1, 300)))
+    series = spine.Series(
+        channel=draw(st.sampled_from(["EXTERNAL", "INTERNAL"])),
+        price_precision=price,
+        size_precision=size,
+        capacity=draw(st.integers(1, 300)),
+    )
     rng = np.random.default_rng(draw(st.integers(0, 2**32)))
     n = draw(st.integers(0, 400))
     minutes = np.sort(rng.choice(np.arange(1, 2_000), size=n, replace=False)) if n else np.arange(0)
     rng.shuffle(minutes[: n // 4])  # some late arrivals: sequences stop following time
     big = draw(st.booleans())
     for m in minutes:
-        low = int(rng.integers(-(2**62) if big else -10**6, 2**62 if big else 10**6))
+        low = int(rng.integers(-(2**62) if big else -(10**6), 2**62 if big else 10**6))
         spread = int(rng.integers(0, 2**20))
-        series.push(int(m) * M, low, low + spread, low, low + spread // 2, int(rng.integers(0, 2**52 if big else 10**9)))
+        series.push(
+            int(m) * M, low, low + spread, low, low + spread // 2, int(rng.integers(0, 2**52 if big else 10**9))
+        )
     bound = st.one_of(st.none(), st.integers(0, 2_100).map(lambda k: k * M))
-    query = {"start": draw(bound), "end": draw(bound), "after_sequence": draw(st.one_of(st.none(), st.integers(0, n))),
-             "offset": draw(st.integers(0, n + 2)), "limit": draw(st.integers(1, n + 2))}
+    query = {
+        "start": draw(bound),
+        "end": draw(bound),
+        "after_sequence": draw(st.one_of(st.none(), st.integers(0, n))),
+        "offset": draw(st.integers(0, n + 2)),
+        "limit": draw(st.integers(1, n + 2)),
+    }
     return series, query
+
+
+def _expected(paged: Any, series: Any, q: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
+    """The reference's page of ``paged``'s bars at ``series``' precisions."""
+    return reference_page(
+        _columns(paged.columns()),
+        series.price_precision,
+        series.size_precision,
+        q["start"],
+        q["end"],
+        q["after_sequence"],
+        q["offset"],
+        q["limit"],
+    )
 
 
 @given(series_and_query())
 def test_series_page_matches_the_reference(case: tuple[Any, dict[str, Any]]) -> None:
     series, q = case
     rows, more = series.page(**q)
-    expected = reference_page(_columns(series.columns()), series.price_precision, series.size_precision,
-                              q["start"], q["end"], q["after_sequence"], q["offset"], q["limit"])
-    assert (json.loads(rows), more) == expected
+    assert (json.loads(rows), more) == _expected(series, series, q)
 
 
 @given(series_and_query(), st.sampled_from(["5m", "15m", "1h", "4h", "1d"]))
@@ -71,9 +107,7 @@ def test_fold_page_matches_the_reference(case: tuple[Any, dict[str, Any]], resol
     series, q = case
     folded = series.fold(resolution)
     rows, more = folded.page(price_precision=series.price_precision, size_precision=series.size_precision, **q)
-    expected = reference_page(_columns(folded.columns()), series.price_precision, series.size_precision,
-                              q["start"], q["end"], q["after_sequence"], q["offset"], q["limit"])
-    assert (json.loads(rows), more) == expected
+    assert (json.loads(rows), more) == _expected(folded, series, q)
 
 
 def test_page_refuses_a_bad_precision() -> None:
@@ -87,13 +121,23 @@ def test_page_refuses_a_bad_precision() -> None:
             raise AssertionError(f"precision {bad} accepted")
 
 
-@given(sequence=st.integers(0, 2**64 - 1), ts=st.integers(0, 2**64 - 1),
-       ohlcv=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=5, max_size=5),
-       price=st.integers(0, 18), size=st.integers(0, 18))
+@given(
+    sequence=st.integers(0, 2**64 - 1),
+    ts=st.integers(0, 2**64 - 1),
+    ohlcv=st.lists(st.integers(-(2**63), 2**63 - 1), min_size=5, max_size=5),
+    price=st.integers(0, 18),
+    size=st.integers(0, 18),
+)
 def test_a_stream_row_is_the_reference_row(sequence: int, ts: int, ohlcv: list[int], price: int, size: int) -> None:
     """``bar_row`` (a stream event's ``bars``) writes the row a page writes, by the same writer."""
-    columns = {"ts_event": np.array([ts], dtype="<u8"), "sequence": np.array([sequence], dtype="<u8"),
-               **{f: np.array([v], dtype="<i8") for f, v in zip(("open", "high", "low", "close", "volume"), ohlcv)}}
+    columns = {
+        "ts_event": np.array([ts], dtype="<u8"),
+        "sequence": np.array([sequence], dtype="<u8"),
+        **{
+            f: np.array([v], dtype="<i8")
+            for f, v in zip(("open", "high", "low", "close", "volume"), ohlcv, strict=True)
+        },
+    }
     rows, _ = reference_page(columns, price, size, None, None, None, 0, 1)
     written = spine._core.bar_row(sequence, ts, *ohlcv, price_precision=price, size_precision=size)
     assert json.loads(written) == rows

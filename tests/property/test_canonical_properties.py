@@ -23,7 +23,7 @@ MAX_DEPTH = ref.MAX_DEPTH
 I64_MIN, I64_MAX = ref.I64_MIN, ref.I64_MAX
 IDENTITY_NAMES = ("config_hash", "bar_fingerprint", "signal_key", "event_id", "run_id")
 
-# --- strategies ----------------------------------------------------------------------------
+# strategies
 
 SPECIAL_CHARS = [chr(code) for code in range(0x20)] + [
     "\x7f", "\u2028", "\u2029", "/", '"', "\\", "\u00e9", "\u0080", "\u07ff", "\u0800",
@@ -91,7 +91,7 @@ def _nest_depth(value: Any) -> int:
     return 0
 
 
-# --- helpers -------------------------------------------------------------------------------
+# helpers
 
 
 def _spine_outcome(call: Any) -> tuple[str, Any]:
@@ -156,9 +156,7 @@ NON_STR_KEYS = st.one_of(
     st.integers(), st.none(), st.booleans(), st.floats(allow_nan=False),
     st.tuples(st.integers()), st.binary(max_size=2), st.just(Decimal("1")),
 )  # fmt: skip
-UNSUPPORTED = st.sampled_from(
-    [b"x", bytearray(b"x"), Decimal("1.5"), {1, 2}, frozenset(), object(), 1j, range(2), ...]
-)
+UNSUPPORTED = st.sampled_from([b"x", bytearray(b"x"), Decimal("1.5"), {1, 2}, frozenset(), object(), 1j, range(2), ...])
 
 
 VALUE_DEFECTS = {
@@ -204,7 +202,7 @@ def value_defects(draw: st.DrawFn) -> tuple[Any, str, list[Any]]:
     return _replace(doc, path, defect), symbol, where
 
 
-# --- accepted documents --------------------------------------------------------------------
+# accepted documents
 
 
 @given(documents)
@@ -262,7 +260,7 @@ def test_output_is_sorted_and_means_the_same(doc: Any) -> None:
     json.loads(canonical, object_pairs_hook=lambda pairs: check(pairs))
 
 
-# --- refusals ------------------------------------------------------------------------------
+# refusals
 
 
 @given(value_defects())
@@ -302,11 +300,7 @@ def text_defects(draw: st.DrawFn) -> tuple[bytes, str, list[Any]]:
     text = json.dumps(_replace(doc, path, HOLE), ensure_ascii=ensure_ascii, indent=indent)
     hole = json.dumps(HOLE, ensure_ascii=ensure_ascii)
     assert text.count(hole) == 1
-    kind = draw(
-        st.sampled_from(
-            ["float", "int", "surrogate", "non_str_key", "duplicate", "too_deep", "utf8"]
-        )
-    )
+    kind = draw(st.sampled_from(["float", "int", "surrogate", "non_str_key", "duplicate", "too_deep", "utf8"]))
     where = list(path)
 
     def spelled(value: str) -> str:
@@ -317,9 +311,7 @@ def text_defects(draw: st.DrawFn) -> tuple[bytes, str, list[Any]]:
         defect = draw(st.from_regex(FLOAT_TOKEN, fullmatch=True))
     elif kind == "int":
         symbol = "INTEGER_OUT_OF_RANGE"
-        big = draw(
-            st.one_of(st.integers(min_value=I64_MAX + 1), st.integers(max_value=I64_MIN - 1))
-        )
+        big = draw(st.one_of(st.integers(min_value=I64_MAX + 1), st.integers(max_value=I64_MIN - 1)))
         defect = str(big)
     elif kind == "surrogate":
         symbol = "LONE_SURROGATE"
@@ -375,7 +367,7 @@ def test_a_lone_surrogate_character_in_str_input(text: str, at: int, unit: int) 
     assert _reference_outcome(lambda: ref.canonicalize(bad)) == ("LONE_SURROGATE", "$")
 
 
-# --- arbitrary input -----------------------------------------------------------------------
+# arbitrary input
 
 JSONISH = list('[]{}",:-+0123456789.eE \t\n\r\\/ubfnrtlsaD8') + [
     "true", "false", "null", "\\u", "\\ud83d", "\\ude00", "\u00e9", "\U0001f600", "\x00", "\x7f",

@@ -75,7 +75,7 @@ def _natural_mantissa_fits(text: str) -> bool:
     return len(digits) <= 39 and I128_MIN <= int(text.replace(".", "")) <= I128_MAX
 
 
-# --- format and parse ----------------------------------------------------------------------
+# format and parse
 
 
 @given(mantissas, scales)
@@ -95,9 +95,7 @@ def test_parse_format_round_trip(raw: int, scale: int) -> None:
 
 @given(st.one_of(decimal_texts(), near_miss_texts), any_scales)
 def test_parse_matches_the_reference(text: str, scale: int) -> None:
-    assert _spine(lambda: spine.parse_decimal(text, scale)) == _reference(
-        lambda: ref.parse_decimal(text, scale)
-    )
+    assert _spine(lambda: spine.parse_decimal(text, scale)) == _reference(lambda: ref.parse_decimal(text, scale))
 
 
 @given(decimal_texts(max_frac_digits=MAX_SCALE), scales)
@@ -135,7 +133,7 @@ def test_syntax_outside_the_pattern_is_refused(text: str, scale: int) -> None:
     assert _spine(lambda: spine.quantize_decimal(text, scale)) == expected
 
 
-# --- quantize ------------------------------------------------------------------------------
+# quantize
 
 
 @given(decimal_texts(max_int_digits=21, max_frac_digits=MAX_SCALE), scales)
@@ -143,9 +141,7 @@ def test_quantize_is_half_even(text: str, scale: int) -> None:
     # quantize_decimal reads its input at the input's own scale, so the input itself must fit
     # the fixed-point range (at most 18 fractional digits, an i128 mantissa).
     assume(_natural_mantissa_fits(text))
-    assert _spine(lambda: spine.quantize_decimal(text, scale)) == _reference(
-        lambda: ref.quantize_decimal(text, scale)
-    )
+    assert _spine(lambda: spine.quantize_decimal(text, scale)) == _reference(lambda: ref.quantize_decimal(text, scale))
 
 
 @st.composite
@@ -177,7 +173,7 @@ def test_quantize_to_the_own_scale_or_wider_is_exact(text: str, scale: int) -> N
         assert expected[1] == spine.format_decimal(spine.parse_decimal(text, scale), scale)
 
 
-# --- timestamps ----------------------------------------------------------------------------
+# timestamps
 
 
 @given(st.integers(0, U64_MAX))
@@ -198,6 +194,4 @@ def test_timestamps_above_u64_are_refused(value: int) -> None:
     )
 )
 def test_timestamp_text_matches_the_reference(text: str) -> None:
-    assert _spine(lambda: spine.parse_timestamp(text)) == _reference(
-        lambda: ref.parse_timestamp(text)
-    )
+    assert _spine(lambda: spine.parse_timestamp(text)) == _reference(lambda: ref.parse_timestamp(text))

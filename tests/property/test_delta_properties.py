@@ -70,8 +70,15 @@ def check(u: FeatureUniverse, before: dict[Any, Any], result: tuple[bytes, list[
         stamp = 0 if ts is None else ts
         want = delta(previous, row, instrument_id=ident(i), resolution=r, ts_event=stamp)
         if want is None and was != ts:
-            want = {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
-                    "instrument_id": ident(i), "resolution": r, "ts_event": str(stamp), "operations": []}
+            want = {
+                "version": "spine.v2",
+                "schema_id": "svc.feature_row_delta",
+                "schema_version": 1,
+                "instrument_id": ident(i),
+                "resolution": r,
+                "ts_event": str(stamp),
+                "operations": [],
+            }
         if want is not None:
             expected[(i, r)] = want
     assert got == expected
@@ -89,8 +96,16 @@ def steps(draw: st.DrawFn) -> list[tuple[str, Any]]:
             ids = draw(st.one_of(st.none(), st.lists(st.sampled_from(FEATURE_IDS), min_size=1, unique=True)))
             out.append((kind, ids))
         else:
-            out.append((kind, (draw(st.integers(1, 20)), draw(st.integers(1, 2**INSTRUMENTS - 1)),
-                               draw(st.integers(0, 2**32 - 1)))))
+            out.append(
+                (
+                    kind,
+                    (
+                        draw(st.integers(1, 20)),
+                        draw(st.integers(1, 2**INSTRUMENTS - 1)),
+                        draw(st.integers(0, 2**32 - 1)),
+                    ),
+                )
+            )
     return out
 
 
@@ -120,11 +135,22 @@ def test_deltas_are_the_differences_of_consecutive_rows(plan: list[tuple[str, An
         for i in chosen:
             c = 100_000 + int(rng.integers(-500, 500))
             o = c + int(rng.integers(-50, 50))
-            bar = (o, max(o, c) + int(rng.integers(0, 40)), min(o, c) - int(rng.integers(0, 40)), c,
-                   int(rng.integers(0, 3)) * int(rng.integers(0, 5_000)))
+            bar = (
+                o,
+                max(o, c) + int(rng.integers(0, 40)),
+                min(o, c) - int(rng.integers(0, 40)),
+                c,
+                int(rng.integers(0, 3)) * int(rng.integers(0, 5_000)),
+            )
             history[i][ts] = bar
             for f in range(5):
                 cols[f].append(bar[f])
-        result = w.deltas(u, u.close_minute(np.array(chosen, dtype=np.uint32), np.full(len(chosen), ts, dtype=np.uint64),
-                                            *(np.array(c, dtype=np.int64) for c in cols)))
+        result = w.deltas(
+            u,
+            u.close_minute(
+                np.array(chosen, dtype=np.uint32),
+                np.full(len(chosen), ts, dtype=np.uint64),
+                *(np.array(c, dtype=np.int64) for c in cols),
+            ),
+        )
         before = check(u, before, result)

@@ -40,9 +40,13 @@ def bar_series(draw: st.DrawFn, max_bars: int = 120, max_price: int = 10**12) ->
     low = np.maximum(np.minimum(open_, close) - np.array([w[1] for w in wicks], dtype=np.int64), 0)
     return {
         "ts_event": np.cumsum(np.array(gaps, dtype=np.uint64)).astype(np.uint64),
-        "open": open_, "high": high.astype(np.int64), "low": low.astype(np.int64), "close": close,
+        "open": open_,
+        "high": high.astype(np.int64),
+        "low": low.astype(np.int64),
+        "close": close,
         "volume": np.array(volumes, dtype=np.int64),
-        "price_scale": draw(st.integers(0, 18)), "size_scale": draw(st.integers(0, 18)),
+        "price_scale": draw(st.integers(0, 18)),
+        "size_scale": draw(st.integers(0, 18)),
     }
 
 
@@ -77,8 +81,11 @@ def test_incremental_equals_batch_and_is_wire_valid(series: dict[str, Any], spli
     check_wire(batch.row())
 
 
-@given(st.lists(st.tuples(st.integers(-I64 - 1, I64), st.integers(0, 2**64 - 1)), min_size=1, max_size=30),
-       st.integers(0, 18), st.integers(0, 18))
+@given(
+    st.lists(st.tuples(st.integers(-I64 - 1, I64), st.integers(0, 2**64 - 1)), min_size=1, max_size=30),
+    st.integers(0, 18),
+    st.integers(0, 18),
+)
 def test_extreme_mantissas_never_panic_or_leak_non_finite(bars: list[tuple[int, int]], ps: int, ss: int) -> None:
     state = FeatureState(price_scale=ps, size_scale=ss)
     ts = 0
@@ -104,9 +111,12 @@ def test_sma_rsi_bollinger_agree_with_the_reference(series: dict[str, Any]) -> N
     # (prices above ~1e7) the last places are rounding noise in both implementations, bounded
     # by the window's rounding error: period * eps * max|price|.
     level = float(np.max(np.abs(close[-20:]))) * 20 * np.finfo(np.float64).eps
-    for key, expected, scale, noise in (("sma_20.value", ref.sma(close, 20), 8, level),
-                                        ("rsi_14.value", ref.rsi(close, 14), 4, 0.0),
-                                        ("bb_20_2.mid", mid, 8, level), ("bb_20_2.percent_b", pct, 6, 0.0)):
+    for key, expected, scale, noise in (
+        ("sma_20.value", ref.sma(close, 20), 8, level),
+        ("rsi_14.value", ref.rsi(close, 14), 4, 0.0),
+        ("bb_20_2.mid", mid, 8, level),
+        ("bb_20_2.percent_b", pct, 6, 0.0),
+    ):
         want = expected[-1]
         if np.isnan(want):
             assert row[key]["kind"] == "ABSENT", (key, row[key])
@@ -116,10 +126,13 @@ def test_sma_rsi_bollinger_agree_with_the_reference(series: dict[str, Any]) -> N
         assert units <= 1 + noise * 10**scale, (key, row[key], want)
 
 
-# --- row_delta refuses exactly what the schema refuses (and what the spec's scale rule refuses) ---
+# row_delta refuses exactly what the schema refuses (and what the spec's scale rule refuses)
 
-_TEXTS = st.one_of(st.from_regex(r"\A-?(0|[1-9][0-9]{0,21})(\.[0-9]{0,4})?\Z"), st.text(max_size=6),
-                   st.sampled_from(["-0", "-0.00", "1e3", "01", " 1", "1\n"]))
+_TEXTS = st.one_of(
+    st.from_regex(r"\A-?(0|[1-9][0-9]{0,21})(\.[0-9]{0,4})?\Z"),
+    st.text(max_size=6),
+    st.sampled_from(["-0", "-0.00", "1e3", "01", " 1", "1\n"]),
+)
 _ANY = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(), _TEXTS)
 
 
@@ -127,9 +140,13 @@ _ANY = st.one_of(st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floa
 def feature_values(draw: st.DrawFn) -> Any:
     kind = draw(st.sampled_from(["DECIMAL", "INTEGER", "UNIX_NANOS", "ABSENT", "ZERO", None]))
     value: dict[str, Any] = {} if kind is None else {"kind": kind}
-    for field, strategy in (("value", _TEXTS), ("scale", st.one_of(st.integers(-1, 19), _ANY)),
-                            ("reason", st.sampled_from(["WARMING_UP", "INPUT_UNAVAILABLE", "GAP_IN_INPUT", "NOPE"])),
-                            ("bars_seen", st.one_of(st.integers(-1, 2**63), _ANY)), ("bars_needed", st.integers(0, 30))):
+    for field, strategy in (
+        ("value", _TEXTS),
+        ("scale", st.one_of(st.integers(-1, 19), _ANY)),
+        ("reason", st.sampled_from(["WARMING_UP", "INPUT_UNAVAILABLE", "GAP_IN_INPUT", "NOPE"])),
+        ("bars_seen", st.one_of(st.integers(-1, 2**63), _ANY)),
+        ("bars_needed", st.integers(0, 30)),
+    ):
         if draw(st.booleans()):
             value[field] = draw(strategy)
     return draw(st.one_of(st.just(value), _ANY))
@@ -165,9 +182,15 @@ def test_a_delta_is_refused_exactly_when_its_value_breaks_the_contract(value: An
     from spine.schemas import all_schemas
 
     schema = all_schemas()[("svc.feature_row_delta", 1)]
-    document = {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
-                "instrument_id": "BTCUSDT.SIM", "resolution": "1m", "ts_event": "60",
-                "operations": [{"op": "UPSERT", "key": "rsi_14.value", "value": value}]}
+    document = {
+        "version": "spine.v2",
+        "schema_id": "svc.feature_row_delta",
+        "schema_version": 1,
+        "instrument_id": "BTCUSDT.SIM",
+        "resolution": "1m",
+        "ts_event": "60",
+        "operations": [{"op": "UPSERT", "key": "rsi_14.value", "value": value}],
+    }
     valid = jsonschema_rs.validator_for(schema).is_valid(document) and _digits_fit(value)
     try:
         produced = row_delta({}, {"rsi_14.value": value}, instrument_id="BTCUSDT.SIM", resolution="1m", ts_event=60)

@@ -43,15 +43,17 @@ def minute_series(draw: st.DrawFn) -> tuple[dict[str, np.ndarray], list[tuple[in
     return bars, spans or [(first, last)]
 
 
-def _fold_each(bars: dict[str, np.ndarray], spans: list[tuple[int, int]], channel: str) -> list[tuple[dict[str, bytes], list[tuple[int, int, str]]]]:
-    results = [
-        core.fold_columns(*bars.values(), resolution=r, channel=channel, coverage=spans) for r in RESOLUTIONS
-    ]
+def _fold_each(
+    bars: dict[str, np.ndarray], spans: list[tuple[int, int]], channel: str
+) -> list[tuple[dict[str, bytes], list[tuple[int, int, str]]]]:
+    results = [core.fold_columns(*bars.values(), resolution=r, channel=channel, coverage=spans) for r in RESOLUTIONS]
     return [(r.columns(), r.withheld()) for r in results]
 
 
 @given(minute_series(), st.sampled_from(["EXTERNAL", "INTERNAL"]))
-def test_fold_many_equals_folding_each_from_minutes(case: tuple[dict[str, np.ndarray], list[tuple[int, int]]], channel: str) -> None:
+def test_fold_many_equals_folding_each_from_minutes(
+    case: tuple[dict[str, np.ndarray], list[tuple[int, int]]], channel: str
+) -> None:
     bars, spans = case
     if len(bars["ts_event"]) == 0:
         return

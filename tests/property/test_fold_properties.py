@@ -32,7 +32,6 @@ RESOLUTIONS = list(ref.STEP_MINUTES)
 CHANNELS = ("EXTERNAL", "INTERNAL")
 PRICE_SCALE, SIZE_SCALE = 4, 3
 
-# --------------------------------------------------------------------------------------------
 # Generators.
 
 
@@ -70,13 +69,9 @@ class Case:
 
 
 ANCHORS = st.sampled_from(["day", "4h", "any"])
-LENGTHS = st.one_of(
-    st.integers(0, 60), st.integers(1, 600), st.integers(1400, 3200), st.integers(5001, 7200)
-)
+LENGTHS = st.one_of(st.integers(0, 60), st.integers(1, 600), st.integers(1400, 3200), st.integers(5001, 7200))
 MISSING = st.sampled_from([0.0, 0.0, 0.002, 0.05, 0.5, 0.97])
-COVERAGE_MODES = st.sampled_from(
-    ["default", "exact", "holes", "extended", "short", "ragged", "empty"]
-)
+COVERAGE_MODES = st.sampled_from(["default", "exact", "holes", "extended", "short", "ragged", "empty"])
 
 
 @st.composite
@@ -162,7 +157,6 @@ def fold_cases(draw: st.DrawFn) -> Case:
     return Case(ts, open_, high, low, close, volume, coverage, describe)
 
 
-# --------------------------------------------------------------------------------------------
 # Decoding spine's outputs.
 
 FIELDS = ("open", "high", "low", "close", "volume")
@@ -205,8 +199,7 @@ def decode_table(table: pa.Table) -> dict[str, tuple[dict[int, tuple[int, ...]],
         if reason is None:
             assert ends[i] - starts[i] == ref.step_ns(resolution)
             bars[ends[i]] = tuple(
-                _mantissa(rows[name][i], SIZE_SCALE if name == "volume" else PRICE_SCALE)
-                for name in FIELDS
+                _mantissa(rows[name][i], SIZE_SCALE if name == "volume" else PRICE_SCALE) for name in FIELDS
             )
         else:
             assert all(rows[name][i] is None for name in FIELDS)
@@ -224,7 +217,6 @@ def expected(case: Case, resolution: str, channel: str) -> tuple[dict, list]:
     return {end: aggregates[end] for end in verdict.served}, verdict.withheld
 
 
-# --------------------------------------------------------------------------------------------
 # The offline fold.
 
 
@@ -236,9 +228,7 @@ def expected(case: Case, resolution: str, channel: str) -> tuple[dict, list]:
         st.lists(st.sampled_from(RESOLUTIONS), min_size=1, max_size=4, unique=True),
     ),
 )
-def test_offline_fold_matches_pandas_polars_and_the_withholding_rules(
-    case: Case, wanted: list[str]
-) -> None:
+def test_offline_fold_matches_pandas_polars_and_the_withholding_rules(case: Case, wanted: list[str]) -> None:
     """fold_bars to every derived resolution (or a subset, in any order: several at once are
     folded each from the next finer one requested) on both channels."""
     aggregates = {}
@@ -274,9 +264,7 @@ def test_offline_fold_matches_pandas_polars_and_the_withholding_rules(
     resolution=st.sampled_from(RESOLUTIONS),
     channel=st.sampled_from(CHANNELS),
 )
-def test_fold_columns_one_resolution_and_constituent_sequences(
-    case: Case, resolution: str, channel: str
-) -> None:
+def test_fold_columns_one_resolution_and_constituent_sequences(case: Case, resolution: str, channel: str) -> None:
     """The low-level single-resolution fold, with a sequence column: a derived bar carries the
     highest constituent sequence (sequences given out of time order, as repairs make them)."""
     rng = np.random.default_rng(len(case.ts))
@@ -295,7 +283,6 @@ def test_fold_columns_one_resolution_and_constituent_sequences(
     assert result.resolution == resolution
 
 
-# --------------------------------------------------------------------------------------------
 # The incremental fold.
 
 
@@ -325,9 +312,7 @@ def test_incremental_fold_emits_exactly_the_bars_of_the_whole_fold(
     rng = np.random.default_rng(seed)
     n = len(observed)
     values = _ohlcv(rng, n, large=bool(seed % 2))
-    series = spine.Series(
-        channel=channel, price_precision=PRICE_SCALE, size_precision=SIZE_SCALE, capacity=10_000
-    )
+    series = spine.Series(channel=channel, price_precision=PRICE_SCALE, size_precision=SIZE_SCALE, capacity=10_000)
     emitted: dict[str, dict[int, tuple[int, ...]]] = {r: {} for r in RESOLUTIONS}
     withheld_events: list[tuple[str, str, int, int]] = []
 
@@ -377,7 +362,6 @@ def test_incremental_fold_emits_exactly_the_bars_of_the_whole_fold(
         assert verdict.buckets.get(b_end) == reason, (resolution, reason, b_start, b_end)
 
 
-# --------------------------------------------------------------------------------------------
 # The arrival rule: duplicates, out-of-order arrivals, eviction.
 
 
@@ -486,9 +470,7 @@ def test_eviction_keeps_the_newest_bars_and_the_fold_matches_the_offline_fold(
     stream: tuple, capacity: int, channel: str
 ) -> None:
     events, _distinct = stream
-    series = spine.Series(
-        channel=channel, price_precision=2, size_precision=0, capacity=capacity
-    )
+    series = spine.Series(channel=channel, price_precision=2, size_precision=0, capacity=capacity)
     model = ref.SeriesModel(capacity=capacity)
     _replay(series, model, events)
     state = _series_state(series)
@@ -555,4 +537,3 @@ def test_reference_oracles_agree_on_a_fixed_long_series() -> None:
     cols = _ohlcv(rng, len(ts), large=True)
     for resolution in RESOLUTIONS:
         assert ref.pandas_fold(ts, cols, resolution) == ref.polars_fold(ts, cols, resolution)
-

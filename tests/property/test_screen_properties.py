@@ -76,8 +76,11 @@ def leaves(draw: st.DrawFn) -> dict[str, Any]:
 def conditions(depth: int) -> st.SearchStrategy[dict[str, Any]]:
     if depth == 4:
         return leaves()
-    group = st.builds(lambda name, members: {name: members}, st.sampled_from(["all", "any"]),
-                      st.lists(st.deferred(lambda: conditions(depth + 1)), min_size=1, max_size=3))
+    group = st.builds(
+        lambda name, members: {name: members},
+        st.sampled_from(["all", "any"]),
+        st.lists(st.deferred(lambda: conditions(depth + 1)), min_size=1, max_size=3),
+    )
     return st.one_of(leaves(), group)
 
 
@@ -89,8 +92,11 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
         "schema_id": "svc.screen_definition",
         "schema_version": 1,
         "resolutions": draw(st.lists(st.sampled_from(RESOLUTIONS), min_size=1, max_size=7, unique=True)),
-        "instrument_ids": draw(st.one_of(st.none(), st.lists(st.sampled_from(INSTRUMENTS + ("ZZZ.X",)),
-                                                             min_size=1, max_size=4, unique=True))),
+        "instrument_ids": draw(
+            st.one_of(
+                st.none(), st.lists(st.sampled_from(INSTRUMENTS + ("ZZZ.X",)), min_size=1, max_size=4, unique=True)
+            )
+        ),
         "filter": draw(st.one_of(st.none(), conditions(1))),
         "sort": [{"key": k, "direction": draw(st.sampled_from(["ASC", "DESC"]))} for k in sort_keys],
         "limit": draw(st.integers(1, 12)),
@@ -100,8 +106,9 @@ def definitions(draw: st.DrawFn) -> dict[str, Any]:
 
 Row = tuple[str, str, tuple[int | None, ...]]
 rows_strategy = st.lists(
-    st.tuples(st.sampled_from(INSTRUMENTS), st.sampled_from(RESOLUTIONS),
-              st.tuples(*(mantissas for _ in KEYS)), st.booleans()),
+    st.tuples(
+        st.sampled_from(INSTRUMENTS), st.sampled_from(RESOLUTIONS), st.tuples(*(mantissas for _ in KEYS)), st.booleans()
+    ),
     min_size=1,
     max_size=60,
 )
@@ -127,8 +134,14 @@ def leaf_expr(c: dict[str, Any]) -> pl.Expr:
         expr = (lo_left >= lo) & (hi_left <= hi)
     else:
         left, right = scaled(c["value"])
-        expr = {"LT": left < right, "LE": left <= right, "GT": left > right,
-                "GE": left >= right, "EQ": left == right, "NE": left != right}[c["op"]]
+        expr = {
+            "LT": left < right,
+            "LE": left <= right,
+            "GT": left > right,
+            "GE": left >= right,
+            "EQ": left == right,
+            "NE": left != right,
+        }[c["op"]]
     return expr.fill_null(False)
 
 
@@ -140,7 +153,9 @@ def filter_expr(c: dict[str, Any]) -> pl.Expr:
     return leaf_expr(c)
 
 
-def reference(rows: dict[tuple[str, str], tuple[int | None, ...]], d: dict[str, Any]) -> tuple[list[tuple[str, str, int]], int, int]:
+def reference(
+    rows: dict[tuple[str, str], tuple[int | None, ...]], d: dict[str, Any]
+) -> tuple[list[tuple[str, str, int]], int, int]:
     frame = pl.DataFrame(
         {
             "instrument_id": [i for i, _ in rows],
@@ -148,8 +163,12 @@ def reference(rows: dict[tuple[str, str], tuple[int | None, ...]], d: dict[str, 
             "duration": [RESOLUTIONS.index(r) for _, r in rows],
             **{k: [v[n] for v in rows.values()] for n, (k, _) in enumerate(KEYS)},
         },
-        schema={"instrument_id": pl.String, "resolution": pl.String, "duration": pl.Int64,
-                **{k: pl.Int64 for k, _ in KEYS}},
+        schema={
+            "instrument_id": pl.String,
+            "resolution": pl.String,
+            "duration": pl.Int64,
+            **{k: pl.Int64 for k, _ in KEYS},
+        },
     )
     scope = frame.filter(pl.col("resolution").is_in(d["resolutions"]))
     if d["instrument_ids"] is not None:

@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from spine._core import bar_row
 from spine.fanout import Subscription
 from spine.screener.feed import NodeFeed
+from spine.screener.node_client import Bars
 from spine.screener.observations import Observations, Observer
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.stream import RowStream
-from spine.screener.upstream import Bars
 from spine.wire.projection import envelope
 
 M = 60 * 10**9
@@ -42,9 +42,29 @@ IDS = ["I0.SIM", "I1.SIM", "I2.SIM", "I3.SIM"]
 OURS = (0, 1, 3)
 PRICE, SIZE = 2, 1
 #: Events the node never sends as they are, and closes the node does send but not to this feed.
-ODD = ["two_bars", "bars_empty", "bars_null", "no_bars", "no_id", "id_number", "array", "truncated", "bad_price",
-       "fine_price", "seq_str", "seq_neg", "seq_float", "float_elsewhere", "dup_id", "dup_open", "inconsistent",
-       "unaligned", "ts_tiny", "nope", "other"]
+ODD = [
+    "two_bars",
+    "bars_empty",
+    "bars_null",
+    "no_bars",
+    "no_id",
+    "id_number",
+    "array",
+    "truncated",
+    "bad_price",
+    "fine_price",
+    "seq_str",
+    "seq_neg",
+    "seq_float",
+    "float_elsewhere",
+    "dup_id",
+    "dup_open",
+    "inconsistent",
+    "unaligned",
+    "ts_tiny",
+    "nope",
+    "other",
+]
 
 
 def truth(k: int, sequence: int) -> tuple[int, int, int, int, int, int]:
@@ -60,8 +80,10 @@ def truth(k: int, sequence: int) -> tuple[int, int, int, int, int, int]:
 
 def columns(k: int, sequences: list[int]) -> Bars:
     rows = [truth(k, s) for s in sequences]
-    out = {name: np.array([r[c] for r in rows], dtype="<u8" if c == 0 else "<i8")
-           for c, name in enumerate(("ts_event", "open", "high", "low", "close", "volume"))}
+    out = {
+        name: np.array([r[c] for r in rows], dtype="<u8" if c == 0 else "<i8")
+        for c, name in enumerate(("ts_event", "open", "high", "low", "close", "volume"))
+    }
     return {**out, "sequence": np.array(sequences, dtype="<u8")}
 
 
@@ -74,8 +96,9 @@ class Node:
     def __init__(self) -> None:
         self.now = WARM
 
-    async def bar_pages(self, instrument: dict[str, Any], channel: str, after_sequence: int | None = None,
-                        end: int | None = None) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
+    async def bar_pages(
+        self, instrument: dict[str, Any], channel: str, after_sequence: int | None = None, end: int | None = None
+    ) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
         k = IDS.index(instrument["instrument_id"])
         sequences = [s for s in range(1, self.now + 1) if after_sequence is None or s > after_sequence]
         yield columns(k, sequences), {"observed": []}
@@ -92,8 +115,13 @@ class Screener:
         self.store = Observations()
         Observer(self.rows, self.store)
         self.node = Node()
-        self.feed = NodeFeed(self.node, self.rows, channel="EXTERNAL", concurrency=1,  # type: ignore[arg-type]
-                             backoff=(1.0, 1.0))
+        self.feed = NodeFeed(
+            self.node,
+            self.rows,
+            channel="EXTERNAL",
+            concurrency=1,  # type: ignore[arg-type]
+            backoff=(1.0, 1.0),
+        )
         for k, iid in enumerate(IDS):
             instrument = {"instrument_id": iid, "price_precision": PRICE, "size_precision": SIZE}
             if k in OURS:
@@ -113,8 +141,9 @@ class Screener:
             "rows": [(rows.row(iid, r), rows.state(iid, r)) for iid in IDS for r in RESOLUTIONS],
             "events": self.subscriber.drain(),
             "observations": list(self.store._kept),
-            "held": [(h.instrument_id, h.sequence, h.spans, {c: v.tolist() for c, v in h.bars.items()})
-                     for h in feed.held()],
+            "held": [
+                (h.instrument_id, h.sequence, h.spans, {c: v.tolist() for c, v in h.bars.items()}) for h in feed.held()
+            ],
             "stale": sorted(rows._stale),
         }
 
@@ -150,9 +179,16 @@ def payload(k: int, sequence: int, variant: str) -> bytes:
             bar["ts_event"] = str(int(bar["ts_event"]) + 1)
         case "ts_tiny":
             bar["ts_event"] = "1000"
-    document = envelope(instrument_id=iid, bar_type=f"{iid}-1-MINUTE-LAST-EXTERNAL", resolution="1m",
-                        channel="EXTERNAL", bars=bars, coverage={"observed": [], "bar_count": sequence},
-                        withheld=[], next_cursor=None)
+    document = envelope(
+        instrument_id=iid,
+        bar_type=f"{iid}-1-MINUTE-LAST-EXTERNAL",
+        resolution="1m",
+        channel="EXTERNAL",
+        bars=bars,
+        coverage={"observed": [], "bar_count": sequence},
+        withheld=[],
+        next_cursor=None,
+    )
     match variant:
         case "bars_empty":
             document["bars"] = []
@@ -195,8 +231,7 @@ def scripts(draw: st.DrawFn) -> list[list[tuple[int, int, str]]]:
     turns, at = [], WARM
     for _ in range(draw(st.integers(1, 8))):
         at += draw(st.sampled_from([1, 1, 1, 0, 2]))
-        turn = [(k, at + draw(st.sampled_from([0, 0, 0, 0, 0, -1, -3, 1])), "ok")
-                for k in draw(st.permutations(OURS))]
+        turn = [(k, at + draw(st.sampled_from([0, 0, 0, 0, 0, -1, -3, 1])), "ok") for k in draw(st.permutations(OURS))]
         turn += draw(st.lists(st.tuples(st.sampled_from(OURS), st.integers(at - 2, at + 1), st.just("ok")), max_size=2))
         odd = draw(st.sampled_from([None, None, None, *ODD]))
         if odd is not None:

@@ -41,15 +41,21 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     tail = draw(st.integers(1, 4))
     width = draw(st.integers(0, 70))
     holes.append((n - tail - width + 1, width))
-    minutes = [k for k in range(1, n + 1)
-               if rng.random() >= missing and not any(s <= k < s + length for s, length in holes)] or [n]
+    minutes = [
+        k for k in range(1, n + 1) if rng.random() >= missing and not any(s <= k < s + length for s, length in holes)
+    ] or [n]
     close = 100_000 + np.cumsum(rng.integers(-90, 91, len(minutes)))
     bars = {}
     for k, minute in enumerate(minutes):
         c = int(close[k])
         o = int(close[k - 1]) if k else c
-        bars[base + minute * M] = (o, max(o, c) + int(rng.integers(0, 40)),
-                                   min(o, c) - int(rng.integers(0, 40)), c, int(rng.integers(0, 5_000)))
+        bars[base + minute * M] = (
+            o,
+            max(o, c) + int(rng.integers(0, 40)),
+            min(o, c) - int(rng.integers(0, 40)),
+            c,
+            int(rng.integers(0, 5_000)),
+        )
     # Spans observed ahead (INTERNAL: quiet minutes; past the newest bar: closed by warm).
     spans = draw(st.lists(st.tuples(st.integers(0, n + 30), st.integers(1, 120)), max_size=3))
     observed = [(base + s * M, base + (s + length) * M) for s, length in spans]
@@ -62,8 +68,13 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     live = on_time[cut:]
     for t in late:
         live.insert(int(rng.integers(0, len(live) + 1)), t)
-    return {"channel": draw(st.sampled_from(["EXTERNAL", "INTERNAL"])), "bars": bars,
-            "observed": observed, "warm": on_time[:cut], "live": live}
+    return {
+        "channel": draw(st.sampled_from(["EXTERNAL", "INTERNAL"])),
+        "bars": bars,
+        "observed": observed,
+        "warm": on_time[:cut],
+        "live": live,
+    }
 
 
 def columns(bars: dict[int, tuple[int, ...]], ts: list[int]) -> list[np.ndarray]:
@@ -88,8 +99,7 @@ def oracle_row(s: dict[str, Any], resolution: str) -> dict[str, Any]:
     for k, run in enumerate(runs):
         if k:
             state.mark_gap()
-        state.warm(*(np.array([bar[f] for bar in run], dtype=np.uint64 if f == 0 else np.int64)
-                     for f in range(6)))
+        state.warm(*(np.array([bar[f] for bar in run], dtype=np.uint64 if f == 0 else np.int64) for f in range(6)))
     if restarted:
         state.mark_gap()
     return state.row()
@@ -100,8 +110,13 @@ def _example(channel: str, minutes: list[int], warm: int, observed: list[tuple[i
     base = 20_000 * DAY
     bars = {base + k * M: (100 + k, 102 + k, 99 + k, 101 + k, k) for k in minutes}
     ts = sorted(bars)
-    return {"channel": channel, "bars": bars, "observed": [(base + s * M, base + e * M) for s, e in observed],
-            "warm": ts[:warm], "live": ts[warm:]}
+    return {
+        "channel": channel,
+        "bars": bars,
+        "observed": [(base + s * M, base + e * M) for s, e in observed],
+        "warm": ts[:warm],
+        "live": ts[warm:],
+    }
 
 
 @given(scenarios())

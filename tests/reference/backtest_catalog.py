@@ -28,17 +28,32 @@ def spot(instrument_id: str, price_precision: int = 2, size_precision: int = 3) 
     iid = InstrumentId.from_str(instrument_id)
     base = iid.symbol.value.removesuffix("USDT")
     return CurrencyPair(
-        instrument_id=iid, raw_symbol=Symbol(iid.symbol.value),
-        base_currency=Currency(base, 8, 0, base, CurrencyType.CRYPTO), quote_currency=USDT,
-        price_precision=price_precision, size_precision=size_precision,
+        instrument_id=iid,
+        raw_symbol=Symbol(iid.symbol.value),
+        base_currency=Currency(base, 8, 0, base, CurrencyType.CRYPTO),
+        quote_currency=USDT,
+        price_precision=price_precision,
+        size_precision=size_precision,
         price_increment=Price(Decimal(1).scaleb(-price_precision), price_precision),
         size_increment=Quantity(Decimal(1).scaleb(-size_precision), size_precision),
-        ts_event=0, ts_init=0, maker_fee=Decimal("0.001"), taker_fee=Decimal("0.001"),
+        ts_event=0,
+        ts_init=0,
+        maker_fee=Decimal("0.001"),
+        taker_fee=Decimal("0.001"),
     )
 
 
-def walk_bars(instrument: CurrencyPair, channel: str, count: int, *, seed: int = 7, first_close: int | None = None,
-              level: str = "100", skip: Iterable[int] = (), step: str = "1-MINUTE") -> list[Bar]:
+def walk_bars(
+    instrument: CurrencyPair,
+    channel: str,
+    count: int,
+    *,
+    seed: int = 7,
+    first_close: int | None = None,
+    level: str = "100",
+    skip: Iterable[int] = (),
+    step: str = "1-MINUTE",
+) -> list[Bar]:
     """``count`` bars of ``step`` (``1-MINUTE`` or ``1-DAY``) closing one step apart from
     ``first_close`` (default: one step after 2024-01-01); the bar indexes in ``skip`` are left
     out (a gap). Mantissas are integers, so every price is exact."""
@@ -60,8 +75,18 @@ def walk_bars(instrument: CurrencyPair, channel: str, count: int, *, seed: int =
         if i in skipped:
             continue
         ts = first_close + i * step_ns
-        bars.append(Bar(bar_type, _price(open_, p), _price(high, p), _price(low, p), _price(close, p),
-                        Quantity.from_raw(volume * 10 ** (16 - s), s), ts, ts))
+        bars.append(
+            Bar(
+                bar_type,
+                _price(open_, p),
+                _price(high, p),
+                _price(low, p),
+                _price(close, p),
+                Quantity.from_raw(volume * 10 ** (16 - s), s),
+                ts,
+                ts,
+            )
+        )
     return bars
 
 
@@ -69,8 +94,9 @@ def _price(mantissa: int, precision: int) -> Price:
     return Price.from_raw(mantissa * 10 ** (16 - precision), precision)
 
 
-def write_catalog(node_dir: Path, instruments: list[CurrencyPair], bars: dict[str, list[Bar]],
-                  channel: str = "EXTERNAL") -> Path:
+def write_catalog(
+    node_dir: Path, instruments: list[CurrencyPair], bars: dict[str, list[Bar]], channel: str = "EXTERNAL"
+) -> Path:
     """Write ``instruments`` and each instrument's ``bars`` (by instrument id) into
     ``<node_dir>/catalog/<channel lower>``; returns ``<node_dir>/catalog``."""
     root = node_dir / "catalog" / channel.lower()

@@ -93,7 +93,7 @@ def _refuse(symbol: str, path: list[Segment] | None, detail: str = "") -> NoRetu
     raise CanonicalRefusal(symbol, None if path is None else format_path(path), detail)
 
 
-# --- strings and paths ---------------------------------------------------------------------
+# strings and paths
 
 
 def quote(text: str) -> str:
@@ -128,7 +128,7 @@ def _has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
-# --- Python values -------------------------------------------------------------------------
+# Python values
 
 
 class _Pairs(list):  # type: ignore[type-arg]
@@ -200,11 +200,9 @@ def _write(value: object, path: list[Segment], depth: int, out: list[str]) -> No
         _refuse("UNSUPPORTED_TYPE", path, f"type {type(value).__name__}")
 
 
-def _write_members(
-    members: list[tuple[str, object]], path: list[Segment], depth: int, out: list[str]
-) -> None:
+def _write_members(members: list[tuple[str, object]], path: list[Segment], depth: int, out: list[str]) -> None:
     members.sort(key=lambda member: member[0].encode("utf-8"))
-    for (key, _), (next_key, _) in zip(members, members[1:]):
+    for (key, _), (next_key, _) in zip(members, members[1:], strict=False):
         if key == next_key:
             _refuse("DUPLICATE_KEY", [*path, key], "key appears more than once")
     out.append("{")
@@ -217,7 +215,7 @@ def _write_members(
     out.append("}")
 
 
-# --- identities ----------------------------------------------------------------------------
+# identities
 
 
 def identity_of_canonical(name: str, canonical: bytes) -> str:
@@ -225,9 +223,7 @@ def identity_of_canonical(name: str, canonical: bytes) -> str:
     if not isinstance(name, str) or _IDENTITY_NAME.fullmatch(name) is None:
         raise IdentityNameRefusal(f"INVALID_IDENTITY_NAME: {name!r}")
     domain = (DOMAIN_PREFIX + name).encode("utf-8")
-    preimage = (
-        struct.pack(">Q", len(domain)) + domain + struct.pack(">Q", len(canonical)) + canonical
-    )
+    preimage = struct.pack(">Q", len(domain)) + domain + struct.pack(">Q", len(canonical)) + canonical
     return hashlib.sha256(preimage).hexdigest()
 
 
@@ -237,7 +233,7 @@ def identity(name: str, value: object) -> str:
     return identity_of_canonical(name, canonical_dumps(value))
 
 
-# --- JSON text -----------------------------------------------------------------------------
+# JSON text
 
 
 class _FloatToken(str):

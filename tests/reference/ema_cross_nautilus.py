@@ -2,7 +2,7 @@
 runtime is compared with. Never imports spine.
 
 Its EMA mirrors the definition of Spine's kernel (``rust/core/src/features/kernels/average/
-ema.rs`` and ``engine/input.rs``), not the framework's ``ExponentialMovingAverage``: the input
+ema.rs`` and ``primitives/input.rs``), not the framework's ``ExponentialMovingAverage``: the input
 is ``mantissa / 10^precision`` (one correctly rounded division, where the framework divides
 its 1e16 raw value, which can differ in the last bit), ``alpha = 2 / (period + 1)``, seeded
 with the first close, ``alpha * x + (1 - alpha) * prev``; the value is ABSENT until
@@ -98,8 +98,11 @@ class HandEmaCross(Strategy):
         below = pf >= ps and fast < slow  # type: ignore[operator]
         if self.side > 0 and below or self.side < 0 and above:
             side, self.side = self.side, 0
-            self.submit_order(self.order_factory.market(
-                self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty, reduce_only=True))
+            self.submit_order(
+                self.order_factory.market(
+                    self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty, reduce_only=True
+                )
+            )
         elif self.side == 0 and self.longs and above:
             self.side = 1
             self.submit_order(self.order_factory.market(self.iid, OrderSide.BUY, self.qty))

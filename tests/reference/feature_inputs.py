@@ -36,8 +36,7 @@ def _is_gap(spans: Sequence[tuple[int, int]], channel: str, step: int, prev: int
 
 
 def _aggregate(bars: Sequence[Bar], end: int) -> Bar:
-    return (end, bars[0][1], max(b[2] for b in bars), min(b[3] for b in bars), bars[-1][4],
-            sum(b[5] for b in bars))
+    return (end, bars[0][1], max(b[2] for b in bars), min(b[3] for b in bars), bars[-1][4], sum(b[5] for b in bars))
 
 
 def state_runs(

@@ -68,7 +68,6 @@ def bucket_end(ts_event: int, resolution: str) -> int:
     return (opened // step + 1) * step
 
 
-# --------------------------------------------------------------------------------------------
 # Aggregates: pandas and polars.
 
 
@@ -85,8 +84,9 @@ def _frame_columns(
     return out
 
 
-def pandas_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str,
-                sequence: Sequence[int] | None = None) -> dict[int, Agg]:
+def pandas_fold(
+    ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str, sequence: Sequence[int] | None = None
+) -> dict[int, Agg]:
     """``{bucket end ns: (o, h, l, c, v[, max seq])}`` for every bucket holding a bar."""
     cols = _frame_columns(ts_event, ohlcv, sequence)
     if len(cols["ts_event"]) == 0:
@@ -96,30 +96,25 @@ def pandas_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolut
     spec = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
     if sequence is not None:
         spec["sequence"] = "max"
-    resampled = frame.resample(
-        PANDAS_FREQ[resolution], closed="right", label="right", origin="epoch"
-    )
+    resampled = frame.resample(PANDAS_FREQ[resolution], closed="right", label="right", origin="epoch")
     agg = resampled.agg(spec)
     counts = resampled["open"].count()
     agg = agg[counts > 0]
     ends = agg.index.as_unit("ns").asi8
     fields = list(spec)
     values = [agg[name].to_numpy(dtype=np.int64) for name in fields]
-    return {
-        int(end): tuple(int(column[i]) for column in values) for i, end in enumerate(ends)
-    }
+    return {int(end): tuple(int(column[i]) for column in values) for i, end in enumerate(ends)}
 
 
-def polars_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str,
-                sequence: Sequence[int] | None = None) -> dict[int, Agg]:
+def polars_fold(
+    ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolution: str, sequence: Sequence[int] | None = None
+) -> dict[int, Agg]:
     """The same as :func:`pandas_fold`, from ``group_by_dynamic`` on the open times."""
     cols = _frame_columns(ts_event, ohlcv, sequence)
     if len(cols["ts_event"]) == 0:
         return {}
     opened = cols.pop("ts_event") - MINUTE_NS
-    frame = pl.DataFrame(
-        {"opened": pl.Series(opened).cast(pl.Datetime("ns", "UTC")), **cols}
-    ).sort("opened")
+    frame = pl.DataFrame({"opened": pl.Series(opened).cast(pl.Datetime("ns", "UTC")), **cols}).sort("opened")
     aggs = [
         pl.col("open").first(),
         pl.col("high").max(),
@@ -139,13 +134,9 @@ def polars_fold(ts_event: Sequence[int], ohlcv: Sequence[Sequence[int]], resolut
     if sequence is not None:
         fields.append("sequence")
     values = [grouped[name].to_list() for name in fields]
-    return {
-        int(start) + step: tuple(int(column[i]) for column in values)
-        for i, start in enumerate(starts)
-    }
+    return {int(start) + step: tuple(int(column[i]) for column in values) for i, start in enumerate(starts)}
 
 
-# --------------------------------------------------------------------------------------------
 # Withholding.
 
 
@@ -243,7 +234,6 @@ def withholding(
     return verdict
 
 
-# --------------------------------------------------------------------------------------------
 # The arrival rule of the durable series.
 
 

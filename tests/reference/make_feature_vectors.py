@@ -48,7 +48,9 @@ def _bars(seed: int, n: int, base: int, step: int, flat_run: bool) -> list[list[
         for a in (open_, high, low):
             a[n // 3 : n // 3 + 30] = close[n // 3]
     volume = rng.integers(0, 50_000, n)
-    return [[(i + 1) * MINUTE, *map(int, row)] for i, row in enumerate(zip(open_, high, low, close, volume, strict=True))]
+    return [
+        [(i + 1) * MINUTE, *map(int, row)] for i, row in enumerate(zip(open_, high, low, close, volume, strict=True))
+    ]
 
 
 def _text(values: Any, scale: int) -> list[str | None]:

@@ -48,7 +48,7 @@ def _nest_text(depth: int, opener: str, closer: str, leaf: str = "") -> str:
     return opener * depth + leaf + closer * depth
 
 
-# --- accepted ------------------------------------------------------------------------------
+# accepted
 
 
 def _text_cases() -> list[tuple[str, str]]:
@@ -201,7 +201,7 @@ def _value_cases() -> list[tuple[str, Any, str]]:
         ),
         (
             "controls_and_separators_in_python_strings",
-            {"s": "".join(C0) + "\x7f\u2028\u2029/\"\\"},
+            {"s": "".join(C0) + '\x7f\u2028\u2029/"\\'},
             "every C0 control, DEL, U+2028, U+2029, '/', '\"', '\\\\'",
         ),
     ]
@@ -214,8 +214,7 @@ def _accepted(name: str, canonical: bytes, **fields: Any) -> dict[str, Any]:
         "canonical": canonical.decode("utf-8"),
         "canonical_hex": canonical.hex(),
         "identities": {
-            identity_name: ref.identity_of_canonical(identity_name, canonical)
-            for identity_name in IDENTITY_NAMES
+            identity_name: ref.identity_of_canonical(identity_name, canonical) for identity_name in IDENTITY_NAMES
         },
     }
 
@@ -235,7 +234,7 @@ def accepted_cases() -> list[dict[str, Any]]:
     return cases
 
 
-# --- refused -------------------------------------------------------------------------------
+# refused
 
 
 def _text_refusals() -> list[tuple[str, dict[str, Any]]]:
@@ -374,15 +373,12 @@ def refused_cases() -> list[dict[str, Any]]:
     return cases
 
 
-# --- identity names ------------------------------------------------------------------------
+# identity names
 
 
 def identity_name_cases() -> list[dict[str, str]]:
     names = ["a", "config_hash", "run_id", "a_1_b_2", "z9", "x" * 64, "a_"]
-    return [
-        {"name": name, "input": "{}", "identity": ref.identity_of_canonical(name, b"{}")}
-        for name in names
-    ]
+    return [{"name": name, "input": "{}", "identity": ref.identity_of_canonical(name, b"{}")} for name in names]
 
 
 IDENTITY_NAME_REFUSALS = [
@@ -400,7 +396,7 @@ IDENTITY_NAME_REFUSALS = [
 ]
 
 
-# --- the file ------------------------------------------------------------------------------
+# the file
 
 
 def build_document() -> dict[str, Any]:
@@ -436,10 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     VECTOR_FILE.write_text(text, encoding="utf-8")
     document = json.loads(text)
-    print(
-        f"wrote {VECTOR_FILE}: {len(document['cases'])} cases, "
-        f"{len(document['refusals'])} refusals"
-    )
+    print(f"wrote {VECTOR_FILE}: {len(document['cases'])} cases, {len(document['refusals'])} refusals")
     return 0
 
 

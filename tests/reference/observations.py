@@ -18,12 +18,27 @@ from reference.canonical_json import identity
 Row = dict[str, dict[str, Any]]
 
 PATTERNS = (
-    "MA_CROSS_UP", "MA_CROSS_DOWN", "MACD_SIGNAL_CROSS_UP", "MACD_SIGNAL_CROSS_DOWN",
-    "RSI_ENTER_OVERBOUGHT", "RSI_LEAVE_OVERBOUGHT", "RSI_ENTER_OVERSOLD", "RSI_LEAVE_OVERSOLD",
-    "DONCHIAN_BREAKOUT_UP", "DONCHIAN_BREAKOUT_DOWN", "BOLLINGER_BREAK_UP", "BOLLINGER_BREAK_DOWN",
+    "MA_CROSS_UP",
+    "MA_CROSS_DOWN",
+    "MACD_SIGNAL_CROSS_UP",
+    "MACD_SIGNAL_CROSS_DOWN",
+    "RSI_ENTER_OVERBOUGHT",
+    "RSI_LEAVE_OVERBOUGHT",
+    "RSI_ENTER_OVERSOLD",
+    "RSI_LEAVE_OVERSOLD",
+    "DONCHIAN_BREAKOUT_UP",
+    "DONCHIAN_BREAKOUT_DOWN",
+    "BOLLINGER_BREAK_UP",
+    "BOLLINGER_BREAK_DOWN",
 )
-UP = {"MA_CROSS_UP", "MACD_SIGNAL_CROSS_UP", "RSI_ENTER_OVERBOUGHT", "RSI_LEAVE_OVERSOLD",
-      "DONCHIAN_BREAKOUT_UP", "BOLLINGER_BREAK_UP"}
+UP = {
+    "MA_CROSS_UP",
+    "MACD_SIGNAL_CROSS_UP",
+    "RSI_ENTER_OVERBOUGHT",
+    "RSI_LEAVE_OVERSOLD",
+    "DONCHIAN_BREAKOUT_UP",
+    "BOLLINGER_BREAK_UP",
+}
 
 
 def number(row: Row, key: str) -> Decimal | None:
@@ -41,8 +56,10 @@ def patterns(before: Row, now: Row, close: Decimal | None) -> list[tuple[str, di
         a, b = number(before, key), number(now, key)
         return None if a is None or b is None else (a, b)
 
-    for fast, slow, name in (("ema_20.value", "sma_20.value", "MA_CROSS"),
-                             ("macd_12_26_9.line", "macd_12_26_9.signal", "MACD_SIGNAL_CROSS")):
+    for fast, slow, name in (
+        ("ema_20.value", "sma_20.value", "MA_CROSS"),
+        ("macd_12_26_9.line", "macd_12_26_9.signal", "MACD_SIGNAL_CROSS"),
+    ):
         f, s = pair(fast), pair(slow)
         if f is None or s is None:
             continue
@@ -54,8 +71,12 @@ def patterns(before: Row, now: Row, close: Decimal | None) -> list[tuple[str, di
     rsi = pair("rsi_14.value")
     if rsi is not None:
         (a, b), values = rsi, {"rsi_14.value": now["rsi_14.value"]}
-        for name, made in (("RSI_ENTER_OVERBOUGHT", a <= 70 < b), ("RSI_LEAVE_OVERBOUGHT", b <= 70 < a),
-                           ("RSI_ENTER_OVERSOLD", b < 30 <= a), ("RSI_LEAVE_OVERSOLD", a < 30 <= b)):
+        for name, made in (
+            ("RSI_ENTER_OVERBOUGHT", a <= 70 < b),
+            ("RSI_LEAVE_OVERBOUGHT", b <= 70 < a),
+            ("RSI_ENTER_OVERSOLD", b < 30 <= a),
+            ("RSI_LEAVE_OVERSOLD", a < 30 <= b),
+        ):
             if made:
                 found[name] = values
     high, low = pair("donchian_20.high"), pair("donchian_20.low")
@@ -73,11 +94,17 @@ def patterns(before: Row, now: Row, close: Decimal | None) -> list[tuple[str, di
     return [(name, found[name]) for name in PATTERNS if name in found]
 
 
-def document(instrument_id: str, resolution: str, ts_event: int, pattern: str,
-             values: dict[str, Any]) -> dict[str, Any]:
+def document(
+    instrument_id: str, resolution: str, ts_event: int, pattern: str, values: dict[str, Any]
+) -> dict[str, Any]:
     """The ``svc.pattern_observation`` document of one observation."""
-    key = {"instrument_id": instrument_id, "resolution": resolution, "pattern": pattern,
-           "ts_event": str(ts_event)}
-    return {"version": "spine.v2", "schema_id": "svc.pattern_observation", "schema_version": 1,
-            "observation_id": identity("observation_id", key), **key,
-            "direction": "UP" if pattern in UP else "DOWN", "values": values}
+    key = {"instrument_id": instrument_id, "resolution": resolution, "pattern": pattern, "ts_event": str(ts_event)}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.pattern_observation",
+        "schema_version": 1,
+        "observation_id": identity("observation_id", key),
+        **key,
+        "direction": "UP" if pattern in UP else "DOWN",
+        "values": values,
+    }

@@ -20,9 +20,15 @@ def delta(previous: Row, current: Row, *, instrument_id: str, resolution: str, t
             operations.append({"op": "UPSERT", "key": key, "value": current[key]})
     if not operations:
         return None
-    return {"version": "spine.v2", "schema_id": "svc.feature_row_delta", "schema_version": 1,
-            "instrument_id": instrument_id, "resolution": resolution, "ts_event": str(ts_event),
-            "operations": operations}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.feature_row_delta",
+        "schema_version": 1,
+        "instrument_id": instrument_id,
+        "resolution": resolution,
+        "ts_event": str(ts_event),
+        "operations": operations,
+    }
 
 
 def apply(row: Row, document: dict[str, Any]) -> Row:

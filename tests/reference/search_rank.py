@@ -26,8 +26,9 @@ def _group(instrument: dict[str, Any], text: str) -> int | None:
     return None
 
 
-def search(instruments: Sequence[dict[str, Any]], text: str,
-           classes: Collection[str] | None = None) -> list[dict[str, Any]]:
+def search(
+    instruments: Sequence[dict[str, Any]], text: str, classes: Collection[str] | None = None
+) -> list[dict[str, Any]]:
     groups: list[list[dict[str, Any]]] = [[], [], []]
     for instrument in instruments:
         if classes is not None and instrument["instrument_class"] not in classes:

@@ -21,8 +21,11 @@ SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 def _validators() -> dict[str, Draft202012Validator]:
     # The v2 schema sets (the spec's in schemas/, ours in schemas/own/), and the v1 documents
     # beside them (schemas/v1/).
-    files = [*sorted(SCHEMA_DIR.glob("*.json")), *sorted(SCHEMA_DIR.glob("own/*.json")),
-             *sorted(SCHEMA_DIR.glob("v1/*.json"))]
+    files = [
+        *sorted(SCHEMA_DIR.glob("*.json")),
+        *sorted(SCHEMA_DIR.glob("own/*.json")),
+        *sorted(SCHEMA_DIR.glob("v1/*.json")),
+    ]
     loaded = [json.loads(p.read_bytes()) for p in files]
     registry = referencing.Registry().with_resources(
         (schema["$id"], DRAFT202012.create_resource(schema)) for schema in loaded

@@ -24,8 +24,13 @@ TOP = np.iinfo(np.int64).max // M * M  # the last whole minute a bar may close o
 
 
 def fold(ts: Any, *columns: Any, **kwargs: Any) -> Any:
-    return fold_columns(ts, *(columns or (PX,) * 5), resolution=kwargs.pop("resolution", "5m"),
-                        channel=kwargs.pop("channel", "EXTERNAL"), **kwargs)
+    return fold_columns(
+        ts,
+        *(columns or (PX,) * 5),
+        resolution=kwargs.pop("resolution", "5m"),
+        channel=kwargs.pop("channel", "EXTERNAL"),
+        **kwargs,
+    )
 
 
 def test_a_fold_without_sequences_pages_with_sequence_zero() -> None:
@@ -35,13 +40,16 @@ def test_a_fold_without_sequences_pages_with_sequence_zero() -> None:
     assert result.page(price_precision=2, size_precision=0, limit=10, after_sequence=0) == (b"[]", False)
 
 
-@pytest.mark.parametrize("call", [
-    lambda big: Series(channel="INTERNAL", price_precision=2, size_precision=0).extend(TS, big, big, big, big, big),
-    lambda big: fold(TS, big, big, big, big, big),
-    lambda big: fold_columns_many(TS, big, big, big, big, big, resolutions=["5m"], channel="EXTERNAL"),
-    lambda big: FeatureState(price_scale=2, size_scale=0).warm(TS, big, big, big, big, big),
-    lambda big: FeatureUniverse(feature_ids=["sma_20"]).warm(0, TS, big, big, big, big, big),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda big: Series(channel="INTERNAL", price_precision=2, size_precision=0).extend(TS, big, big, big, big, big),
+        lambda big: fold(TS, big, big, big, big, big),
+        lambda big: fold_columns_many(TS, big, big, big, big, big, resolutions=["5m"], channel="EXTERNAL"),
+        lambda big: FeatureState(price_scale=2, size_scale=0).warm(TS, big, big, big, big, big),
+        lambda big: FeatureUniverse(feature_ids=["sma_20"]).warm(0, TS, big, big, big, big, big),
+    ],
+)
 def test_a_foreign_byte_order_is_refused_never_read_as_native(call: Callable[[Any], Any]) -> None:
     big = PX.astype(">i8")
     with pytest.raises((TypeError, FeatureError), match=r"native byte order|INVALID_COLUMN: open"):
@@ -75,8 +83,16 @@ def test_bar_times_past_2_63_are_refused_everywhere(ts: int) -> None:
 def test_the_last_whole_minute_folds_to_every_resolution_without_wrapping() -> None:
     column = np.array([TOP - M, TOP], np.uint64)
     for resolution in ("5m", "1h", "1d"):
-        result = fold(column, ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]],
-                      resolution=resolution, channel="INTERNAL")
+        result = fold(
+            column,
+            ONE[[0, 0]],
+            ONE[[0, 0]],
+            ONE[[0, 0]],
+            ONE[[0, 0]],
+            ONE[[0, 0]],
+            resolution=resolution,
+            channel="INTERNAL",
+        )
         ends = np.frombuffer(result.columns()["ts_event"], "<u8")
         assert all(end >= TOP for end in ends)  # the bucket closes at or after its last bar
     series = Series(channel="EXTERNAL", price_precision=2, size_precision=0)
@@ -94,8 +110,9 @@ def test_a_malformed_bar_in_a_minute_is_refused_and_nothing_is_taken() -> None:
         universe.close_minute(ids, ts, ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]])
     high = np.array([1, 0], np.int64)  # high below open
     with pytest.raises(FeatureError, match="INCONSISTENT_BAR: bar 1 "):
-        universe.close_minute(ids, np.array([BASE + M] * 2, np.uint64), ONE[[0, 0]], high, ONE[[0, 0]],
-                              ONE[[0, 0]], ONE[[0, 0]])
+        universe.close_minute(
+            ids, np.array([BASE + M] * 2, np.uint64), ONE[[0, 0]], high, ONE[[0, 0]], ONE[[0, 0]], ONE[[0, 0]]
+        )
     assert universe.last_ts_event(0, "1m") is None and universe.last_ts_event(1, "1m") is None
 
 
@@ -103,26 +120,35 @@ SERIES = Series(channel="INTERNAL", price_precision=2, size_precision=0)
 UNIVERSE = FeatureUniverse(feature_ids=["sma_20"])
 
 
-@pytest.mark.parametrize(("call", "error"), [
-    (lambda bad: fold(TS).page(price_precision=2, size_precision=0, limit=bad), BarsError),
-    (lambda bad: fold(TS).page(price_precision=bad, size_precision=0, limit=1), SpineError),
-    (lambda bad: fold(TS).page(price_precision=2, size_precision=0, limit=1, start=bad), BarsError),
-    (lambda bad: fold(TS, coverage=[(bad, BASE + M)]), BarsError),
-    (lambda bad: fold_columns_many(TS, *(PX,) * 5, resolutions=["5m"], channel="EXTERNAL",
-                                   coverage=[(BASE, bad)]), BarsError),
-    (lambda bad: Series(channel="INTERNAL", price_precision=bad, size_precision=0), BarsError),
-    (lambda bad: SERIES.push(BASE + M, 1, 1, 1, 1, -(2**64) if bad == -1 else bad), BarsError),
-    (lambda bad: UNIVERSE.add(channel="INTERNAL", price_precision=bad, size_precision=0), BarsError),
-    (lambda bad: UNIVERSE.add(channel="INTERNAL", price_precision=2, size_precision=0, capacity=bad),
-     BarsError),
-    (lambda bad: UNIVERSE.observe(bad, BASE, BASE + M), FeatureError),
-    (lambda bad: UNIVERSE.advance(bad), FeatureError),
-])
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda bad: fold(TS).page(price_precision=2, size_precision=0, limit=bad), BarsError),
+        (lambda bad: fold(TS).page(price_precision=bad, size_precision=0, limit=1), SpineError),
+        (lambda bad: fold(TS).page(price_precision=2, size_precision=0, limit=1, start=bad), BarsError),
+        (lambda bad: fold(TS, coverage=[(bad, BASE + M)]), BarsError),
+        (
+            lambda bad: fold_columns_many(
+                TS, *(PX,) * 5, resolutions=["5m"], channel="EXTERNAL", coverage=[(BASE, bad)]
+            ),
+            BarsError,
+        ),
+        (lambda bad: Series(channel="INTERNAL", price_precision=bad, size_precision=0), BarsError),
+        (lambda bad: SERIES.push(BASE + M, 1, 1, 1, 1, -(2**64) if bad == -1 else bad), BarsError),
+        (lambda bad: UNIVERSE.add(channel="INTERNAL", price_precision=bad, size_precision=0), BarsError),
+        (lambda bad: UNIVERSE.add(channel="INTERNAL", price_precision=2, size_precision=0, capacity=bad), BarsError),
+        (lambda bad: UNIVERSE.observe(bad, BASE, BASE + M), FeatureError),
+        (lambda bad: UNIVERSE.advance(bad), FeatureError),
+    ],
+)
 @pytest.mark.parametrize("bad", [-1, 2**64, 2**70, True])
-def test_ints_out_of_range_and_bools_are_the_packages_refusals(call: Callable[[Any], Any], error: type,
-                                                               bad: int) -> None:
+def test_ints_out_of_range_and_bools_are_the_packages_refusals(
+    call: Callable[[Any], Any], error: type, bad: int
+) -> None:
     # A precision of -1 fits its type: the core refuses it by its own rule.
-    with pytest.raises(error, match="INVALID_INTEGER: .*(out of range|is a bool); allowed: |INVALID_PRECISION|INVALID_SCALE"):
+    with pytest.raises(
+        error, match="INVALID_INTEGER: .*(out of range|is a bool); allowed: |INVALID_PRECISION|INVALID_SCALE"
+    ):
         call(bad)
 
 
@@ -136,7 +162,7 @@ def test_a_feature_state_takes_no_bool_for_a_bar_field(field: int) -> None:
         FeatureState(price_scale=True, size_scale=0)
 
 
-# --- fold_bars: arguments of the wrong shape are BarsErrors naming the argument ----------------
+# fold_bars: arguments of the wrong shape are BarsErrors naming the argument
 
 
 def _bars() -> dict[str, Any]:
@@ -171,12 +197,15 @@ def test_a_sequence_column_of_the_wrong_length_is_named() -> None:
         fold(TS[:1], *(ONE,) * 5, sequence=np.array([1, 2], np.uint64))
 
 
-@pytest.mark.parametrize(("args", "precision", "refusal"), [
-    ((-1, 0, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: -1 is out of range; allowed: a sequence number"),
-    ((1, True, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: True is a bool; allowed: a nanosecond timestamp"),
-    ((1, 0, 2**63, 1, 1, 1, 1), 2, r"INVALID_INTEGER: 9223372036854775808 is out of range; allowed: a mantissa"),
-    ((1, 0, 1, 1, 1, 1, 1), 19, r"INVALID_SCALE: scale 19 is out of range; allowed 0..=18"),
-])
+@pytest.mark.parametrize(
+    ("args", "precision", "refusal"),
+    [
+        ((-1, 0, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: -1 is out of range; allowed: a sequence number"),
+        ((1, True, 1, 1, 1, 1, 1), 2, r"INVALID_INTEGER: True is a bool; allowed: a nanosecond timestamp"),
+        ((1, 0, 2**63, 1, 1, 1, 1), 2, r"INVALID_INTEGER: 9223372036854775808 is out of range; allowed: a mantissa"),
+        ((1, 0, 1, 1, 1, 1, 1), 19, r"INVALID_SCALE: scale 19 is out of range; allowed 0..=18"),
+    ],
+)
 def test_a_stream_row_refuses_what_it_cannot_write(args: tuple[Any, ...], precision: int, refusal: str) -> None:
     with pytest.raises((BarsError, DecimalError), match=refusal):
         bar_row(*args, price_precision=precision, size_precision=0)

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from spine.http.bar_pages import BarPages
 from spine.http.errors import HttpError
 from spine.http.request import Query
-from spine.node.series_book import SeriesBook
+from spine.node.bar_pages import BarPages
+from spine.node.persist.series_book import SeriesBook
 
 M = 60 * 10**9
 IID = "BTCUSDT.SIM"

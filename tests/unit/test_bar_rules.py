@@ -24,18 +24,32 @@ def aggregate(*, build_with_no_updates: bool, skip_first_non_full_bar: bool) -> 
     bars: list[Any] = []
     clock = TestClock()
     clock.set_time(T0 + 30 * 10**9)  # started mid-minute
-    aggregator = TimeBarAggregator(instrument, BarType.from_str(f"{instrument.id}-1-MINUTE-LAST-INTERNAL"),
-                                   bars.append, clock, build_with_no_updates=build_with_no_updates,
-                                   skip_first_non_full_bar=skip_first_non_full_bar)
+    aggregator = TimeBarAggregator(
+        instrument,
+        BarType.from_str(f"{instrument.id}-1-MINUTE-LAST-INTERNAL"),
+        bars.append,
+        clock,
+        build_with_no_updates=build_with_no_updates,
+        skip_first_non_full_bar=skip_first_non_full_bar,
+    )
 
     def trade(ts: int, price: str) -> None:
         for event in clock.advance_time(ts):
             event.handle()
-        aggregator.handle_trade_tick(TradeTick(instrument.id, Price.from_str(price), Quantity.from_str("1.000"),
-                                               AggressorSide.BUYER, TradeId(str(ts)), ts, ts))
+        aggregator.handle_trade_tick(
+            TradeTick(
+                instrument.id,
+                Price.from_str(price),
+                Quantity.from_str("1.000"),
+                AggressorSide.BUYER,
+                TradeId(str(ts)),
+                ts,
+                ts,
+            )
+        )
 
-    trade(T0 + 40 * 10**9, "100.0")          # the partial first minute
-    trade(T0 + M + 5 * 10**9, "101.0")       # minute 2
+    trade(T0 + 40 * 10**9, "100.0")  # the partial first minute
+    trade(T0 + M + 5 * 10**9, "101.0")  # minute 2
     trade(T0 + 3 * M + 10 * 10**9, "103.0")  # minute 3 has no trade; minute 4 does
     for event in clock.advance_time(T0 + 4 * M):
         event.handle()
@@ -44,9 +58,15 @@ def aggregate(*, build_with_no_updates: bool, skip_first_non_full_bar: bool) -> 
 
 def test_nautilus_defaults_emit_a_partial_first_bar_and_a_flat_bar_for_a_quiet_minute() -> None:
     assert aggregate(build_with_no_updates=True, skip_first_non_full_bar=False) == [
-        (1, "100.0", "1.000"), (2, "101.0", "1.000"), (3, "101.0", "0.000"), (4, "103.0", "1.000")]
+        (1, "100.0", "1.000"),
+        (2, "101.0", "1.000"),
+        (3, "101.0", "0.000"),
+        (4, "103.0", "1.000"),
+    ]
 
 
 def test_the_node_settings_emit_only_whole_minutes_that_had_trades() -> None:
     assert aggregate(build_with_no_updates=False, skip_first_non_full_bar=True) == [
-        (2, "101.0", "1.000"), (4, "103.0", "1.000")]
+        (2, "101.0", "1.000"),
+        (4, "103.0", "1.000"),
+    ]

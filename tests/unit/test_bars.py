@@ -28,7 +28,6 @@ D = 20_000 * DAY  # 2024-10-04 00:00 UTC
 FIELDS = ("open", "high", "low", "close", "volume")
 
 
-# --------------------------------------------------------------------------------------------
 # Helpers.
 
 
@@ -61,9 +60,7 @@ def fold(
     coverage: list[tuple[int, int]] | None = None,
 ) -> tuple[dict[int, tuple[int, ...]], list[tuple[int, int, str]]]:
     """fold_bars on int mantissas; returns ({end: (o, h, l, c, v)}, [(start, end, reason)])."""
-    table = spine.fold_bars(
-        data, resolution, channel=channel, coverage=coverage, price_precision=0, size_precision=0
-    )
+    table = spine.fold_bars(data, resolution, channel=channel, coverage=coverage, price_precision=0, size_precision=0)
     return split(table)
 
 
@@ -99,7 +96,6 @@ def minutes(first: int, last: int, base: int = D) -> list[int]:
     return [base + k * M for k in range(first, last + 1)]
 
 
-# --------------------------------------------------------------------------------------------
 # Worked examples: the calendar grid.
 
 
@@ -218,10 +214,19 @@ def test_no_coverage_at_all_means_nothing_is_closed() -> None:
     assert (served, withheld) == ({}, [(D, D + 10 * M, "NOT_CLOSED")])
 
 
-@pytest.mark.parametrize("span", [
-    (D + 0.5, D + 10 * M), (np.float64(D), D + 10 * M), ("1", D + 10 * M), (True, D + 10 * M),
-    (-5, D + 10 * M), (D, 2**64), (D,), 7,
-])
+@pytest.mark.parametrize(
+    "span",
+    [
+        (D + 0.5, D + 10 * M),
+        (np.float64(D), D + 10 * M),
+        ("1", D + 10 * M),
+        (True, D + 10 * M),
+        (-5, D + 10 * M),
+        (D, 2**64),
+        (D,),
+        7,
+    ],
+)
 def test_a_coverage_span_of_anything_but_two_ns_integers_is_refused_not_rounded(span: Any) -> None:
     with pytest.raises(spine.BarsError, match="INVALID_BARS: .*coverage"):
         spine.fold_bars(bars(minutes(1, 10)), "5m", coverage=[span], price_precision=0, size_precision=0)
@@ -253,7 +258,6 @@ def test_fold_bars_rows_are_sorted_by_resolution_as_given_then_time() -> None:
         assert starts == sorted(starts), f"{resolution} rows out of time order: {starts}"
 
 
-# --------------------------------------------------------------------------------------------
 # Exactness: decimal128 in and out.
 
 
@@ -380,7 +384,6 @@ def test_volume_sums_are_exact_up_to_int64_and_refused_past_it() -> None:
     assert info.value.symbol == "VOLUME_OVERFLOW"
 
 
-# --------------------------------------------------------------------------------------------
 # The durable series.
 
 
@@ -473,7 +476,6 @@ def test_extend_bulk_loads_through_the_arrival_rule() -> None:
     assert len(s) == 5
 
 
-# --------------------------------------------------------------------------------------------
 # The incremental fold.
 
 
@@ -499,9 +501,7 @@ def test_the_midnight_bar_closes_every_resolution_at_once() -> None:
     assert [e[0] for e in last] == ["5m", "15m", "30m", "1h", "4h", "1d"]
     assert all(e[1] == "bar" and e[3] == D for e in last)
     for resolution, _, start, end, bar in last + closed:
-        assert end - start == {"5m": 5, "15m": 15, "30m": 30, "1h": 60, "4h": 240, "1d": 1440}[
-            resolution
-        ] * M
+        assert end - start == {"5m": 5, "15m": 15, "30m": 30, "1h": 60, "4h": 240, "1d": 1440}[resolution] * M
         page, _ = decode(s.fold(resolution))
         assert page[end] == bar
     assert last[-1][4] == (100, 110, 90, 105, 1440, 1440)
@@ -563,7 +563,6 @@ def test_a_late_bar_after_advance_does_not_emit_a_partial_bucket() -> None:
     assert last == page[D + 5 * M], f"stream emitted {emitted}, page has {page}"
 
 
-# --------------------------------------------------------------------------------------------
 # Refusals. Each names the problem; BarsError for refused values, TypeError for a buffer of
 # the wrong type at the low level.
 
@@ -641,9 +640,7 @@ def test_series_push_refuses_a_non_minute_bar_and_counts_it() -> None:
 
 
 @pytest.mark.parametrize("entry", ENTRY_POINTS)
-@pytest.mark.parametrize(
-    ("column", "value"), [("high", 50), ("low", 200), ("open", 10**6), ("close", 0)]
-)
+@pytest.mark.parametrize(("column", "value"), [("high", 50), ("low", 200), ("open", 10**6), ("close", 0)])
 def test_inconsistent_ohlc_is_refused(entry: Callable[..., Any], column: str, value: int) -> None:
     data = good()
     data[column] = data[column].copy()
@@ -682,9 +679,7 @@ def test_float_ts_event_is_refused_by_fold_bars() -> None:
 
 @pytest.mark.parametrize("column", [*FIELDS])
 @pytest.mark.parametrize("entry", [via_fold_columns, via_extend])
-def test_float_buffers_are_a_type_error_at_the_low_level(
-    entry: Callable[..., Any], column: str
-) -> None:
+def test_float_buffers_are_a_type_error_at_the_low_level(entry: Callable[..., Any], column: str) -> None:
     data = good()
     data[column] = data[column].astype(np.float64)
     with pytest.raises(TypeError, match=f"{column} must be a 1-D array of int64"):
@@ -843,26 +838,31 @@ def test_a_series_round_trips_through_an_arrow_record_batch() -> None:
 def test_load_batch_refuses_a_decimal_at_another_scale() -> None:
     s = series("EXTERNAL")
     wrong = spine.series_batch(series("EXTERNAL")).to_pydict()
-    batch = pa.RecordBatch.from_pydict({
-        "ts_event": pa.array([D + M], pa.timestamp("ns", tz="UTC")),
-        **{name: pa.array([Decimal("1.5")], pa.decimal128(38, s.price_precision + 1)) for name in FIELDS},
-    })
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "ts_event": pa.array([D + M], pa.timestamp("ns", tz="UTC")),
+            **{name: pa.array([Decimal("1.5")], pa.decimal128(38, s.price_precision + 1)) for name in FIELDS},
+        }
+    )
     assert wrong["open"] == []
     with pytest.raises(BarsError, match="precision"):
         spine.load_batch(s, batch)
     assert len(s) == 0
 
 
-@pytest.mark.parametrize(("call", "allowed"), [
-    (lambda: spine.Series(channel="EXTERNAL", price_precision=2**70, size_precision=0), "a precision"),
-    (lambda: spine.Series(channel="EXTERNAL", price_precision=2, size_precision=0, capacity=-1), "a count"),
-    (lambda: series().push(D + M, 2**63, 2**63, 1, 1, 1), "a mantissa"),
-    (lambda: series().push(-M, 1, 1, 1, 1, 1), "a nanosecond timestamp"),
-    (lambda: series().observe(-1, D), "a nanosecond timestamp"),
-    (lambda: series().advance(2**64), "a nanosecond timestamp"),
-    (lambda: series().page(limit=-1), "a count"),
-    (lambda: series().page(start=10**400, limit=1), "a nanosecond timestamp"),
-])
+@pytest.mark.parametrize(
+    ("call", "allowed"),
+    [
+        (lambda: spine.Series(channel="EXTERNAL", price_precision=2**70, size_precision=0), "a precision"),
+        (lambda: spine.Series(channel="EXTERNAL", price_precision=2, size_precision=0, capacity=-1), "a count"),
+        (lambda: series().push(D + M, 2**63, 2**63, 1, 1, 1), "a mantissa"),
+        (lambda: series().push(-M, 1, 1, 1, 1, 1), "a nanosecond timestamp"),
+        (lambda: series().observe(-1, D), "a nanosecond timestamp"),
+        (lambda: series().advance(2**64), "a nanosecond timestamp"),
+        (lambda: series().page(limit=-1), "a count"),
+        (lambda: series().page(start=10**400, limit=1), "a nanosecond timestamp"),
+    ],
+)
 def test_an_int_out_of_its_range_is_a_bars_error_not_an_overflow(call: Any, allowed: str) -> None:
     with pytest.raises(BarsError, match=f"INVALID_INTEGER: .* is out of range; allowed: {allowed}") as caught:
         call()
@@ -874,14 +874,19 @@ def test_a_non_int_argument_stays_a_type_error_naming_it() -> None:
         series().push(D + M, 1.5, 1, 1, 1, 1)
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    (lambda d: d | {"open": pa.array([str(x).encode() for x in d["open"]])},
-     "open is an Arrow binary column; allowed: decimal128, decimal strings or integer mantissas"),
-    (lambda d: d | {"open": pa.array(d["open"] > 0)}, "open is an Arrow bool column"),
-    (lambda d: d | {"ts_event": pa.array([float(x) for x in d["ts_event"]])}, "ts_event is an Arrow double column"),
-    (lambda d: d | {"open": d["open"].reshape(1, -1)}, "open must be a 1-D column, got 2 dimensions"),
-    (lambda d: {k: v[0] for k, v in d.items()}, "must be a 1-D column, got 0 dimensions"),
-])
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            lambda d: d | {"open": pa.array([str(x).encode() for x in d["open"]])},
+            "open is an Arrow binary column; allowed: decimal128, decimal strings or integer mantissas",
+        ),
+        (lambda d: d | {"open": pa.array(d["open"] > 0)}, "open is an Arrow bool column"),
+        (lambda d: d | {"ts_event": pa.array([float(x) for x in d["ts_event"]])}, "ts_event is an Arrow double column"),
+        (lambda d: d | {"open": d["open"].reshape(1, -1)}, "open must be a 1-D column, got 2 dimensions"),
+        (lambda d: {k: v[0] for k, v in d.items()}, "must be a 1-D column, got 0 dimensions"),
+    ],
+)
 def test_columns_of_the_wrong_kind_are_refused_by_name(change: Callable[[Any], Any], words: str) -> None:
     with pytest.raises(spine.BarsError, match=words):
         spine.fold_bars(change(bars(minutes(1, 10))), "5m", price_precision=0, size_precision=0)
@@ -894,8 +899,10 @@ def test_a_precision_that_is_not_an_int_is_refused_not_truncated(precision: Any)
 
 
 def test_a_precision_given_with_decimal_columns_must_be_their_scale() -> None:
-    data = {k: (v if k == "ts_event" else pa.array([Decimal(int(x)) / 100 for x in v], pa.decimal128(38, 2)))
-            for k, v in bars(minutes(1, 10)).items()}
+    data = {
+        k: (v if k == "ts_event" else pa.array([Decimal(int(x)) / 100 for x in v], pa.decimal128(38, 2)))
+        for k, v in bars(minutes(1, 10)).items()
+    }
     assert spine.fold_bars(data, "5m", price_precision=2, size_precision=2).num_rows == 2
     with pytest.raises(spine.BarsError, match=r"open is decimal128\(38, 2\) \(scale 2\) but precision 9 was given"):
         spine.fold_bars(data, "5m", price_precision=9)

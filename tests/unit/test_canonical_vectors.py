@@ -141,7 +141,7 @@ def test_identity_is_64_lowercase_hex() -> None:
             assert len(identity) == 64 and set(identity) <= set("0123456789abcdef")
 
 
-# --- behaviour the file cannot hold ---------------------------------------------------------
+# behaviour the file cannot hold
 
 
 def test_a_self_referencing_list_is_too_deep_not_a_crash() -> None:
@@ -196,12 +196,15 @@ def test_vector_file_is_what_the_reference_produces_now() -> None:
     )
 
 
-@pytest.mark.parametrize(("text", "symbol"), [
-    (b'{"a":1}\xff', "INVALID_UTF8"),   # not UTF-8 after a whole document: an encoding error
-    (b'{"a":1} \x80', "INVALID_UTF8"),
-    (b'{"a":1}x\xff', "INVALID_JSON"),  # the first defect is the stray "x"
-    (b'{"a":1}}', "INVALID_JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "symbol"),
+    [
+        (b'{"a":1}\xff', "INVALID_UTF8"),  # not UTF-8 after a whole document: an encoding error
+        (b'{"a":1} \x80', "INVALID_UTF8"),
+        (b'{"a":1}x\xff', "INVALID_JSON"),  # the first defect is the stray "x"
+        (b'{"a":1}}', "INVALID_JSON"),
+    ],
+)
 def test_trailing_bytes_are_refused_by_their_first_defect(text: bytes, symbol: str) -> None:
     with pytest.raises(spine.CanonicalJsonError) as caught:
         spine.canonicalize(text)

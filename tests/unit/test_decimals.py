@@ -93,9 +93,7 @@ def test_decimal_errors_name_the_value() -> None:
         spine.parse_decimal("1e5", 2)
 
 
-@pytest.mark.parametrize(
-    "text", ["", "01", "-1", "+1", "1.0", "1e9", " 1", "1\n", "\uff11", "18446744073709551616"]
-)
+@pytest.mark.parametrize("text", ["", "01", "-1", "+1", "1.0", "1e9", " 1", "1\n", "\uff11", "18446744073709551616"])
 def test_timestamp_refusals(text: str) -> None:
     with pytest.raises(spine.TimestampError) as info:
         spine.parse_timestamp(text)
@@ -108,7 +106,7 @@ def test_timestamp_extremes() -> None:
     assert spine.parse_timestamp("18446744073709551615") == 2**64 - 1
 
 
-# --- regressions ---------------------------------------------------------------------------
+# regressions
 
 
 def test_the_smallest_i128_mantissa_parses() -> None:

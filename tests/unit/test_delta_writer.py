@@ -7,17 +7,15 @@ import json
 
 import numpy as np
 import pytest
+from refusals import raises
 
 from spine._core import canonical_json
 from spine.errors import FeatureError
 from spine.features import DeltaWriter, FeatureUniverse, row_delta
-from refusals import raises
 
 M = 60 * 10**9
 RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 T0 = 20_000 * 1440 * M
-
-
 
 
 def setup(n: int = 2, ids: bool = True) -> tuple[FeatureUniverse, DeltaWriter]:
@@ -32,7 +30,8 @@ def setup(n: int = 2, ids: bool = True) -> tuple[FeatureUniverse, DeltaWriter]:
 def minute(n: int, k: int) -> list[np.ndarray]:
     c = 10_000 + (k * 37) % 101
     return [np.arange(n, dtype=np.uint32), np.full(n, T0 + k * M, dtype=np.uint64)] + [
-        np.full(n, v, dtype=np.int64) for v in (c, c + 20, c - 20, c + 3, 100 + k)]
+        np.full(n, v, dtype=np.int64) for v in (c, c + 20, c - 20, c + 3, 100 + k)
+    ]
 
 
 def test_documents_equal_row_delta_over_row_snapshots() -> None:
@@ -45,8 +44,9 @@ def test_documents_equal_row_delta_over_row_snapshots() -> None:
         assert len(docs) == len(pairs) > 0
         for (i, r), raw in zip(pairs, docs, strict=True):
             res = RESOLUTIONS[r]
-            expected = row_delta(before[(i, res)], u.row(i, res), instrument_id=f"I{i}.SIM", resolution=res,
-                                 ts_event=T0 + k * M)
+            expected = row_delta(
+                before[(i, res)], u.row(i, res), instrument_id=f"I{i}.SIM", resolution=res, ts_event=T0 + k * M
+            )
             assert json.loads(raw) == expected and canonical_json(expected) == raw
 
 

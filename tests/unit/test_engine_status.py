@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from reference.wire_validator import validate
 
+from reference.wire_validator import validate
 from spine.node.hydration import IllegalTransition
 from spine.node.status import AUTHORITY_COUNTERS, COUNTERS, EngineStatusProducer
 
@@ -30,12 +30,27 @@ MOVES: dict[str, Callable[[EngineStatusProducer], None]] = {
     "finish": EngineStatusProducer.finish,
     "fail": lambda p: p.fail("boom"),
 }
-TARGET = {"begin": "RUNNING", "checkpoint": "CHECKPOINTED", "resume": "RUNNING", "finish": "COMPLETED",
-          "fail": "FAILED"}
-SOURCE = {"begin": "STARTING", "checkpoint": "RUNNING", "resume": "CHECKPOINTED", "finish": "RUNNING",
-          "fail": "RUNNING"}
-PATH_TO = {"STARTING": [], "RUNNING": ["begin"], "CHECKPOINTED": ["begin", "checkpoint"],
-           "COMPLETED": ["begin", "finish"], "FAILED": ["begin", "fail"]}
+TARGET = {
+    "begin": "RUNNING",
+    "checkpoint": "CHECKPOINTED",
+    "resume": "RUNNING",
+    "finish": "COMPLETED",
+    "fail": "FAILED",
+}
+SOURCE = {
+    "begin": "STARTING",
+    "checkpoint": "RUNNING",
+    "resume": "CHECKPOINTED",
+    "finish": "RUNNING",
+    "fail": "RUNNING",
+}
+PATH_TO = {
+    "STARTING": [],
+    "RUNNING": ["begin"],
+    "CHECKPOINTED": ["begin", "checkpoint"],
+    "COMPLETED": ["begin", "finish"],
+    "FAILED": ["begin", "fail"],
+}
 
 
 def checked(document: dict[str, Any]) -> dict[str, Any]:
@@ -54,9 +69,15 @@ def producer_in(state: str, run_id: str | None = "run-0001") -> EngineStatusProd
 def test_a_new_producer_is_starting_with_zero_counters() -> None:
     doc = checked(EngineStatusProducer("run-0001").document(TS))
     assert doc == {
-        "version": "spine.v2", "schema_id": "svc.engine_status", "schema_version": 1, "run_id": "run-0001",
-        "lifecycle": "STARTING", "ts_event": str(TS), "counters": dict.fromkeys(COUNTERS, 0),
-        "authorities": [], "last_error": None,
+        "version": "spine.v2",
+        "schema_id": "svc.engine_status",
+        "schema_version": 1,
+        "run_id": "run-0001",
+        "lifecycle": "STARTING",
+        "ts_event": str(TS),
+        "counters": dict.fromkeys(COUNTERS, 0),
+        "authorities": [],
+        "last_error": None,
     }
     assert checked(EngineStatusProducer(None).document(0))["run_id"] is None
 
@@ -118,7 +139,7 @@ def test_record_error_counts_and_keeps_the_latest() -> None:
         producer.record_error("")
 
 
-# --- counters -------------------------------------------------------------------------------
+# counters
 
 
 def test_counters_add_and_set() -> None:
@@ -128,22 +149,31 @@ def test_counters_add_and_set() -> None:
         producer.add(name, k)
     producer.set_counter("bars_accepted", 100)
     doc = checked(producer.document(TS))
-    assert doc["counters"] == {"bars_accepted": 100, "bars_rejected": 2, "signals_emitted": 3,
-                               "orders_submitted": 4, "fills": 5, "errors": 6}
+    assert doc["counters"] == {
+        "bars_accepted": 100,
+        "bars_rejected": 2,
+        "signals_emitted": 3,
+        "orders_submitted": 4,
+        "fills": 5,
+        "errors": 6,
+    }
     assert producer.counter("fills") == 5
 
 
-@pytest.mark.parametrize(("call", "match"), [
-    (lambda p: p.add("bars_accepted", -1), "only grows"),
-    (lambda p: p.set_counter("bars_accepted", 4), "only grows"),
-    (lambda p: p.set_counter("bars_accepted", 2**63), "only grows"),
-    (lambda p: p.set_counter("fills", True), "only grows"),
-    (lambda p: p.add("bars", 1), "not an engine counter"),
-    (lambda p: p.add_authority("EXTERNAL", "gaps", -1), "only grows"),
-    (lambda p: p.set_authority("EXTERNAL", "gaps", 1), "only grows"),
-    (lambda p: p.add_authority("", "gaps"), "non-empty"),
-    (lambda p: p.add_authority("EXTERNAL", "holes"), "not an authority counter"),
-])
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda p: p.add("bars_accepted", -1), "only grows"),
+        (lambda p: p.set_counter("bars_accepted", 4), "only grows"),
+        (lambda p: p.set_counter("bars_accepted", 2**63), "only grows"),
+        (lambda p: p.set_counter("fills", True), "only grows"),
+        (lambda p: p.add("bars", 1), "not an engine counter"),
+        (lambda p: p.add_authority("EXTERNAL", "gaps", -1), "only grows"),
+        (lambda p: p.set_authority("EXTERNAL", "gaps", 1), "only grows"),
+        (lambda p: p.add_authority("", "gaps"), "non-empty"),
+        (lambda p: p.add_authority("EXTERNAL", "holes"), "not an authority counter"),
+    ],
+)
 def test_counter_refusals_change_nothing(call: Callable[[Any], None], match: str) -> None:
     producer = EngineStatusProducer("r", authorities=["EXTERNAL"])
     producer.set_counter("bars_accepted", 5)
@@ -158,7 +188,9 @@ def test_authorities_are_reported_from_the_start_and_sorted() -> None:
     producer = EngineStatusProducer("r", authorities=["SIM.INTERNAL", "SIM.EXTERNAL"])
     zero: dict[str, Any] = dict.fromkeys(AUTHORITY_COUNTERS, 0)
     assert checked(producer.document(TS))["authorities"] == [
-        {"authority": "SIM.EXTERNAL", **zero}, {"authority": "SIM.INTERNAL", **zero}]
+        {"authority": "SIM.EXTERNAL", **zero},
+        {"authority": "SIM.INTERNAL", **zero},
+    ]
     producer.begin()
     producer.add_authority("SIM.INTERNAL", "duplicates", 2)
     producer.add_authority("SIM.EXTERNAL", "gaps")

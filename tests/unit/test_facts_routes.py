@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from spine.http.errors import HttpError
-from spine.http.market import MarketHandlers
 from spine.http.request import Query
+from spine.node.reads import MarketHandlers
 
 
 def handlers(registered: bool, kinds: frozenset[str] = frozenset()) -> MarketHandlers:
-    node: Any = SimpleNamespace(discovery_registered=lambda: registered, fact_kinds=lambda: kinds,
-                                facts=lambda kind: {})
+    node: Any = SimpleNamespace(
+        discovery_registered=lambda: registered, fact_kinds=lambda: kinds, facts=lambda kind: {}
+    )
     return MarketHandlers(node)
 
 

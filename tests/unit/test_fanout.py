@@ -42,7 +42,7 @@ def test_the_predicate_isolates_a_single_instrument_subscriber() -> None:
     fan = FanOut()
     mine = fan.subscribe(instruments=["ETHUSDT.SIM"], kinds=["bar"])
     everything = fan.subscribe()
-    for k in range(10 * QUEUE_EVENTS):
+    for _ in range(10 * QUEUE_EVENTS):
         fan.publish("trade", "ETHUSDT.SIM", b"t")
         fan.publish("bar", "BTCUSDT.SIM", b"x")
     fan.publish("bar", "ETHUSDT.SIM", b"mine")

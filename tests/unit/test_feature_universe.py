@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from test_features import MINUTE, make_bars
 
 from spine.errors import BarsError, FeatureError
 from spine.features import FeatureState, FeatureUniverse
-from test_features import MINUTE, make_bars
 
 RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 STEP_MINUTES = {"1m": 1, "5m": 5, "15m": 15, "30m": 30, "1h": 60, "4h": 240, "1d": 1440}
@@ -25,8 +25,9 @@ IDS = ["sma_20", "rsi_14", "bb_20_2", "macd_12_26_9", "atr_14", "trend_200"]
 def pandas_fold(cols: dict[str, Any], resolution: str) -> dict[str, np.ndarray]:
     """Complete buckets only (every minute present), labelled by their close, as int64."""
     minutes = STEP_MINUTES[resolution]
-    frame = pd.DataFrame({k: cols[k] for k in FIELDS[1:]},
-                         index=pd.to_datetime(cols["ts_event"].astype(np.int64), unit="ns", utc=True))
+    frame = pd.DataFrame(
+        {k: cols[k] for k in FIELDS[1:]}, index=pd.to_datetime(cols["ts_event"].astype(np.int64), unit="ns", utc=True)
+    )
     grouped = frame.resample(f"{minutes}min", closed="right", label="right")
     out = grouped.agg({"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"})
     out = out[grouped.size() == minutes]
@@ -133,7 +134,11 @@ def test_a_candle_after_warm_completes_the_bucket_warm_saw_as_a_gap() -> None:
     u.warm(i, col(ts[:9], np.uint64), *(col([100] * 9),) * 4, col([1] * 9))  # candle 10 missing
     u.close_minute(col([i], np.uint32), col([ts[9]], np.uint64), *(col([100]),) * 4, col([1]))
     assert u.row(i, "5m")["sma_20.value"] == {
-        "kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": 2, "bars_needed": 20}
+        "kind": "ABSENT",
+        "reason": "WARMING_UP",
+        "bars_seen": 2,
+        "bars_needed": 20,
+    }
 
 
 def test_a_series_warmed_halfway_and_closed_live_equals_one_warm() -> None:
@@ -184,7 +189,7 @@ def test_refusals_name_what_was_wrong() -> None:
         u.row(5, "1m")
 
 
-# --- a large minute on the pool, and a forked child --------------------------------------------
+# a large minute on the pool, and a forked child
 
 SPLIT_N = 300  # at least the size that closes on several threads
 _FORKED: FeatureUniverse | None = None

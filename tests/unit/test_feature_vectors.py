@@ -39,7 +39,9 @@ bars = st.lists(st.tuples(st.integers(0, 50), st.integers(0, 10), st.integers(0,
 
 
 @given(bars, st.integers(1, 12), st.integers(1, 5))
-def test_stochastic_reference_equals_rolling_windows(rows: list[tuple[int, int, int]], period: int, smoothing: int) -> None:
+def test_stochastic_reference_equals_rolling_windows(
+    rows: list[tuple[int, int, int]], period: int, smoothing: int
+) -> None:
     low = np.array([float(lo) for lo, _, _ in rows])
     high = low + np.array([float(spread) for _, spread, _ in rows])
     close = low + (high - low) * np.array([at / 100 for _, _, at in rows])

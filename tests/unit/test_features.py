@@ -24,8 +24,16 @@ Columns = dict[str, Any]
 MINUTE = 60_000_000_000
 
 
-def make_bars(seed: int, n: int, *, price_scale: int = 2, size_scale: int = 3, base: int = 3_700_000,
-              step: int = 900, quiet: float = 0.1) -> Columns:
+def make_bars(
+    seed: int,
+    n: int,
+    *,
+    price_scale: int = 2,
+    size_scale: int = 3,
+    base: int = 3_700_000,
+    step: int = 900,
+    quiet: float = 0.1,
+) -> Columns:
     """A random walk of mantissas with wicks, some zero-volume bars and some repeated closes."""
     rng = np.random.default_rng(seed)
     close = base + np.cumsum(rng.integers(-step, step + 1, n) * (rng.random(n) > quiet))
@@ -35,8 +43,16 @@ def make_bars(seed: int, n: int, *, price_scale: int = 2, size_scale: int = 3, b
     low = np.maximum(np.minimum(open_, close) - rng.integers(0, step, n), 0).astype(np.int64)
     volume = (rng.integers(0, 50_000, n) * (rng.random(n) > 0.05)).astype(np.int64)
     ts = (np.arange(1, n + 1, dtype=np.uint64) + np.uint64(28_333_000)) * np.uint64(MINUTE)
-    return {"ts_event": ts, "open": open_, "high": high, "low": low, "close": close, "volume": volume,
-            "price_scale": price_scale, "size_scale": size_scale}
+    return {
+        "ts_event": ts,
+        "open": open_,
+        "high": high,
+        "low": low,
+        "close": close,
+        "volume": volume,
+        "price_scale": price_scale,
+        "size_scale": size_scale,
+    }
 
 
 def as_floats(cols: Columns) -> dict[str, Array]:
@@ -139,10 +155,20 @@ def test_fixed_series_values_by_hand() -> None:
     # Closes 1..30 at scale 0: every average is exact.
     n = 30
     c = np.arange(1, n + 1, dtype=np.int64)
-    cols = {"ts_event": np.arange(1, n + 1, dtype=np.uint64), "open": c, "high": c, "low": c, "close": c,
-            "volume": np.full(n, 2, dtype=np.int64)}
-    row = compute_features(**cols, price_scale=0, size_scale=0,
-                           feature_ids=["sma_20", "rsi_14", "roc_10", "donchian_20", "vwap_20", "vol_z_20"])
+    cols = {
+        "ts_event": np.arange(1, n + 1, dtype=np.uint64),
+        "open": c,
+        "high": c,
+        "low": c,
+        "close": c,
+        "volume": np.full(n, 2, dtype=np.int64),
+    }
+    row = compute_features(
+        **cols,
+        price_scale=0,
+        size_scale=0,
+        feature_ids=["sma_20", "rsi_14", "roc_10", "donchian_20", "vwap_20", "vol_z_20"],
+    )
     assert row["sma_20.value"] == {"kind": "DECIMAL", "value": "20.50000000", "scale": 8}
     assert row["rsi_14.value"] == {"kind": "DECIMAL", "value": "100.0000", "scale": 4}
     assert row["roc_10.value"] == {"kind": "DECIMAL", "value": "50.0000", "scale": 4}
@@ -152,15 +178,26 @@ def test_fixed_series_values_by_hand() -> None:
     assert row["vol_z_20.value"] == {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE"}
 
 
-# --- warm-up, exactly to the bar -------------------------------------------------------------
+# warm-up, exactly to the bar
 
 WARMUPS = {spec["feature_id"]: spec["warmup"]["warmupBars"] for spec in feature_specs()}
 
 
 def test_warmups_are_declared() -> None:
-    assert WARMUPS == {"sma_20": 20, "ema_20": 20, "rsi_14": 15, "atr_14": 15, "bb_20_2": 20,
-                       "macd_12_26_9": 34, "roc_10": 11, "rvol_20": 21, "vol_z_20": 20,
-                       "vwap_20": 20, "donchian_20": 20, "trend_200": 200}
+    assert WARMUPS == {
+        "sma_20": 20,
+        "ema_20": 20,
+        "rsi_14": 15,
+        "atr_14": 15,
+        "bb_20_2": 20,
+        "macd_12_26_9": 34,
+        "roc_10": 11,
+        "rvol_20": 21,
+        "vol_z_20": 20,
+        "vwap_20": 20,
+        "donchian_20": 20,
+        "trend_200": 200,
+    }
 
 
 def test_warm_up_boundary_is_exact_for_every_feature() -> None:
@@ -172,23 +209,34 @@ def test_warm_up_boundary_is_exact_for_every_feature() -> None:
         for i, row in enumerate(rows):
             seen = i + 1
             if seen < needed:
-                assert row[key] == {"kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": seen,
-                                    "bars_needed": needed}, (key, seen)
+                assert row[key] == {
+                    "kind": "ABSENT",
+                    "reason": "WARMING_UP",
+                    "bars_seen": seen,
+                    "bars_needed": needed,
+                }, (key, seen)
             else:
                 assert row[key]["kind"] in ("DECIMAL", "INTEGER"), (key, seen, row[key])
     fresh = FeatureState(price_scale=2, size_scale=3)
-    assert all(v == {"kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": 0,
-                     "bars_needed": WARMUPS[k.partition(".")[0]]} for k, v in fresh.row().items())
+    assert all(
+        v == {"kind": "ABSENT", "reason": "WARMING_UP", "bars_seen": 0, "bars_needed": WARMUPS[k.partition(".")[0]]}
+        for k, v in fresh.row().items()
+    )
     assert fresh.last_ts_event is None
 
 
-# --- ABSENT reasons ----------------------------------------------------------------------------
+# ABSENT reasons
 
 
 def flat_columns(n: int, price: int, volume: int) -> Columns:
-    return {"ts_event": np.arange(1, n + 1, dtype=np.uint64), "open": np.full(n, price, dtype=np.int64),
-            "high": np.full(n, price, dtype=np.int64), "low": np.full(n, price, dtype=np.int64),
-            "close": np.full(n, price, dtype=np.int64), "volume": np.full(n, volume, dtype=np.int64)}
+    return {
+        "ts_event": np.arange(1, n + 1, dtype=np.uint64),
+        "open": np.full(n, price, dtype=np.int64),
+        "high": np.full(n, price, dtype=np.int64),
+        "low": np.full(n, price, dtype=np.int64),
+        "close": np.full(n, price, dtype=np.int64),
+        "volume": np.full(n, volume, dtype=np.int64),
+    }
 
 
 def test_undefined_computations_are_input_unavailable_never_zero_or_missing() -> None:
@@ -196,8 +244,12 @@ def test_undefined_computations_are_input_unavailable_never_zero_or_missing() ->
     unavailable = {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE"}
     for key in ("rsi_14.value", "bb_20_2.percent_b", "vol_z_20.value", "vwap_20.value"):
         assert row[key] == unavailable, key
-    assert row["bb_20_2.upper"] == row["bb_20_2.mid"] == row["bb_20_2.lower"] == {
-        "kind": "DECIMAL", "value": "1.00000000", "scale": 8}
+    assert (
+        row["bb_20_2.upper"]
+        == row["bb_20_2.mid"]
+        == row["bb_20_2.lower"]
+        == {"kind": "DECIMAL", "value": "1.00000000", "scale": 8}
+    )
     assert row["rvol_20.value"]["value"] == "0.00000000"
     assert row["trend_200.sign"] == {"kind": "INTEGER", "value": "0"}
     zero_price = compute_features(**flat_columns(250, 0, 5), price_scale=2, size_scale=0)

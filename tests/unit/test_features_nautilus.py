@@ -33,13 +33,12 @@ from nautilus_trader.indicators import (
     SimpleMovingAverage,
     VolumeWeightedAveragePrice,
 )
-
-from reference.indicators import quantize
 from test_features import MINUTE, as_floats, make_bars, rows_by_bar
 
+from reference.indicators import quantize
 
-def agree(rows: list[dict[str, dict[str, Any]]], key: str, theirs: list[float | None], scale: int,
-          start: int) -> None:
+
+def agree(rows: list[dict[str, dict[str, Any]]], key: str, theirs: list[float | None], scale: int, start: int) -> None:
     compared = near = 0
     for i in range(start, len(rows)):
         value = theirs[i]
@@ -97,8 +96,7 @@ def test_bollinger_on_closes(series: Any) -> None:
 def test_macd_line_and_roc(series: Any) -> None:
     _, f, rows = series
     closes = [(float(c),) for c in f["close"]]
-    macd = feed(MovingAverageConvergenceDivergence(12, 26, MovingAverageType.EXPONENTIAL), closes,
-                lambda i: i.value)
+    macd = feed(MovingAverageConvergenceDivergence(12, 26, MovingAverageType.EXPONENTIAL), closes, lambda i: i.value)
     agree(rows, "macd_12_26_9.line", macd, 8, 33)
     roc = feed(RateOfChange(11), closes, lambda i: 100.0 * i.value)
     agree(rows, "roc_10.value", roc, 4, 0)

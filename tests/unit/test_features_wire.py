@@ -14,18 +14,16 @@ import pytest
 import referencing
 from jsonschema import Draft202012Validator
 from referencing.jsonschema import DRAFT202012
+from refusals import raises
+from test_features import make_bars
 
 from reference.canonical_json import canonical_dumps
 from spine import canonical_json, identity
 from spine.features import FeatureState, compute_features, feature_row, feature_specs, row_delta
-from test_features import make_bars
-from refusals import raises
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 LOADED = {p.name: json.loads(p.read_bytes()) for p in SCHEMAS.glob("*.json")}
-REGISTRY = referencing.Registry().with_resources(
-    (s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values()
-)
+REGISTRY = referencing.Registry().with_resources((s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values())
 TAGS = ("version", "schema_id", "schema_version", "config_hash")
 COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 
@@ -40,9 +38,20 @@ def errors(name: str, document: Any) -> list[str]:
 
 def test_specs_validate_and_hash_their_canonical_body() -> None:
     specs = feature_specs()
-    assert [s["feature_id"] for s in specs] == ["sma_20", "ema_20", "rsi_14", "atr_14", "bb_20_2",
-                                                "macd_12_26_9", "roc_10", "rvol_20", "vol_z_20",
-                                                "vwap_20", "donchian_20", "trend_200"]
+    assert [s["feature_id"] for s in specs] == [
+        "sma_20",
+        "ema_20",
+        "rsi_14",
+        "atr_14",
+        "bb_20_2",
+        "macd_12_26_9",
+        "roc_10",
+        "rvol_20",
+        "vol_z_20",
+        "vwap_20",
+        "donchian_20",
+        "trend_200",
+    ]
     for spec in specs:
         assert errors("svc.feature_spec", spec) == []
         body = {k: v for k, v in spec.items() if k not in TAGS}
@@ -81,8 +90,13 @@ def test_rows_and_deltas_validate() -> None:
         for value in document["values"].values():
             if value["kind"] == "DECIMAL":
                 assert len(value["value"].partition(".")[2]) == value["scale"]
-        delta = row_delta(previous, document["values"], instrument_id="BTCUSDT.SIM", resolution="1h",
-                          ts_event=int(cols["ts_event"][cut - 1]))
+        delta = row_delta(
+            previous,
+            document["values"],
+            instrument_id="BTCUSDT.SIM",
+            resolution="1h",
+            ts_event=int(cols["ts_event"][cut - 1]),
+        )
         assert errors("svc.feature_row_delta", delta) == []
         assert all(op["op"] == "UPSERT" for op in delta["operations"])
         previous = document["values"]
@@ -120,9 +134,7 @@ def test_schemas_refuse_what_the_contract_refuses() -> None:
     assert errors("svc.feature_spec", {**spec, "outputs": [{**spec["outputs"][0], "value_type": "INTEGER"}]})
 
 
-# --- refusals ---------------------------------------------------------------------------------
-
-
+# refusals
 
 
 def test_bad_input_raises_clear_errors() -> None:
@@ -176,7 +188,7 @@ def test_a_delta_refuses_a_ts_event_that_is_no_nanosecond_instant(ts_event: obje
         row_delta({}, {}, instrument_id="BTCUSDT.SIM", resolution="1h", ts_event=ts_event)  # type: ignore[arg-type]
 
 
-# --- documents are produced valid or not at all: bad arguments are refused naming them ----------
+# documents are produced valid or not at all: bad arguments are refused naming them
 
 
 @pytest.mark.parametrize(
@@ -197,8 +209,10 @@ def test_rows_and_deltas_refuse_an_id_or_resolution_the_schema_refuses(
     instrument_id: Any, resolution: Any, named: str
 ) -> None:
     state = FeatureState(price_scale=2, size_scale=0, feature_ids=["rsi_14"])
-    for call in (lambda: feature_row(state, instrument_id=instrument_id, resolution=resolution),
-                 lambda: row_delta({}, state.row(), instrument_id=instrument_id, resolution=resolution, ts_event=1)):
+    for call in (
+        lambda: feature_row(state, instrument_id=instrument_id, resolution=resolution),
+        lambda: row_delta({}, state.row(), instrument_id=instrument_id, resolution=resolution, ts_event=1),
+    ):
         error = raises("INVALID_FEATURE_INPUT", call)
         assert f"{named} {(instrument_id if named == 'instrument_id' else resolution)!r}" in str(error)
         assert "allowed" in str(error)
@@ -221,8 +235,10 @@ def test_rows_and_deltas_refuse_an_id_or_resolution_the_schema_refuses(
     ],
 )
 def test_a_delta_refuses_values_and_keys_outside_the_contract(previous: Any, current: Any, says: str) -> None:
-    error = raises("INVALID_FEATURE_INPUT", lambda: row_delta(previous, current, instrument_id="BTCUSDT.SIM",
-                                                              resolution="1m", ts_event=1))
+    error = raises(
+        "INVALID_FEATURE_INPUT",
+        lambda: row_delta(previous, current, instrument_id="BTCUSDT.SIM", resolution="1m", ts_event=1),
+    )
     assert says in str(error), str(error)
 
 
@@ -232,20 +248,26 @@ def test_a_row_of_something_else_is_refused_naming_the_argument() -> None:
 
 
 def test_a_registry_leave_and_a_value_turning_absent_are_distinct_operations() -> None:
-    warm = {"rsi_14.value": {"kind": "DECIMAL", "value": "55.0000", "scale": 4},
-            "sma_20.value": {"kind": "DECIMAL", "value": "1.00000000", "scale": 8}}
+    warm = {
+        "rsi_14.value": {"kind": "DECIMAL", "value": "55.0000", "scale": 4},
+        "sma_20.value": {"kind": "DECIMAL", "value": "1.00000000", "scale": 8},
+    }
     gap = {"kind": "ABSENT", "reason": "GAP_IN_INPUT"}
     delta = row_delta(warm, {"rsi_14.value": gap}, instrument_id="BTCUSDT.SIM", resolution="5m", ts_event=60)
-    assert delta["operations"] == [{"op": "UPSERT", "key": "rsi_14.value", "value": gap},
-                                   {"op": "RETIRE", "key": "sma_20.value"}]
+    assert delta["operations"] == [
+        {"op": "UPSERT", "key": "rsi_14.value", "value": gap},
+        {"op": "RETIRE", "key": "sma_20.value"},
+    ]
     assert errors("svc.feature_row_delta", delta) == []
 
 
 @pytest.mark.parametrize("feature_ids", ["rsi_14", b"rsi_14"])
 def test_one_feature_id_given_as_a_string_is_refused_not_split_into_characters(feature_ids: Any) -> None:
     cols = make_bars(4, 20)
-    error = raises("INVALID_FEATURE_INPUT", lambda: compute_features(*(cols[k] for k in COLUMNS), price_scale=2,
-                                                                     size_scale=3, feature_ids=feature_ids))
+    error = raises(
+        "INVALID_FEATURE_INPUT",
+        lambda: compute_features(*(cols[k] for k in COLUMNS), price_scale=2, size_scale=3, feature_ids=feature_ids),
+    )
     assert "feature_ids" in str(error) and "['rsi_14']" in str(error)
 
 
@@ -254,8 +276,16 @@ def test_the_package_root_exports_every_error_and_the_feature_surface() -> None:
     import spine.errors
     import spine.features
 
-    for name in ("SpineError", "BarsError", "FeatureError", "HubError", "CanonicalJsonError", "DecimalError",
-                 "TimestampError", "IdentityNameError"):
+    for name in (
+        "SpineError",
+        "BarsError",
+        "FeatureError",
+        "HubError",
+        "CanonicalJsonError",
+        "DecimalError",
+        "TimestampError",
+        "IdentityNameError",
+    ):
         assert getattr(spine, name) is getattr(spine.errors, name) and name in spine.__all__
     for name in ("feature_specs", "FeatureState", "FeatureUniverse", "compute_features", "feature_row", "row_delta"):
         assert getattr(spine, name) is getattr(spine.features, name) and name in spine.__all__

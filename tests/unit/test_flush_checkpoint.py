@@ -11,15 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 import pytest
 from nautilus_trader.model.data import Bar
+from venue_nodes import T0, M, close, numbers, venue_node
 
-from spine.node import series_state
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
-from spine.node.store import CatalogStore
-from venue_nodes import M, T0, close, venue_node
+from spine.node.persist import series_state
+from spine.node.persist.store import CatalogStore
+from spine.node.service import VenueNode
 
 IID = "BTCUSDT.SIM"
 
@@ -28,13 +27,6 @@ def close_both(node: VenueNode, minutes: range) -> None:
     for k in minutes:
         close(node, IID, "EXTERNAL", k)
         close(node, IID, "INTERNAL", k)
-
-
-def numbers(node: VenueNode, channel: str) -> dict[int, int]:
-    """The series' bars, close -> sequence."""
-    columns = node.book.series(IID, channel).columns()
-    return dict(zip(np.frombuffer(columns["ts_event"], "<u8").tolist(),
-                    np.frombuffer(columns["sequence"], "<u8").tolist(), strict=True))
 
 
 def durable_unknown(node: VenueNode) -> list[tuple[str, int]]:
@@ -65,8 +57,9 @@ def closing_during_the_write(node: VenueNode, monkeypatch: pytest.MonkeyPatch, k
     return closed
 
 
-def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bar_closing_while_the_flush_writes_waits_for_the_next_flush(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     node = venue_node(tmp_path)
     close_both(node, range(3))
     closed = closing_during_the_write(node, monkeypatch, 3)
@@ -97,15 +90,16 @@ def test_durable_bars_keep_their_numbers_across_a_crash(tmp_path: Path, monkeypa
     asyncio.run(node.flush_off_loop())
     monkeypatch.undo()
     assert closed == [3]
-    served = numbers(node, "INTERNAL")
+    served = numbers(node, IID, "INTERNAL")
     durable = {int(b.ts_event) for b in node.stores["INTERNAL"].load(f"{IID}-1-MINUTE-LAST-INTERNAL")}
     restarted = VenueNode(node.config)  # no final flush: the process died here
-    again = numbers(restarted, "INTERNAL")
+    again = numbers(restarted, IID, "INTERNAL")
     assert {ts: again[ts] for ts in durable} == {ts: served[ts] for ts in durable}
 
 
 def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     live = tmp_path / "live"
     node = venue_node(live)
     for k in range(3):
@@ -113,7 +107,7 @@ def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
     node.flush()
     for k in range(3, 6):
         close(node, IID, "INTERNAL", k)
-    served = numbers(node, "INTERNAL")
+    served = numbers(node, IID, "INTERNAL")
     write = CatalogStore._staged
     crashed: list[Path] = []
 
@@ -131,5 +125,5 @@ def test_a_crash_between_the_catalog_write_and_the_state_write_loses_no_number(
     for directory in crashed:
         restarted = VenueNode(msgspec.convert({"data_dir": str(directory)}, NodeConfig))
         assert durable_unknown(restarted) == []
-        again = numbers(restarted, "INTERNAL")
+        again = numbers(restarted, IID, "INTERNAL")
         assert len(again) == 6 and again == {ts: served[ts] for ts in again}

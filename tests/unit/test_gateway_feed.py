@@ -10,7 +10,7 @@ import msgspec
 
 from spine.fanout import FanOut
 from spine.gateway.streams import Feed
-from spine.gateway.upstreams import Upstream
+from spine.gateway.upstream_table import Upstream
 from spine.wire.bar_types import bar_kind
 
 
@@ -18,11 +18,23 @@ def frame(event: str, document: dict[str, object]) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + msgspec.json.encode(document) + b"\n\n"
 
 
-BAR = frame("bar", {"version": "spine.v2", "schema_id": "svc.bar_envelope", "schema_version": 1,
-                    "instrument_id": "BTCUSDT.SIM", "bar_type": "BTCUSDT.SIM-5-MINUTE-LAST-INTERNAL",
-                    "resolution": "5m", "channel": "INTERNAL", "bars": [{"sequence": 7}], "withheld": []})
-TRADE = frame("trade", {"version": "spine.v2", "schema_id": "svc.trade_tick", "instrument_id": "ETHUSDT.SIM",
-                        "price": "1.5"})
+BAR = frame(
+    "bar",
+    {
+        "version": "spine.v2",
+        "schema_id": "svc.bar_envelope",
+        "schema_version": 1,
+        "instrument_id": "BTCUSDT.SIM",
+        "bar_type": "BTCUSDT.SIM-5-MINUTE-LAST-INTERNAL",
+        "resolution": "5m",
+        "channel": "INTERNAL",
+        "bars": [{"sequence": 7}],
+        "withheld": [],
+    },
+)
+TRADE = frame(
+    "trade", {"version": "spine.v2", "schema_id": "svc.trade_tick", "instrument_id": "ETHUSDT.SIM", "price": "1.5"}
+)
 HEARTBEAT = frame("heartbeat", {"version": "spine.v2", "schema_id": "svc.stream_heartbeat", "ts_event": "1"})
 
 
@@ -45,7 +57,7 @@ def test_frames_split_across_chunks_go_out_whole() -> None:
     every = fanout.subscribe()
     data, rest, sent = HEARTBEAT + TRADE + TRADE + HEARTBEAT + TRADE, b"", []
     for k in range(0, len(data), 7):
-        rest = trades.publish(rest + data[k:k + 7])
+        rest = trades.publish(rest + data[k : k + 7])
         sent.append(every.drain())
     assert rest == b"" and b"".join(sent) == TRADE * 3
     assert all(chunk.count(b"\n\n") == len(chunk) // len(TRADE) for chunk in sent if chunk)
@@ -54,7 +66,8 @@ def test_frames_split_across_chunks_go_out_whole() -> None:
 def test_a_frame_it_cannot_key_is_skipped() -> None:
     quotes, fanout = feed("/v2/stream/quotes")
     every = fanout.subscribe()
-    assert quotes.publish(b"event: quote\ndata: {\"no_instrument\":1}\n\n" + frame("quote", {"instrument_id": "A.B"})) \
-        == b""
+    assert (
+        quotes.publish(b'event: quote\ndata: {"no_instrument":1}\n\n' + frame("quote", {"instrument_id": "A.B"})) == b""
+    )
     assert every.drain() == frame("quote", {"instrument_id": "A.B"})
     assert (quotes.unreadable, quotes.events) == (1, 1)

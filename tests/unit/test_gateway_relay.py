@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from spine.gateway.relay import Relay
-from spine.gateway.upstreams import Upstreams
+from spine.gateway.upstream_table import Upstreams
 from spine.http.routes import OPERATIONS
 
 COVERAGE = next(op for op in OPERATIONS if op.id == "spine.coverage.get")
@@ -39,13 +39,16 @@ async def _asked(value: str) -> str:
     return seen[0]
 
 
-@pytest.mark.parametrize(("value", "raw"), [
-    ("BTCUSDT.SIM", "/v2/coverage/BTCUSDT.SIM"),
-    ("a?b.SIM", "/v2/coverage/a%3Fb.SIM"),
-    ("a#b.SIM", "/v2/coverage/a%23b.SIM"),
-    ("../../x.SIM", "/v2/coverage/..%2F..%2Fx.SIM"),
-    ("..", "/v2/coverage/%2E%2E"),
-    (".", "/v2/coverage/%2E"),
-])
+@pytest.mark.parametrize(
+    ("value", "raw"),
+    [
+        ("BTCUSDT.SIM", "/v2/coverage/BTCUSDT.SIM"),
+        ("a?b.SIM", "/v2/coverage/a%3Fb.SIM"),
+        ("a#b.SIM", "/v2/coverage/a%23b.SIM"),
+        ("../../x.SIM", "/v2/coverage/..%2F..%2Fx.SIM"),
+        ("..", "/v2/coverage/%2E%2E"),
+        (".", "/v2/coverage/%2E"),
+    ],
+)
 def test_path_parameters_are_re_encoded(value: str, raw: str) -> None:
     assert asyncio.run(_asked(value)) == raw

@@ -6,7 +6,6 @@ of reach, a node answering no page, files that cannot be read now)."""
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,36 +13,31 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-
-from loopback_app import serving
+from loopback_app import FakeUpstream, serving
 
 from spine.gateway.catalogs import holding
 from spine.gateway.runnable import Run, RunChecks
-from spine.gateway.upstreams import Upstreams
+from spine.gateway.upstream_table import Upstreams
 from spine.http.errors import HttpError
 
 #: Closes the fake node holds bars for (1m and every derived resolution alike).
 HELD = (1_000, 2_000)
 
 
-class FakeNode:
+class FakeNode(FakeUpstream):
     """A node listing BTCUSDT.SIM (size precision 3) and ETHUSDT.SIM (no bars); its bars page
     answers as :data:`HELD` says, or with ``bars_status``."""
 
     def __init__(self, bars_status: int = 200) -> None:
-        self.asked: Counter[str] = Counter()
+        super().__init__(
+            [
+                {"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
+                {"instrument_id": "ETHUSDT.SIM", "size_precision": 4},
+            ]
+        )
         self.bars_status = bars_status
-        self.app = web.Application()
-        self.app.router.add_route("*", "/{path:.*}", self.answer)
 
-    async def answer(self, request: web.Request) -> web.Response:
-        self.asked[request.path] += 1
-        if request.path == "/v2/registry":
-            return web.json_response({"operations": []})
-        if request.path == "/v2/instruments":
-            return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
-                                                {"instrument_id": "ETHUSDT.SIM", "size_precision": 4}],
-                                      "next_cursor": None})
+    async def more(self, request: web.Request) -> web.Response:
         if request.path == "/v2/bars":
             if self.bars_status != 200:
                 return web.Response(status=self.bars_status, text="down")
@@ -51,17 +45,19 @@ class FakeNode:
             btc = request.query["bar_type"].startswith("BTCUSDT.SIM-")
             held = btc and start <= HELD[1] and end >= HELD[0]
             return web.json_response({"bars": [{"ts_event": str(HELD[0])}] if held else []})
-        return web.json_response({}, status=404)
+        return await super().more(request)
 
 
 def run(*instruments: str, start: int = 0, end: int = 10_000, quantity: str = "0.1", resolution: str = "1m") -> Run:
     return Run(instruments, resolution, "EXTERNAL", start, end, quantity)
 
 
-def checked(fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any]], catalogs: tuple[str, ...] = ()
-            ) -> Any:
+def checked(
+    fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any]], catalogs: tuple[str, ...] = ()
+) -> Any:
     """``scenario`` over checks of a gateway fronting ``fake`` (None: a node out of reach),
     after its first look at the upstreams."""
+
     async def main() -> Any:
         async with _node(fake) as url:
             upstreams = Upstreams([url], None, 5.0)
@@ -70,6 +66,7 @@ def checked(fake: FakeNode | None, scenario: Callable[[RunChecks], Awaitable[Any
                 return await scenario(RunChecks(upstreams, catalogs))
             finally:
                 await upstreams.aclose()
+
     return asyncio.run(main())
 
 
@@ -87,6 +84,7 @@ def refused(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ())
         with pytest.raises(HttpError) as caught:
             await checks.check(the_run)
         return caught.value
+
     error: HttpError = checked(fake, scenario, catalogs)
     return error
 
@@ -94,6 +92,7 @@ def refused(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ())
 def passes(fake: FakeNode | None, the_run: Run, catalogs: tuple[str, ...] = ()) -> None:
     async def scenario(checks: RunChecks) -> None:
         await checks.check(the_run)
+
     checked(fake, scenario, catalogs)
 
 

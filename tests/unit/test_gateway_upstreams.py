@@ -1,6 +1,6 @@
 """The gateway's upstreams against fake upstreams on loopback (aiohttp servers on port 0): a
 request naming an unknown instrument re-reads the upstreams at most once per
-:data:`~spine.gateway.upstreams.MISS_REFRESH_SECS`, concurrent misses sharing one read; and a
+:data:`~spine.gateway.upstream_table.MISS_REFRESH_SECS`, concurrent misses sharing one read; and a
 relayed refusal keeps its status, body and Retry-After."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import asyncio
 import json
 from collections import Counter
 
+import loopback_app
 import pytest
 from aiohttp import web
-
 from loopback_app import serving
 
 from spine.gateway.relay import Relay
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstreams, passed_headers
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstreams, passed_headers
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS
@@ -23,24 +23,21 @@ from spine.http.routes import OPERATIONS
 BUSY = {"version": "spine.v2", "error": {"code": 50303, "detail": "SCREENS_BUSY: 1 running and 4 waiting"}}
 
 
-class FakeUpstream:
+class FakeUpstream(loopback_app.FakeUpstream):
     """A node serving one SIM instrument, or a screener that is busy; counts what it is asked."""
 
     def __init__(self) -> None:
-        self.asked: Counter[str] = Counter()
-        self.app = web.Application()
-        self.app.router.add_route("*", "/{path:.*}", self.answer)
+        super().__init__([{"instrument_id": "BTCUSDT.SIM"}])
 
-    async def answer(self, request: web.Request) -> web.Response:
-        self.asked[request.path] += 1
-        if request.path == "/v2/registry":
-            return web.json_response({"operations": []})
-        if request.path == "/v2/instruments":
-            return web.json_response({"items": [{"instrument_id": "BTCUSDT.SIM"}], "next_cursor": None})
+    async def more(self, request: web.Request) -> web.Response:
         if request.path == "/v2/screener/screen":
-            return web.Response(status=503, body=json.dumps(BUSY).encode(), content_type="application/json",
-                                headers={"Retry-After": "7", "X-Internal": "not passed on"})
-        return web.json_response({}, status=404)
+            return web.Response(
+                status=503,
+                body=json.dumps(BUSY).encode(),
+                content_type="application/json",
+                headers={"Retry-After": "7", "X-Internal": "not passed on"},
+            )
+        return await super().more(request)
 
 
 def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -> None:
@@ -50,11 +47,13 @@ def test_concurrent_misses_share_one_refresh_and_a_second_waits_its_interval() -
             upstreams = Upstreams([url], None, 5.0)
             relay = Relay(upstreams)
             try:
-                misses = await asyncio.gather(*(relay.node_of(f"X{k}.NOWHERE") for k in range(50)),
-                                              return_exceptions=True)
+                misses = await asyncio.gather(
+                    *(relay.node_of(f"X{k}.NOWHERE") for k in range(50)), return_exceptions=True
+                )
                 assert all(isinstance(m, HttpError) and m.symbol == "NOT_FOUND" for m in misses), misses
-                held = await asyncio.gather(*(relay.node_of(f"NEW{k}.SIM", held=True) for k in range(20)),
-                                            return_exceptions=True)
+                held = await asyncio.gather(
+                    *(relay.node_of(f"NEW{k}.SIM", held=True) for k in range(20)), return_exceptions=True
+                )
                 assert all(isinstance(m, HttpError) for m in held), held
                 assert fake.asked == {"/v2/registry": 1, "/v2/instruments": 1}, fake.asked
                 node = upstreams.nodes[0]

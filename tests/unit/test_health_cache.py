@@ -7,8 +7,8 @@ import json
 import time
 from typing import Any
 
-from spine.http import market
-from spine.http.market import MarketHandlers
+from spine.node import reads
+from spine.node.reads import MarketHandlers
 
 
 class View:
@@ -41,7 +41,7 @@ def test_probes_share_one_document_until_it_is_due(monkeypatch: Any) -> None:
     assert json.loads(first)["ready"] is False
     node.state = "RUNNING"
     assert handlers.health_bytes() is first  # inside the window: as produced, with its ts_event
-    monkeypatch.setattr(market, "HEALTH_REFRESH_NS", 0)
+    monkeypatch.setattr(reads, "HEALTH_REFRESH_NS", 0)
     time.sleep(0.001)
     assert json.loads(handlers.health_bytes())["ready"] is True
 
@@ -52,8 +52,10 @@ def test_unresolved_gaps_degrade_health_only_while_a_gap_is_unresolved_now() -> 
     unresolved = [True]
     node: Any = View(unresolved)
     node.state = "RUNNING"
-    node.engine_status = lambda now: {"lifecycle": "RUNNING", "authorities": [
-        {"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}]}
+    node.engine_status = lambda now: {
+        "lifecycle": "RUNNING",
+        "authorities": [{"authority": "EXTERNAL", "gaps": 7, "duplicates": 0, "out_of_order": 0}],
+    }
     handlers = MarketHandlers(node)
     degraded = handlers.health_get(None, {})
     assert degraded["degraded"] and degraded["degraded_reasons"] == ["UNRESOLVED_GAPS"]

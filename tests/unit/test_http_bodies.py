@@ -21,27 +21,30 @@ def refusal(raw: bytes, kind: type[SearchBody] | type[SelectionBody] = SearchBod
     return refused.value
 
 
-@pytest.mark.parametrize(("raw", "words"), [
-    (b"", "INVALID_JSON"),
-    (b"{", "INVALID_JSON"),
-    (b'{"text": "a", "limit": 5.0}', "FLOAT_REFUSED: at $.limit"),
-    (b'{"text": "a", "limit": 1e2}', "FLOAT_REFUSED"),
-    (b'{"text": "a", "text": "b"}', "DUPLICATE_KEY"),
-    (b'{"text": "a", "limit": 99999999999999999999}', "INTEGER_OUT_OF_RANGE"),
-    (b'{"text": "\xff"}', "INVALID_UTF8"),
-    (b'["text"]', "must be a JSON object"),
-    (b'"text"', "must be a JSON object"),
-    (b'{"text": ""}', "$.text"),
-    (b'{"text": "' + b"x" * 65 + b'"}', "$.text"),
-    (b'{"text": 7}', "Expected `str`"),
-    (b'{"text": "a", "limit": 0}', "$.limit"),
-    (b'{"text": "a", "limit": 1001}', "$.limit"),
-    (b'{"text": "a", "limit": true}', "Expected `int`"),
-    (b'{"text": "a", "limit": "5"}', "Expected `int`"),
-    (b'{"text": "a", "instrument_classes": []}', "$.instrument_classes"),
-    (b'{"text": "a", "instrument_classes": ["CRYPTO"]}', "$.instrument_classes[0]"),
-    (b'{"limit": 5}', "missing required field `text`"),
-])
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        (b"", "INVALID_JSON"),
+        (b"{", "INVALID_JSON"),
+        (b'{"text": "a", "limit": 5.0}', "FLOAT_REFUSED: at $.limit"),
+        (b'{"text": "a", "limit": 1e2}', "FLOAT_REFUSED"),
+        (b'{"text": "a", "text": "b"}', "DUPLICATE_KEY"),
+        (b'{"text": "a", "limit": 99999999999999999999}', "INTEGER_OUT_OF_RANGE"),
+        (b'{"text": "\xff"}', "INVALID_UTF8"),
+        (b'["text"]', "must be a JSON object"),
+        (b'"text"', "must be a JSON object"),
+        (b'{"text": ""}', "$.text"),
+        (b'{"text": "' + b"x" * 65 + b'"}', "$.text"),
+        (b'{"text": 7}', "Expected `str`"),
+        (b'{"text": "a", "limit": 0}', "$.limit"),
+        (b'{"text": "a", "limit": 1001}', "$.limit"),
+        (b'{"text": "a", "limit": true}', "Expected `int`"),
+        (b'{"text": "a", "limit": "5"}', "Expected `int`"),
+        (b'{"text": "a", "instrument_classes": []}', "$.instrument_classes"),
+        (b'{"text": "a", "instrument_classes": ["CRYPTO"]}', "$.instrument_classes[0]"),
+        (b'{"limit": 5}', "missing required field `text`"),
+    ],
+)
 def test_bad_search_bodies_are_invalid_body_naming_what(raw: bytes, words: str) -> None:
     error = refusal(raw)
     assert error.symbol == "INVALID_BODY" and error.status == 400
@@ -61,11 +64,22 @@ def test_a_search_body_takes_its_defaults() -> None:
     assert (body.instrument_classes, body.limit) == (None, 1000)
 
 
-@pytest.mark.parametrize(("ids", "ok"), [
-    (["BTCUSDT.SIM"], True), (["BTCUSDT.SIM"] * 3, True), (["A.SIM"] * 1000, True), ([], False),
-    (["A.SIM"] * 1001, False), (["btcusdt.sim"], False), (["BTCUSDT"], False), (["BTCUSDT.SIM\n"], False),
-    (["A" * 125 + ".SIM"], False), ([1], False), ("BTCUSDT.SIM", False),
-])
+@pytest.mark.parametrize(
+    ("ids", "ok"),
+    [
+        (["BTCUSDT.SIM"], True),
+        (["BTCUSDT.SIM"] * 3, True),
+        (["A.SIM"] * 1000, True),
+        ([], False),
+        (["A.SIM"] * 1001, False),
+        (["btcusdt.sim"], False),
+        (["BTCUSDT"], False),
+        (["BTCUSDT.SIM\n"], False),
+        (["A" * 125 + ".SIM"], False),
+        ([1], False),
+        ("BTCUSDT.SIM", False),
+    ],
+)
 def test_selection_bodies_hold_1_to_1000_canonical_ids(ids: object, ok: bool) -> None:
     raw = json.dumps({"instrument_ids": ids}).encode()
     if ok:

@@ -10,19 +10,25 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from reference.wire_validator import validate
 
-from spine.wire.cursors import InvalidCursor, LimitOutOfRange
+from reference.wire_validator import validate
 from spine.node.hydration import WIRE_STATE, HydrationBook, IllegalTransition, Outcome
-from spine.node.hydration_state import Finished, HydrationState
 from spine.node.hydrator import Hydrator
-from spine.node.series_book import SeriesBook
+from spine.node.persist.hydration_state import Finished, HydrationState
+from spine.node.persist.series_book import SeriesBook
+from spine.wire.cursors import InvalidCursor, LimitOutOfRange
 
 S = 1_000_000_000
 A, B = "BTCUSDT.SIM", "ETHUSDT.SIM"
 # The contract's mapping, written out independently of the module's table.
-MAPPING = {"EMPTY": "EMPTY", "HYDRATING": "HYDRATING", "READY": "READY", "NO_HISTORY": "READY",
-           "RETRY_WAIT": "HYDRATING", "FAILED": "FAILED"}
+MAPPING = {
+    "EMPTY": "EMPTY",
+    "HYDRATING": "HYDRATING",
+    "READY": "READY",
+    "NO_HISTORY": "READY",
+    "RETRY_WAIT": "HYDRATING",
+    "FAILED": "FAILED",
+}
 
 
 def checked(document: dict[str, Any]) -> dict[str, Any]:
@@ -49,15 +55,22 @@ def test_the_module_mapping_is_the_contracts() -> None:
     assert WIRE_STATE == MAPPING
 
 
-# --- transitions ---------------------------------------------------------------------------
+# transitions
 
 
 def test_register_tracks_instruments_as_empty() -> None:
     book = HydrationBook()
     book.register([B, A], 5)
     assert book.state(A) == book.state(B) == "EMPTY"
-    assert item(book, A) == {"instrument_id": A, "state": "EMPTY", "internal_state": "EMPTY", "attempts": 0,
-                             "next_retry_ts": None, "last_error": None, "updated_ts": "5"}
+    assert item(book, A) == {
+        "instrument_id": A,
+        "state": "EMPTY",
+        "internal_state": "EMPTY",
+        "attempts": 0,
+        "next_retry_ts": None,
+        "last_error": None,
+        "updated_ts": "5",
+    }
     book.start(A, 6)
     book.register([A], 7)  # already tracked: unchanged
     assert book.state(A) == "HYDRATING"
@@ -67,8 +80,15 @@ def test_empty_to_hydrating_on_start() -> None:
     book = HydrationBook()
     book.register([A], 0)
     book.start(A, 10)
-    assert item(book, A) == {"instrument_id": A, "state": "HYDRATING", "internal_state": "HYDRATING",
-                             "attempts": 1, "next_retry_ts": None, "last_error": None, "updated_ts": "10"}
+    assert item(book, A) == {
+        "instrument_id": A,
+        "state": "HYDRATING",
+        "internal_state": "HYDRATING",
+        "attempts": 1,
+        "next_retry_ts": None,
+        "last_error": None,
+        "updated_ts": "10",
+    }
 
 
 def test_start_registers_an_untracked_instrument() -> None:
@@ -95,8 +115,15 @@ def test_hydrating_to_retry_wait_is_hydrating_on_the_wire() -> None:
     book = hydrating()
     assert book.outcome(A, "transient", 20, error="history request timed out") == "RETRY_WAIT"
     entry = item(book, A)
-    assert entry == {"instrument_id": A, "state": "HYDRATING", "internal_state": "RETRY_WAIT", "attempts": 1,
-                     "next_retry_ts": str(20 + S), "last_error": "history request timed out", "updated_ts": "20"}
+    assert entry == {
+        "instrument_id": A,
+        "state": "HYDRATING",
+        "internal_state": "RETRY_WAIT",
+        "attempts": 1,
+        "next_retry_ts": str(20 + S),
+        "last_error": "history request timed out",
+        "updated_ts": "20",
+    }
 
 
 def test_a_transient_failure_without_an_error_still_says_why() -> None:
@@ -110,7 +137,10 @@ def test_hydrating_to_failed_carries_the_error() -> None:
     assert book.outcome(A, "failed", 20, error="symbol unknown to history API") == "FAILED"
     entry = item(book, A)
     assert (entry["state"], entry["internal_state"], entry["last_error"]) == (
-        "FAILED", "FAILED", "symbol unknown to history API")
+        "FAILED",
+        "FAILED",
+        "symbol unknown to history API",
+    )
 
 
 def test_retry_wait_to_hydrating_when_due() -> None:
@@ -120,8 +150,15 @@ def test_retry_wait_to_hydrating_when_due() -> None:
     assert book.due(100 + S - 1) == [] and book.state(A) == "RETRY_WAIT"
     assert book.due(100 + S) == [A]
     entry = item(book, A)
-    assert entry == {"instrument_id": A, "state": "HYDRATING", "internal_state": "HYDRATING", "attempts": 2,
-                     "next_retry_ts": None, "last_error": "timeout", "updated_ts": str(100 + S)}
+    assert entry == {
+        "instrument_id": A,
+        "state": "HYDRATING",
+        "internal_state": "HYDRATING",
+        "attempts": 2,
+        "next_retry_ts": None,
+        "last_error": "timeout",
+        "updated_ts": str(100 + S),
+    }
     assert book.due(10**12) == [] and book.next_due_ns() is None
 
 
@@ -143,10 +180,12 @@ def test_due_returns_every_due_instrument_sorted() -> None:
     assert all(book.state(i) == "HYDRATING" for i in (A, B, "C.SIM"))
 
 
-# --- refusals -------------------------------------------------------------------------------
+# refusals
 
 TERMINAL_SETUPS: dict[str, tuple[Outcome, dict[str, Any]]] = {
-    "READY": ("history", {}), "NO_HISTORY": ("no_history", {}), "FAILED": ("failed", {"error": "x"}),
+    "READY": ("history", {}),
+    "NO_HISTORY": ("no_history", {}),
+    "FAILED": ("failed", {"error": "x"}),
     "RETRY_WAIT": ("transient", {}),
 }
 
@@ -164,8 +203,10 @@ def test_start_outside_empty_is_refused(state: str) -> None:
 
 
 @pytest.mark.parametrize("state", ["EMPTY", *TERMINAL_SETUPS])
-@pytest.mark.parametrize(("outcome", "target"), [("history", "READY"), ("no_history", "NO_HISTORY"),
-                                                 ("transient", "RETRY_WAIT"), ("failed", "FAILED")])
+@pytest.mark.parametrize(
+    ("outcome", "target"),
+    [("history", "READY"), ("no_history", "NO_HISTORY"), ("transient", "RETRY_WAIT"), ("failed", "FAILED")],
+)
 def test_an_outcome_outside_hydrating_is_refused(state: str, outcome: Outcome, target: str) -> None:
     book = HydrationBook()
     book.register([A], 0)
@@ -188,15 +229,18 @@ def test_an_outcome_for_an_untracked_instrument_is_a_key_error() -> None:
         HydrationBook().entry(A)
 
 
-@pytest.mark.parametrize(("outcome", "kwargs", "match"), [
-    ("failed", {}, "needs its error"),
-    ("failed", {"error": ""}, "non-empty"),
-    ("transient", {"error": ""}, "non-empty"),
-    ("history", {"error": "why"}, "only with transient or failed"),
-    ("history", {"bars": -1}, "bars"),
-    ("no_history", {"bars": 2}, "bars"),
-    ("bogus", {}, "outcome must be one of"),
-])
+@pytest.mark.parametrize(
+    ("outcome", "kwargs", "match"),
+    [
+        ("failed", {}, "needs its error"),
+        ("failed", {"error": ""}, "non-empty"),
+        ("transient", {"error": ""}, "non-empty"),
+        ("history", {"error": "why"}, "only with transient or failed"),
+        ("history", {"bars": -1}, "bars"),
+        ("no_history", {"bars": 2}, "bars"),
+        ("bogus", {}, "outcome must be one of"),
+    ],
+)
 def test_a_malformed_outcome_is_refused_and_changes_nothing(outcome: Any, kwargs: dict[str, Any], match: str) -> None:
     book = hydrating()
     with pytest.raises(ValueError, match=match):
@@ -224,7 +268,7 @@ def test_a_bad_backoff_configuration_is_refused(kwargs: dict[str, int]) -> None:
         HydrationBook(**kwargs)
 
 
-# --- backoff --------------------------------------------------------------------------------
+# backoff
 
 
 def run_transients(book: HydrationBook, now: int = 0) -> list[int]:
@@ -272,14 +316,15 @@ def test_factor_one_is_a_constant_delay() -> None:
     assert run_transients(HydrationBook(base_ns=5, factor=1, cap_ns=5, max_attempts=4)) == [5, 5, 5]
 
 
-# --- documents and counts -------------------------------------------------------------------
+# documents and counts
 
 
 def test_counts_use_the_wire_vocabulary() -> None:
     book = HydrationBook()
     book.register([f"I{k}.SIM" for k in range(7)], 0)
-    for k, (outcome, kwargs) in enumerate([("history", {}), ("no_history", {}), ("transient", {}),
-                                           ("failed", {"error": "x"})]):
+    for k, (outcome, kwargs) in enumerate(
+        [("history", {}), ("no_history", {}), ("transient", {}), ("failed", {"error": "x"})]
+    ):
         book.start(f"I{k}.SIM", 0)
         book.outcome(f"I{k}.SIM", outcome, 0, **kwargs)  # type: ignore[arg-type]
     book.start("I4.SIM", 0)
@@ -317,7 +362,7 @@ def test_an_empty_book_serves_an_empty_page() -> None:
     assert doc["items"] == [] and doc["next_cursor"] is None
 
 
-# --- property: random event sequences ---------------------------------------------------------
+# property: random event sequences
 
 IDS = ["A.SIM", "B.SIM", "C.SIM"]
 KINDS = ["register", "start", "history", "no_history", "transient", "failed", "due"]
@@ -328,7 +373,9 @@ LEGAL: dict[str | None, list[str]] = {
     "EMPTY": ["start"],
     "HYDRATING": ["history", "no_history", "transient", "transient", "failed"],
     "RETRY_WAIT": ["due"],
-    "READY": [], "NO_HISTORY": [], "FAILED": [],
+    "READY": [],
+    "NO_HISTORY": [],
+    "FAILED": [],
 }
 
 
@@ -358,8 +405,11 @@ def test_random_event_sequences_never_reach_an_invalid_state(data: st.DataObject
             elif kind == "start":
                 book.start(iid, now)
             elif kind == "due":
-                expected = sorted(i for i in IDS if i in book and book.state(i) == "RETRY_WAIT"
-                                  and int(item(book, i)["next_retry_ts"]) <= now)
+                expected = sorted(
+                    i
+                    for i in IDS
+                    if i in book and book.state(i) == "RETRY_WAIT" and int(item(book, i)["next_retry_ts"]) <= now
+                )
                 assert book.due(now) == expected
                 assert all(book.state(i) == "HYDRATING" for i in expected)
             else:
@@ -395,8 +445,15 @@ def test_a_restarted_series_asks_from_its_newest_close_so_skipped_candles_above_
     external.observe(close - minute, close + 5 * minute)  # five candles skipped after the close
     assert external.resume_hint()["resume_from"] == close + 5 * minute
     finished = {A: Finished("READY", close - 30 * minute, close, close)}
-    hydrator = Hydrator(book=HydrationBook(), series=series, store=None, source=None,  # type: ignore[arg-type]
-                        now=lambda: close + 60 * minute + 7 * S, window_minutes=30, finished=finished)
+    hydrator = Hydrator(
+        book=HydrationBook(),
+        series=series,
+        store=None,
+        source=None,  # type: ignore[arg-type]
+        now=lambda: close + 60 * minute + 7 * S,
+        window_minutes=30,
+        finished=finished,
+    )
     assert hydrator.window(A) == (close, close + 60 * minute)
     # An empty series asks for the configured window back from the last whole minute.
     series.register(B, 2, 3)
@@ -411,8 +468,14 @@ def test_a_series_that_never_finished_hydrating_asks_for_the_whole_window_though
     series = SeriesBook()
     series.register(A, 2, 3)
     series.series(A, "EXTERNAL").push(close, 100, 110, 90, 105, 1)
-    hydrator = Hydrator(book=HydrationBook(), series=series, store=None, source=None,  # type: ignore[arg-type]
-                        now=lambda: close + 10 * minute, window_minutes=30)
+    hydrator = Hydrator(
+        book=HydrationBook(),
+        series=series,
+        store=None,
+        source=None,  # type: ignore[arg-type]
+        now=lambda: close + 10 * minute,
+        window_minutes=30,
+    )
     assert hydrator.window(A) == (close - 20 * minute, close + 10 * minute)
 
 
@@ -429,8 +492,14 @@ class _Store:
 def test_a_finished_instrument_is_settled_only_once_its_history_is_durable(tmp_path: Path) -> None:
     minute = 60 * S
     store = _Store()
-    hydrator = Hydrator(book=HydrationBook(), series=SeriesBook(), store=store,  # type: ignore[arg-type]
-                        source=None, now=lambda: 0, window_minutes=30)  # type: ignore[arg-type]
+    hydrator = Hydrator(
+        book=HydrationBook(),
+        series=SeriesBook(),
+        store=store,  # type: ignore[arg-type]
+        source=None,
+        now=lambda: 0,
+        window_minutes=30,
+    )  # type: ignore[arg-type]
     hydrator._finish(A, "READY", minute, 31 * minute, 30 * minute)
     hydrator._finish(B, "NO_HISTORY", minute, 31 * minute, None)
     assert set(hydrator.settled()) == {B}  # the answer's bars are still pending a flush

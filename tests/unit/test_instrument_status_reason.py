@@ -17,14 +17,17 @@ def status(action: str, reason: str | None = None, is_trading: bool | None = Non
     return InstrumentStatus(IID, MarketStatusAction[action], 1, 1, reason=reason, is_trading=is_trading)
 
 
-@pytest.mark.parametrize(("made", "expected"), [
-    (status("HALT", "SIM_CIRCUIT_BREAKER", False), "SIM_CIRCUIT_BREAKER"),
-    (status("TRADING", None, True), None),
-    (status("HALT"), "HALT"),                       # no is_trading, no reason: the action says it
-    (status("PAUSE", "  maintenance\nwindow "), "maintenance window"),  # one line, as the status grammar needs
-    (status("PRE_OPEN"), None),
-    (status("TRADING", "auction over", False), "auction over"),  # the venue's own word wins
-    (status("CLOSE", None, True), None),
-])
+@pytest.mark.parametrize(
+    ("made", "expected"),
+    [
+        (status("HALT", "SIM_CIRCUIT_BREAKER", False), "SIM_CIRCUIT_BREAKER"),
+        (status("TRADING", None, True), None),
+        (status("HALT"), "HALT"),  # no is_trading, no reason: the action says it
+        (status("PAUSE", "  maintenance\nwindow "), "maintenance window"),  # one line, as the status grammar needs
+        (status("PRE_OPEN"), None),
+        (status("TRADING", "auction over", False), "auction over"),  # the venue's own word wins
+        (status("CLOSE", None, True), None),
+    ],
+)
 def test_the_venue_says_whether_an_instrument_trades(made: InstrumentStatus, expected: str | None) -> None:
     assert inactive_reason(made) == expected

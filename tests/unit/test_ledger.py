@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reference.wire_validator import validate
 
+from reference.wire_validator import validate
+from spine.node.hydration import IllegalTransition
+from spine.node.ledger import LEDGER_CHANNELS, ROUTES, CoverageLedger, DiscoveryNotRegistered
 from spine.wire.cursors import (
     MAX_LIMIT,
     InvalidCursor,
@@ -19,12 +21,21 @@ from spine.wire.cursors import (
     decode_cursor,
     encode_cursor,
 )
-from spine.node.hydration import IllegalTransition
-from spine.node.ledger import LEDGER_CHANNELS, ROUTES, CoverageLedger, DiscoveryNotRegistered
 
 SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "own" / "svc.coverage_ledger.json"
-PERP = frozenset({"quotes", "trades", "bars_external", "bars_internal", "mark_price", "index_price",
-                  "funding_rate", "instrument_status", "liquidation"})
+PERP = frozenset(
+    {
+        "quotes",
+        "trades",
+        "bars_external",
+        "bars_internal",
+        "mark_price",
+        "index_price",
+        "funding_rate",
+        "instrument_status",
+        "liquidation",
+    }
+)
 SPOT = frozenset({"quotes", "trades", "bars_external", "bars_internal", "instrument_status"})
 
 
@@ -61,7 +72,7 @@ def test_channels_are_the_schemas_ledger_channels() -> None:
     assert LEDGER_CHANNELS == tuple(schema["$defs"]["ledger_channel"]["enum"])
 
 
-# --- discovery and classification -----------------------------------------------------------
+# discovery and classification
 
 
 def test_not_registered_until_discovery_and_reads_refused_before() -> None:
@@ -94,7 +105,8 @@ def test_a_venue_reason_makes_an_instrument_inactive(ledger: CoverageLedger) -> 
 
 
 def test_a_status_reported_after_discovery_moves_an_instrument_between_active_and_inactive(
-        ledger: CoverageLedger) -> None:
+    ledger: CoverageLedger,
+) -> None:
     ledger.classify("ETHUSDT.SIM", "SIM_CIRCUIT_BREAKER")
     assert checked(ledger.entry("ETHUSDT.SIM"))["items"][0]["status"] == "INACTIVE:SIM_CIRCUIT_BREAKER"
     totals = ledger.page(None, 10, "all")["shards"][0]
@@ -132,15 +144,19 @@ def test_eligible_lists_the_eligible_channels_in_ledger_order(ledger: CoverageLe
     assert ledger.eligible("NOPE.SIM") == [] and CoverageLedger("s").eligible("ETHUSDT.SIM") == []
 
 
-@pytest.mark.parametrize(("discovery", "match"), [
-    ([("A.SIM", SPOT), ("A.SIM", SPOT)], "discovered twice"),
-    ([("A.SIM", frozenset({"candles"}))], "not ledger channels"),
-    ([("not-an-id", SPOT)], "SYMBOL.VENUE"),
-    ([("A.sim", SPOT)], "SYMBOL.VENUE"),
-    ([("A" * 125 + ".SIM", SPOT)], "SYMBOL.VENUE"),
-])
+@pytest.mark.parametrize(
+    ("discovery", "match"),
+    [
+        ([("A.SIM", SPOT), ("A.SIM", SPOT)], "discovered twice"),
+        ([("A.SIM", frozenset({"candles"}))], "not ledger channels"),
+        ([("not-an-id", SPOT)], "SYMBOL.VENUE"),
+        ([("A.sim", SPOT)], "SYMBOL.VENUE"),
+        ([("A" * 125 + ".SIM", SPOT)], "SYMBOL.VENUE"),
+    ],
+)
 def test_a_bad_discovery_is_refused_and_changes_nothing(
-        ledger: CoverageLedger, discovery: list[tuple[str, frozenset[str]]], match: str) -> None:
+    ledger: CoverageLedger, discovery: list[tuple[str, frozenset[str]]], match: str
+) -> None:
     before = ledger.page(None, 10, "all")
     with pytest.raises(ValueError, match=match):
         ledger.register_discovery(discovery)
@@ -162,7 +178,7 @@ def test_a_later_discovery_replaces_the_set_and_keeps_surviving_lifecycles(ledge
     assert doc["items"][0]["out_of_order"] == 2
 
 
-# --- the subscription lifecycle ----------------------------------------------------------------
+# the subscription lifecycle
 
 
 def test_planned_to_subscribed_is_quiet_until_an_event(ledger: CoverageLedger) -> None:
@@ -191,8 +207,7 @@ def test_an_event_seen_while_planned_counts_once_subscribed(ledger: CoverageLedg
 def test_planned_to_failed_carries_the_error(ledger: CoverageLedger) -> None:
     ledger.failed("ETHUSDT.SIM", "quotes", "instrument is not trading")
     state = channel(ledger, "ETHUSDT.SIM", "quotes")
-    assert (state["subscription"], state["flow"], state["last_error"]) == ("failed", None,
-                                                                           "instrument is not trading")
+    assert (state["subscription"], state["flow"], state["last_error"]) == ("failed", None, "instrument is not trading")
 
 
 def test_subscribed_to_failed_drops_flow(ledger: CoverageLedger) -> None:
@@ -276,12 +291,21 @@ def test_an_unretained_instrument_is_discovered_and_classified_with_no_subscribe
     assert document["shards"][0]["channels"]["unretained"] == len(SPOT)
     assert checked(ledger.entry("SOLUSDT.SIM"))["items"][0]["status"] == "INACTIVE:HALTED"
     assert channel(ledger, "SOLUSDT.SIM", "trades") == {
-        "channel": "trades", "eligibility": "eligible", "subscription": "unretained", "flow": None,
-        "last_event_ts": None, "last_error": None}
+        "channel": "trades",
+        "eligibility": "eligible",
+        "subscription": "unretained",
+        "flow": None,
+        "last_event_ts": None,
+        "last_error": None,
+    }
     assert channel(ledger, "SOLUSDT.SIM", "mark_price")["eligibility"] == "upstream_unsupported"
     assert ledger.eligible("SOLUSDT.SIM") == [c for c in LEDGER_CHANNELS if c in SPOT]
-    for call in (lambda: ledger.planned("SOLUSDT.SIM", "trades"), lambda: ledger.subscribed("SOLUSDT.SIM", "trades"),
-                 lambda: ledger.failed("SOLUSDT.SIM", "trades", "boom"), lambda: ledger.saw("SOLUSDT.SIM", "trades")):
+    for call in (
+        lambda: ledger.planned("SOLUSDT.SIM", "trades"),
+        lambda: ledger.subscribed("SOLUSDT.SIM", "trades"),
+        lambda: ledger.failed("SOLUSDT.SIM", "trades", "boom"),
+        lambda: ledger.saw("SOLUSDT.SIM", "trades"),
+    ):
         with pytest.raises(IllegalTransition, match="SOLUSDT.SIM trades: unretained -> "):
             call()
     # Joining the retained set at a later discovery starts its channels planned.
@@ -302,7 +326,7 @@ def test_out_of_order_counts_per_instrument_and_per_shard(ledger: CoverageLedger
         ledger.out_of_order("NOPE.SIM")
 
 
-# --- documents, totals and views ------------------------------------------------------------------
+# documents, totals and views
 
 
 def test_totals_reconcile_with_discovery_through_a_whole_lifecycle(ledger: CoverageLedger) -> None:
@@ -314,8 +338,14 @@ def test_totals_reconcile_with_discovery_through_a_whole_lifecycle(ledger: Cover
     doc = checked(ledger.page(None, 10, "all"))
     reconcile(doc, 3)
     assert doc["shards"][0]["channels"] == {
-        "eligible": 19, "upstream_unsupported": 14, "planned": 16, "subscribed": 2, "failed": 1,
-        "unretained": 0, "with_flow": 1, "quiet": 1,
+        "eligible": 19,
+        "upstream_unsupported": 14,
+        "planned": 16,
+        "subscribed": 2,
+        "failed": 1,
+        "unretained": 0,
+        "with_flow": 1,
+        "quiet": 1,
     }
 
 
@@ -360,7 +390,7 @@ def test_views_list_failures_and_quiet_subscriptions(ledger: CoverageLedger) -> 
         ledger.page(None, 10, "instrument")  # type: ignore[arg-type]
 
 
-# --- paging and cursors ---------------------------------------------------------------------------
+# paging and cursors
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3, 7, 50, MAX_LIMIT])

@@ -68,18 +68,24 @@ def test_a_child_dies_with_its_parent_and_does_not_pass_the_variable_on() -> Non
 
 
 def test_a_child_whose_parent_is_already_gone_exits_at_once() -> None:
-    done = subprocess.run([sys.executable, "-c", "from spine.lifeline import die_with_parent; die_with_parent(); "
-                           "print('still here')"], env=dict(os.environ, **{PARENT_VARIABLE: "1"}),
-                          capture_output=True, text=True, timeout=WAIT_SECS)
+    done = subprocess.run(
+        [sys.executable, "-c", "from spine.lifeline import die_with_parent; die_with_parent(); print('still here')"],
+        env=dict(os.environ, **{PARENT_VARIABLE: "1"}),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECS,
+    )
     assert (done.returncode, done.stdout) == (70, "")
 
 
 def test_a_held_sigterm_reaches_the_handler_installed_later() -> None:
-    script = ("import signal, time, sys\n"
-              "time.sleep(0.5)\n"  # the SIGTERM arrives here, held
-              "signal.signal(signal.SIGTERM, lambda *_: (print('handled', flush=True), sys.exit(0)))\n"
-              "from spine.lifeline import release_stop_signals; release_stop_signals()\n"
-              "time.sleep(600)\n")
+    script = (
+        "import signal, time, sys\n"
+        "time.sleep(0.5)\n"  # the SIGTERM arrives here, held
+        "signal.signal(signal.SIGTERM, lambda *_: (print('handled', flush=True), sys.exit(0)))\n"
+        "from spine.lifeline import release_stop_signals; release_stop_signals()\n"
+        "time.sleep(600)\n"
+    )
     with hold_stop_signals():
         child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     child.send_signal(signal.SIGTERM)

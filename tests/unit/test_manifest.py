@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spine.manifest import HEADER, load_manifest, write_manifest
-from spine.node.runner import load_manifest as runner_load_manifest
+from spine.node.service import load_manifest as runner_load_manifest
 
 
 def test_load_reads_ids_and_skips_comments_and_blank_lines(tmp_path: Path) -> None:

@@ -11,11 +11,18 @@ import pytest
 from spine.node.config import ConfigError, load_config
 
 
-@pytest.mark.parametrize(("value", "mode"), [
-    (None, "public-readonly"), ("public-readonly", "public-readonly"), ("private-operator", "private-operator"),
-    ("Private-Operator", "public-readonly"), ("private-operator ", "public-readonly"), ("", "public-readonly"),
-    ("operator", "public-readonly"),
-])
+@pytest.mark.parametrize(
+    ("value", "mode"),
+    [
+        (None, "public-readonly"),
+        ("public-readonly", "public-readonly"),
+        ("private-operator", "private-operator"),
+        ("Private-Operator", "public-readonly"),
+        ("private-operator ", "public-readonly"),
+        ("", "public-readonly"),
+        ("operator", "public-readonly"),
+    ],
+)
 def test_the_environment_sets_the_mode_and_unknown_values_are_public(value: str | None, mode: str) -> None:
     environ = {} if value is None else {"SPINE_DEPLOYMENT_MODE": value}
     assert load_config(None, environ).mode == mode
@@ -76,8 +83,11 @@ def test_the_sim_venue_name_takes_an_upper_case_symbol(tmp_path: Path, name: str
 
 @pytest.mark.parametrize("name", ["", "sim", "Simb", "1SIM", "_SIM", "SIM-B", "SIM.B", "SIM B", " SIM", "X" * 33])
 def test_a_sim_venue_name_not_an_upper_case_symbol_is_refused_naming_it(name: str) -> None:
-    with pytest.raises(ConfigError, match=rf"sim.venue_name '{re.escape(name)}': allowed an upper-case letter.*"
-                                          r"\^\[A-Z\]\[A-Z0-9_\]\*\$.*at most 32 characters"):
+    with pytest.raises(
+        ConfigError,
+        match=rf"sim.venue_name '{re.escape(name)}': allowed an upper-case letter.*"
+        r"\^\[A-Z\]\[A-Z0-9_\]\*\$.*at most 32 characters",
+    ):
         load_config(None, {"SPINE_SIM_VENUE_NAME": name})
 
 

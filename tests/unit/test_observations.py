@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from refusals import raises
+
 from reference.observations import document, patterns
 from reference.wire_validator import validate
 from spine.features import FeatureUniverse, ObservationWriter
@@ -46,8 +46,15 @@ def walk(legs: list[tuple[int, int]]) -> list[int]:
 def minute(instruments: list[int], m: int, closes: list[list[int]]) -> list[np.ndarray]:
     c = np.array([closes[i][m] for i in instruments], dtype=np.int64)
     o = np.array([closes[i][m - 1] if m else closes[i][0] for i in instruments], dtype=np.int64)
-    return [np.array(instruments, dtype=np.uint32), np.full(len(instruments), T0 + (m + 1) * M, dtype=np.uint64),
-            o, np.maximum(o, c) + 7, np.minimum(o, c) - 7, c, 1_000 + c % 50]
+    return [
+        np.array(instruments, dtype=np.uint32),
+        np.full(len(instruments), T0 + (m + 1) * M, dtype=np.uint64),
+        o,
+        np.maximum(o, c) + 7,
+        np.minimum(o, c) - 7,
+        c,
+        1_000 + c % 50,
+    ]
 
 
 def run(walks: list[list[int]], skip: frozenset[int] = frozenset()) -> list[bytes]:
@@ -115,8 +122,7 @@ legs_strategy = st.lists(st.tuples(st.integers(5, 40), st.integers(-25, 25)), mi
 def test_the_writer_is_the_oracle_over_random_walks() -> None:
     counts: list[int] = []
 
-    @given(walks=st.lists(legs_strategy, min_size=1, max_size=2),
-           skip=st.frozensets(st.integers(0, 300), max_size=3))
+    @given(walks=st.lists(legs_strategy, min_size=1, max_size=2), skip=st.frozensets(st.integers(0, 300), max_size=3))
     def check(walks: list[list[tuple[int, int]]], skip: frozenset[int]) -> None:
         counts.append(len(run([walk(legs) for legs in walks], skip)))
 
@@ -133,9 +139,18 @@ def test_prime_after_a_warm_sees_no_history() -> None:
     w.prime(u)
     w.prime(u, 0)
     assert w.observe(u, np.array([[0, r] for r in range(7)], dtype="<u4").tobytes()) == []
-    bar = [np.array([v], dtype=t) for v, t in ((0, np.uint32), (T0 + (len(closes) + 1) * M, np.uint64),
-                                               (9_000, np.int64), (20_010, np.int64), (8_990, np.int64),
-                                               (20_000, np.int64), (1_000, np.int64))]
+    bar = [
+        np.array([v], dtype=t)
+        for v, t in (
+            (0, np.uint32),
+            (T0 + (len(closes) + 1) * M, np.uint64),
+            (9_000, np.int64),
+            (20_010, np.int64),
+            (8_990, np.int64),
+            (20_000, np.int64),
+            (1_000, np.int64),
+        )
+    ]
     docs = [json.loads(d) for d in w.observe(u, u.close_minute(*bar))]
     assert any(d["pattern"] == "DONCHIAN_BREAKOUT_UP" and d["resolution"] == "1m" for d in docs)
 
@@ -164,7 +179,7 @@ def test_refusals() -> None:
         w.observe(object(), changed)  # type: ignore[arg-type]
 
 
-# --- the store ---------------------------------------------------------------------------------
+# the store
 
 
 def doc(instrument_id: str, resolution: str, ts_event: int) -> bytes:

@@ -13,12 +13,13 @@ from nautilus_trader.model.identifiers import ClientId, Venue
 
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.profiles import data_client
-from spine.node.runner import VenueNode
+from spine.node.service import VenueNode
 
 
 @pytest.mark.parametrize(("venue", "client_name"), [("sim", "SIM"), ("binance", "BINANCE"), ("bybit", "BYBIT")])
-def test_each_profile_builds_a_market_data_node_offline(tmp_path: Path, venue: str, client_name: str,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_profile_builds_a_market_data_node_offline(
+    tmp_path: Path, venue: str, client_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # nautilus' adapters read keys at construction even for public data: placeholders suffice
     # offline, since nothing connects.
     for variable in ("BINANCE_API_KEY", "BINANCE_API_SECRET", "BYBIT_API_KEY", "BYBIT_API_SECRET"):
@@ -58,11 +59,15 @@ def test_a_named_sim_venue_names_its_client_and_every_instrument(tmp_path: Path)
         loop.close()
 
 
-@pytest.mark.parametrize(("stored", "configured"), [("SIM", {"sim": {"venue_name": "SIMB"}}),
-                                                      ("SIMB", {}), ("SIM", {"venue": "binance"})])
-def test_a_data_directory_of_another_venue_is_refused_naming_both(tmp_path: Path, stored: str,
-                                                                  configured: dict[str, object]) -> None:
-    (tmp_path / "catalog" / "external" / "data" / "bar" / f"BTCUSDT.{stored}-1-MINUTE-LAST-EXTERNAL").mkdir(parents=True)
+@pytest.mark.parametrize(
+    ("stored", "configured"), [("SIM", {"sim": {"venue_name": "SIMB"}}), ("SIMB", {}), ("SIM", {"venue": "binance"})]
+)
+def test_a_data_directory_of_another_venue_is_refused_naming_both(
+    tmp_path: Path, stored: str, configured: dict[str, object]
+) -> None:
+    (tmp_path / "catalog" / "external" / "data" / "bar" / f"BTCUSDT.{stored}-1-MINUTE-LAST-EXTERNAL").mkdir(
+        parents=True
+    )
     config = msgspec.convert({"data_dir": str(tmp_path), **configured}, NodeConfig)
     with pytest.raises(ConfigError, match=rf"holds series of venue {stored}; this node's venue is {config.venue_name}"):
         VenueNode(config)

@@ -10,11 +10,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from spine.node.confirmed_state import ConfirmedState
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import Answer
+from spine.node.persist.confirmed_state import ConfirmedState
+from spine.node.persist.series_book import SeriesBook
 from spine.node.repair import GapWatch, Repairer, requests_for
-from spine.node.series_book import SeriesBook
 
 M = 60 * 10**9
 T0 = 483_334 * 60 * M  # on the hour: [T0, T0 + 60 min) is one 1h bucket
@@ -43,8 +43,9 @@ class FakeHistory:
         return Answer("history", bars)
 
 
-def node(skipped: dict[str, list[int]], *, ready: tuple[str, ...] = (A, B, C), minutes: int = 60,
-         **options: Any) -> tuple[SeriesBook, Repairer, FakeHistory, list[int]]:
+def node(
+    skipped: dict[str, list[int]], *, ready: tuple[str, ...] = (A, B, C), minutes: int = 60, **options: Any
+) -> tuple[SeriesBook, Repairer, FakeHistory, list[int]]:
     """Series observing ``[T0, T0 + minutes)`` with a candle per minute except ``skipped``;
     a repairer over them with the venue clock at the end plus the grace."""
     series = SeriesBook()
@@ -67,9 +68,16 @@ def node(skipped: dict[str, list[int]], *, ready: tuple[str, ...] = (A, B, C), m
         taken.append((bar.ts_event - T0) // M)
         series.series(iid, "EXTERNAL").push(bar.ts_event, *bar.values)
 
-    repairer = Repairer(book=book, series=series, source=source, now=lambda: T0 + minutes * M + 5 * 10**9,
-                        take=take, confirm=lambda iid, s, e: series.series(iid, "EXTERNAL").confirm_empty(s, e),
-                        grace_ns=5 * 10**9, **options)
+    repairer = Repairer(
+        book=book,
+        series=series,
+        source=source,
+        now=lambda: T0 + minutes * M + 5 * 10**9,
+        take=take,
+        confirm=lambda iid, s, e: series.series(iid, "EXTERNAL").confirm_empty(s, e),
+        grace_ns=5 * 10**9,
+        **options,
+    )
     return series, repairer, source, taken
 
 
@@ -88,7 +96,9 @@ def test_a_missing_candle_comes_back_as_a_late_bar_and_the_rest_are_confirmed_em
 
 def test_gaps_close_together_share_a_request_and_long_ones_are_cut() -> None:
     assert list(requests_for([(0, M), (5 * M, 6 * M), (100 * M, 101 * M)], 60 * M, 1_000 * M)) == [
-        (0, 6 * M), (100 * M, 101 * M)]
+        (0, 6 * M),
+        (100 * M, 101 * M),
+    ]
     assert list(requests_for([(0, 500 * M)], 60 * M, 240 * M)) == [(0, 240 * M), (240 * M, 480 * M), (480 * M, 500 * M)]
     series, repairer, source, _ = node({A: [7, 9]})
     asyncio.run(repairer.repair_once())

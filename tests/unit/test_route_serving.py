@@ -10,29 +10,32 @@ import pytest
 from reference.wire_validator import validate
 from spine.http.app import App
 from spine.http.registry import registry_document
-from spine.http.routes import EVERY, OPERATIONS, relayed, serving
+from spine.http.routes import EVERY, OPERATIONS, Operation, relayed, serving
 
 BY_ID = {op.id: op for op in OPERATIONS}
 
 
-@pytest.mark.parametrize(("op_id", "node", "screener", "gateway"), [
-    ("spine.bars.list", "handler", "elsewhere", "relayed"),
-    ("spine.screener.rows", "elsewhere", "handler", "relayed"),
-    ("spine.screener.screen", "elsewhere", "handler", "relayed"),
-    ("spine.stream.screener", "elsewhere", "handler", "relayed"),
-    ("spine.status.get", "handler", "elsewhere", "handler"),
-    ("spine.health.get", "handler", "handler", "handler"),
-    ("spine.registry.get", "handler", "handler", "handler"),
-    ("spine.strategies.list", "elsewhere", "elsewhere", "handler"),
-    ("spine.backtests.submit", "elsewhere", "elsewhere", "handler"),
-    ("spine.stream.backtests", "elsewhere", "elsewhere", "handler"),
-    ("spine.v1.signals.get", "handler", "elsewhere", "handler"),
-    ("spine.v1.engine_status.get", "handler", "elsewhere", "handler"),
-    ("spine.studies.list", "elsewhere", "elsewhere", "elsewhere"),
-    ("spine.orders.list", "deferred", "deferred", "deferred"),
-    ("spine.v1.bars.get", "handler", "elsewhere", "relayed"),
-    ("spine.v1.screener_rows.get", "handler", "handler", "relayed"),
-])
+@pytest.mark.parametrize(
+    ("op_id", "node", "screener", "gateway"),
+    [
+        ("spine.bars.list", "handler", "elsewhere", "relayed"),
+        ("spine.screener.rows", "elsewhere", "handler", "relayed"),
+        ("spine.screener.screen", "elsewhere", "handler", "relayed"),
+        ("spine.stream.screener", "elsewhere", "handler", "relayed"),
+        ("spine.status.get", "handler", "elsewhere", "handler"),
+        ("spine.health.get", "handler", "handler", "handler"),
+        ("spine.registry.get", "handler", "handler", "handler"),
+        ("spine.strategies.list", "elsewhere", "elsewhere", "handler"),
+        ("spine.backtests.submit", "elsewhere", "elsewhere", "handler"),
+        ("spine.stream.backtests", "elsewhere", "elsewhere", "handler"),
+        ("spine.v1.signals.get", "handler", "elsewhere", "handler"),
+        ("spine.v1.engine_status.get", "handler", "elsewhere", "handler"),
+        ("spine.studies.list", "elsewhere", "elsewhere", "elsewhere"),
+        ("spine.orders.list", "deferred", "deferred", "deferred"),
+        ("spine.v1.bars.get", "handler", "elsewhere", "relayed"),
+        ("spine.v1.screener_rows.get", "handler", "handler", "relayed"),
+    ],
+)
 def test_each_process_serves_its_own_operations(op_id: str, node: str, screener: str, gateway: str) -> None:
     op = BY_ID[op_id]
     assert (serving(op, "node"), serving(op, "screener")) == (node, screener)
@@ -41,8 +44,13 @@ def test_each_process_serves_its_own_operations(op_id: str, node: str, screener:
 
 def test_every_process_answers_health_registry_openapi_schemas_and_the_v1_fixtures_itself() -> None:
     shared = {op.id for op in OPERATIONS if op.served_by == EVERY and op.fixture is None}
-    assert shared == {"spine.health.get", "spine.registry.get", "spine.openapi.get", "spine.schemas.list",
-                      "spine.schemas.get"}
+    assert shared == {
+        "spine.health.get",
+        "spine.registry.get",
+        "spine.openapi.get",
+        "spine.schemas.list",
+        "spine.schemas.get",
+    }
     assert all(op.served_by == EVERY for op in OPERATIONS if op.fixture is not None)
 
 
@@ -54,7 +62,10 @@ def test_a_registry_reports_availability_as_its_process_serves(process: str) -> 
     own = "spine.bars.list" if process == "node" else "spine.screener.rows"
     other = "spine.screener.rows" if process == "node" else "spine.bars.list"
     assert (availability[own], availability[other], availability["spine.orders.list"]) == (
-        "READY", "UNSUPPORTED", "UNAVAILABLE")
+        "READY",
+        "UNSUPPORTED",
+        "UNAVAILABLE",
+    )
     assert availability["spine.selection.set"] == ("DISABLED" if process == "node" else "UNSUPPORTED")
 
 
@@ -68,9 +79,28 @@ def test_a_warming_process_reports_its_own_operations_warming() -> None:
 def test_an_apps_openapi_answers_as_its_process() -> None:
     import json
 
-    node, screener = (json.loads(App(p, (), (), deployment_mode="public-readonly").openapi)  # type: ignore[arg-type]
-                      for p in ("node", "screener"))
+    node, screener = (
+        json.loads(App(p, (), (), deployment_mode="public-readonly").openapi)  # type: ignore[arg-type]
+        for p in ("node", "screener")
+    )
     assert list(node["paths"]["/v2/screener/rows"]["get"]["responses"]) == ["404"]
     assert "200" in screener["paths"]["/v2/screener/rows"]["get"]["responses"]
     assert list(screener["paths"]["/v2/bars"]["get"]["responses"]) == ["404"]
     assert (node["info"]["title"], screener["info"]["title"]) == ("Spine venue node", "Spine screener")
+
+
+def test_every_stream_is_named_in_the_route_table() -> None:
+    """A process's app serves a stream by its name in the table, never by its operation id."""
+    streams = {op.id: op.stream for op in OPERATIONS if op.effect == "STREAM"}
+    assert streams == {
+        "spine.stream.bars": "bars",
+        "spine.stream.quotes": "quotes",
+        "spine.stream.trades": "trades",
+        "spine.execution.stream": "execution",
+        "spine.stream.screener": "screener",
+        "spine.stream.backtests": "backtests",
+        "spine.v1.stream": "v1",
+    }
+    assert all(op.stream is None for op in OPERATIONS if op.effect != "STREAM")
+    with pytest.raises(ValueError, match="names its stream"):
+        Operation("spine.stream.nameless", "GET", "/v2/stream/nameless", "STREAM")

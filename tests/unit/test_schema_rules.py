@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from reference.wire_validator import put
 
+from reference.wire_validator import put
 from spine.schemas import validator_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "tests" / "data" / "wire_examples"
@@ -32,9 +32,27 @@ def valid(schema_id: str, document: Doc) -> bool:
 
 @pytest.mark.parametrize(
     ("text", "ok"),
-    [("0", True), ("1", True), ("-1.5", True), ("10.00", True), ("0.000", True), ("-0.5", True),
-     ("-0", False), ("-0.0", False), ("-0.00", False), ("01", False), ("1.", False), (".5", False),
-     ("1e5", False), ("+1", False), (" 1", False), ("1 ", False), ("1\n", False), ("", False), ("NaN", False)],
+    [
+        ("0", True),
+        ("1", True),
+        ("-1.5", True),
+        ("10.00", True),
+        ("0.000", True),
+        ("-0.5", True),
+        ("-0", False),
+        ("-0.0", False),
+        ("-0.00", False),
+        ("01", False),
+        ("1.", False),
+        (".5", False),
+        ("1e5", False),
+        ("+1", False),
+        (" 1", False),
+        ("1 ", False),
+        ("1\n", False),
+        ("", False),
+        ("NaN", False),
+    ],
 )
 def test_decimal_grammar(text: str, ok: bool) -> None:
     tick = example("svc.quote_tick")
@@ -43,9 +61,18 @@ def test_decimal_grammar(text: str, ok: bool) -> None:
 
 @pytest.mark.parametrize(
     ("text", "ok"),
-    [("0", True), ("1700000000000000000", True), ("18446744073709551615", True),
-     ("01", False), ("-1", False), ("1.0", False), ("", False), ("1e9", False), ("1\n", False),
-     ("123456789012345678901", False)],
+    [
+        ("0", True),
+        ("1700000000000000000", True),
+        ("18446744073709551615", True),
+        ("01", False),
+        ("-1", False),
+        ("1.0", False),
+        ("", False),
+        ("1e9", False),
+        ("1\n", False),
+        ("123456789012345678901", False),
+    ],
 )
 def test_nanosecond_grammar(text: str, ok: bool) -> None:
     tick = example("svc.quote_tick")
@@ -54,9 +81,18 @@ def test_nanosecond_grammar(text: str, ok: bool) -> None:
 
 @pytest.mark.parametrize(
     ("text", "ok"),
-    [("BTCUSDT.SIM", True), ("BTC/USD.SIM", True), ("BTC-28JUN24-60000-C.DERIBIT", True),
-     ("ES.FUT.GLBX", True), ("BTCUSDT", False), (".SIM", False), ("BTC USDT.SIM", False),
-     ("BTCUSDT.sim", False), ("BTCUSDT.", False), ("BTCUSDT.SIM\n", False)],
+    [
+        ("BTCUSDT.SIM", True),
+        ("BTC/USD.SIM", True),
+        ("BTC-28JUN24-60000-C.DERIBIT", True),
+        ("ES.FUT.GLBX", True),
+        ("BTCUSDT", False),
+        (".SIM", False),
+        ("BTC USDT.SIM", False),
+        ("BTCUSDT.sim", False),
+        ("BTCUSDT.", False),
+        ("BTCUSDT.SIM\n", False),
+    ],
 )
 def test_instrument_id_grammar(text: str, ok: bool) -> None:
     tick = example("svc.quote_tick")
@@ -78,10 +114,18 @@ Edit = Callable[[Doc], None]
 # (schema id, edit, should stay valid): each rule is shown holding and broken.
 RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("history_terminal follows exhausted", "svc.series_coverage", [put("exhausted", True)], False),
-    ("history_terminal true when exhausted", "svc.series_coverage",
-     [put("exhausted", True), put("history_terminal", True)], True),
-    ("history_terminal true when unretained", "svc.series_coverage",
-     [put("retention_state", "unretained"), put("history_terminal", True)], True),
+    (
+        "history_terminal true when exhausted",
+        "svc.series_coverage",
+        [put("exhausted", True), put("history_terminal", True)],
+        True,
+    ),
+    (
+        "history_terminal true when unretained",
+        "svc.series_coverage",
+        [put("retention_state", "unretained"), put("history_terminal", True)],
+        True,
+    ),
     ("retained and not exhausted is not terminal", "svc.series_coverage", [put("history_terminal", True)], False),
     ("sparse_ok only on INTERNAL", "svc.series_coverage", [put("sparse_ok", True)], False),
     ("INTERNAL is sparse", "svc.series_coverage", [put("channel", "INTERNAL")], False),
@@ -89,25 +133,44 @@ RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("bar_type names the channel", "svc.bar_envelope", [put("channel", "INTERNAL")], False),
     ("derived resolution name", "svc.bar_envelope", [put("resolution", "5m")], True),
     ("resolution grammar", "svc.bar_envelope", [put("resolution", "5 minutes")], False),
-    ("withheld reason enum", "svc.bar_envelope",
-     [put("withheld", [{"start": "0", "end": "60000000000", "reason": "PARTIAL"}])], False),
-    ("embedded coverage is a full document", "svc.bar_envelope",
-     [put("coverage.schema_id", "svc.quote_tick")], False),
+    (
+        "withheld reason enum",
+        "svc.bar_envelope",
+        [put("withheld", [{"start": "0", "end": "60000000000", "reason": "PARTIAL"}])],
+        False,
+    ),
+    ("embedded coverage is a full document", "svc.bar_envelope", [put("coverage.schema_id", "svc.quote_tick")], False),
     ("payload follows kind", "svc.projection_frame", [put("kind", "funding_rate")], False),
     ("index price shares the price payload", "svc.projection_frame", [put("kind", "index_price")], True),
     ("payload is closed", "svc.projection_frame", [put("payload.extra", "1")], False),
     ("facts items match the page kind", "svc.facts_page", [put("kind", "index_price")], False),
     ("NO_HISTORY is READY on the wire", "svc.hydration_state", [put("items.0.internal_state", "NO_HISTORY")], True),
-    ("NO_HISTORY is not EMPTY", "svc.hydration_state",
-     [put("items.0.internal_state", "NO_HISTORY"), put("items.0.state", "EMPTY")], False),
+    (
+        "NO_HISTORY is not EMPTY",
+        "svc.hydration_state",
+        [put("items.0.internal_state", "NO_HISTORY"), put("items.0.state", "EMPTY")],
+        False,
+    ),
     ("RETRY_WAIT needs next_retry_ts", "svc.hydration_state", [put("items.1.next_retry_ts", None)], False),
     ("only RETRY_WAIT has next_retry_ts", "svc.hydration_state", [put("items.0.next_retry_ts", "1")], False),
-    ("FAILED carries last_error", "svc.hydration_state",
-     [put("items.0.internal_state", "FAILED"), put("items.0.state", "FAILED")], False),
-    ("ineligible channel has no subscription", "svc.coverage_ledger",
-     [put("items.1.channels.1.subscription", "planned")], False),
-    ("eligible channel has a subscription", "svc.coverage_ledger",
-     [put("items.0.channels.0.subscription", None), put("items.0.channels.0.flow", None)], False),
+    (
+        "FAILED carries last_error",
+        "svc.hydration_state",
+        [put("items.0.internal_state", "FAILED"), put("items.0.state", "FAILED")],
+        False,
+    ),
+    (
+        "ineligible channel has no subscription",
+        "svc.coverage_ledger",
+        [put("items.1.channels.1.subscription", "planned")],
+        False,
+    ),
+    (
+        "eligible channel has a subscription",
+        "svc.coverage_ledger",
+        [put("items.0.channels.0.subscription", None), put("items.0.channels.0.flow", None)],
+        False,
+    ),
     ("flow only once subscribed", "svc.coverage_ledger", [put("items.1.channels.0.flow", "quiet")], False),
     ("status grammar", "svc.coverage_ledger", [put("items.1.status", "INACTIVE")], False),
     ("degraded names a reason", "svc.health", [put("degraded_reasons", [])], False),
@@ -117,8 +180,7 @@ RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("a resolution is not durable and derived", "svc.resolutions", [put("resolutions.1.derived", True)], False),
     ("calendar aligned", "svc.resolutions", [put("calendar_aligned", False)], False),
     ("FAILED engine names its error", "svc.engine_status", [put("lifecycle", "FAILED")], False),
-    ("FAILED engine with error", "svc.engine_status",
-     [put("lifecycle", "FAILED"), put("last_error", "boom")], True),
+    ("FAILED engine with error", "svc.engine_status", [put("lifecycle", "FAILED"), put("last_error", "boom")], True),
     ("option needs strike and kind", "svc.instrument_ref", [put("instrument_class", "OPTION")], False),
     ("availability enum", "svc.capability_registry", [put("operations.0.availability", "MAYBE")], False),
     ("operation id is dotted", "svc.capability_registry", [put("operations.0.id", "bars")], False),
@@ -128,8 +190,12 @@ RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("a pending removal", "svc.selection_row", [put("manifest", False)], True),
     ("unretained is not ingested", "svc.selection_row", [put("retention_state", "unretained")], False),
     ("not selected, no channels", "svc.selection_row", [put("selected", False)], False),
-    ("not selected, empty", "svc.selection_row",
-     [put("selected", False), put("channels", []), put("second_tier", False)], True),
+    (
+        "not selected, empty",
+        "svc.selection_row",
+        [put("selected", False), put("channels", []), put("second_tier", False)],
+        True,
+    ),
     ("selected has channels", "svc.selection_row", [put("channels", []), put("second_tier", False)], False),
     ("second tier means bars_second", "svc.selection_row", [put("second_tier", False)], False),
     ("bars_second means second tier", "svc.selection_row", [put("channels", ["quotes"])], False),
@@ -144,10 +210,18 @@ RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("connected needs connected clients", "svc.connection_state", [put("data_clients.0.connected", False)], False),
     ("connected needs a client", "svc.connection_state", [put("data_clients", [])], False),
     ("disconnected names a client down", "svc.connection_state", [put("state", "DISCONNECTED")], False),
-    ("disconnected", "svc.connection_state",
-     [put("state", "DISCONNECTED"), put("data_clients.0.connected", False)], True),
-    ("connecting without clients", "svc.connection_state",
-     [put("state", "CONNECTING"), put("data_clients", []), put("since", None)], True),
+    (
+        "disconnected",
+        "svc.connection_state",
+        [put("state", "DISCONNECTED"), put("data_clients.0.connected", False)],
+        True,
+    ),
+    (
+        "connecting without clients",
+        "svc.connection_state",
+        [put("state", "CONNECTING"), put("data_clients", []), put("since", None)],
+        True,
+    ),
     ("error detail starts with a symbol", "svc.error_envelope", [put("error.detail", "deferred")], False),
     ("error code is 4xx/5xx", "svc.error_envelope", [put("error.code", 200)], False),
     # The documents whose fields the spec does not show (docs/contract.md, "Schema set").
@@ -160,23 +234,39 @@ RULES: list[tuple[str, str, list[Edit], bool]] = [
     ("a rejected command", "svc.command_result", [put("state", "REJECTED"), put("detail", "no such order")], True),
     ("a failed sandbox says why", "svc.sandbox_status", [put("state", "FAILED")], False),
     ("a running sandbox names its revision", "svc.sandbox_status", [put("revision_id", None)], False),
-    ("a stopped sandbox", "svc.sandbox_status",
-     [put("state", "STOPPED"), put("strategy_id", None), put("revision_id", None), put("instrument_id", None)], True),
+    (
+        "a stopped sandbox",
+        "svc.sandbox_status",
+        [put("state", "STOPPED"), put("strategy_id", None), put("revision_id", None), put("instrument_id", None)],
+        True,
+    ),
     ("a flat position is closed", "svc.position_summary", [put("side", "FLAT")], False),
     ("a completed job names its run", "svc.backtest_job_detail", [put("run_id", None)], False),
-    ("a queued job has no execution yet", "svc.backtest_job_detail",
-     [put("state", "QUEUED"), put("run_id", None), put("execution", None)], True),
+    (
+        "a queued job has no execution yet",
+        "svc.backtest_job_detail",
+        [put("state", "QUEUED"), put("run_id", None), put("execution", None)],
+        True,
+    ),
     ("the execution block is closed", "svc.backtest_job_detail", [put("execution.leverage", "1")], False),
     ("a seed is an integer", "svc.execution_config", [put("seed", "42")], False),
     ("job events are STATE or LOG", "svc.backtest_job_event", [put("type", "PROGRESS")], False),
     ("a LOG event has no state", "svc.backtest_job_event", [put("state", "RUNNING")], False),
-    ("a STATE event", "svc.backtest_job_event",
-     [put("type", "STATE"), put("state", "RUNNING"), put("level", None), put("message", None)], True),
+    (
+        "a STATE event",
+        "svc.backtest_job_event",
+        [put("type", "STATE"), put("state", "RUNNING"), put("level", None), put("message", None)],
+        True,
+    ),
     ("no percentage on a job", "svc.backtest_job_summary", [put("progress", "50")], False),
     ("valid means no ERROR", "svc.validation_receipt", [put("valid", True)], False),
     ("invalid means an ERROR", "svc.validation_receipt", [put("diagnostics.0.severity", "WARNING")], False),
-    ("valid with warnings", "svc.validation_receipt",
-     [put("valid", True), put("diagnostics.0.severity", "WARNING")], True),
+    (
+        "valid with warnings",
+        "svc.validation_receipt",
+        [put("valid", True), put("diagnostics.0.severity", "WARNING")],
+        True,
+    ),
     ("file paths stay inside the project", "svc.strategy_file", [put("path", "../secrets.py")], False),
     ("file paths are relative", "svc.strategy_file", [put("path", "/etc/passwd")], False),
     ("nested file paths", "svc.strategy_file", [put("path", "lib/signals.py")], True),

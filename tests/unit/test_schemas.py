@@ -33,34 +33,94 @@ OWN = {path.name for path in OWN_FILES}
 # The spec's "Schema set": 49 venue-neutral names, and the 9 integration-specific documents
 # under our names (docs/contract.md, "Schema set").
 SPEC_NAMES = {
-    "svc.account_state_summary", "svc.backtest_job_detail", "svc.backtest_job_event", "svc.backtest_job_summary",
-    "svc.backtest_run_result", "svc.bar_envelope", "svc.capability_registry", "svc.chart_marker",
-    "svc.condition_registry", "svc.engine_command", "svc.engine_status", "svc.execution_config",
-    "svc.execution_report_page", "svc.feature_row", "svc.feature_row_delta", "svc.feature_spec",
-    "svc.feature_state", "svc.fill_summary", "svc.instrument_ref", "svc.integration_capability",
-    "svc.optuna_study", "svc.optuna_trial", "svc.order_summary", "svc.pattern_observation",
-    "svc.position_summary", "svc.projection_frame", "svc.quote_tick", "svc.run_receipt",
-    "svc.sandbox_start_request", "svc.sandbox_status", "svc.screen_definition", "svc.screen_result",
-    "svc.screener_health", "svc.screener_row", "svc.screener_snapshot", "svc.series_coverage",
-    "svc.signal_event", "svc.signal_retirement", "svc.strategy_authoring_registry", "svc.strategy_file",
-    "svc.strategy_file_put_request", "svc.strategy_mutation_conflict", "svc.strategy_project",
-    "svc.strategy_revision", "svc.strategy_revision_save_request", "svc.strategy_summary", "svc.strategy_template",
-    "svc.trade_tick", "svc.validation_receipt",
+    "svc.account_state_summary",
+    "svc.backtest_job_detail",
+    "svc.backtest_job_event",
+    "svc.backtest_job_summary",
+    "svc.backtest_run_result",
+    "svc.bar_envelope",
+    "svc.capability_registry",
+    "svc.chart_marker",
+    "svc.condition_registry",
+    "svc.engine_command",
+    "svc.engine_status",
+    "svc.execution_config",
+    "svc.execution_report_page",
+    "svc.feature_row",
+    "svc.feature_row_delta",
+    "svc.feature_spec",
+    "svc.feature_state",
+    "svc.fill_summary",
+    "svc.instrument_ref",
+    "svc.integration_capability",
+    "svc.optuna_study",
+    "svc.optuna_trial",
+    "svc.order_summary",
+    "svc.pattern_observation",
+    "svc.position_summary",
+    "svc.projection_frame",
+    "svc.quote_tick",
+    "svc.run_receipt",
+    "svc.sandbox_start_request",
+    "svc.sandbox_status",
+    "svc.screen_definition",
+    "svc.screen_result",
+    "svc.screener_health",
+    "svc.screener_row",
+    "svc.screener_snapshot",
+    "svc.series_coverage",
+    "svc.signal_event",
+    "svc.signal_retirement",
+    "svc.strategy_authoring_registry",
+    "svc.strategy_file",
+    "svc.strategy_file_put_request",
+    "svc.strategy_mutation_conflict",
+    "svc.strategy_project",
+    "svc.strategy_revision",
+    "svc.strategy_revision_save_request",
+    "svc.strategy_summary",
+    "svc.strategy_template",
+    "svc.trade_tick",
+    "svc.validation_receipt",
 }
 INTEGRATION_NAMES = {
-    "svc.cancel_command", "svc.command_result", "svc.connection_state", "svc.instrument_ref_additions",
-    "svc.order_command", "svc.search_query", "svc.search_result", "svc.selection_row", "svc.trading_session",
+    "svc.cancel_command",
+    "svc.command_result",
+    "svc.connection_state",
+    "svc.instrument_ref_additions",
+    "svc.order_command",
+    "svc.search_query",
+    "svc.search_result",
+    "svc.selection_row",
+    "svc.trading_session",
 }
 # Spec, "Versioning" 4.
-AT_VERSION_2 = {"svc.backtest_job_detail", "svc.fill_summary", "svc.order_summary", "svc.position_summary",
-                "svc.run_receipt", "svc.strategy_revision", "svc.strategy_revision_save_request",
-                "svc.validation_receipt"}
+AT_VERSION_2 = {
+    "svc.backtest_job_detail",
+    "svc.fill_summary",
+    "svc.order_summary",
+    "svc.position_summary",
+    "svc.run_receipt",
+    "svc.strategy_revision",
+    "svc.strategy_revision_save_request",
+    "svc.validation_receipt",
+}
 TAGS = ("version", "schema_id", "schema_version")
 # Integers are allowed only for counters, sequences, codes, scales, schema_version and the
 # confluence vote's small integers (a vote is +1, -1 or 0 by the spec; the sums and the
 # number of timeframes voting are bounded by 7).
-INTEGER_PLACES = {"count", "code", "schema_version", "price_precision", "size_precision", "scale", "vote", "trend",
-                  "momentum", "voting"}
+INTEGER_PLACES = {
+    "count",
+    "code",
+    "schema_version",
+    "price_precision",
+    "size_precision",
+    "scale",
+    "vote",
+    "trend",
+    "momentum",
+    "voting",
+}
 
 
 def _registry() -> referencing.Registry[Any]:
@@ -106,8 +166,9 @@ def test_the_own_set_holds_none_of_the_spec_names() -> None:
 @pytest.mark.parametrize("name", sorted(set(LOADED) - OWN))
 def test_the_spec_set_refers_to_nothing_outside_itself(name: str) -> None:
     refs = [node["$ref"] for _, node in _walk(LOADED[name]) if "$ref" in node]
-    assert all(ref.startswith("#") or (ref.split("#")[0] in LOADED and ref.split("#")[0] not in OWN)
-               for ref in refs), refs
+    assert all(ref.startswith("#") or (ref.split("#")[0] in LOADED and ref.split("#")[0] not in OWN) for ref in refs), (
+        refs
+    )
 
 
 @pytest.mark.parametrize("name", list(LOADED))
@@ -204,7 +265,7 @@ def test_no_example_without_a_schema() -> None:
     assert {p.name for p in EXAMPLES.glob("*.json")} == set(LOADED)
 
 
-# --- validator_for ----------------------------------------------------------------------
+# validator_for
 
 
 def test_validator_for_defaults_to_the_newest_version() -> None:
@@ -236,7 +297,7 @@ def test_ecma_translation_leaves_escaped_and_class_dollars_alone() -> None:
     assert schemas._ecma_regex(r"^a\$[$]$").pattern == r"^a\$[$]\Z"
 
 
-# --- loader refusals ----------------------------------------------------------------------
+# loader refusals
 
 
 def _copy_set(tmp_path: Path) -> Path:
@@ -284,8 +345,13 @@ def test_loader_refuses_text_that_is_not_json(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("schema_id", "schema_version", "missing"),
-    [(None, 1, "schema_id"), ("svc.x", None, "schema_version"), ("svc.x", "1", "schema_version"),
-     ("svc.x", True, "schema_version"), (7, 1, "schema_id")],
+    [
+        (None, 1, "schema_id"),
+        ("svc.x", None, "schema_version"),
+        ("svc.x", "1", "schema_version"),
+        ("svc.x", True, "schema_version"),
+        (7, 1, "schema_id"),
+    ],
 )
 def test_loader_refuses_missing_or_mistyped_constants(
     tmp_path: Path, schema_id: object, schema_version: object, missing: str

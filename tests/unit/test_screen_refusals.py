@@ -60,7 +60,17 @@ def test_between_with_low_above_high_is_refused() -> None:
     assert "$.filter" in str(e) and "allowed: low <= high" in str(e)
     # Equal ends are allowed, at any number of digits.
     t = table()
-    t.screen(copy.deepcopy(EXAMPLE) | {"filter": {"key": "rsi_14.value", "op": "BETWEEN", "low": "70.000000000000000000001", "high": "70.000000000000000000001"}})
+    t.screen(
+        copy.deepcopy(EXAMPLE)
+        | {
+            "filter": {
+                "key": "rsi_14.value",
+                "op": "BETWEEN",
+                "low": "70.000000000000000000001",
+                "high": "70.000000000000000000001",
+            }
+        }
+    )
 
 
 def test_nesting_deeper_than_four_is_refused() -> None:
@@ -97,7 +107,15 @@ def test_a_repeated_sort_key_is_refused() -> None:
         ({"filter": {"key": "rsi_14.value", "op": "IS_ABSENT", "value": "1"}}, "$.filter"),
         ({"filter": [LEAF]}, "$.filter"),
         ({"sort": [{"key": "rsi_14.value", "direction": "UP"}]}, "$.sort[0].direction"),
-        ({"sort": [{"key": k, "direction": "ASC"} for k in ("rsi_14.value", "sma_20.value", "ema_20.value", "atr_14.value", "roc_10.value")]}, "$.sort"),
+        (
+            {
+                "sort": [
+                    {"key": k, "direction": "ASC"}
+                    for k in ("rsi_14.value", "sma_20.value", "ema_20.value", "atr_14.value", "roc_10.value")
+                ]
+            },
+            "$.sort",
+        ),
         ({"limit": 0}, "$.limit"),
         ({"limit": 1001}, "$.limit"),
         ({"as_of": 5}, "$.as_of"),
@@ -146,7 +164,7 @@ def test_table_declarations_are_refused(keys: list[tuple[str, int]], message: st
         ({"a.x": {"kind": "FLOAT", "value": "1"}}, "is not a feature value"),
         ({"a.x": {"value": "1"}}, "is not a feature value"),
         ({"a.x": 1.5}, "is not a feature value"),
-        ({"a.x": {"kind": "ABSENT"}, "b.y": {"kind": "ABSENT"}}, 'row key b.y is not in the table; allowed: a.x'),
+        ({"a.x": {"kind": "ABSENT"}, "b.y": {"kind": "ABSENT"}}, "row key b.y is not in the table; allowed: a.x"),
     ],
 )
 def test_rows_a_table_cannot_hold_are_refused(values: dict[str, Any], message: str) -> None:
@@ -172,8 +190,11 @@ def test_rows_straight_from_a_universe_equal_rows_from_their_dicts() -> None:
     for resolution in ("1m", "5m", "15m", "1h"):
         by_dict.upsert("A.X", resolution, u.row(i, resolution))
         direct.upsert_universe(u, i, "A.X", resolution)
-    definition = copy.deepcopy(EXAMPLE) | {"resolutions": ["1m", "5m", "15m", "1h"], "filter": None,
-                                           "sort": [{"key": "sma_20.value", "direction": "DESC"}]}
+    definition = copy.deepcopy(EXAMPLE) | {
+        "resolutions": ["1m", "5m", "15m", "1h"],
+        "filter": None,
+        "sort": [{"key": "sma_20.value", "direction": "DESC"}],
+    }
     assert by_dict.screen(definition) == direct.screen(definition)
     assert direct.screen(definition)[1] == 4
     with pytest.raises(ScreenError, match="not in the table"):

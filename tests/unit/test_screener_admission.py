@@ -85,11 +85,28 @@ def test_a_cancelled_waiter_leaves_the_queue() -> None:
 
 def test_the_health_block_validates_in_the_screeners_health() -> None:
     gate = ScreenGate(running=2, queued=4)
-    health = {"version": "spine.v2", "schema_id": "svc.health", "schema_version": 1, "live": True,
-              "ready": True, "degraded": False, "degraded_reasons": [], "engine_status": None,
-              "ts_event": "1", "point_in_time_screens": gate.document()}
-    assert gate.document() == {"limit": 2, "queue": 4, "running": 0, "queued": 0, "completed": 0, "refused": 0,
-                               "last_nanos": None, "total_nanos": "0"}
+    health = {
+        "version": "spine.v2",
+        "schema_id": "svc.health",
+        "schema_version": 1,
+        "live": True,
+        "ready": True,
+        "degraded": False,
+        "degraded_reasons": [],
+        "engine_status": None,
+        "ts_event": "1",
+        "point_in_time_screens": gate.document(),
+    }
+    assert gate.document() == {
+        "limit": 2,
+        "queue": 4,
+        "running": 0,
+        "queued": 0,
+        "completed": 0,
+        "refused": 0,
+        "last_nanos": None,
+        "total_nanos": "0",
+    }
     assert schemas.validator_for("svc.health").is_valid(health)
 
 

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_features import MINUTE, make_bars
 
 from spine.http.errors import HttpError
 from spine.screener.as_of import MAX_INSTRUMENTS, is_point_in_time, screen_as_of
+from spine.screener.node_client import UpstreamError
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import UpstreamError
-from test_features import MINUTE, make_bars
 
 REF = {"instrument_id": "BTCUSDT.SIM", "price_precision": 2, "size_precision": 3}
 N = 2_000
@@ -36,8 +36,10 @@ def history() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def rows_of(rows: Rows) -> list[tuple[Any, ...]]:
-    return [(r["ts_event"], json.dumps(r["values"], sort_keys=True))
-            for r in (rows.row(REF["instrument_id"], resolution) for resolution in RESOLUTIONS)]
+    return [
+        (r["ts_event"], json.dumps(r["values"], sort_keys=True))
+        for r in (rows.row(REF["instrument_id"], resolution) for resolution in RESOLUTIONS)
+    ]
 
 
 @pytest.mark.parametrize("offset", [0, 30 * 10**9])
@@ -70,9 +72,19 @@ def test_an_instant_before_every_bar_leaves_every_row_warming_up() -> None:
 
 
 def definition(as_of: str | None, instrument_ids: list[str] | None = None) -> bytes:
-    return json.dumps({"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
-                       "resolutions": ["1m"], "instrument_ids": instrument_ids, "filter": None, "sort": [],
-                       "limit": 10, "as_of": as_of}).encode()
+    return json.dumps(
+        {
+            "version": "spine.v2",
+            "schema_id": "svc.screen_definition",
+            "schema_version": 1,
+            "resolutions": ["1m"],
+            "instrument_ids": instrument_ids,
+            "filter": None,
+            "sort": [],
+            "limit": 10,
+            "as_of": as_of,
+        }
+    ).encode()
 
 
 def test_which_definitions_are_point_in_time() -> None:
@@ -88,15 +100,25 @@ def held(instruments: int, newest: int | None) -> Rows:
     return rows
 
 
-@pytest.mark.parametrize(("body", "rows", "fragment"), [
-    (definition(str(60 * MINUTE + 1)), held(1, 60 * MINUTE), f"$.as_of: {60 * MINUTE + 1} is after the newest "
-                                                             f"minute this screener has folded ({60 * MINUTE})"),
-    (definition("0"), held(1, None), "$.as_of: 0 is after the newest minute this screener has folded (none yet)"),
-    (definition("0"), held(MAX_INSTRUMENTS + 1, MINUTE), f"$.instrument_ids: a point-in-time screen reads at most "
-                                                         f"{MAX_INSTRUMENTS} instruments' history; "
-                                                         f"{MAX_INSTRUMENTS + 1} are in scope"),
-    (definition("0x"), held(1, MINUTE), "$.as_of"),
-])
+@pytest.mark.parametrize(
+    ("body", "rows", "fragment"),
+    [
+        (
+            definition(str(60 * MINUTE + 1)),
+            held(1, 60 * MINUTE),
+            f"$.as_of: {60 * MINUTE + 1} is after the newest minute this screener has folded ({60 * MINUTE})",
+        ),
+        (definition("0"), held(1, None), "$.as_of: 0 is after the newest minute this screener has folded (none yet)"),
+        (
+            definition("0"),
+            held(MAX_INSTRUMENTS + 1, MINUTE),
+            f"$.instrument_ids: a point-in-time screen reads at most "
+            f"{MAX_INSTRUMENTS} instruments' history; "
+            f"{MAX_INSTRUMENTS + 1} are in scope",
+        ),
+        (definition("0x"), held(1, MINUTE), "$.as_of"),
+    ],
+)
 def test_refusals_before_any_node_is_read(body: bytes, rows: Rows, fragment: str) -> None:
     with pytest.raises(HttpError) as refused:
         asyncio.run(screen_as_of(body, [], rows, 4))
@@ -134,7 +156,9 @@ def test_only_the_instruments_in_scope_are_read_each_through_as_of() -> None:
     result = asyncio.run(screen_as_of(body, feeds, rows, 2))  # type: ignore[arg-type]
     assert [feed.asked for feed in feeds] == [[("I0.SIM", as_of)], [("I3.SIM", as_of)]]
     assert [(row["instrument_id"], row["ts_event"]) for row in result["rows"]] == [
-        ("I0.SIM", str(as_of)), ("I3.SIM", str(as_of))]
+        ("I0.SIM", str(as_of)),
+        ("I3.SIM", str(as_of)),
+    ]
 
 
 def test_a_node_that_cannot_be_read_fails_the_whole_screen_naming_it() -> None:
@@ -142,5 +166,7 @@ def test_a_node_that_cannot_be_read_fails_the_whole_screen_naming_it() -> None:
     with pytest.raises(HttpError) as refused:
         asyncio.run(screen_as_of(definition(str(MINUTE)), feeds, held(2, MINUTE), 4))  # type: ignore[arg-type]
     assert refused.value.symbol == "UPSTREAM_UNAVAILABLE" and refused.value.status == 502
-    assert f"as_of {MINUTE} " in refused.value.text and "http://127.0.0.1:1 could not be read (GET /v2/bars: " \
-        in refused.value.text, refused.value.text
+    assert (
+        f"as_of {MINUTE} " in refused.value.text
+        and "http://127.0.0.1:1 could not be read (GET /v2/bars: " in refused.value.text
+    ), refused.value.text

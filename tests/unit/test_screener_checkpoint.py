@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from test_features import MINUTE, make_bars
 
 from spine._core import canonical_json
 from spine.screener import checkpoint
 from spine.screener.checkpoint import Checkpointer, Held, read, registry_identity, write
 from spine.screener.feed import NodeFeed
+from spine.screener.node_client import Bars
 from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.upstream import Bars
-from test_features import MINUTE, make_bars
 
 IID = "BTCUSDT.SIM"
 NODE = "http://node.test:8700"
@@ -79,7 +79,7 @@ def documents(rows: Rows) -> list[bytes]:
     return [canonical_json(rows.row(IID, r)) for r in RESOLUTIONS]
 
 
-# --- the file round trip ------------------------------------------------------------------------
+# the file round trip
 
 
 @pytest.mark.parametrize("channel", ["EXTERNAL", "INTERNAL"])
@@ -108,10 +108,16 @@ def test_a_missing_file_is_no_checkpoint(tmp_path: Path) -> None:
     assert read(tmp_path / "checkpoint.arrow", REGISTRY) == []
 
 
-@given(n=st.integers(1, 400), warm=st.floats(0.05, 1.0), live=st.floats(0.0, 1.0),
-       missing=st.lists(st.integers(0, 399), max_size=20), channel=st.sampled_from(["EXTERNAL", "INTERNAL"]))
-def test_property_the_round_trip_restores_every_row(n: int, warm: float, live: float, missing: list[int],
-                                                    channel: str) -> None:
+@given(
+    n=st.integers(1, 400),
+    warm=st.floats(0.05, 1.0),
+    live=st.floats(0.0, 1.0),
+    missing=st.lists(st.integers(0, 399), max_size=20),
+    channel=st.sampled_from(["EXTERNAL", "INTERNAL"]),
+)
+def test_property_the_round_trip_restores_every_row(
+    n: int, warm: float, live: float, missing: list[int], channel: str
+) -> None:
     bars = node_bars(n, missing=tuple(m for m in missing if m < n - 1))
     first = max(1, int(len(bars["ts_event"]) * warm))
     rows = fed_rows(bars, first, int((len(bars["ts_event"]) - first) * live), channel)
@@ -120,7 +126,7 @@ def test_property_the_round_trip_restores_every_row(n: int, warm: float, live: f
     assert documents(restored(back)) == documents(rows)
 
 
-# --- a restart: restore, then only the bars above the watermark ---------------------------------
+# a restart: restore, then only the bars above the watermark
 
 
 class FakeNode:
@@ -132,8 +138,9 @@ class FakeNode:
     async def instruments(self) -> list[dict[str, Any]]:
         return [INSTRUMENT]
 
-    async def bar_pages(self, instrument: dict[str, Any], channel: str, after_sequence: int | None = None,
-                        end: int | None = None) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
+    async def bar_pages(
+        self, instrument: dict[str, Any], channel: str, after_sequence: int | None = None, end: int | None = None
+    ) -> AsyncIterator[tuple[Bars, dict[str, Any]]]:
         keep = self.bars["sequence"] > (after_sequence if after_sequence is not None else -1)
         if end is not None:
             keep &= self.bars["ts_event"] <= end
@@ -198,7 +205,7 @@ def test_changed_precisions_or_a_delisted_instrument_skip_the_checkpoint() -> No
     assert feed.saved == {} and rows.ids == [IID] and [h.instrument_id for h in feed.held()] == [IID]
 
 
-# --- what is never misread ----------------------------------------------------------------------
+# what is never misread
 
 
 def test_a_failed_write_leaves_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,7 +228,7 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path, monkeypatch: py
 def damaged(path: Path, how: str) -> None:
     data = bytearray(path.read_bytes())
     if how == "truncated":
-        path.write_bytes(data[:len(data) // 2])
+        path.write_bytes(data[: len(data) // 2])
     elif how == "garbage":
         path.write_bytes(b"not an arrow file at all")
     elif how == "empty":
@@ -241,8 +248,9 @@ def test_a_corrupt_file_is_ignored_with_a_warning(tmp_path: Path, how: str, capl
     assert "is ignored" in caplog.text and "warms in full" in caplog.text
 
 
-def test_another_registry_or_format_version_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      caplog: pytest.LogCaptureFixture) -> None:
+def test_another_registry_or_format_version_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "checkpoint.arrow"
     held = [taken(fed_rows(node_bars(300), 200, 50))]
     write(path, held, registry_identity(["sma_20", "rsi_14"]))
@@ -259,11 +267,12 @@ def test_another_registry_or_format_version_is_ignored(tmp_path: Path, monkeypat
     assert "format version '2', expected 1" in caplog.text
 
 
-# --- the writer ---------------------------------------------------------------------------------
+# the writer
 
 
-def test_the_checkpointer_writes_one_at_a_time_and_knows_its_age(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_checkpointer_writes_one_at_a_time_and_knows_its_age(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     active, most, lock = [0], [0], threading.Lock()
 
     def slow(path: Path, held: list[Held], registry: str) -> None:

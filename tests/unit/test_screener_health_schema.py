@@ -31,14 +31,41 @@ def test_stopped_without_a_real_error_is_refused(last_error: str | None) -> None
 
 
 def test_a_running_screener_reports_its_counters() -> None:
-    document = example(process_state="RUNNING", last_error=None, processed=120_000, dropped=3,
-                       input_lag_nanos="250000000", checkpoint_age_nanos="4000000000",
-                       egress={"subscribers": 2, "accepted": 3, "refused": 0, "events_sent": 5, "bytes_sent": 9_000,
-                               "events_dropped": 0},
-                       connections={"open": 1, "accepted": 2, "closed": 1, "refused": 4, "upstreams": [
-                           {"node": "node-1", "state": "RUNNING", "open": 1, "accepted": 2, "closed": 1,
-                            "refused": 4, "last_error": "UPSTREAM_UNAVAILABLE: http://127.0.0.1:8700: ..."}]})
+    document = example(
+        process_state="RUNNING",
+        last_error=None,
+        processed=120_000,
+        dropped=3,
+        input_lag_nanos="250000000",
+        checkpoint_age_nanos="4000000000",
+        egress={
+            "subscribers": 2,
+            "accepted": 3,
+            "refused": 0,
+            "events_sent": 5,
+            "bytes_sent": 9_000,
+            "events_dropped": 0,
+        },
+        connections={
+            "open": 1,
+            "accepted": 2,
+            "closed": 1,
+            "refused": 4,
+            "upstreams": [
+                {
+                    "node": "node-1",
+                    "state": "RUNNING",
+                    "open": 1,
+                    "accepted": 2,
+                    "closed": 1,
+                    "refused": 4,
+                    "last_error": "UPSTREAM_UNAVAILABLE: http://127.0.0.1:8700: ...",
+                }
+            ],
+        },
+    )
     assert schemas.validator_for("svc.screener_health").is_valid(document)
     for missing in ("connections", "egress", "dropped"):
         assert not schemas.validator_for("svc.screener_health").is_valid(
-            {k: v for k, v in document.items() if k != missing})
+            {k: v for k, v in document.items() if k != missing}
+        )

@@ -24,17 +24,26 @@ IID = "BTCUSDT.SIM"
 
 def bars(n: int) -> dict[str, np.ndarray]:
     close = 10_000 + (np.arange(n) * 37) % 101
-    return {"ts_event": T0 + (np.arange(n, dtype=np.uint64) + 1) * M, "open": close, "high": close + 20,
-            "low": close - 20, "close": close + 3, "volume": np.full(n, 100, dtype=np.int64),
-            "sequence": np.arange(1, n + 1, dtype=np.uint64)}
+    return {
+        "ts_event": T0 + (np.arange(n, dtype=np.uint64) + 1) * M,
+        "open": close,
+        "high": close + 20,
+        "low": close - 20,
+        "close": close + 3,
+        "volume": np.full(n, 100, dtype=np.int64),
+        "sequence": np.arange(1, n + 1, dtype=np.uint64),
+    }
 
 
 def test_bars_folded_counts_the_closed_buckets_of_each_resolution() -> None:
     rows = Rows()
     rows.add({"instrument_id": IID, "price_precision": 2, "size_precision": 0}, "EXTERNAL", "http://node:1")
     n = 1500  # a day and an hour: the 1d bucket is closed, the next is open
-    rows.warm(IID, {k: np.ascontiguousarray(v) for k, v in bars(n).items()},
-              {"observed": [{"start": str(T0), "end": str(T0 + n * M)}]})
+    rows.warm(
+        IID,
+        {k: np.ascontiguousarray(v) for k, v in bars(n).items()},
+        {"observed": [{"start": str(T0), "end": str(T0 + n * M)}]},
+    )
     for resolution in RESOLUTIONS:
         state = rows.state(IID, resolution)
         validate(state)
@@ -43,11 +52,19 @@ def test_bars_folded_counts_the_closed_buckets_of_each_resolution() -> None:
         values = rows.row(IID, resolution)["values"]
         assert state["absent"] == sum(v["kind"] == "ABSENT" for v in values.values())
         assert state["warm"] == all(v.get("reason") not in ("WARMING_UP", "GAP_IN_INPUT") for v in values.values())
-    document = instrument_document(IID, [rows.row(IID, r) for r in RESOLUTIONS],
-                                   [rows.state(IID, r) for r in RESOLUTIONS])
+    document = instrument_document(
+        IID, [rows.row(IID, r) for r in RESOLUTIONS], [rows.state(IID, r) for r in RESOLUTIONS]
+    )
     validate(document)
-    assert [t["voting"] for t in document["confluence"]["timeframes"]] == [True, True, False, False, False, False,
-                                                                            False]
+    assert [t["voting"] for t in document["confluence"]["timeframes"]] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_a_fresh_instrument_has_folded_nothing() -> None:
@@ -58,13 +75,17 @@ def test_a_fresh_instrument_has_folded_nothing() -> None:
     assert (state["ts_event"], state["bars_folded"], state["warm"]) == (None, 0, False)
 
 
-# --- the vote ------------------------------------------------------------------------------------
+# the vote
 
 ABSENT = {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE"}
 sign = st.sampled_from([-1, 0, 1]).map(lambda s: {"kind": "INTEGER", "value": str(s)}) | st.just(ABSENT)
-rsi = st.decimals(0, 100, places=8).map(lambda d: {"kind": "DECIMAL", "value": f"{d:.8f}", "scale": 8}) \
+rsi = (
+    st.decimals(0, 100, places=8).map(lambda d: {"kind": "DECIMAL", "value": f"{d:.8f}", "scale": 8})
     | st.sampled_from(["45.00000000", "55.00000000", "44.99999999", "55.00000001"]).map(
-        lambda v: {"kind": "DECIMAL", "value": v, "scale": 8}) | st.just(ABSENT)
+        lambda v: {"kind": "DECIMAL", "value": v, "scale": 8}
+    )
+    | st.just(ABSENT)
+)
 
 
 def reference_vote(row: dict[str, Any], warm: bool) -> tuple[int, int]:
@@ -81,8 +102,10 @@ def reference_vote(row: dict[str, Any], warm: bool) -> tuple[int, int]:
 
 @given(st.lists(st.tuples(sign, rsi, st.booleans()), min_size=7, max_size=7))
 def test_the_vote_follows_the_rule_per_timeframe(frames: list[tuple[dict[str, Any], dict[str, Any], bool]]) -> None:
-    rows = [{"resolution": r, "values": {"trend_200.sign": t, "rsi_14.value": m}}
-            for r, (t, m, _) in zip(RESOLUTIONS, frames, strict=True)]
+    rows = [
+        {"resolution": r, "values": {"trend_200.sign": t, "rsi_14.value": m}}
+        for r, (t, m, _) in zip(RESOLUTIONS, frames, strict=True)
+    ]
     states = [{"warm": warm} for _, _, warm in frames]
     vote = confluence(rows, states)
     expected = [reference_vote(row, state["warm"]) for row, state in zip(rows, states, strict=True)]
@@ -93,8 +116,10 @@ def test_the_vote_follows_the_rule_per_timeframe(frames: list[tuple[dict[str, An
 
 def test_the_band_edges_vote_neutral() -> None:
     def momentum(value: str) -> int:
-        row = {"resolution": "1m", "values": {"trend_200.sign": ABSENT,
-                                              "rsi_14.value": {"kind": "DECIMAL", "value": value, "scale": 8}}}
+        row = {
+            "resolution": "1m",
+            "values": {"trend_200.sign": ABSENT, "rsi_14.value": {"kind": "DECIMAL", "value": value, "scale": 8}},
+        }
         result: int = confluence([row], [{"warm": True}])["timeframes"][0]["momentum"]
         return result
 
@@ -102,9 +127,15 @@ def test_the_band_edges_vote_neutral() -> None:
 
 
 def test_feature_state_of_a_row_with_a_gap_is_not_warm() -> None:
-    row = {"instrument_id": IID, "resolution": "5m", "ts_event": str(T0),
-           "values": {"sma_20.value": {"kind": "ABSENT", "reason": "GAP_IN_INPUT"},
-                      "rsi_14.value": {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE"}}}
+    row = {
+        "instrument_id": IID,
+        "resolution": "5m",
+        "ts_event": str(T0),
+        "values": {
+            "sma_20.value": {"kind": "ABSENT", "reason": "GAP_IN_INPUT"},
+            "rsi_14.value": {"kind": "ABSENT", "reason": "INPUT_UNAVAILABLE"},
+        },
+    }
     state = feature_state(row, 3, "EXTERNAL", "http://n:1")
     assert (state["warm"], state["absent"]) == (False, 2)
     row["values"]["sma_20.value"] = {"kind": "DECIMAL", "value": "1.00", "scale": 2}

@@ -11,9 +11,9 @@ from collections import defaultdict
 
 import numpy as np
 
+from spine.fanout import Subscription
 from spine.screener.rows import RESOLUTIONS, Rows
 from spine.screener.stream import RowStream
-from spine.fanout import Subscription
 
 M = 60 * 10**9
 MIDNIGHT = 20_000 * 1440 * M
@@ -27,9 +27,15 @@ def _bars(k: int, n: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(k)
     close = 1_000_000 + np.cumsum(rng.integers(-500, 501, n))
     minute = np.arange(1, n + 1, dtype=np.uint64)
-    return {"ts_event": MIDNIGHT - (WARM + 10) * M + minute * M, "open": close, "high": close + 300,
-            "low": close - 300, "close": close + 7, "volume": rng.integers(1, 10_000, n).astype(np.int64),
-            "sequence": minute.copy()}
+    return {
+        "ts_event": MIDNIGHT - (WARM + 10) * M + minute * M,
+        "open": close,
+        "high": close + 300,
+        "low": close - 300,
+        "close": close + 7,
+        "volume": rng.integers(1, 10_000, n).astype(np.int64),
+        "sequence": minute.copy(),
+    }
 
 
 def _warmed() -> tuple[Rows, Subscription]:
@@ -40,7 +46,9 @@ def _warmed() -> tuple[Rows, Subscription]:
         price, size = PRECISION[iid]
         rows.add({"instrument_id": iid, "price_precision": price, "size_precision": size}, "EXTERNAL")
         bars = {c: np.ascontiguousarray(v[:WARM]) for c, v in _bars(k, WARM + 20).items()}
-        rows.warm(iid, bars, {"observed": [{"start": str(MIDNIGHT - (WARM + 10) * M), "end": str(int(bars["ts_event"][-1]))}]})
+        rows.warm(
+            iid, bars, {"observed": [{"start": str(MIDNIGHT - (WARM + 10) * M), "end": str(int(bars["ts_event"][-1]))}]}
+        )
     subscription.drain()
     return rows, subscription
 
@@ -86,7 +94,7 @@ def test_close_many_equals_one_close_per_bar() -> None:
         batched.close_many(ids, bars)
         versions.append(batched.version - before)
         for iid, m in call:
-            each.close(iid, {c: v[m:m + 1] for c, v in live[iid].items()})
+            each.close(iid, {c: v[m : m + 1] for c, v in live[iid].items()})
     assert min(versions) == 1 < max(versions)  # one step per run of distinct instruments
     assert batched.sequence == each.sequence == {iid: WARM + 20 for iid in IDS}
     assert batched.processed == each.processed == 20 * len(IDS)
@@ -97,10 +105,15 @@ def test_close_many_equals_one_close_per_bar() -> None:
     ours, theirs = _events(batched_events.drain()), _events(each_events.drain())
     assert ours == theirs
     assert len(ours) == len(IDS) * len(RESOLUTIONS)  # midnight closed every resolution
-    assert batched.table().screen({"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
-                                   "resolutions": list(RESOLUTIONS), "instrument_ids": None, "filter": None,
-                                   "sort": [{"key": "rsi_14.value", "direction": "DESC"}], "limit": 50,
-                                   "as_of": None}) == \
-        each.table().screen({"version": "spine.v2", "schema_id": "svc.screen_definition", "schema_version": 1,
-                             "resolutions": list(RESOLUTIONS), "instrument_ids": None, "filter": None,
-                             "sort": [{"key": "rsi_14.value", "direction": "DESC"}], "limit": 50, "as_of": None})
+    definition = {
+        "version": "spine.v2",
+        "schema_id": "svc.screen_definition",
+        "schema_version": 1,
+        "resolutions": list(RESOLUTIONS),
+        "instrument_ids": None,
+        "filter": None,
+        "sort": [{"key": "rsi_14.value", "direction": "DESC"}],
+        "limit": 50,
+        "as_of": None,
+    }
+    assert batched.table().screen(definition) == each.table().screen(definition)

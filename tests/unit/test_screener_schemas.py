@@ -17,14 +17,20 @@ from typing import Any
 
 import pytest
 from jsonschema import ValidationError
+
 from reference.canonical_json import identity
 from reference.wire_validator import put, validate
-
 from spine.schemas import all_schemas, validator_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "tests" / "data" / "wire_examples"
-SCREENER_IDS = ("svc.feature_state", "svc.screener_row", "svc.screener_snapshot", "svc.screen_definition",
-                "svc.screen_result", "svc.pattern_observation")
+SCREENER_IDS = (
+    "svc.feature_state",
+    "svc.screener_row",
+    "svc.screener_snapshot",
+    "svc.screen_definition",
+    "svc.screen_result",
+    "svc.pattern_observation",
+)
 TAGS = ("version", "schema_id", "schema_version")
 IID, TS = "BTCUSDT-PERP.SIM", "1700000100000000000"
 Doc = dict[str, Any]
@@ -50,7 +56,7 @@ def edited(schema_id: str, edit: Callable[[Doc], object]) -> bool:
     return valid(schema_id, document)
 
 
-# --- the set and the examples --------------------------------------------------------------------
+# the set and the examples
 
 
 def test_the_six_are_in_the_registry_at_version_1() -> None:
@@ -92,7 +98,7 @@ def test_every_required_field_is_required(schema_id: str) -> None:
         assert not edited(schema_id, lambda d, field=field: d.pop(field)), field
 
 
-# --- unknown fields, at the top and inside ------------------------------------------------------
+# unknown fields, at the top and inside
 
 # Where an unknown field is added: a path of keys and indexes (row keys hold a dot).
 UNKNOWN_INSIDE: list[tuple[str, tuple[str | int, ...]]] = [
@@ -133,7 +139,7 @@ def test_an_unknown_field_is_refused(schema_id: str, path: tuple[str | int, ...]
     assert not edited(schema_id, edit)
 
 
-# --- svc.screen_definition: the request grammar --------------------------------------------------
+# svc.screen_definition: the request grammar
 
 
 def screen(**changes: object) -> Doc:
@@ -144,9 +150,7 @@ def where(condition: object) -> bool:
     return valid("svc.screen_definition", screen(filter=condition))
 
 
-ACCEPTED = [
-    {"key": "rsi_14.value", "op": op, "value": "70.5"} for op in ("LT", "LE", "GT", "GE", "EQ", "NE")
-] + [
+ACCEPTED = [{"key": "rsi_14.value", "op": op, "value": "70.5"} for op in ("LT", "LE", "GT", "GE", "EQ", "NE")] + [
     {"key": "rsi_14.value", "op": "BETWEEN", "low": "-1", "high": "0.25"},
     {"key": "rsi_14.value", "op": "IS_ABSENT"},
     {"key": "rsi_14.value", "op": "IS_NOT_ABSENT"},
@@ -206,23 +210,46 @@ def test_nesting_depth_is_the_servers_to_enforce() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value", "ok"),
-    [("resolutions", ["1m", "5m", "15m", "30m", "1h", "4h", "1d"], True), ("resolutions", ["1d"], True),
-     ("resolutions", [], False), ("resolutions", ["5m", "5m"], False), ("resolutions", ["2m"], False),
-     ("resolutions", ["1s"], False), ("resolutions", ["1w"], False), ("resolutions", "5m", False),
-     ("instrument_ids", None, True), ("instrument_ids", [IID], True),
-     ("instrument_ids", [f"I{n}.SIM" for n in range(1000)], True),
-     ("instrument_ids", [f"I{n}.SIM" for n in range(1001)], False), ("instrument_ids", [], False),
-     ("instrument_ids", [IID, IID], False), ("instrument_ids", ["BTCUSDT"], False),
-     ("sort", [], True), ("sort", [{"key": f"f{n}.value", "direction": "ASC"} for n in range(4)], True),
-     ("sort", [{"key": f"f{n}.value", "direction": "ASC"} for n in range(5)], False),
-     ("sort", [{"key": "rsi_14.value", "direction": "asc"}], False),
-     ("sort", [{"key": "rsi_14.value", "direction": "UP"}], False),
-     ("sort", [{"key": "rsi_14.value"}], False), ("sort", [{"direction": "ASC"}], False),
-     ("sort", [{"key": "rsi_14.value", "direction": "ASC"}] * 2, False), ("sort", None, False),
-     ("limit", 1, True), ("limit", 1000, True), ("limit", 0, False), ("limit", 1001, False),
-     ("limit", -1, False), ("limit", "50", False), ("limit", 10.5, False), ("limit", None, False),
-     ("as_of", None, True), ("as_of", TS, True), ("as_of", int(TS), False), ("as_of", "01", False),
-     ("as_of", "-1", False), ("as_of", "1.5", False)],
+    [
+        ("resolutions", ["1m", "5m", "15m", "30m", "1h", "4h", "1d"], True),
+        ("resolutions", ["1d"], True),
+        ("resolutions", [], False),
+        ("resolutions", ["5m", "5m"], False),
+        ("resolutions", ["2m"], False),
+        ("resolutions", ["1s"], False),
+        ("resolutions", ["1w"], False),
+        ("resolutions", "5m", False),
+        ("instrument_ids", None, True),
+        ("instrument_ids", [IID], True),
+        ("instrument_ids", [f"I{n}.SIM" for n in range(1000)], True),
+        ("instrument_ids", [f"I{n}.SIM" for n in range(1001)], False),
+        ("instrument_ids", [], False),
+        ("instrument_ids", [IID, IID], False),
+        ("instrument_ids", ["BTCUSDT"], False),
+        ("sort", [], True),
+        ("sort", [{"key": f"f{n}.value", "direction": "ASC"} for n in range(4)], True),
+        ("sort", [{"key": f"f{n}.value", "direction": "ASC"} for n in range(5)], False),
+        ("sort", [{"key": "rsi_14.value", "direction": "asc"}], False),
+        ("sort", [{"key": "rsi_14.value", "direction": "UP"}], False),
+        ("sort", [{"key": "rsi_14.value"}], False),
+        ("sort", [{"direction": "ASC"}], False),
+        ("sort", [{"key": "rsi_14.value", "direction": "ASC"}] * 2, False),
+        ("sort", None, False),
+        ("limit", 1, True),
+        ("limit", 1000, True),
+        ("limit", 0, False),
+        ("limit", 1001, False),
+        ("limit", -1, False),
+        ("limit", "50", False),
+        ("limit", 10.5, False),
+        ("limit", None, False),
+        ("as_of", None, True),
+        ("as_of", TS, True),
+        ("as_of", int(TS), False),
+        ("as_of", "01", False),
+        ("as_of", "-1", False),
+        ("as_of", "1.5", False),
+    ],
 )
 def test_screen_fields(field: str, value: object, ok: bool) -> None:
     assert valid("svc.screen_definition", screen(**{field: value})) is ok
@@ -233,19 +260,27 @@ def test_a_float_limit_is_refused_by_the_strict_validator() -> None:
     assert not validator_for("svc.screen_definition").is_valid(screen(limit=10.0))
 
 
-# --- svc.screen_result, svc.screener_row ---------------------------------------------------------
+# svc.screen_result, svc.screener_row
 
 
 @pytest.mark.parametrize(
     ("edit", "ok"),
-    [(put("screen_id", "A" * 64), False), (put("screen_id", "a" * 63), False),
-     (put("evaluated", -1), False), (put("matched", "2"), False), (put("as_of", None), False),
-     (put("definition.limit", 0), False), (put("definition.filter.all.0.low", 30), False),
-     (put("definition.schema_id", "svc.screen_result"), False),
-     (lambda d: d["definition"].pop("version"), False),
-     (put("rows.0.schema_id", "svc.feature_row"), False), (lambda d: d["rows"][0].pop("rank"), False),
-     (put("rows", []), True), (lambda d: d.update(rows=d["rows"][:1] * 1000), True),
-     (lambda d: d.update(rows=d["rows"][:1] * 1001), False)],
+    [
+        (put("screen_id", "A" * 64), False),
+        (put("screen_id", "a" * 63), False),
+        (put("evaluated", -1), False),
+        (put("matched", "2"), False),
+        (put("as_of", None), False),
+        (put("definition.limit", 0), False),
+        (put("definition.filter.all.0.low", 30), False),
+        (put("definition.schema_id", "svc.screen_result"), False),
+        (lambda d: d["definition"].pop("version"), False),
+        (put("rows.0.schema_id", "svc.feature_row"), False),
+        (lambda d: d["rows"][0].pop("rank"), False),
+        (put("rows", []), True),
+        (lambda d: d.update(rows=d["rows"][:1] * 1000), True),
+        (lambda d: d.update(rows=d["rows"][:1] * 1001), False),
+    ],
 )
 def test_screen_result_rules(edit: Callable[[Doc], object], ok: bool) -> None:
     assert edited("svc.screen_result", edit) is ok
@@ -253,9 +288,17 @@ def test_screen_result_rules(edit: Callable[[Doc], object], ok: bool) -> None:
 
 @pytest.mark.parametrize(
     ("edit", "ok"),
-    [(put("rank", 0), False), (put("rank", "1"), False), (put("rank", 1.5), False), (put("rank", 1000), True),
-     (put("ts_event", None), True), (put("ts_event", int(TS)), False), (put("values", {}), True),
-     (put("resolution", "5 minutes"), False), (put("instrument_id", "btcusdt.sim"), False)],
+    [
+        (put("rank", 0), False),
+        (put("rank", "1"), False),
+        (put("rank", 1.5), False),
+        (put("rank", 1000), True),
+        (put("ts_event", None), True),
+        (put("ts_event", int(TS)), False),
+        (put("values", {}), True),
+        (put("resolution", "5 minutes"), False),
+        (put("instrument_id", "btcusdt.sim"), False),
+    ],
 )
 def test_screener_row_rules(edit: Callable[[Doc], object], ok: bool) -> None:
     assert edited("svc.screener_row", edit) is ok
@@ -288,45 +331,81 @@ def test_a_row_key_outside_the_grammar_is_refused() -> None:
         assert not edited("svc.screener_row", lambda d: d["values"].update({key: value})), key
 
 
-# --- svc.screener_snapshot -----------------------------------------------------------------------
+# svc.screener_snapshot
 
 
 @pytest.mark.parametrize(
     ("edit", "ok"),
-    [(put("snapshot_id", "G" * 64), False), (put("snapshot_id", None), False),
-     (put("sequence", -1), False), (put("sequence", "4812"), False), (put("sequence", 0), True),
-     (put("as_of", None), False), (put("as_of", 1.7e18), False),
-     (put("next_cursor", None), True), (put("next_cursor", ""), False), (put("rows", []), True),
-     (put("rows.0.schema_id", "svc.screener_row"), False), (lambda d: d["rows"][0].pop("schema_version"), False),
-     (lambda d: d["rows"][0].pop("values"), False)],
+    [
+        (put("snapshot_id", "G" * 64), False),
+        (put("snapshot_id", None), False),
+        (put("sequence", -1), False),
+        (put("sequence", "4812"), False),
+        (put("sequence", 0), True),
+        (put("as_of", None), False),
+        (put("as_of", 1.7e18), False),
+        (put("next_cursor", None), True),
+        (put("next_cursor", ""), False),
+        (put("rows", []), True),
+        (put("rows.0.schema_id", "svc.screener_row"), False),
+        (lambda d: d["rows"][0].pop("schema_version"), False),
+        (lambda d: d["rows"][0].pop("values"), False),
+    ],
 )
 def test_snapshot_rules(edit: Callable[[Doc], object], ok: bool) -> None:
     assert edited("svc.screener_snapshot", edit) is ok
 
 
-# --- svc.feature_state ---------------------------------------------------------------------------
+# svc.feature_state
 
 
 @pytest.mark.parametrize(
     ("changes", "ok"),
-    [({"warm": True}, True), ({"warm": True, "absent": 0}, True), ({"absent": 0}, False),
-     ({"ts_event": None}, False), ({"bars_folded": 0}, False), ({"ts_event": None, "bars_folded": 0}, True),
-     ({"bars_folded": -1}, False), ({"bars_folded": "12"}, False), ({"absent": 2.5}, False),
-     ({"warm": "false"}, False), ({"warm": None}, False),
-     ({"channel": "INTERNAL"}, True), ({"channel": "BOTH"}, False), ({"channel": "external"}, False),
-     ({"source_node": "node-sim-1"}, True), ({"source_node": ""}, False), ({"source_node": "a node"}, False),
-     ({"source_node": "x" * 257}, False), ({"resolution": "5 minutes"}, False), ({"ts_event": "01"}, False)],
+    [
+        ({"warm": True}, True),
+        ({"warm": True, "absent": 0}, True),
+        ({"absent": 0}, False),
+        ({"ts_event": None}, False),
+        ({"bars_folded": 0}, False),
+        ({"ts_event": None, "bars_folded": 0}, True),
+        ({"bars_folded": -1}, False),
+        ({"bars_folded": "12"}, False),
+        ({"absent": 2.5}, False),
+        ({"warm": "false"}, False),
+        ({"warm": None}, False),
+        ({"channel": "INTERNAL"}, True),
+        ({"channel": "BOTH"}, False),
+        ({"channel": "external"}, False),
+        ({"source_node": "node-sim-1"}, True),
+        ({"source_node": ""}, False),
+        ({"source_node": "a node"}, False),
+        ({"source_node": "x" * 257}, False),
+        ({"resolution": "5 minutes"}, False),
+        ({"ts_event": "01"}, False),
+    ],
 )
 def test_feature_state_rules(changes: Doc, ok: bool) -> None:
     assert valid("svc.feature_state", {**example("svc.feature_state"), **changes}) is ok
 
 
-# --- svc.pattern_observation ---------------------------------------------------------------------
+# svc.pattern_observation
 
-UP = ("MA_CROSS_UP", "MACD_SIGNAL_CROSS_UP", "RSI_ENTER_OVERBOUGHT", "RSI_LEAVE_OVERSOLD", "DONCHIAN_BREAKOUT_UP",
-      "BOLLINGER_BREAK_UP")
-DOWN = ("MA_CROSS_DOWN", "MACD_SIGNAL_CROSS_DOWN", "RSI_LEAVE_OVERBOUGHT", "RSI_ENTER_OVERSOLD",
-        "DONCHIAN_BREAKOUT_DOWN", "BOLLINGER_BREAK_DOWN")
+UP = (
+    "MA_CROSS_UP",
+    "MACD_SIGNAL_CROSS_UP",
+    "RSI_ENTER_OVERBOUGHT",
+    "RSI_LEAVE_OVERSOLD",
+    "DONCHIAN_BREAKOUT_UP",
+    "BOLLINGER_BREAK_UP",
+)
+DOWN = (
+    "MA_CROSS_DOWN",
+    "MACD_SIGNAL_CROSS_DOWN",
+    "RSI_LEAVE_OVERBOUGHT",
+    "RSI_ENTER_OVERSOLD",
+    "DONCHIAN_BREAKOUT_DOWN",
+    "BOLLINGER_BREAK_DOWN",
+)
 
 
 def test_the_pattern_vocabulary_is_closed_and_split_by_direction() -> None:
@@ -344,12 +423,18 @@ def test_direction_follows_the_pattern(pattern: str) -> None:
 
 @pytest.mark.parametrize(
     ("edit", "ok"),
-    [(put("pattern", "GOLDEN_CROSS"), False), (put("pattern", "ma_cross_up"), False),
-     (put("direction", "FLAT"), False), (put("ts_event", None), False), (put("observation_id", "0" * 65), False),
-     (put("values", {}), False), (lambda d: d["values"].update({"sma_50.value": None}), False),
-     (lambda d: d["values"].update({"sma_50.value": {"kind": "ABSENT", "reason": "GAP_IN_INPUT"}}), False),
-     (lambda d: d["values"].update({"sma_50.value": {"kind": "DECIMAL", "value": 37010.12, "scale": 2}}), False),
-     (lambda d: d["values"].update({"macd.hist": {"kind": "INTEGER", "value": "3"}}), True)],
+    [
+        (put("pattern", "GOLDEN_CROSS"), False),
+        (put("pattern", "ma_cross_up"), False),
+        (put("direction", "FLAT"), False),
+        (put("ts_event", None), False),
+        (put("observation_id", "0" * 65), False),
+        (put("values", {}), False),
+        (lambda d: d["values"].update({"sma_50.value": None}), False),
+        (lambda d: d["values"].update({"sma_50.value": {"kind": "ABSENT", "reason": "GAP_IN_INPUT"}}), False),
+        (lambda d: d["values"].update({"sma_50.value": {"kind": "DECIMAL", "value": 37010.12, "scale": 2}}), False),
+        (lambda d: d["values"].update({"macd.hist": {"kind": "INTEGER", "value": "3"}}), True),
+    ],
 )
 def test_observation_rules(edit: Callable[[Doc], object], ok: bool) -> None:
     assert edited("svc.pattern_observation", edit) is ok

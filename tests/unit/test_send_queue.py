@@ -28,7 +28,8 @@ def _text(address: tuple) -> str:  # type: ignore[type-arg]
 
 @pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")])
 def test_the_accepted_socket_is_found_and_its_unsent_bytes_grow_while_the_client_does_not_read(
-        family: int, host: str) -> None:
+    family: int, host: str
+) -> None:
     try:
         listener, client, accepted = _pair(family, host)
     except OSError:

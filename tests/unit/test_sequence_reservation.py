@@ -1,6 +1,6 @@
 """A restarted node never hands out a sequence number it may have served before: every number
 is covered by a reservation made durable before the number is handed out, and after a crash
-every series continues above it (``spine.node.sequences``, ``Series(reserve=...)``)."""
+every series continues above it (``spine.node.persist.sequences``, ``Series(reserve=...)``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import msgspec
 import numpy as np
 import pytest
+from venue_nodes import T0, M, close, discovered, numbers, venue_node
 
 from spine._core import Series
 from spine.node.config import NodeConfig
-from spine.node.runner import VenueNode
-from venue_nodes import M, T0, close, discovered, venue_node
+from spine.node.service import VenueNode
 
 CHANNELS = ("EXTERNAL", "INTERNAL")
 
@@ -24,12 +24,6 @@ def hydrate(node: VenueNode, instrument_id: str, count: int) -> None:
     ts = (T0 + np.arange(1_000, 1_000 + count, dtype=np.uint64) * M).astype(np.uint64)
     ones = np.ones(count, np.int64)
     node.book.series(instrument_id, "EXTERNAL").extend(ts, ones, ones, ones, ones, ones)
-
-
-def numbers(node: VenueNode, instrument_id: str, channel: str) -> dict[int, int]:
-    columns = node.book.series(instrument_id, channel).columns()
-    return dict(zip(np.frombuffer(columns["ts_event"], "<u8").tolist(),
-                    np.frombuffer(columns["sequence"], "<u8").tolist(), strict=True))
 
 
 def crash(live: Path, at: Path) -> VenueNode:
@@ -67,9 +61,11 @@ def test_every_number_handed_out_is_reserved_on_disk_first(tmp_path: Path) -> No
     """Crash at several instants (no flush at all): each restart numbers above what was served."""
     live = tmp_path / "live"
     node = venue_node(live)
-    steps = [lambda: close(node, "BTCUSDT.SIM", "INTERNAL", 0),
-             lambda: hydrate(node, "BTCUSDT.SIM", 5_000),
-             lambda: [close(node, "ETHUSDT.SIM", "EXTERNAL", k) for k in range(3)]]
+    steps = [
+        lambda: close(node, "BTCUSDT.SIM", "INTERNAL", 0),
+        lambda: hydrate(node, "BTCUSDT.SIM", 5_000),
+        lambda: [close(node, "ETHUSDT.SIM", "EXTERNAL", k) for k in range(3)],
+    ]
     for n, step in enumerate(steps):
         step()
         served = highest(node)

@@ -1,4 +1,4 @@
-"""A series' sequences and observed spans survive a restart (``spine.node.series_state``), and
+"""A series' sequences and observed spans survive a restart (``spine.node.persist.series_state``), and
 ``Series.resequence`` refuses numbers that cannot be the held bars'."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from spine._core import Series
 from spine.errors import BarsError
-from spine.node import series_state
-from spine.node.series_book import SeriesBook
+from spine.node.persist import series_state
+from spine.node.persist.series_book import SeriesBook
 
 M = 60_000_000_000
 BASE = 19_700 * 1_440 * M
@@ -65,13 +65,16 @@ def test_an_unreadable_state_file_is_ignored(tmp_path: Path) -> None:
     assert series_state.load(tmp_path, "EXTERNAL") == {}
 
 
-@pytest.mark.parametrize(("sequence", "last", "words"), [
-    ([1, 2], 3, "2 sequences for 3 held bars"),
-    ([1, 2, 3], 2, "last sequence 2 is below the series' 3"),
-    ([0, 2, 3], 3, "sequence 0 is outside 1..=3"),
-    ([1, 2, 9], 5, "sequence 9 is outside 1..=5"),
-    ([2, 2, 3], 3, "sequence 2 is given twice"),
-])
+@pytest.mark.parametrize(
+    ("sequence", "last", "words"),
+    [
+        ([1, 2], 3, "2 sequences for 3 held bars"),
+        ([1, 2, 3], 2, "last sequence 2 is below the series' 3"),
+        ([0, 2, 3], 3, "sequence 0 is outside 1..=3"),
+        ([1, 2, 9], 5, "sequence 9 is outside 1..=5"),
+        ([2, 2, 3], 3, "sequence 2 is given twice"),
+    ],
+)
 def test_resequence_refuses_numbers_that_cannot_be_the_held_bars(sequence: list[int], last: int, words: str) -> None:
     series = Series(channel="INTERNAL", price_precision=2, size_precision=0)
     for minute in (1, 2, 3):

@@ -21,8 +21,11 @@ def venue(events_per_instrument: int, instruments: int = 3) -> tuple[SimDataClie
 
     def minute_events(instrument: int, end: int, after: int, until: int) -> list[tuple[int, Any]]:
         step = MINUTE_NS // (events_per_instrument + 1)
-        return [(end - MINUTE_NS + (k + 1) * step, (instrument, end, k)) for k in range(events_per_instrument)
-                if after < end - MINUTE_NS + (k + 1) * step <= until]
+        return [
+            (end - MINUTE_NS + (k + 1) * step, (instrument, end, k))
+            for k in range(events_per_instrument)
+            if after < end - MINUTE_NS + (k + 1) * step <= until
+        ]
 
     client._minute_events = minute_events  # type: ignore[method-assign]
     client._handle_data = handed.append  # type: ignore[method-assign]

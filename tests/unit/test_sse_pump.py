@@ -11,16 +11,16 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from reference.wire_validator import validate
 
+from reference.wire_validator import validate
 from spine.fanout import FanOut
-from spine.http.app import NodeApp
 from spine.http import streams
 from spine.http.streams import pump
+from spine.node.api import NodeApp
 
 
 def ev(k: int) -> bytes:
-    return b"event: bar\ndata: {\"k\":%d}\n\n" % k
+    return b'event: bar\ndata: {"k":%d}\n\n' % k
 
 
 class Transport:
@@ -113,8 +113,7 @@ def test_a_quiet_stream_sends_heartbeats() -> None:
         validate(json.loads(data[6:]), "svc.stream_heartbeat")
 
 
-@pytest.mark.parametrize(("version", "schema_id"), [("spine.v2", "svc.stream_heartbeat"),
-                                                    ("spine.v1", "v1.heartbeat")])
+@pytest.mark.parametrize(("version", "schema_id"), [("spine.v2", "svc.stream_heartbeat"), ("spine.v1", "v1.heartbeat")])
 def test_a_heartbeat_is_a_tagged_schema_valid_document(version: str, schema_id: str) -> None:
     name, data = streams.heartbeat(version).decode().split("\n")[:2]
     document = json.loads(data.removeprefix("data: "))
@@ -182,8 +181,10 @@ def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeyp
         node_app, hub = app()
         probe, slow, fast = Probe(), Proto(), Proto()
         subscription, backlog = node_app.journal.open(None, None)
-        tasks = [asyncio.create_task(pump(slow, subscription, backlog, node_app.journal, 60, probe)),  # type: ignore[arg-type]
-                 asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), None, None, 60))]
+        tasks = [
+            asyncio.create_task(pump(slow, subscription, backlog, node_app.journal, 60, probe)),  # type: ignore[arg-type]
+            asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), None, None, 60)),
+        ]
         await asyncio.sleep(0)
         node_app.journal.record("trade", "A.SIM", ev(0))
         await asyncio.sleep(0)
@@ -274,7 +275,8 @@ def test_a_resumed_backlog_goes_out_only_as_fast_as_the_client_reads(monkeypatch
 
 
 def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connected(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(streams, "CHECK_BYTES", 1)
     monkeypatch.setattr(streams, "RETRY_SECS", 0.01)
     monkeypatch.setattr(streams, "RETRY_MAX_SECS", 0.01)
@@ -282,8 +284,17 @@ def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connec
     async def scenario() -> tuple[int, int, int]:
         _, hub = app()
         egress, probe, proto = streams.Egress(), Probe(), Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60, probe,  # type: ignore[arg-type]
-                                          egress=egress))
+        stream = asyncio.create_task(
+            pump(
+                proto,
+                hub.subscribe(),
+                None,
+                None,
+                60,
+                probe,  # type: ignore[arg-type]
+                egress=egress,
+            )
+        )
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.sleep(0)
@@ -301,8 +312,7 @@ def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connec
 
 
 @pytest.mark.parametrize("lossless", [False, True])
-def test_drops_counted_by_a_health_read_still_reach_the_stream(monkeypatch: pytest.MonkeyPatch,
-                                                                lossless: bool) -> None:
+def test_drops_counted_by_a_health_read_still_reach_the_stream(monkeypatch: pytest.MonkeyPatch, lossless: bool) -> None:
     """A document read while a held subscriber drops counts the drops, and the stream still
     sees them when it sends again: a v1 stream sends its resync, a lossless one ends."""
     monkeypatch.setattr(streams, "CHECK_BYTES", 1)
@@ -314,8 +324,18 @@ def test_drops_counted_by_a_health_read_still_reach_the_stream(monkeypatch: pyte
         egress, probe, proto = streams.Egress(), Probe(), Proto()
         subscription, backlog = node_app.journal.open(None, None)
         journal = None if lossless else node_app.journal
-        stream = asyncio.create_task(pump(proto, subscription, backlog, journal, 60, probe,  # type: ignore[arg-type]
-                                          egress=egress, lossless=lossless))
+        stream = asyncio.create_task(
+            pump(
+                proto,
+                subscription,
+                backlog,
+                journal,
+                60,
+                probe,  # type: ignore[arg-type]
+                egress=egress,
+                lossless=lossless,
+            )
+        )
         await asyncio.sleep(0)
         node_app.journal.record("trade", "A.SIM", ev(0))
         await asyncio.sleep(0)

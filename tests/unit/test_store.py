@@ -12,7 +12,7 @@ from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
-from spine.node.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady
+from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady
 
 M = 60 * 10**9
 T0 = 29_000_000 * M
@@ -22,7 +22,9 @@ OPEN = Floors(min_free_inodes=0, max_files=10**9, min_free_bytes=0)
 
 def bar(k: int, bar_type: str = BT) -> Bar:
     price = Price.from_str(f"{100 + k % 7}.5")
-    return Bar(BarType.from_str(bar_type), price, price, price, price, Quantity.from_str("1.000"), T0 + k * M, T0 + k * M)
+    return Bar(
+        BarType.from_str(bar_type), price, price, price, price, Quantity.from_str("1.000"), T0 + k * M, T0 + k * M
+    )
 
 
 def on_disk(root: Path, bar_type: str = BT) -> list[int]:
@@ -90,8 +92,9 @@ def test_a_flush_holding_a_late_bar_rewrites_from_the_series_it_took(tmp_path: P
 
 
 @pytest.mark.parametrize("through_symlink", [False, True])
-def test_a_relative_root_rewrites_like_an_absolute_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       through_symlink: bool) -> None:
+def test_a_relative_root_rewrites_like_an_absolute_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_symlink: bool
+) -> None:
     """The node's default data_dir is relative (var/spine); the catalog resolves its paths
     (symlinks too), so a rewrite must not compare its files with the root as given."""
     (tmp_path / "real").mkdir()
@@ -111,13 +114,17 @@ def test_a_relative_root_rewrites_like_an_absolute_one(tmp_path: Path, monkeypat
     assert not any((root / ".trash").iterdir())
 
 
-@pytest.mark.parametrize(("floors", "reason"), [
-    (Floors(min_free_inodes=2**62, max_files=10**9, min_free_bytes=0), "min_free_inodes"),
-    (Floors(min_free_inodes=0, max_files=0, min_free_bytes=0), "max_files"),
-    (Floors(min_free_inodes=0, max_files=10**9, min_free_bytes=2**62), "min_free_bytes"),
-])
-def test_a_refused_write_is_counted_and_leaves_no_file_and_no_lost_bar(tmp_path: Path, floors: Floors,
-                                                                        reason: str) -> None:
+@pytest.mark.parametrize(
+    ("floors", "reason"),
+    [
+        (Floors(min_free_inodes=2**62, max_files=10**9, min_free_bytes=0), "min_free_inodes"),
+        (Floors(min_free_inodes=0, max_files=0, min_free_bytes=0), "max_files"),
+        (Floors(min_free_inodes=0, max_files=10**9, min_free_bytes=2**62), "min_free_bytes"),
+    ],
+)
+def test_a_refused_write_is_counted_and_leaves_no_file_and_no_lost_bar(
+    tmp_path: Path, floors: Floors, reason: str
+) -> None:
     store = CatalogStore(tmp_path, floors=floors)
     store.append(bar(1))
     with pytest.raises(AdmissionRefused) as refused:
@@ -129,8 +136,9 @@ def test_a_refused_write_is_counted_and_leaves_no_file_and_no_lost_bar(tmp_path:
     assert on_disk(tmp_path) == [T0 + M]
 
 
-def test_a_rewrite_whose_new_file_fails_puts_the_old_files_back_at_once(tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rewrite_whose_new_file_fails_puts_the_old_files_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = CatalogStore(tmp_path, floors=OPEN)
     for k in (1, 2, 4):
         store.append(bar(k))

@@ -42,18 +42,21 @@ def keys_of(ids: tuple[str, ...]) -> list[str]:
 
 ALL_KEYS = [*BAR_KEYS, *keys_of(DECLARED), *keys_of((READ_ONLY,))]
 #: Keys on the price level, so a random pair of them crosses now and then.
-PRICE_LEVEL = [k for k in ALL_KEYS if k != "bar.volume" and k.split(".")[0] not in ("rsi_14", "roc_10")
-               and not k.endswith(".percent_b")]
+PRICE_LEVEL = [
+    k
+    for k in ALL_KEYS
+    if k != "bar.volume" and k.split(".")[0] not in ("rsi_14", "roc_10") and not k.endswith(".percent_b")
+]
 
 
-# ---- the reference ---------------------------------------------------------------------------
+# the reference
 
 
 def row_values(state: FeatureState, bar: tuple[int, ...]) -> Values:
     """The bar's values and the state's row as exact decimals (None: ABSENT)."""
     values: Values = {
         k: Decimal(m).scaleb(-(SIZE_SCALE if k == "bar.volume" else PRICE_SCALE))
-        for k, m in zip(BAR_KEYS, bar[1:])
+        for k, m in zip(BAR_KEYS, bar[1:], strict=True)
     }
     for key, value in state.row().items():
         values[key] = None if value["kind"] == "ABSENT" else Decimal(str(value["value"]))
@@ -100,7 +103,7 @@ def text(key: str, value: Decimal | None) -> str | None:
     return str(value)
 
 
-# ---- generated bars and conditions -----------------------------------------------------------
+# generated bars and conditions
 
 
 @st.composite
@@ -171,13 +174,9 @@ def depth(c: Condition) -> int:
     return 1 + max(map(depth, members)) if members else 1
 
 
-# ---- properties ------------------------------------------------------------------------------
-
-
-@given(bars(), st.lists(conditions(), min_size=1, max_size=6), st.integers(-1, 70))
-def test_rules_fire_as_the_reference_says(
-    series: list[tuple[int, ...]], rules: list[Condition], gap_at: int
-) -> None:
+def kernel_and_state(rules: list[Condition]) -> tuple[StrategyKernel, FeatureState]:
+    """A kernel over the declared features and ``rules`` (``r0``, ``r1``, ...), and a feature
+    state computing the same features for the reference."""
     kernel = StrategyKernel(
         features=declared(),
         rules=[(f"r{i}", json.dumps(c)) for i, c in enumerate(rules)],
@@ -185,6 +184,15 @@ def test_rules_fire_as_the_reference_says(
         size_scale=SIZE_SCALE,
     )
     state = FeatureState(price_scale=PRICE_SCALE, size_scale=SIZE_SCALE, feature_ids=[*DECLARED, READ_ONLY])
+    return kernel, state
+
+
+# properties
+
+
+@given(bars(), st.lists(conditions(), min_size=1, max_size=6), st.integers(-1, 70))
+def test_rules_fire_as_the_reference_says(series: list[tuple[int, ...]], rules: list[Condition], gap_at: int) -> None:
+    kernel, state = kernel_and_state(rules)
     prev: Values | None = None
     for i, bar in enumerate(series):
         if i == gap_at:
@@ -213,13 +221,7 @@ def test_crosses_on_the_price_level_match_the_reference(
         {"key": a, "op": "CROSSES_ABOVE", "value": level},
         {"key": a, "op": "CROSSES_BELOW", "value": level},
     ]
-    kernel = StrategyKernel(
-        features=declared(),
-        rules=[(f"r{i}", json.dumps(c)) for i, c in enumerate(rules)],
-        price_scale=PRICE_SCALE,
-        size_scale=SIZE_SCALE,
-    )
-    state = FeatureState(price_scale=PRICE_SCALE, size_scale=SIZE_SCALE, feature_ids=[*DECLARED, READ_ONLY])
+    kernel, state = kernel_and_state(rules)
     prev: Values | None = None
     for bar in series:
         fired = kernel.update(*bar)
@@ -262,7 +264,9 @@ def test_keys_and_values_before_and_after_a_bar() -> None:
 def test_feature_kinds_cover_the_registry() -> None:
     kinds = {k["implementation"]: k for k in feature_kinds()}
     assert kinds["spine_core.features.ema"] == {
-        "kind": "ema", "implementation": "spine_core.features.ema", "parameters": ["period"],
+        "kind": "ema",
+        "implementation": "spine_core.features.ema",
+        "parameters": ["period"],
         "optional": ["threshold"],
     }
     for spec in SPECS.values():
@@ -271,7 +275,7 @@ def test_feature_kinds_cover_the_registry() -> None:
         assert spec["implementation"] == "spine_core.features." + kind["kind"]
 
 
-# ---- refusals --------------------------------------------------------------------------------
+# refusals
 
 EMA = ("spine_core.features.ema", {"period": "3"})
 LEAF: Condition = {"key": "bar.close", "op": "GT", "value": "1"}
@@ -287,12 +291,21 @@ def nest(levels: int) -> Condition:
 FEATURE_REFUSALS: list[tuple[list[tuple[str, str, dict[str, str]]], str]] = [
     ([("bar", *EMA)], 'feature "bar": the id "bar" is reserved'),
     ([("f", *EMA), ("f", "spine_core.features.sma", {"period": "3"})], 'feature "f": declared twice'),
-    ([("f", "spine_core.features.nope", {})], 'implementation "spine_core.features.nope" is not a feature kernel; allowed: spine_core.features.sma'),
+    (
+        [("f", "spine_core.features.nope", {})],
+        'implementation "spine_core.features.nope" is not a feature kernel; allowed: spine_core.features.sma',
+    ),
     ([("f", "ema", {"period": "3"})], 'implementation "ema" is not a feature kernel'),
-    ([("f", "spine_core.features.ema", {"period": "0"})], 'feature "f": f: parameter "period" = "0": an integer string from'),
+    (
+        [("f", "spine_core.features.ema", {"period": "0"})],
+        'feature "f": f: parameter "period" = "0": an integer string from',
+    ),
     ([("f", "spine_core.features.ema", {"period": "3.5"})], 'parameter "period" = "3.5"'),
     ([("f", "spine_core.features.ema", {})], 'parameter "period" = "<missing>"'),
-    ([("f", "spine_core.features.ema", {"period": "3", "bogus": "1"})], 'parameter "bogus" = "1": not a parameter of spine_core.features.ema; allowed: period, threshold'),
+    (
+        [("f", "spine_core.features.ema", {"period": "3", "bogus": "1"})],
+        'parameter "bogus" = "1": not a parameter of spine_core.features.ema; allowed: period, threshold',
+    ),
     ([("f", "spine_core.features.bollinger", {"period": "20", "k": "-1"})], 'parameter "k" = "-1": a positive decimal'),
     ([("Fast", *EMA)], 'feature "Fast": "Fast" is not a feature id'),
 ]
@@ -309,21 +322,43 @@ def test_feature_refusals_name_the_feature_and_parameter(
 
 
 RULE_REFUSALS: list[tuple[str, str]] = [
-    (json.dumps({"key": "bar.nope", "op": "GT", "value": "1"}), '$.key: row key "bar.nope" is not readable; allowed: bar.open, bar.high, bar.low, bar.close, bar.volume, f.value'),
+    (
+        json.dumps({"key": "bar.nope", "op": "GT", "value": "1"}),
+        '$.key: row key "bar.nope" is not readable; '
+        "allowed: bar.open, bar.high, bar.low, bar.close, bar.volume, f.value",
+    ),
     (json.dumps({"key": "f.value", "op": "GT", "ref": "g.value"}), '$.ref: row key "g.value" is not readable'),
     (json.dumps({"key": "rsi_14.nope", "op": "GT", "value": "1"}), 'row key "rsi_14.nope" is not readable'),
-    (json.dumps({"key": "bar.close", "op": "ABOVE", "value": "1"}), '$.op: "ABOVE" is not an operator; allowed: LT, LE, GT, GE, EQ, NE (with value or ref)'),
+    (
+        json.dumps({"key": "bar.close", "op": "ABOVE", "value": "1"}),
+        '$.op: "ABOVE" is not an operator; allowed: LT, LE, GT, GE, EQ, NE (with value or ref)',
+    ),
     ('{"key": "bar.close", "op": "GT", "value": 1.5}', "$.value"),
-    (json.dumps({"key": "bar.close", "op": "GT", "value": 1}), '$.value: expected a string: a decimal string'),
+    (json.dumps({"key": "bar.close", "op": "GT", "value": 1}), "$.value: expected a string: a decimal string"),
     (json.dumps({"key": "bar.close", "op": "GT", "value": "1e3"}), '$.value: "1e3" is not a decimal string'),
     (json.dumps({"key": "bar.close", "op": "GT", "value": "-0"}), '"-0" is not a decimal string'),
     (json.dumps({**LEAF, "extra": 1}), 'unknown member "extra"; allowed: key, op, value'),
-    (json.dumps({"key": "bar.close", "op": "BETWEEN", "low": "2", "high": "1.5"}), 'BETWEEN low "2" is above high "1.5"; allowed: low <= high'),
-    (json.dumps({"key": "bar.close", "op": "BETWEEN", "low": "1", "high": "2", "ref": "bar.open"}), '$.ref: "ref" is not allowed with "BETWEEN"'),
-    (json.dumps({"key": "bar.close", "op": "IS_ABSENT", "ref": "bar.open"}), '$.ref: "ref" is not allowed with "IS_ABSENT"'),
+    (
+        json.dumps({"key": "bar.close", "op": "BETWEEN", "low": "2", "high": "1.5"}),
+        'BETWEEN low "2" is above high "1.5"; allowed: low <= high',
+    ),
+    (
+        json.dumps({"key": "bar.close", "op": "BETWEEN", "low": "1", "high": "2", "ref": "bar.open"}),
+        '$.ref: "ref" is not allowed with "BETWEEN"',
+    ),
+    (
+        json.dumps({"key": "bar.close", "op": "IS_ABSENT", "ref": "bar.open"}),
+        '$.ref: "ref" is not allowed with "IS_ABSENT"',
+    ),
     (json.dumps({**LEAF, "ref": "bar.open"}), 'GT has both "ref" and "value"; allowed: exactly one of them'),
-    (json.dumps({"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1", "ref": "bar.open"}), "CROSSES_ABOVE has both"),
-    (json.dumps({"key": "bar.close", "op": "CROSSES_BELOW"}), 'CROSSES_BELOW needs "ref" (a row key) or "value" (a decimal string)'),
+    (
+        json.dumps({"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1", "ref": "bar.open"}),
+        "CROSSES_ABOVE has both",
+    ),
+    (
+        json.dumps({"key": "bar.close", "op": "CROSSES_BELOW"}),
+        'CROSSES_BELOW needs "ref" (a row key) or "value" (a decimal string)',
+    ),
     (json.dumps({"key": "bar.close", "op": "CROSSES_ABOVE", "value": "x"}), '$.value: "x" is not a decimal string'),
     (json.dumps({"key": "bar.close"}), 'missing member "op"'),
     (json.dumps({"all": []}), "$.all: 0 conditions; allowed: 1..=32"),
@@ -339,8 +374,9 @@ RULE_REFUSALS: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("condition", "expected"), RULE_REFUSALS)
 def test_rule_refusals_name_the_rule_and_path(condition: str, expected: str) -> None:
     with pytest.raises(StrategyRuleError) as caught:
-        StrategyKernel(features=[("f", *EMA)], rules=[("ok", json.dumps(LEAF)), ("r", condition)],
-                       price_scale=2, size_scale=0)
+        StrategyKernel(
+            features=[("f", *EMA)], rules=[("ok", json.dumps(LEAF)), ("r", condition)], price_scale=2, size_scale=0
+        )
     message = str(caught.value)
     assert message.startswith('INVALID_STRATEGY: rule "r": '), message
     assert expected in message, message
@@ -375,8 +411,12 @@ def test_the_error_is_a_value_error_under_spine_error_and_the_same_class_everywh
 
 
 def test_bar_and_key_refusals() -> None:
-    kernel = StrategyKernel(features=[], rules=[("r", json.dumps({"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1"}))],
-                            price_scale=2, size_scale=0)
+    kernel = StrategyKernel(
+        features=[],
+        rules=[("r", json.dumps({"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1"}))],
+        price_scale=2,
+        size_scale=0,
+    )
     assert kernel.update(2 * MINUTE, 50, 50, 50, 50, 1) == 0
     with pytest.raises(FeatureError, match="UNSORTED_BARS"):
         kernel.update(MINUTE, 150, 150, 150, 150, 1)

@@ -39,8 +39,9 @@ def test_fixtures_are_marked_as_fixtures(name: str) -> None:
     document = json.loads((COMMITTED / f"v1.{name}.json").read_bytes())
     runs = {v for k, v in _items(document) if k == "run_id"}
     assert runs <= {"fixture-run"}
-    assert all(v.startswith(("1699999", "1700000")) for k, v in _items(document)
-               if k.startswith("ts_") and isinstance(v, str))
+    assert all(
+        v.startswith(("1699999", "1700000")) for k, v in _items(document) if k.startswith("ts_") and isinstance(v, str)
+    )
 
 
 def test_the_package_holds_exactly_the_seven_fixtures() -> None:
@@ -51,8 +52,12 @@ def test_each_fixture_route_is_a_parameterless_v1_get_every_process_serves() -> 
     assert [op.id for op in FIXTURES] == [f"spine.v1.fixtures.{n}" for n in V1_FIXTURES]
     for op in FIXTURES:
         name = op.id.removeprefix("spine.v1.fixtures.")
-        assert (op.method, op.effect, op.wire_version, op.path) == ("GET", "QUERY", "v1",
-                                                                      "/fixtures/" + name.replace("_", "-"))
+        assert (op.method, op.effect, op.wire_version, op.path) == (
+            "GET",
+            "QUERY",
+            "v1",
+            "/fixtures/" + name.replace("_", "-"),
+        )
         assert (op.params, op.served_by, op.deferred) == ((), EVERY, False)
         assert op.document == op.fixture == f"v1.{name}"
 
@@ -61,8 +66,19 @@ def test_v1_is_twelve_runtime_routes_seven_fixture_routes_and_its_stream() -> No
     v1 = [op for op in OPERATIONS if op.wire_version == "v1"]
     runtime = [op for op in v1 if op.fixture is None and op.effect == "QUERY"]
     assert [op.path for op in runtime] == [
-        "/bars", "/catalog", "/chart-markers", "/engine-status", "/health", "/integration-capabilities",
-        "/provenance", "/readiness", "/retirements", "/schemas", "/screener-rows", "/signals"]
+        "/bars",
+        "/catalog",
+        "/chart-markers",
+        "/engine-status",
+        "/health",
+        "/integration-capabilities",
+        "/provenance",
+        "/readiness",
+        "/retirements",
+        "/schemas",
+        "/screener-rows",
+        "/signals",
+    ]
     assert len(FIXTURES) == 7
     assert [op.path for op in v1 if op.effect == "STREAM"] == ["/stream"]  # the v1 event stream
     assert len(v1) == 12 + 7 + 1

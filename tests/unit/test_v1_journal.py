@@ -7,14 +7,19 @@ import asyncio
 import json
 from typing import Any
 
-from spine.http.v1_stream import Backlog, Journal
+from spine.node.v1_stream import Backlog, Journal
 from spine.wire.projection import frame
 
 
 def publish(journal: Journal, count: int, instrument: str = "BTCUSDT.SIM") -> None:
     for k in range(count):
-        document = {"version": "spine.v2", "schema_id": "svc.trade_tick", "schema_version": 1,
-                    "instrument_id": instrument, "k": k}
+        document = {
+            "version": "spine.v2",
+            "schema_id": "svc.trade_tick",
+            "schema_version": 1,
+            "instrument_id": instrument,
+            "k": k,
+        }
         journal.record("trade", instrument, frame("trade", document))
 
 
@@ -36,10 +41,21 @@ def test_events_get_increasing_cursors_and_carry_the_v2_document() -> None:
     subscription, backlog = journal.open(0, None)
     got = messages(backlog)
     assert [m["id"] for m in got] == ["1", "2", "3"]
-    assert got[2]["data"] == {"version": "spine.v1", "schema_id": "v1.stream_event", "schema_version": 1,
-                              "run_id": "run-1", "cursor": "3", "kind": "trade",
-                              "document": {"version": "spine.v2", "schema_id": "svc.trade_tick", "schema_version": 1,
-                                           "instrument_id": "BTCUSDT.SIM", "k": 2}}
+    assert got[2]["data"] == {
+        "version": "spine.v1",
+        "schema_id": "v1.stream_event",
+        "schema_version": 1,
+        "run_id": "run-1",
+        "cursor": "3",
+        "kind": "trade",
+        "document": {
+            "version": "spine.v2",
+            "schema_id": "svc.trade_tick",
+            "schema_version": 1,
+            "instrument_id": "BTCUSDT.SIM",
+            "k": 2,
+        },
+    }
     subscription.close()
 
 
@@ -68,9 +84,16 @@ def test_cursors_outside_the_window_get_resync() -> None:
     assert [m["id"] for m in messages(backlog)] == ["7", "8", "9", "10"]
     (expired,) = messages(journal.open(5, None)[1])  # 6 is gone
     assert expired["event"] == "resync" and "id" not in expired
-    assert expired["data"] == {"version": "spine.v1", "schema_id": "v1.resync", "schema_version": 1,
-                               "run_id": "run-1", "requested": "5", "oldest": "7", "latest": "10",
-                               "reason": "CURSOR_EXPIRED"}
+    assert expired["data"] == {
+        "version": "spine.v1",
+        "schema_id": "v1.resync",
+        "schema_version": 1,
+        "run_id": "run-1",
+        "requested": "5",
+        "oldest": "7",
+        "latest": "10",
+        "reason": "CURSOR_EXPIRED",
+    }
     (ahead,) = messages(journal.open(11, None)[1])
     assert ahead["data"]["reason"] == "CURSOR_AHEAD"
 

@@ -78,16 +78,35 @@ def test_a_wrong_schema_tag_is_refused() -> None:
 
 
 def frame(kind: str, payload: dict[str, Any], instrument_id: str = IID) -> dict[str, Any]:
-    return {"version": "spine.v2", "schema_id": "svc.projection_frame", "schema_version": 1, "kind": kind,
-            "instrument_id": instrument_id, "ts_event": TS, "ts_init": TS, "payload": payload}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.projection_frame",
+        "schema_version": 1,
+        "kind": kind,
+        "instrument_id": instrument_id,
+        "ts_event": TS,
+        "ts_init": TS,
+        "payload": payload,
+    }
 
 
 FRAMES = [
     frame("mark_price", {"value": "37012.5"}),
     frame("index_price", {"value": "37010"}),
     frame("funding_rate", {"rate": "0.0001", "next_funding_ts": None}),
-    frame("option_greeks", {"delta": "0.42", "gamma": "0.00003", "vega": "55.1", "theta": "-21.7", "rho": "3.2",
-                            "iv": "0.55", "underlying_price": "37000"}, "BTC-29DEC23-40000-C.SIM"),
+    frame(
+        "option_greeks",
+        {
+            "delta": "0.42",
+            "gamma": "0.00003",
+            "vega": "55.1",
+            "theta": "-21.7",
+            "rho": "3.2",
+            "iv": "0.55",
+            "underlying_price": "37000",
+        },
+        "BTC-29DEC23-40000-C.SIM",
+    ),
     frame("instrument_status", {"action": "HALT", "reason": "circuit breaker", "is_trading": False}),
     frame("liquidation", {"side": "SELL", "price": "36500", "quantity": "2.5"}),
 ]
@@ -96,8 +115,14 @@ FRAMES = [
 @pytest.mark.parametrize("document", FRAMES, ids=lambda f: f["kind"])
 def test_every_frame_kind_validates_alone_and_in_a_facts_page(document: dict[str, Any]) -> None:
     assert list(validator("svc.projection_frame").iter_errors(document)) == []
-    page = {"version": "spine.v2", "schema_id": "svc.facts_page", "schema_version": 1, "kind": document["kind"],
-            "items": [document], "next_cursor": None}
+    page = {
+        "version": "spine.v2",
+        "schema_id": "svc.facts_page",
+        "schema_version": 1,
+        "kind": document["kind"],
+        "items": [document],
+        "next_cursor": None,
+    }
     assert list(validator("svc.facts_page").iter_errors(page)) == []
 
 

@@ -14,10 +14,25 @@ from spine.wire.errors import ERROR_CODES, UnknownErrorSymbol, error_body, rende
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "error-codes.md"
 REQUIRED = {
-    "INVALID_PARAMETER", "UNKNOWN_PARAMETER", "UNKNOWN_BODY_KEYS", "INVALID_CURSOR", "LIMIT_OUT_OF_RANGE",
-    "INVALID_INSTRUMENT_ID", "INVALID_BAR_TYPE", "INVALID_BODY", "NOT_FOUND", "UNKNOWN_KIND",
-    "DISCOVERY_NOT_REGISTERED", "NOT_SUPPORTED_ON_THIS_NODE", "METHOD_NOT_ALLOWED", "MUTATION_REFUSED",
-    "CONFLICT", "CAPABILITY_DEFERRED", "UPSTREAM_UNAVAILABLE", "NOT_READY", "INTERNAL",
+    "INVALID_PARAMETER",
+    "UNKNOWN_PARAMETER",
+    "UNKNOWN_BODY_KEYS",
+    "INVALID_CURSOR",
+    "LIMIT_OUT_OF_RANGE",
+    "INVALID_INSTRUMENT_ID",
+    "INVALID_BAR_TYPE",
+    "INVALID_BODY",
+    "NOT_FOUND",
+    "UNKNOWN_KIND",
+    "DISCOVERY_NOT_REGISTERED",
+    "NOT_SUPPORTED_ON_THIS_NODE",
+    "METHOD_NOT_ALLOWED",
+    "MUTATION_REFUSED",
+    "CONFLICT",
+    "CAPABILITY_DEFERRED",
+    "UPSTREAM_UNAVAILABLE",
+    "NOT_READY",
+    "INTERNAL",
 }
 ENVELOPE = Draft202012Validator(all_schemas()[("svc.error_envelope", 1)])
 
@@ -37,8 +52,14 @@ def test_codes_are_unique_and_read_as_their_status() -> None:
 
 @pytest.mark.parametrize(
     ("symbol", "status"),
-    [("CAPABILITY_DEFERRED", 501), ("NOT_SUPPORTED_ON_THIS_NODE", 404), ("UNKNOWN_BODY_KEYS", 400),
-     ("MUTATION_REFUSED", 403), ("DISCOVERY_NOT_REGISTERED", 404), ("UNKNOWN_KIND", 404)],
+    [
+        ("CAPABILITY_DEFERRED", 501),
+        ("NOT_SUPPORTED_ON_THIS_NODE", 404),
+        ("UNKNOWN_BODY_KEYS", 400),
+        ("MUTATION_REFUSED", 403),
+        ("DISCOVERY_NOT_REGISTERED", 404),
+        ("UNKNOWN_KIND", 404),
+    ],
 )
 def test_spec_statuses(symbol: str, status: int) -> None:
     assert ERROR_CODES[symbol].http_status == status

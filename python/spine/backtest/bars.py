@@ -99,8 +99,9 @@ def find_root(catalogs: list[Path], instrument_id: str, channel: str, resolution
     return None
 
 
-def minute_columns(root: Path, bar_type: str, price_precision: int, size_precision: int,
-                   start: int | None, end: int | None) -> dict[str, npt.NDArray[Any]]:
+def minute_columns(
+    root: Path, bar_type: str, price_precision: int, size_precision: int, start: int | None, end: int | None
+) -> dict[str, npt.NDArray[Any]]:
     """The bar type's 1-minute bars with closes in ``[start, end]`` as exact columns, oldest
     first, read consistently while a node may be writing (see the module docs)."""
     directory = root / "data" / "bar" / bar_type
@@ -113,12 +114,14 @@ def minute_columns(root: Path, bar_type: str, price_precision: int, size_precisi
         if tables is not None and sorted(directory.glob("*.parquet")) == before and (before or attempt):
             return _exact(tables, price_precision, size_precision, start, end, bar_type)
         time.sleep(READ_BACKOFF_SECS * (attempt + 1))
-    raise BacktestError(f"CATALOG_BUSY: the bars of {bar_type} kept changing while read ({READ_ATTEMPTS} attempts)",
-                        "CATALOG_BUSY")
+    raise BacktestError(
+        f"CATALOG_BUSY: the bars of {bar_type} kept changing while read ({READ_ATTEMPTS} attempts)", "CATALOG_BUSY"
+    )
 
 
-def _exact(tables: list[Any], price_precision: int, size_precision: int, start: int | None, end: int | None,
-           bar_type: str) -> dict[str, npt.NDArray[Any]]:
+def _exact(
+    tables: list[Any], price_precision: int, size_precision: int, start: int | None, end: int | None, bar_type: str
+) -> dict[str, npt.NDArray[Any]]:
     names = ("ts_event", *COLUMNS)
     if not tables:
         return {name: np.empty(0, dtype=np.uint64 if name == "ts_event" else np.int64) for name in names}
@@ -133,7 +136,8 @@ def _exact(tables: list[Any], price_precision: int, size_precision: int, start: 
     if keep is not None:
         table = table.filter(keep)
     out: dict[str, npt.NDArray[Any]] = {
-        "ts_event": np.ascontiguousarray(table.column("ts_event").to_numpy(), dtype=np.uint64)}
+        "ts_event": np.ascontiguousarray(table.column("ts_event").to_numpy(), dtype=np.uint64)
+    }
     if len(out["ts_event"]) > 1 and not bool(np.all(np.diff(out["ts_event"].astype(np.int64)) > 0)):
         raise BacktestError(f"INVALID_BARS: {bar_type} holds duplicate closes", "INVALID_BARS")
     for name in COLUMNS:
@@ -152,17 +156,19 @@ def _mantissas(raw: Any, scale: int, what: str) -> npt.NDArray[np.int64]:
     try:
         rescaled = as_decimal.cast(pa.decimal128(38, scale), safe=True)
     except pa.ArrowInvalid as error:
-        raise BacktestError(f"INVALID_BARS: {what} holds a value finer than precision {scale}: {error}",
-                            "INVALID_BARS") from error
-    words = np.frombuffer(rescaled.buffers()[1], dtype="<i8")[2 * rescaled.offset: 2 * (rescaled.offset + n)]
+        raise BacktestError(
+            f"INVALID_BARS: {what} holds a value finer than precision {scale}: {error}", "INVALID_BARS"
+        ) from error
+    words = np.frombuffer(rescaled.buffers()[1], dtype="<i8")[2 * rescaled.offset : 2 * (rescaled.offset + n)]
     low, high = words[0::2], words[1::2]
     if np.any(high != (low >> 63)):
         raise BacktestError(f"INVALID_BARS: {what} holds a value beyond a 64-bit mantissa", "INVALID_BARS")
     return np.ascontiguousarray(low, dtype=np.int64)
 
 
-def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, channel: str,
-                    start: int | None, end: int | None) -> InstrumentBars:
+def load_instrument(
+    catalogs: list[Path], instrument_id: str, resolution: str, channel: str, start: int | None, end: int | None
+) -> InstrumentBars:
     """Read, check and fold one instrument's bars (see the module docs)."""
     from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
@@ -180,12 +186,16 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
         wanted = bar_type_of(instrument_id, "1m", channel)
         daily = "" if resolution == "1d" else " (daily bars serve 1d runs only)"
         # The worker's directories are its own business: the reason names how many were read.
-        raise BacktestError(f"NO_BARS: no catalog holds {wanted}{daily}; the worker reads {len(catalogs)} catalog "
-                            f"dirs ({channel.lower()} channel)", "NO_BARS")
+        raise BacktestError(
+            f"NO_BARS: no catalog holds {wanted}{daily}; the worker reads {len(catalogs)} catalog "
+            f"dirs ({channel.lower()} channel)",
+            "NO_BARS",
+        )
     found = ParquetDataCatalog(str(root)).instruments(instrument_ids=[instrument_id])
     if not found:
-        raise BacktestError(f"NO_INSTRUMENT: a catalog holds bars of {instrument_id} but not the instrument",
-                            "NO_INSTRUMENT")
+        raise BacktestError(
+            f"NO_INSTRUMENT: a catalog holds bars of {instrument_id} but not the instrument", "NO_INSTRUMENT"
+        )
     instrument = found[0]
     p, s = int(instrument.price_precision), int(instrument.size_precision)
     inputs = minute_columns(root, bar_type_of(instrument_id, source, channel), p, s, start, end)
@@ -193,15 +203,15 @@ def load_instrument(catalogs: list[Path], instrument_id: str, resolution: str, c
     if n == 0 or source == "1d":
         columns, withheld = inputs, []
     else:
-        folded = fold_columns(inputs["ts_event"], *(inputs[c] for c in COLUMNS), resolution=resolution,
-                              channel=channel)
+        folded = fold_columns(inputs["ts_event"], *(inputs[c] for c in COLUMNS), resolution=resolution, channel=channel)
         raw = folded.columns()
         columns = {"ts_event": np.frombuffer(raw["ts_event"], dtype="<u8").astype(np.uint64)}
         for name in COLUMNS:
             columns[name] = np.frombuffer(raw[name], dtype="<i8").astype(np.int64)
         withheld = [(int(a), int(b), str(r)) for a, b, r in folded.withheld()]
-    return InstrumentBars(instrument_id, instrument, bar_type_of(instrument_id, resolution, channel), p, s, columns,
-                          withheld, n, source)
+    return InstrumentBars(
+        instrument_id, instrument, bar_type_of(instrument_id, resolution, channel), p, s, columns, withheld, n, source
+    )
 
 
 def nautilus_bars(bars: InstrumentBars) -> list[Any]:
@@ -217,8 +227,15 @@ def nautilus_bars(bars: InstrumentBars) -> list[Any]:
     c = bars.columns
     return [
         Bar(bar_type, price(o * pm, p), price(h * pm, p), price(lo * pm, p), price(cl * pm, p), qty(v * sm, s), ts, ts)
-        for ts, o, h, lo, cl, v in zip(c["ts_event"].tolist(), c["open"].tolist(), c["high"].tolist(),
-                                       c["low"].tolist(), c["close"].tolist(), c["volume"].tolist(), strict=True)
+        for ts, o, h, lo, cl, v in zip(
+            c["ts_event"].tolist(),
+            c["open"].tolist(),
+            c["high"].tolist(),
+            c["low"].tolist(),
+            c["close"].tolist(),
+            c["volume"].tolist(),
+            strict=True,
+        )
     ]
 
 

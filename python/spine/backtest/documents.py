@@ -14,7 +14,6 @@ from __future__ import annotations
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any
 
-
 __all__ = ["AVG_EXTRA_DIGITS", "fill_document", "fills_of", "order_document", "position_document", "text"]
 
 AVG_EXTRA_DIGITS = 4
@@ -57,7 +56,8 @@ def order_document(order: Any, strategy_id: str, precision: int) -> dict[str, An
     price = getattr(order, "price", None) if order.has_price else None
     trigger = getattr(order, "trigger_price", None) if order.has_trigger_price else None
     return {
-        **_TAGS, "schema_id": "svc.order_summary",
+        **_TAGS,
+        "schema_id": "svc.order_summary",
         "client_order_id": order.client_order_id.value,
         "venue_order_id": None if order.venue_order_id is None else order.venue_order_id.value,
         "instrument_id": order.instrument_id.value,
@@ -80,7 +80,8 @@ def fill_document(fill: Any, strategy_id: str) -> dict[str, Any]:
     from nautilus_trader.model.enums import liquidity_side_to_str, order_side_to_str
 
     return {
-        **_TAGS, "schema_id": "svc.fill_summary",
+        **_TAGS,
+        "schema_id": "svc.fill_summary",
         "trade_id": fill.trade_id.value,
         "client_order_id": fill.client_order_id.value,
         "venue_order_id": fill.venue_order_id.value,
@@ -113,7 +114,8 @@ def position_document(position: Any, strategy_id: str, precision: int, last_pric
     else:
         unrealized = text(position.unrealized_pnl(last_price))
     return {
-        **_TAGS, "schema_id": "svc.position_summary",
+        **_TAGS,
+        "schema_id": "svc.position_summary",
         "position_id": position.id.value,
         "instrument_id": position.instrument_id.value,
         "strategy_id": strategy_id,

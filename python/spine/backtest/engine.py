@@ -38,11 +38,11 @@ import msgspec
 
 from spine._core import canonical_json, identity
 from spine.backtest.api import BacktestError, Execution, RunCancelled, RunFailed, RunOutputs, RunSpec
-from spine.reasons import public_reason
 from spine.backtest.bars import STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
 from spine.backtest.signals import signal_documents
 from spine.backtest.statistics import statistics, statistics_document
+from spine.reasons import public_reason
 from spine.strategies.plan import StrategyPlan
 from spine.strategies.values import size_step_problem
 
@@ -63,19 +63,34 @@ class _Status:
         self.sink = sink
 
     def emit(self, lifecycle: str, error: str | None = None) -> None:
-        document = canonical_json({
-            "version": "spine.v2", "schema_id": "svc.engine_status", "schema_version": 1, "run_id": self.run_id,
-            "lifecycle": lifecycle, "ts_event": str(time.time_ns()), "counters": dict(self.counters),
-            "authorities": self.authorities, "last_error": error,
-        })
+        document = canonical_json(
+            {
+                "version": "spine.v2",
+                "schema_id": "svc.engine_status",
+                "schema_version": 1,
+                "run_id": self.run_id,
+                "lifecycle": lifecycle,
+                "ts_event": str(time.time_ns()),
+                "counters": dict(self.counters),
+                "authorities": self.authorities,
+                "last_error": error,
+            }
+        )
         self.documents.append(document)
         if self.sink is not None:
             self.sink(document)
 
 
-def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, cancelled: Callable[[], bool],
-                 log: Log, status: Callable[[bytes], None] | None = None,
-                 started: Callable[[dict[str, Any]], None] | None = None) -> RunOutputs:
+def run_backtest(
+    plan: StrategyPlan,
+    spec: RunSpec,
+    catalogs: list[Path],
+    *,
+    cancelled: Callable[[], bool],
+    log: Log,
+    status: Callable[[bytes], None] | None = None,
+    started: Callable[[dict[str, Any]], None] | None = None,
+) -> RunOutputs:
     """Run ``plan`` as ``spec`` asks on the bars of ``catalogs`` (node catalog dirs).
     ``status`` takes each engine status document as it is emitted; ``started`` the effective
     execution block when the engine starts.
@@ -96,37 +111,68 @@ def run_backtest(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], *, can
         raise RunFailed(message, state.documents) from error
 
 
-def _run(plan: StrategyPlan, spec: RunSpec, catalogs: list[Path], cancelled: Callable[[], bool], log: Log,
-         state: _Status, started: Callable[[dict[str, Any]], None] | None) -> RunOutputs:
+def _run(
+    plan: StrategyPlan,
+    spec: RunSpec,
+    catalogs: list[Path],
+    cancelled: Callable[[], bool],
+    log: Log,
+    state: _Status,
+    started: Callable[[dict[str, Any]], None] | None,
+) -> RunOutputs:
     from spine.backtest.runtime import Cancelled, DeclarativeStrategy
 
     instruments = [spec.instrument_id] if spec.instrument_id is not None else list(plan.instruments)
-    loaded = [load_instrument(catalogs, iid, spec.resolution, spec.channel, spec.start, spec.end)
-              for iid in instruments]
+    loaded = [
+        load_instrument(catalogs, iid, spec.resolution, spec.channel, spec.start, spec.end) for iid in instruments
+    ]
     for bars in loaded:
-        log("INFO", f"{bars.instrument_id}: {bars.inputs_read} {bars.source} bars read, {len(bars)} {spec.resolution} "
-                    f"bars, {len(bars.withheld)} withheld spans")
+        log(
+            "INFO",
+            f"{bars.instrument_id}: {bars.inputs_read} {bars.source} bars read, {len(bars)} {spec.resolution} "
+            f"bars, {len(bars.withheld)} withheld spans",
+        )
     if not any(len(b) for b in loaded):
-        raise BacktestError(f"NO_BARS: no {spec.resolution} {spec.channel} bars of {', '.join(instruments)} in the "
-                            "requested span", "NO_BARS")
+        raise BacktestError(
+            f"NO_BARS: no {spec.resolution} {spec.channel} bars of {', '.join(instruments)} in the requested span",
+            "NO_BARS",
+        )
     quotes = sorted({b.instrument.quote_currency.code for b in loaded})
     if len(quotes) != 1:
-        raise BacktestError(f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one "
-                            "quote currency", "MIXED_CURRENCIES")
+        raise BacktestError(
+            f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one quote currency",
+            "MIXED_CURRENCIES",
+        )
     for bars in loaded:
         if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
             raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
     execution = msgspec.structs.replace(spec.execution, currency=quotes[0])
     bar_fingerprint = identity("bar_fingerprint", [fingerprint(b) for b in loaded])
-    state.run_id = identity("run_id", {"request": spec.request, "revision_id": spec.revision_id,
-                                       "bar_fingerprint": bar_fingerprint, "execution": execution.document()})
+    state.run_id = identity(
+        "run_id",
+        {
+            "request": spec.request,
+            "revision_id": spec.revision_id,
+            "bar_fingerprint": bar_fingerprint,
+            "execution": execution.document(),
+        },
+    )
     venues = sorted({iid.rpartition(".")[2] for iid in instruments})
     state.counters["bars_accepted"] = sum(len(b) for b in loaded)
     state.counters["bars_rejected"] = sum(b.withheld_buckets(spec.resolution) for b in loaded)
     state.authorities = [
-        {"authority": f"{venue}.{spec.channel}", "out_of_order": 0, "duplicates": 0,
-         "gaps": sum(1 for b in loaded if b.instrument_id.rpartition(".")[2] == venue
-                     for w in b.withheld if w[2] == "GAP_IN_INPUT")}
+        {
+            "authority": f"{venue}.{spec.channel}",
+            "out_of_order": 0,
+            "duplicates": 0,
+            "gaps": sum(
+                1
+                for b in loaded
+                if b.instrument_id.rpartition(".")[2] == venue
+                for w in b.withheld
+                if w[2] == "GAP_IN_INPUT"
+            ),
+        }
         for venue in venues
     ]
     state.emit("RUNNING")
@@ -180,16 +226,23 @@ def _engine(execution: Execution, venues: list[str], loaded: list[InstrumentBars
 
     # run_analysis=False: the framework's post-run analysis logs per venue (and keeps only the
     # last venue's statistics); the two ratios are computed once over every venue's positions.
-    engine = BacktestEngine(config=BacktestEngineConfig(trader_id=TraderId("BACKTESTER-001"),
-                                                        logging=LoggingConfig(log_level="ERROR"), run_analysis=False))
+    engine = BacktestEngine(
+        config=BacktestEngineConfig(
+            trader_id=TraderId("BACKTESTER-001"), logging=LoggingConfig(log_level="ERROR"), run_analysis=False
+        )
+    )
     currency = loaded[0].instrument.quote_currency
     for venue in venues:
         engine.add_venue(
-            venue=Venue(venue), oms_type=OmsType.NETTING, account_type=AccountType.MARGIN,
-            starting_balances=[Money(Decimal(execution.capital), currency)], base_currency=None,
+            venue=Venue(venue),
+            oms_type=OmsType.NETTING,
+            account_type=AccountType.MARGIN,
+            starting_balances=[Money(Decimal(execution.capital), currency)],
+            base_currency=None,
             default_leverage=Decimal(1),
             fill_model=FillModel(prob_fill_on_limit=1.0, prob_slippage=0.0, random_seed=execution.seed),
-            fee_model=MakerTakerFeeModel(), bar_execution=True,
+            fee_model=MakerTakerFeeModel(),
+            bar_execution=True,
         )
     for bars in loaded:
         engine.add_instrument(bars.instrument)
@@ -203,8 +256,11 @@ def _engine(execution: Execution, venues: list[str], loaded: list[InstrumentBars
 def _config(plan: StrategyPlan, loaded: list[InstrumentBars]) -> Any:
     from spine.backtest.runtime import DeclarativeConfig
 
-    return DeclarativeConfig(plan=msgspec.json.encode(plan).decode(), bar_types=[b.bar_type for b in loaded],
-                             gap_closes={b.instrument_id: b.gap_closes() for b in loaded})
+    return DeclarativeConfig(
+        plan=msgspec.json.encode(plan).decode(),
+        bar_types=[b.bar_type for b in loaded],
+        gap_closes={b.instrument_id: b.gap_closes() for b in loaded},
+    )
 
 
 def _count(state: _Status, strategy: Any, engine: Any) -> None:
@@ -254,8 +310,16 @@ def _balances(engine: Any, venues: list[str], currency: str, starting: Decimal) 
     return curve
 
 
-def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: list[str], loaded: list[InstrumentBars],
-             engine: Any, strategy: Any, state: _Status) -> RunOutputs:
+def _collect(
+    plan: StrategyPlan,
+    spec: RunSpec,
+    execution: Execution,
+    venues: list[str],
+    loaded: list[InstrumentBars],
+    engine: Any,
+    strategy: Any,
+    state: _Status,
+) -> RunOutputs:
     from nautilus_trader.model.objects import Price
 
     run_id = state.run_id
@@ -263,16 +327,26 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     precisions = {b.instrument_id: b.price_precision for b in loaded}
     orders_raw = sorted(engine.cache.orders(), key=lambda o: (o.ts_init, o.client_order_id.value))
     orders = [order_document(o, spec.strategy_id, precisions[o.instrument_id.value]) for o in orders_raw]
-    fills = sorted((fill_document(f, spec.strategy_id) for o in orders_raw for f in fills_of(o)),
-                   key=lambda f: (int(f["ts_event"]), f["client_order_id"], f["trade_id"]))
+    fills = sorted(
+        (fill_document(f, spec.strategy_id) for o in orders_raw for f in fills_of(o)),
+        key=lambda f: (int(f["ts_event"]), f["client_order_id"], f["trade_id"]),
+    )
     last_close = {b.instrument_id: int(b.columns["ts_event"][-1]) for b in loaded if len(b)}
-    last_price = {b.instrument_id: Price.from_raw(int(b.columns["close"][-1]) * 10 ** (16 - b.price_precision),
-                                                  b.price_precision) for b in loaded if len(b)}
+    last_price = {
+        b.instrument_id: Price.from_raw(int(b.columns["close"][-1]) * 10 ** (16 - b.price_precision), b.price_precision)
+        for b in loaded
+        if len(b)
+    }
     raw_positions = list(engine.cache.position_snapshots()) + list(engine.cache.positions())
     positions = sorted(
-        (position_document(p, spec.strategy_id, precisions[p.instrument_id.value],
-                           last_price.get(p.instrument_id.value)) for p in raw_positions),
-        key=lambda p: (int(p["ts_opened"]), p["instrument_id"], p["ts_closed"] is None, int(p["ts_closed"] or 0)))
+        (
+            position_document(
+                p, spec.strategy_id, precisions[p.instrument_id.value], last_price.get(p.instrument_id.value)
+            )
+            for p in raw_positions
+        ),
+        key=lambda p: (int(p["ts_opened"]), p["instrument_id"], p["ts_closed"] is None, int(p["ts_closed"] or 0)),
+    )
     # NETTING reuses one framework position id per instrument and names each closed cycle's
     # snapshot with a random UUID: a position is named by its instrument, the strategy and its
     # cycle number instead (1, 2, ... by opening time), which equal runs reproduce.
@@ -286,33 +360,67 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     ending = curve[-1][1] if curve else starting
     equity = [{"ts_event": str(ts), "balance": text(balance), "currency": currency} for ts, balance in curve]
     stats = statistics(
-        currency=currency, starting=starting, ending=ending, balances=[b for _, b in curve],
+        currency=currency,
+        starting=starting,
+        ending=ending,
+        balances=[b for _, b in curve],
         closed_pnls=[Decimal(p["realized_pnl"]) for p in positions if p["side"] == "FLAT"],
-        bars_seen=strategy.bars_seen, bars_exposed=strategy.bars_exposed,
+        bars_seen=strategy.bars_seen,
+        bars_exposed=strategy.bars_exposed,
         analyzer_returns=_analyzer_returns(raw_positions),
     )
-    skipped = [{"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z),
-                "reason": r} for b in loaded for a, z, r in b.withheld]
+    skipped = [
+        {"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z), "reason": r}
+        for b in loaded
+        for a, z, r in b.withheld
+    ]
     stats["skipped"] = skipped
     signals, markers, retirements = signal_documents(
-        strategy.signals, fills, run_id=run_id, strategy_id=spec.strategy_id, resolution=spec.resolution,
-        precisions=precisions, last_close=last_close)
+        strategy.signals,
+        fills,
+        run_id=run_id,
+        strategy_id=spec.strategy_id,
+        resolution=spec.resolution,
+        precisions=precisions,
+        last_close=last_close,
+    )
     first_open = min(int(b.columns["ts_event"][0]) for b in loaded if len(b)) - STEP_NS[spec.resolution] * 10**9
     body = {
-        "version": "spine.v2", "schema_id": "svc.backtest_run_result", "schema_version": 1,
-        "strategy_id": spec.strategy_id, "revision_id": spec.revision_id,
+        "version": "spine.v2",
+        "schema_id": "svc.backtest_run_result",
+        "schema_version": 1,
+        "strategy_id": spec.strategy_id,
+        "revision_id": spec.revision_id,
         # The span the bars taken cover, within the span asked for.
         "start": str(first_open if spec.start is None else max(spec.start, first_open)),
         "end": str(max(last_close.values()) if spec.end is None else min(spec.end, max(last_close.values()))),
-        "instruments": [b.instrument_id for b in loaded], "execution": execution.document(),
-        "ending_balance": text(ending), "total_pnl": text(ending - starting),
-        "orders": len(orders), "fills": len(fills), "positions": len(positions),
+        "instruments": [b.instrument_id for b in loaded],
+        "execution": execution.document(),
+        "ending_balance": text(ending),
+        "total_pnl": text(ending - starting),
+        "orders": len(orders),
+        "fills": len(fills),
+        "positions": len(positions),
     }
-    result_hash = identity("result_hash", {"report": body, "orders": orders, "fills": fills, "positions": positions,
-                                           "statistics": stats, "equity": equity})
-    report = {**body, "run_id": run_id, "job_id": spec.job_id,
-              "config_hash": spec.config_hash or identity("config_hash", spec.request),
-              "result_hash": result_hash, "ts_finished": str(time.time_ns())}
+    result_hash = identity(
+        "result_hash",
+        {
+            "report": body,
+            "orders": orders,
+            "fills": fills,
+            "positions": positions,
+            "statistics": stats,
+            "equity": equity,
+        },
+    )
+    report = {
+        **body,
+        "run_id": run_id,
+        "job_id": spec.job_id,
+        "config_hash": spec.config_hash or identity("config_hash", spec.request),
+        "result_hash": result_hash,
+        "ts_finished": str(time.time_ns()),
+    }
 
     def docs(items: list[dict[str, Any]]) -> list[bytes]:
         return [canonical_json(item) for item in items]
@@ -320,11 +428,21 @@ def _collect(plan: StrategyPlan, spec: RunSpec, execution: Execution, venues: li
     # The served documents: tagged, and named by the job and run (never hashed: a job id is
     # per submission, and the result hash is the same for every equal run).
     stats_document = statistics_document(stats, job_id=spec.job_id, run_id=run_id, bars=strategy.bars_seen)
-    points = [{"version": "spine.v2", "schema_id": "svc.equity_point", "schema_version": 1, **point}
-              for point in equity]
+    points = [
+        {"version": "spine.v2", "schema_id": "svc.equity_point", "schema_version": 1, **point} for point in equity
+    ]
     return RunOutputs(
-        run_id=run_id, result_hash=result_hash, report=canonical_json(report),
-        statistics=canonical_json(stats_document), equity=docs(points), orders=docs(orders), fills=docs(fills), positions=docs(positions), signals=docs(signals),
-        markers=docs(markers), retirements=docs(retirements), engine_status=[], skipped=docs(skipped),
+        run_id=run_id,
+        result_hash=result_hash,
+        report=canonical_json(report),
+        statistics=canonical_json(stats_document),
+        equity=docs(points),
+        orders=docs(orders),
+        fills=docs(fills),
+        positions=docs(positions),
+        signals=docs(signals),
+        markers=docs(markers),
+        retirements=docs(retirements),
+        engine_status=[],
+        skipped=docs(skipped),
     )
-

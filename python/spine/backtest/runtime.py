@@ -57,7 +57,8 @@ def kernel_for(plan: StrategyPlan, price_scale: int, size_scale: int) -> tuple[_
     kernel = _core.StrategyKernel(
         features=[(f.feature_id, f.implementation, dict(f.parameters)) for f in plan.features],
         rules=[(name, plan.rules[name]) for name in names],
-        price_scale=price_scale, size_scale=size_scale,
+        price_scale=price_scale,
+        size_scale=size_scale,
     )
     return kernel, {name: 1 << i for i, name in enumerate(names)}
 
@@ -84,11 +85,35 @@ class DeclarativeConfig(StrategyConfig, frozen=True):  # type: ignore[misc,call-
 class _Book:
     """One instrument's state."""
 
-    __slots__ = ("iid", "instrument", "kernel", "entry_long", "exit_long", "entry_short", "exit_short", "quantity",
-                 "pm", "side", "px_qty", "qty", "gaps", "next_gap", "bars", "exposed", "rows")
+    __slots__ = (
+        "iid",
+        "instrument",
+        "kernel",
+        "entry_long",
+        "exit_long",
+        "entry_short",
+        "exit_short",
+        "quantity",
+        "pm",
+        "side",
+        "px_qty",
+        "qty",
+        "gaps",
+        "next_gap",
+        "bars",
+        "exposed",
+        "rows",
+    )
 
-    def __init__(self, iid: InstrumentId, instrument: Any, kernel: _core.StrategyKernel, bits: dict[str, int],
-                 quantity: Any, gaps: list[int]) -> None:
+    def __init__(
+        self,
+        iid: InstrumentId,
+        instrument: Any,
+        kernel: _core.StrategyKernel,
+        bits: dict[str, int],
+        quantity: Any,
+        gaps: list[int],
+    ) -> None:
         self.iid, self.instrument, self.kernel, self.quantity = iid, instrument, kernel, quantity
         self.entry_long = bits.get("entry_long", 0)
         self.exit_long = bits.get("exit_long", 0)
@@ -147,8 +172,14 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
             iid = bar_type.instrument_id
             instrument = self.cache.instrument(iid)
             kernel, bits = kernel_for(self.plan, int(instrument.price_precision), int(instrument.size_precision))
-            book = _Book(iid, instrument, kernel, bits, instrument.make_qty(Decimal(self.plan.quantity)),
-                         self._gap_closes.get(str(iid), []))
+            book = _Book(
+                iid,
+                instrument,
+                kernel,
+                bits,
+                instrument.make_qty(Decimal(self.plan.quantity)),
+                self._gap_closes.get(str(iid), []),
+            )
             book.rows = self._feeds.get(str(bar_type), [])
             self._books[bar_type] = book
             self._by_iid[iid] = book
@@ -174,8 +205,14 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
         else:
             pm = book.pm
             close = bar.close.raw // pm
-            fired = book.kernel.update(ts, bar.open.raw // pm, bar.high.raw // pm, bar.low.raw // pm, close,
-                                       bar.volume.raw // 10 ** (FIXED_SCALE - bar.volume.precision))
+            fired = book.kernel.update(
+                ts,
+                bar.open.raw // pm,
+                bar.high.raw // pm,
+                bar.low.raw // pm,
+                close,
+                bar.volume.raw // 10 ** (FIXED_SCALE - bar.volume.precision),
+            )
         side = book.side
         if side:
             reason = None
@@ -186,8 +223,11 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
             if reason is not None:
                 book.side = 0
                 self.signals.append((str(book.iid), ts, "FLAT", close, reason))
-                self.submit_order(self.order_factory.market(
-                    book.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, book.quantity, reduce_only=True))
+                self.submit_order(
+                    self.order_factory.market(
+                        book.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, book.quantity, reduce_only=True
+                    )
+                )
                 return
             book.exposed += 1
         elif fired:

@@ -76,9 +76,17 @@ def max_drawdown(balances: list[Decimal]) -> str:
     return rounded(worst)
 
 
-def statistics(*, currency: str, starting: Decimal, ending: Decimal, balances: list[Decimal],
-               closed_pnls: list[Decimal], bars_seen: int, bars_exposed: int,
-               analyzer_returns: dict[str, Any]) -> dict[str, Any]:
+def statistics(
+    *,
+    currency: str,
+    starting: Decimal,
+    ending: Decimal,
+    balances: list[Decimal],
+    closed_pnls: list[Decimal],
+    bars_seen: int,
+    bars_exposed: int,
+    analyzer_returns: dict[str, Any],
+) -> dict[str, Any]:
     """The statistics document (see the module docs)."""
     wins = [p for p in closed_pnls if p > 0]
     losses = [p for p in closed_pnls if p < 0]
@@ -101,6 +109,13 @@ def statistics(*, currency: str, starting: Decimal, ending: Decimal, balances: l
 
 def statistics_document(stats: dict[str, Any], *, job_id: str, run_id: str, bars: int) -> dict[str, Any]:
     """``svc.backtest_statistics`` (an own document) of a run's statistics."""
-    return {"version": "spine.v2", "schema_id": "svc.backtest_statistics", "schema_version": 1, "job_id": job_id,
-            "run_id": run_id, **{key: value for key, value in stats.items() if key not in ("scale", "trade_count")},
-            "trade_count": int(stats["trade_count"]), "bars": bars}
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.backtest_statistics",
+        "schema_version": 1,
+        "job_id": job_id,
+        "run_id": run_id,
+        **{key: value for key, value in stats.items() if key not in ("scale", "trade_count")},
+        "trade_count": int(stats["trade_count"]),
+        "bars": bars,
+    }

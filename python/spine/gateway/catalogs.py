@@ -32,8 +32,12 @@ def held_in(catalogs: Sequence[str], instrument_id: str) -> bool:
     that cannot name a catalog directory is held nowhere)."""
     if not catalogs or catalog_id_problem(instrument_id) is not None:
         return False
-    return any((Path(directory) / channel.lower() / "data" / "bar" / bar_type_of(instrument_id, step, channel)).is_dir()
-               for directory in catalogs for channel in CHANNELS for step in ("1m", "1d"))
+    return any(
+        (Path(directory) / channel.lower() / "data" / "bar" / bar_type_of(instrument_id, step, channel)).is_dir()
+        for directory in catalogs
+        for channel in CHANNELS
+        for step in ("1m", "1d")
+    )
 
 
 @dataclass(frozen=True)
@@ -49,8 +53,9 @@ class Holding:
     absent: bool = False
 
 
-def holding(catalogs: Sequence[str], instrument_id: str, resolution: str, channel: str, start: int,
-            end: int) -> Holding | None:
+def holding(
+    catalogs: Sequence[str], instrument_id: str, resolution: str, channel: str, start: int, end: int
+) -> Holding | None:
     """What ``catalogs`` hold of ``instrument_id`` for a run (the bar type it reads as
     :func:`spine.backtest.bars.load_instrument` finds it: the channel's 1-minute bars, else for
     a 1d run the daily ones); None when no dir holds any bars of it. Reads the disk."""
@@ -70,8 +75,11 @@ def holding(catalogs: Sequence[str], instrument_id: str, resolution: str, channe
     except (OSError, pa.ArrowException):  # mid-rename by an import: not known now
         return Holding(None, "", size_precision)
     held = "none" if first is None else f"closes from {_iso(first)} to {_iso(last)}"
-    return Holding(False, f"{instrument_id}: the import catalog's {directory.name} {held}, none in "
-                          f"[{_iso(start)}, {_iso(end)}]", size_precision)
+    return Holding(
+        False,
+        f"{instrument_id}: the import catalog's {directory.name} {held}, none in [{_iso(start)}, {_iso(end)}]",
+        size_precision,
+    )
 
 
 def _bar_dir(catalogs: Sequence[str], instrument_id: str, channel: str, step: str) -> tuple[Path, Path] | None:
@@ -87,8 +95,10 @@ def _bar_dir(catalogs: Sequence[str], instrument_id: str, channel: str, step: st
 def _missing(catalogs: Sequence[str], instrument_id: str, resolution: str, channel: str) -> str:
     """Why the catalogs, which hold some bars of the instrument, hold none a run reads."""
     if resolution != "1d" and _bar_dir(catalogs, instrument_id, channel, "1d") is not None:
-        return (f"{instrument_id}: the import catalog holds daily bars only: a 1d run reads them, a {resolution} "
-                "run needs its 1-minute bars")
+        return (
+            f"{instrument_id}: the import catalog holds daily bars only: a 1d run reads them, a {resolution} "
+            "run needs its 1-minute bars"
+        )
     other = next(c for c in CHANNELS if c != channel)
     return f"{instrument_id}: the import catalog holds no {channel} bars of it (only {other})"
 
@@ -124,7 +134,6 @@ def _size_precision(root: Path, instrument_id: str) -> int | None:
             return None
         return 0 if kind.name in _WHOLE_UNITS else None
     return None
-
 
 
 def _iso(nanos: int | None) -> str:

@@ -22,12 +22,17 @@ MAX_NODES = 64
 
 class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_GATEWAY_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_GATEWAY_ID": "gateway_id", "SPINE_GATEWAY_NODES": "nodes[]", "SPINE_GATEWAY_SCREENER": "screener",
-        "SPINE_GATEWAY_DATA_DIR": "data_dir", "SPINE_GATEWAY_HOST": "host", "SPINE_GATEWAY_PORT": "port",
-        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-        "SPINE_GATEWAY_DATABASE": "database", "SPINE_GATEWAY_CATALOGS": "catalogs[]",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_GATEWAY"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "gateway_id",
+        "nodes",
+        "screener",
+        "data_dir",
+        "host",
+        "port",
+        "database",
+        "catalogs",
+    )
     WHAT: ClassVar[str] = "gateway configuration"
 
     gateway_id: str = "spine-gateway-1"
@@ -76,8 +81,10 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
         if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
-            raise ConfigError(f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
-                              "at most 16 integer and 8 fractional digits")
+            raise ConfigError(
+                f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
+                "at most 16 integer and 8 fractional digits"
+            )
         if not 1 <= self.worker_max_attempts <= 100:
             raise ConfigError(f"worker_max_attempts {self.worker_max_attempts}: allowed 1..100")
         if not 1 <= self.job_stream_subscribers <= 65_536:

@@ -18,8 +18,9 @@ __all__ = ["db_page"]
 T = TypeVar("T")
 
 
-async def db_page(query: Query, route: str, fetch: Callable[[int, int], list[T]],
-                  default: int = 100) -> tuple[list[T], str | None]:
+async def db_page(
+    query: Query, route: str, fetch: Callable[[int, int], list[T]], default: int = 100
+) -> tuple[list[T], str | None]:
     """One page of ``fetch(offset, limit)`` (run in a thread: the database blocks) at the query's
     ``cursor`` and ``limit``."""
     limit = query.limit(default)
@@ -35,8 +36,15 @@ async def db_page(query: Query, route: str, fetch: Callable[[int, int], list[T]]
     return rows[:limit], following
 
 
-def page_document(schema_id: str, items: list[Any], next_cursor: str | None, schema_version: int = 1,
-                  **fields: Any) -> dict[str, Any]:
+def page_document(
+    schema_id: str, items: list[Any], next_cursor: str | None, schema_version: int = 1, **fields: Any
+) -> dict[str, Any]:
     """An own page document (``schemas/own/<schema_id>.json``)."""
-    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": schema_version, **fields,
-            "items": items, "next_cursor": next_cursor}
+    return {
+        "version": "spine.v2",
+        "schema_id": schema_id,
+        "schema_version": schema_version,
+        **fields,
+        "items": items,
+        "next_cursor": next_cursor,
+    }

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from spine.gateway.upstreams import plain_cause
+from spine.gateway.upstream_table import plain_cause
 from spine.http.errors import HttpError
 from spine.http.send_queue import SendQueue
 from spine.http.streams import BEHIND_BYTES, CHECK_BYTES, RETRY_MAX_SECS, RETRY_SECS, SSE, heartbeat
@@ -34,22 +34,31 @@ log = logging.getLogger("spine.gateway")
 JSON = [("content-type", "application/json")]
 
 
-async def pipe(proto: Any, client: httpx.AsyncClient, base_url: str, path: str, query: str,
-               headers: dict[str, str], heartbeat_secs: float, wire_version: str,
-               probe: SendQueue | None, name: str = "the upstream") -> None:
+async def pipe(
+    proto: Any,
+    client: httpx.AsyncClient,
+    base_url: str,
+    path: str,
+    query: str,
+    headers: dict[str, str],
+    heartbeat_secs: float,
+    wire_version: str,
+    probe: SendQueue | None,
+    name: str = "the upstream",
+) -> None:
     """Relay ``GET base_url+path?query`` to the client of ``proto`` until either side ends; a
     refusal names the upstream by ``name`` (its address goes to the log)."""
     what = f"GET {path}"
-    request = client.build_request("GET", base_url + path + (f"?{query}" if query else ""),
-                                   headers={"accept": "text/event-stream", **headers})
+    request = client.build_request(
+        "GET", base_url + path + (f"?{query}" if query else ""), headers={"accept": "text/event-stream", **headers}
+    )
     try:
         response = await client.send(request, stream=True)
     except httpx.HTTPError as error:
         log.warning("%s (%s): %s: %s: %s", name, base_url, what, type(error).__name__, error)
         raise HttpError("UPSTREAM_UNAVAILABLE", f"{name}: {what}: {plain_cause(error)}") from None
     try:
-        if response.status_code != 200 or not response.headers.get("content-type", "").startswith(
-                "text/event-stream"):
+        if response.status_code != 200 or not response.headers.get("content-type", "").startswith("text/event-stream"):
             proto.response_bytes(response.status_code, JSON, await response.aread())
             return
         await _relay(proto.response_stream(200, SSE), proto, response, heartbeat_secs, wire_version, probe)
@@ -59,8 +68,14 @@ async def pipe(proto: Any, client: httpx.AsyncClient, base_url: str, path: str, 
         await response.aclose()
 
 
-async def _relay(transport: Any, proto: Any, response: httpx.Response, heartbeat_secs: float,
-                 wire_version: str, probe: SendQueue | None) -> None:
+async def _relay(
+    transport: Any,
+    proto: Any,
+    response: httpx.Response,
+    heartbeat_secs: float,
+    wire_version: str,
+    probe: SendQueue | None,
+) -> None:
     disconnected = asyncio.ensure_future(proto.client_disconnect())
     chunks = response.aiter_raw()
     reading: asyncio.Future[bytes] | None = None
@@ -77,8 +92,9 @@ async def _relay(transport: Any, proto: Any, response: httpx.Response, heartbeat
                     last = time.monotonic()
                     continue
                 quiet = 0.0
-            await asyncio.wait((reading, disconnected), timeout=heartbeat_secs - quiet,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (reading, disconnected), timeout=heartbeat_secs - quiet, return_when=asyncio.FIRST_COMPLETED
+            )
             if not reading.done():
                 continue
             try:

@@ -64,9 +64,14 @@ class QueueWatch:
 
     def document(self) -> dict[str, Any]:
         """The ``workers`` block of the gateway's status."""
-        return {"live": [{"worker_id": w.worker_id, "started_ts": str(w.started_ts), "seen_ts": str(w.seen_ts)}
-                         for w in self.workers],
-                "stale_ms": round(self.stale_secs * 1000), "queued": self.counts.get("QUEUED", 0),
-                "running": self.counts.get("RUNNING", 0), "reaped": self.reaped,
-                "checked_ts": None if self.checked_ts is None else str(self.checked_ts)}
-
+        return {
+            "live": [
+                {"worker_id": w.worker_id, "started_ts": str(w.started_ts), "seen_ts": str(w.seen_ts)}
+                for w in self.workers
+            ],
+            "stale_ms": round(self.stale_secs * 1000),
+            "queued": self.counts.get("QUEUED", 0),
+            "running": self.counts.get("RUNNING", 0),
+            "reaped": self.reaped,
+            "checked_ts": None if self.checked_ts is None else str(self.checked_ts),
+        }

@@ -24,13 +24,13 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import msgspec
 
+from spine.gateway.search import Searches
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstream, Upstreams
 from spine.http.app import Relayed
 from spine.http.errors import HttpError
 from spine.http.request import Query
 from spine.http.routes import Operation
-from spine.gateway.search import Searches
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstream, Upstreams
-from spine.upstream import UpstreamError
+from spine.upstream_errors import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
 __all__ = ["Relay"]
@@ -39,8 +39,16 @@ Handler = Callable[..., Awaitable[Relayed]]
 #: Routes naming one instrument: where its id is.
 BY_INSTRUMENT = {"spine.bars.list", "spine.coverage.get", "spine.hydration.get", "spine.v1.bars.get"}
 #: Lists merged over every node.
-MERGED = {"spine.instruments.list", "spine.coverage.list", "spine.coverage.failures", "spine.coverage.quiet",
-          "spine.hydration.list", "spine.selection.get", "spine.facts.list", "spine.data.list"}
+MERGED = {
+    "spine.instruments.list",
+    "spine.coverage.list",
+    "spine.coverage.failures",
+    "spine.coverage.quiet",
+    "spine.hydration.list",
+    "spine.selection.get",
+    "spine.facts.list",
+    "spine.data.list",
+}
 #: Roster changes: each node takes the ids of its venues.
 SPLIT_BY_VENUE = {"spine.selection.set", "spine.selection.remove"}
 _encode = msgspec.json.encode
@@ -70,7 +78,7 @@ class Relay:
             return lambda query, params, body: self.split_by_venue(op, query, params, body)
         return lambda query, params, body=None: self.first_node(op, query, params, body)
 
-    # --- one upstream --------------------------------------------------------------------------
+    # one upstream
 
     async def screener(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
         screener = self.upstreams.screener
@@ -97,8 +105,11 @@ class Relay:
             node = self.upstreams.node_of(venue)
         if node is None:
             known = sorted({v for n in self.upstreams.nodes for v in n.venues})
-            raise HttpError("NOT_FOUND", f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
-                                         f"{', '.join(known) or 'none reachable'}")
+            raise HttpError(
+                "NOT_FOUND",
+                f"{iid}: no node behind this gateway serves venue {venue!r}; venues: "
+                f"{', '.join(known) or 'none reachable'}",
+            )
         if held and iid not in node.instruments:
             raise HttpError("NOT_FOUND", f"{iid} is not ingested on {node.name}, the node of venue {venue!r}")
         return node
@@ -149,7 +160,7 @@ class Relay:
         page["items"] = sorted(rows, key=lambda row: row["instrument_id"])
         return Relayed(200, _encode(page))
 
-    # --- lists over every node -------------------------------------------------------------------
+    # lists over every node
 
     async def merged(self, op: Operation, query: Query, params: dict[str, str]) -> Relayed:
         """The nodes' pages in node order under one cursor: ``[node index, the node's cursor]``."""
@@ -183,8 +194,11 @@ class Relay:
                     index += 1
             page["next_cursor"] = None if index >= len(nodes) else encode_token(route, _encode([index, cursor]))
             return Relayed(200, _encode(page))
-        raise HttpError("UPSTREAM_UNAVAILABLE", f"{op.method} {op.path}: no node behind this gateway could be "
-                                                "reached: " + "; ".join(n.last_error or n.name for n in nodes))
+        raise HttpError(
+            "UPSTREAM_UNAVAILABLE",
+            f"{op.method} {op.path}: no node behind this gateway could be "
+            "reached: " + "; ".join(n.last_error or n.name for n in nodes),
+        )
 
 
 def _segment(value: str) -> str:

@@ -21,11 +21,11 @@ from urllib.parse import urlencode
 import msgspec
 
 from spine.gateway.catalogs import Holding, holding
-from spine.gateway.upstreams import MISS_REFRESH_SECS, Upstream, Upstreams
+from spine.gateway.upstream_table import MISS_REFRESH_SECS, Upstream, Upstreams
 from spine.http.errors import HttpError
 from spine.http.times import iso_utc
 from spine.strategies.values import size_step_problem
-from spine.upstream import UpstreamError
+from spine.upstream_errors import UpstreamError
 from spine.wire.bar_types import bar_type_of
 
 __all__ = ["Run", "RunChecks"]
@@ -76,21 +76,26 @@ class RunChecks:
         # As the run: it fails on an instrument whose bar type is absent, and when no
         # instrument has a bar in the span.
         empty = [look for look in looks if look.absent] or (
-            looks if looks and all(look.bars is False for look in looks) else [])
+            looks if looks and all(look.bars is False for look in looks) else []
+        )
         if empty:
-            raise HttpError("NO_BARS", f"{WHERE}: no {run.resolution} {run.channel} bars to run on: "
-                                       + "; ".join(look.reason for look in empty)
-                                       + "; give a span, resolution or channel that holds bars")
+            raise HttpError(
+                "NO_BARS",
+                f"{WHERE}: no {run.resolution} {run.channel} bars to run on: "
+                + "; ".join(look.reason for look in empty)
+                + "; give a span, resolution or channel that holds bars",
+            )
         for look in looks:
-            if look.size_precision is not None and (
-                    problem := size_step_problem(run.quantity, look.instrument_id, look.size_precision)) is not None:
+            if (
+                look.size_precision is not None
+                and (problem := size_step_problem(run.quantity, look.instrument_id, look.size_precision)) is not None
+            ):
                 raise HttpError("INVALID_QUANTITY", f"{WHERE}: {problem}")
 
     async def _look(self, iid: str, run: Run) -> _Look:
         held: Holding | None = None
         if self.catalogs:
-            held = await asyncio.to_thread(holding, self.catalogs, iid, run.resolution, run.channel, run.start,
-                                           run.end)
+            held = await asyncio.to_thread(holding, self.catalogs, iid, run.resolution, run.channel, run.start, run.end)
         if held is not None:
             return _Look(iid, True, held.bars, held.reason, held.size_precision, held.absent)
         node = await self._listing(iid)
@@ -115,13 +120,17 @@ class RunChecks:
         venue = iid.rsplit(".", 1)[-1]
         imports = "no import catalog holds it" if self.catalogs else "this gateway knows no import catalog"
         if self.upstreams.node_of(venue) is not None:
-            return (f"instrument {iid}: the node of venue {venue} does not list it and {imports}; "
-                    "GET /v2/instruments lists what the nodes serve (spine import adds your own, known here through "
-                "the gateway's catalogs)")
+            return (
+                f"instrument {iid}: the node of venue {venue} does not list it and {imports}; "
+                "GET /v2/instruments lists what the nodes serve (spine import adds your own, known here through "
+                "the gateway's catalogs)"
+            )
         venues = sorted({v for n in self.upstreams.nodes for v in n.venues})
-        return (f"instrument {iid}: no node behind this gateway serves venue {venue!r} (venues: "
-                f"{', '.join(venues) or 'none'}) and {imports}; GET /v2/instruments lists what the nodes serve "
-                "(spine import adds your own, known here through the gateway's catalogs)")
+        return (
+            f"instrument {iid}: no node behind this gateway serves venue {venue!r} (venues: "
+            f"{', '.join(venues) or 'none'}) and {imports}; GET /v2/instruments lists what the nodes serve "
+            "(spine import adds your own, known here through the gateway's catalogs)"
+        )
 
     async def _node_bars(self, node: Upstream, iid: str, run: Run) -> tuple[bool | None, str]:
         """Whether the node holds a bar of the run's bar type closing in its span (None: it
@@ -137,5 +146,7 @@ class RunChecks:
             return None, ""
         if page["bars"]:
             return True, ""
-        return False, (f"{iid}: its node holds no {bar_type} closing in [{iso_utc(run.start)}, {iso_utc(run.end)}] "
-                       f"(GET /v2/bars?bar_type={bar_type} shows what it holds)")
+        return False, (
+            f"{iid}: its node holds no {bar_type} closing in [{iso_utc(run.start)}, {iso_utc(run.end)}] "
+            f"(GET /v2/bars?bar_type={bar_type} shows what it holds)"
+        )

@@ -15,10 +15,10 @@ from typing import Any
 import msgspec
 
 from spine._core import identity
-from spine.gateway.upstreams import Upstream, Upstreams
+from spine.gateway.upstream_table import Upstream, Upstreams
 from spine.http.app import Relayed
 from spine.http.errors import HttpError
-from spine.upstream import UpstreamError
+from spine.upstream_errors import UpstreamError
 from spine.wire.cursors import InvalidCursor, decode_token, encode_token
 
 __all__ = ["Searches"]
@@ -46,8 +46,11 @@ class Searches:
                     return answer  # the query's refusal, as every node would give it
                 parts.append((node, msgspec.json.decode(answer.body)))
         if not parts:
-            raise HttpError("UPSTREAM_UNAVAILABLE", "POST /v2/instruments/search: no node behind this gateway could "
-                                                    "be reached: " + "; ".join(n.last_error or n.base_url for n in nodes))
+            raise HttpError(
+                "UPSTREAM_UNAVAILABLE",
+                "POST /v2/instruments/search: no node behind this gateway could "
+                "be reached: " + "; ".join(n.last_error or n.base_url for n in nodes),
+            )
         first = parts[0][1]
         search_id = identity("search_id", {"query": first["query"], "run_id": self.run_id})
         self.kept[search_id] = (first["query"]["limit"], [(n, p["search_id"], p["total"]) for n, p in parts])
@@ -58,8 +61,11 @@ class Searches:
 
     async def page(self, search_id: str, cursor: str | None, limit: int | None) -> Relayed:
         if search_id not in self.kept:
-            raise HttpError("NOT_FOUND", f"no search {search_id} is kept on this gateway (the newest {KEPT} are); "
-                                         "POST /v2/instruments/search again")
+            raise HttpError(
+                "NOT_FOUND",
+                f"no search {search_id} is kept on this gateway (the newest {KEPT} are); "
+                "POST /v2/instruments/search again",
+            )
         default, parts = self.kept[search_id]
         limit = default if limit is None else limit
         route = f"/v2/instruments/search/{search_id}?limit={limit}"

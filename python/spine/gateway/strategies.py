@@ -27,6 +27,7 @@ from spine.jobs.store import Store
 from spine.schemas import validator_for
 from spine.strategies import conditions, document, paths, revisions, templates
 from spine.strategies.errors import StrategyFileError
+from spine.wire.head import head
 
 __all__ = ["StrategyHandlers"]
 
@@ -45,7 +46,7 @@ class StrategyHandlers:
         self.store = store
         self.known_instrument = known_instrument
 
-    # --- registries and templates: fixed by this build --------------------------------------
+    # registries and templates: fixed by this build
 
     def authoring_registry(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return conditions.authoring_registry()
@@ -61,10 +62,11 @@ class StrategyHandlers:
         try:
             return templates.template_document(params["id"])
         except KeyError:
-            raise HttpError("NOT_FOUND", f"no strategy template {params['id']!r}; templates: "
-                                         f"{', '.join(templates.TEMPLATE_IDS)}") from None
+            raise HttpError(
+                "NOT_FOUND", f"no strategy template {params['id']!r}; templates: {', '.join(templates.TEMPLATE_IDS)}"
+            ) from None
 
-    # --- projects and revisions --------------------------------------------------------------
+    # projects and revisions
 
     async def strategies_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         rows, cursor = await db_page(query, "/v2/strategies", self.store.strategies)
@@ -73,14 +75,23 @@ class StrategyHandlers:
     async def strategies_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
         files = await asyncio.to_thread(self.store.revision_texts, row.strategy_id, row.head_revision_id)
-        return revisions.project_document(strategy_id=row.strategy_id, name=row.name, template_id=row.template_id,
-                                          head_revision_id=row.head_revision_id, files=files,
-                                          created_ts=row.created_ts, updated_ts=row.updated_ts)
+        return revisions.project_document(
+            strategy_id=row.strategy_id,
+            name=row.name,
+            template_id=row.template_id,
+            head_revision_id=row.head_revision_id,
+            files=files,
+            created_ts=row.created_ts,
+            updated_ts=row.updated_ts,
+        )
 
     async def strategies_revisions(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
-        rows, cursor = await db_page(query, f"/v2/strategies/{row.strategy_id}/revisions",
-                                     lambda offset, limit: self.store.revisions(row.strategy_id, offset, limit))
+        rows, cursor = await db_page(
+            query,
+            f"/v2/strategies/{row.strategy_id}/revisions",
+            lambda offset, limit: self.store.revisions(row.strategy_id, offset, limit),
+        )
         return page_document("svc.revision_page", [_revision(r) for r in rows], cursor)
 
     async def strategies_revision(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
@@ -101,8 +112,9 @@ class StrategyHandlers:
             await self._revision(row.strategy_id, revision_id)
             files = await asyncio.to_thread(self.store.revision_texts, row.strategy_id, revision_id)
         diagnostics = await asyncio.to_thread(document.validate, files, self._instrument_check())
-        return revisions.validation_receipt(strategy_id=row.strategy_id, revision_id=revision_id,
-                                            diagnostics=diagnostics, ts_event=time.time_ns())
+        return revisions.validation_receipt(
+            strategy_id=row.strategy_id, revision_id=revision_id, diagnostics=diagnostics, ts_event=time.time_ns()
+        )
 
     async def strategies_create(self, query: Query, params: dict[str, str], body: bytes) -> Relayed:
         request = _save_request(body)
@@ -115,14 +127,25 @@ class StrategyHandlers:
         now = time.time_ns()
         try:
             revision = await asyncio.to_thread(
-                self.store.save_revision, strategy_id, parent, request["message"],
-                [(path, files[path], hashes[path]) for path in sorted(files)], revision_id, header.instruments,
-                header.name or strategy_id, header.template_id, now)
+                self.store.save_revision,
+                strategy_id,
+                parent,
+                request["message"],
+                [(path, files[path], hashes[path]) for path in sorted(files)],
+                revision_id,
+                header.instruments,
+                header.name or strategy_id,
+                header.template_id,
+                now,
+            )
         except HeadMoved as moved:
             base = {} if parent is None else await asyncio.to_thread(self._hashes_or_empty, strategy_id, parent)
             conflict = revisions.conflict_document(
-                strategy_id=strategy_id, expected_revision_id=parent, head_revision_id=moved.head_revision_id,
-                paths=revisions.conflict_paths(base, moved.head_files, hashes))
+                strategy_id=strategy_id,
+                expected_revision_id=parent,
+                head_revision_id=moved.head_revision_id,
+                paths=revisions.conflict_paths(base, moved.head_files, hashes),
+            )
             return Relayed(409, _encode(conflict))
         return Relayed(201, _encode(_revision(revision)))
 
@@ -131,7 +154,7 @@ class StrategyHandlers:
         node cannot be asked now is not checked (``document.validate`` then warns)."""
         return lambda iid: self.known_instrument(iid) is not False
 
-    # --- lookups -----------------------------------------------------------------------------
+    # lookups
 
     def _hashes_or_empty(self, strategy_id: str, revision_id: str) -> dict[str, str]:
         """A revision's files by path (their hashes); empty for a revision the project lacks."""
@@ -149,13 +172,15 @@ class StrategyHandlers:
 
     async def _revision(self, strategy_id: str, revision_id: str) -> Any:
         if not IDENTITY.fullmatch(revision_id):
-            raise HttpError("INVALID_PARAMETER", f"revision {revision_id!r}: a revision id is 64 lowercase hex "
-                                                 "digits")
+            raise HttpError("INVALID_PARAMETER", f"revision {revision_id!r}: a revision id is 64 lowercase hex digits")
         try:
             return await asyncio.to_thread(self.store.revision, strategy_id, revision_id)
         except NotFound:
-            raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no revision {revision_id}; "
-                                         f"GET /v2/strategies/{strategy_id}/revisions lists them") from None
+            raise HttpError(
+                "NOT_FOUND",
+                f"strategy {strategy_id!r} has no revision {revision_id}; "
+                f"GET /v2/strategies/{strategy_id}/revisions lists them",
+            ) from None
 
     async def _file(self, strategy_id: str, revision_id: str | None, path: str) -> dict[str, Any]:
         row = await self._strategy(strategy_id)
@@ -166,13 +191,17 @@ class StrategyHandlers:
         if revision_id is not None:
             await self._revision(row.strategy_id, revision_id)
         try:
-            found = await asyncio.to_thread(self.store.file_text, row.strategy_id,
-                                            revision_id or row.head_revision_id, path)
+            found = await asyncio.to_thread(
+                self.store.file_text, row.strategy_id, revision_id or row.head_revision_id, path
+            )
         except NotFound:
-            raise HttpError("NOT_FOUND", f"strategy {strategy_id!r} has no file {path!r} in revision "
-                                         f"{revision_id or row.head_revision_id}") from None
-        return revisions.file_document(strategy_id=row.strategy_id, revision_id=revision_id, path=path,
-                                       content=found.content)
+            raise HttpError(
+                "NOT_FOUND",
+                f"strategy {strategy_id!r} has no file {path!r} in revision {revision_id or row.head_revision_id}",
+            ) from None
+        return revisions.file_document(
+            strategy_id=row.strategy_id, revision_id=revision_id, path=path, content=found.content
+        )
 
 
 def _check_id(strategy_id: str) -> None:
@@ -209,8 +238,10 @@ def _files(listed: list[dict[str, str]]) -> dict[str, str]:
     files: dict[str, str] = {}
     for file in listed:
         if file["path"] in files:
-            raise HttpError("INVALID_BODY", f"POST /v2/strategies: the path {file['path']!r} is given more than "
-                                            "once; each path once per save")
+            raise HttpError(
+                "INVALID_BODY",
+                f"POST /v2/strategies: the path {file['path']!r} is given more than once; each path once per save",
+            )
         files[file["path"]] = file["content"]
     try:
         paths.check_files(files)
@@ -219,19 +250,27 @@ def _files(listed: list[dict[str, str]]) -> dict[str, str]:
     return files
 
 
-def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:
-    return {"version": "spine.v2", "schema_id": schema_id, "schema_version": schema_version}
-
-
 def _summary(row: Any) -> dict[str, Any]:
-    return revisions.summary_document(strategy_id=row.strategy_id, name=row.name, template_id=row.template_id,
-                                      head_revision_id=row.head_revision_id, revisions=row.revisions,
-                                      created_ts=row.created_ts, updated_ts=row.updated_ts)
+    return revisions.summary_document(
+        strategy_id=row.strategy_id,
+        name=row.name,
+        template_id=row.template_id,
+        head_revision_id=row.head_revision_id,
+        revisions=row.revisions,
+        created_ts=row.created_ts,
+        updated_ts=row.updated_ts,
+    )
 
 
 def _revision(row: Any) -> dict[str, Any]:
     """svc.strategy_revision (version 2) of a stored revision: its files' hashes as stored."""
-    return {**_tags("svc.strategy_revision", 2), "strategy_id": row.strategy_id, "revision_id": row.revision_id,
-            "parent_revision_id": row.parent_revision_id, "message": row.message,
-            "files": [{"path": path, "content_hash": digest} for path, digest in row.files],
-            "instruments": row.instruments, "created_ts": str(row.created_ts)}
+    return {
+        **head("svc.strategy_revision", 2),
+        "strategy_id": row.strategy_id,
+        "revision_id": row.revision_id,
+        "parent_revision_id": row.parent_revision_id,
+        "message": row.message,
+        "files": [{"path": path, "content_hash": digest} for path, digest in row.files],
+        "instruments": row.instruments,
+        "created_ts": str(row.created_ts),
+    }

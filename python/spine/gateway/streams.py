@@ -27,7 +27,7 @@ import httpx
 import msgspec
 
 from spine.fanout import FanOut
-from spine.gateway.upstreams import Upstream, plain_cause
+from spine.gateway.upstream_table import Upstream, plain_cause
 from spine.http.streams import Egress
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
@@ -72,8 +72,13 @@ class Feed:
         self.last_error: str | None = None
 
     def status(self) -> dict[str, Any]:
-        return {"path": self.path, "connected": self.connected, "connects": self.connects, "events": self.events,
-                "last_error": self.last_error}
+        return {
+            "path": self.path,
+            "connected": self.connected,
+            "connects": self.connects,
+            "events": self.events,
+            "last_error": self.last_error,
+        }
 
     async def run(self) -> None:
         """Follow the stream for ever, reopening it when lost (cancel to stop)."""
@@ -99,11 +104,11 @@ class Feed:
             delay = min(2 * delay, RECONNECT_MAX_SECS)
 
     async def _follow(self) -> None:
-        async with self.client.stream("GET", self.node.base_url + self.path,
-                                      headers={"accept": "text/event-stream"}) as response:
+        async with self.client.stream(
+            "GET", self.node.base_url + self.path, headers={"accept": "text/event-stream"}
+        ) as response:
             if response.status_code != 200:
-                raise httpx.HTTPStatusError(f"HTTP {response.status_code}", request=response.request,
-                                            response=response)
+                raise httpx.HTTPStatusError(f"HTTP {response.status_code}", request=response.request, response=response)
             self.connected = True
             self.connects += 1
             rest = b""
@@ -115,7 +120,7 @@ class Feed:
         chunk). The node writes whole frames, so a chunk is usually exactly a run of them."""
         start, find = 0, data.find
         while (end := find(b"\n\n", start)) != -1:
-            self.relay(data[start:end + 2])
+            self.relay(data[start : end + 2])
             start = end + 2
         return data[start:]
 
@@ -126,16 +131,17 @@ class Feed:
         at = frame.find(_DATA)
         try:
             if self.tick_kind is None:
-                bar = _bar_key(memoryview(frame)[at + 7:-2])
+                bar = _bar_key(memoryview(frame)[at + 7 : -2])
                 kind = _KINDS.get((bar.resolution, bar.channel)) or bar_kind(bar.resolution, bar.channel)
                 iid = bar.instrument_id
             else:
-                kind, iid = self.tick_kind, _tick_key(memoryview(frame)[at + 7:-2]).instrument_id
+                kind, iid = self.tick_kind, _tick_key(memoryview(frame)[at + 7 : -2]).instrument_id
         except msgspec.DecodeError:
             self.unreadable += 1
             if self.unreadable == 1:
-                log.error("%s%s: a frame the gateway cannot key was skipped: %r", self.node.base_url, self.path,
-                          frame[:200])
+                log.error(
+                    "%s%s: a frame the gateway cannot key was skipped: %r", self.node.base_url, self.path, frame[:200]
+                )
             return
         self.events += 1
         self.fanout.publish(kind, iid, frame)
@@ -150,10 +156,11 @@ class Feeds:
         self.egress = Egress()
         #: Market-stream subscribers connected now.
         self.subscribers = 0
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(IDLE_SECS, connect=connect_secs, pool=connect_secs),
-                                        limits=httpx.Limits(max_connections=None, max_keepalive_connections=0))
-        self.feeds = {node.base_url: [Feed(node, path, self.fanout, self.client) for path in FEEDS]
-                      for node in nodes}
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(IDLE_SECS, connect=connect_secs, pool=connect_secs),
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=0),
+        )
+        self.feeds = {node.base_url: [Feed(node, path, self.fanout, self.client) for path in FEEDS] for node in nodes}
         self._tasks: list[asyncio.Task[None]] = []
 
     def start(self) -> None:

@@ -1,18 +1,17 @@
-"""The RSGI applications (served by Granian). :class:`App` is what every process's app shares:
-routing by the route table through ``http_router`` (an operation another process serves is
-refused, never missing), msgspec encoding, one error envelope, the deployment-mode gate, POST
-bodies, OpenAPI, the schema files and the v1 fixtures. :class:`NodeApp` is a venue node's: its
-handlers over a :class:`~spine.http.view.NodeView`, the health probe's cached document, and SSE
-streams fed by the fan-out hub.
+"""The RSGI application every process's app is (served by Granian). :class:`App` routes by the
+route table through ``http_router`` (an operation another process serves is refused, never
+missing), and does msgspec encoding, one error envelope, the deployment-mode gate, POST bodies,
+OpenAPI, the schema files and the v1 fixtures. A process's app (the node's
+:mod:`spine.node.api`, the screener's, the gateway's) adds its handlers, its streams and the
+health probe's cached document.
 
 Handlers are synchronous: the app reads a POST body here (at most ``MAX_BODY_BYTES``, whole
 within ``body_secs``), decodes it into the operation's sealed Struct and passes it on. A served COMMAND is refused (403
 MUTATION_REFUSED) before its body is read unless the node's deployment mode, read from its
 configuration only, is private-operator.
 
-A stream subscribes with its keep-predicate (instrument, kind) applied at enqueue; the hub
-pushes it whatever it has pending, written in one send (``spine.http.streams``), and it sends
-a ``heartbeat`` event after ``heartbeat_secs`` without a write.
+A stream is named in the route table (:attr:`~spine.http.routes.Operation.stream`) and served
+by the process's app; :mod:`spine.http.streams` writes it.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -30,20 +28,13 @@ from http_router import InvalidMethodError, NotFoundError, Router
 from spine.http.bodies import MAX_BODY_BYTES, DocumentBody, decode_body, decode_document
 from spine.http.errors import HttpError, error_response
 from spine.http.fixtures import fixture_bytes
-from spine.http.market import MarketHandlers
-from spine.http.schema_routes import SchemaHandlers, schema_file
-from spine.http.openapi import openapi_document
-from spine.http.request import NANOS, U64, Query, memoizable
+from spine.http.openapi import OpenApiHandlers
+from spine.http.request import Query, memoizable
 from spine.http.routes import OPERATIONS, Operation, Process, serving
-from spine.http.search import SearchHandlers
-from spine.http.send_queue import SendQueue
-from spine.http.streams import SSE, market_kinds, pump
-from spine.http.selection import SelectionHandlers
-from spine.http.v1 import V1_VERSION, V1Handlers
-from spine.http.v1_stream import Journal
-from spine.http.view import NodeView
+from spine.http.streams import SSE
+from spine.http.v1 import V1_VERSION
 
-__all__ = ["App", "MAX_URI_BYTES", "NodeApp", "Relayed", "build_app"]
+__all__ = ["App", "MAX_URI_BYTES", "Relayed"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
@@ -67,13 +58,22 @@ class Relayed(NamedTuple):
 
 class App:
     """``__rsgi__`` over the route table for one process: ``v2`` and ``v1`` are the objects
-    whose methods (named by :attr:`Operation.handler`) answer the operations ``process`` serves.
-    Streams and the health probe's fast path are the subclass's."""
+    whose methods (named by :attr:`Operation.handler`) answer the operations ``process`` serves;
+    the OpenAPI document's handler is added here. Streams and the health probe's fast path are
+    the subclass's."""
 
-    def __init__(self, process: Process, v2: tuple[Any, ...], v1: tuple[Any, ...], *, deployment_mode: str,
-                 body_secs: float = 10.0) -> None:
+    def __init__(
+        self,
+        process: Process,
+        v2: tuple[Any, ...],
+        v1: tuple[Any, ...],
+        *,
+        deployment_mode: str,
+        body_secs: float = 10.0,
+    ) -> None:
         self.process = process
-        self.v2, self.v1 = v2, v1
+        openapi = OpenApiHandlers(process)
+        self.v2, self.v1 = (*v2, openapi), v1
         self.deployment_mode = deployment_mode
         self.body_secs = body_secs
         self.router = Router(trim_last_slash=False)
@@ -84,7 +84,7 @@ class App:
         self._serving = {op.id: serving(op, process) for op in OPERATIONS}
         self._handlers: dict[str, Callable[..., Any]] = {}
         self._queries: dict[tuple[str, str], Query] = {}
-        self.openapi = _encode(openapi_document(OPERATIONS, process))
+        self.openapi = openapi.document
 
     def health_bytes(self) -> bytes | None:
         """The encoded ``/v2/health`` document when the process keeps one ready (the probe's
@@ -95,9 +95,16 @@ class App:
         if scope.proto != "http":
             return
         if len(scope.path) + len(scope.query_string) > MAX_URI_BYTES:
-            return self._error(proto, HttpError("URI_TOO_LONG", f"the path and query hold {len(scope.path)} + "
-                                                                f"{len(scope.query_string)} characters; at most "
-                                                                f"{MAX_URI_BYTES} together"), _is_v1(scope.path))
+            return self._error(
+                proto,
+                HttpError(
+                    "URI_TOO_LONG",
+                    f"the path and query hold {len(scope.path)} + "
+                    f"{len(scope.query_string)} characters; at most "
+                    f"{MAX_URI_BYTES} together",
+                ),
+                _is_v1(scope.path),
+            )
         method = scope.method
         if method == "HEAD":  # a GET's status and headers, without its body (RFC 9110 9.3.2)
             method, proto = "GET", _HeadOnly(proto)
@@ -116,9 +123,12 @@ class App:
             allowed = sorted({op.method for op in OPERATIONS if _same_shape(op.path, scope.path)})
             if "GET" in allowed:
                 allowed.append("HEAD")
-            return self._error(proto, HttpError("METHOD_NOT_ALLOWED",
-                                                f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
-                               _is_v1(scope.path), [("allow", ", ".join(allowed))])
+            return self._error(
+                proto,
+                HttpError("METHOD_NOT_ALLOWED", f"{scope.method} {scope.path}; allowed: {', '.join(allowed)}"),
+                _is_v1(scope.path),
+                [("allow", ", ".join(allowed))],
+            )
         except NotFoundError:
             # No route of either generation: the governed (v2) envelope, whatever the prefix;
             # only the v1 routes themselves answer v1's.
@@ -130,31 +140,31 @@ class App:
         try:
             # The mode comes first: in public-readonly every COMMAND is 403, served here or not.
             if op.effect == "COMMAND" and self.deployment_mode != "private-operator":
-                raise HttpError("MUTATION_REFUSED", f"{op.method} {op.path} changes the node; this host's deployment "
-                                                    f"mode is {self.deployment_mode} (set server-side only, by "
-                                                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
-                                                    "private-operator allows it")
+                raise HttpError(
+                    "MUTATION_REFUSED",
+                    f"{op.method} {op.path} changes the node; this host's deployment "
+                    f"mode is {self.deployment_mode} (set server-side only, by "
+                    "deployment_mode or SPINE_DEPLOYMENT_MODE), and only "
+                    "private-operator allows it",
+                )
             how = self._serving[op.id]
             if how == "deferred":
-                raise HttpError("CAPABILITY_DEFERRED", f"{op.id} is deferred on this node (a market-data node "
-                                                       "registers no execution client); not yet")
+                raise HttpError(
+                    "CAPABILITY_DEFERRED",
+                    f"{op.id} is deferred on this node (a market-data node registers no execution client); not yet",
+                )
             if how == "elsewhere":
-                raise HttpError("NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; "
-                                                              f"{_served_by(op)}")
+                raise HttpError(
+                    "NOT_SUPPORTED_ON_THIS_NODE", f"{op.id} is not served by a {_NAMES[self.process]}; {_served_by(op)}"
+                )
             query = self._query(op, scope.query_string)
             if op.effect == "STREAM" and isinstance(proto, _HeadOnly):
                 proto.response_empty(200, SSE)
                 return
-            if op.id == "spine.v1.stream":
+            if op.stream == "v1":
                 return await self._v1_stream(query, scope, proto)
-            if op.effect == "STREAM":
+            if op.stream is not None:
                 return await self._stream(op, query, scope, proto)
-            if op.id == "spine.openapi.get":
-                proto.response_bytes(200, JSON, self.openapi)
-                return
-            if op.id == "spine.schemas.get":
-                proto.response_bytes(200, JSON, schema_file(params["file"]))
-                return
             if op.fixture is not None:
                 proto.response_bytes(200, JSON, fixture_bytes(op.fixture))
                 return
@@ -206,8 +216,9 @@ class App:
             handler = self._handlers[op.id] = next(getattr(o, op.handler) for o in owners if hasattr(o, op.handler))
         return handler
 
-    def _error(self, proto: Any, error: HttpError, v1: bool = False,
-               headers: list[tuple[str, str]] | None = None) -> None:
+    def _error(
+        self, proto: Any, error: HttpError, v1: bool = False, headers: list[tuple[str, str]] | None = None
+    ) -> None:
         status, body = error_response(error)
         if v1:  # the same envelope and code table under the v1 version string
             body["version"] = V1_VERSION
@@ -218,51 +229,6 @@ class App:
 
     async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} serves no v1 stream")
-
-
-class NodeApp(App):
-    """A venue node's app over one :class:`~spine.http.view.NodeView`."""
-
-    def __init__(self, node: NodeView, *, heartbeat_secs: float = 15.0, body_secs: float = 10.0) -> None:
-        self.node = node
-        self.handlers = MarketHandlers(node)
-        v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
-        super().__init__("node", (self.handlers, SelectionHandlers(node), SearchHandlers(node), SchemaHandlers()), (v1,),
-                         deployment_mode=node.deployment_mode, body_secs=body_secs)
-        self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
-        node.hub.taps.append(self.journal.record)
-        self.heartbeat_secs = heartbeat_secs
-
-    def health_bytes(self) -> bytes:
-        return self.handlers.health_bytes()
-
-    # --- streams --------------------------------------------------------------------------------
-
-    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
-        iid = query.instrument_id()
-        kinds = market_kinds(op.id, query)
-        if iid is not None and not self.node.holds(iid):
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
-        subscription = self.node.hub.subscribe(instruments=None if iid is None else [iid], kinds=kinds)
-        await pump(proto, subscription, None, None, self.heartbeat_secs, SendQueue(scope.server, scope.client))
-
-    async def _v1_stream(self, query: Query, scope: Any, proto: Any) -> None:
-        """The v1 stream: kept events above the cursor (``?cursor=`` or ``Last-Event-ID``),
-        then live ones; ``event: resync`` whenever that promise cannot be kept."""
-        text = query.text("cursor")
-        if text is None:
-            text = scope.headers.get("last-event-id")
-        if text is not None and (not NANOS.match(text) or int(text) > U64):
-            shown = text if len(text) <= 40 else text[:40] + "..."
-            raise HttpError("INVALID_CURSOR", f"cursor={shown!r}; a v1 stream cursor is an event sequence "
-                                              "number from this run (ASCII digits, no leading zero, at most "
-                                              "2^64-1)")
-        iid = query.instrument_id()
-        if iid is not None and not self.node.holds(iid):
-            raise HttpError("NOT_FOUND", f"{iid} is not ingested on this node")
-        subscription, backlog = self.journal.open(None if text is None else int(text), iid)
-        await pump(proto, subscription, backlog, self.journal, self.heartbeat_secs,
-                   SendQueue(scope.server, scope.client))
 
 
 class _HeadOnly:
@@ -290,8 +256,9 @@ async def _read_body(proto: Any, seconds: float) -> bytes:
                     raise HttpError("INVALID_BODY", f"the body is larger than {MAX_BODY_BYTES} bytes")
                 chunks.append(chunk)
     except TimeoutError:
-        raise HttpError("INVALID_BODY", f"the body did not arrive within {seconds} s of the request "
-                                        f"({size} bytes came)") from None
+        raise HttpError(
+            "INVALID_BODY", f"the body did not arrive within {seconds} s of the request ({size} bytes came)"
+        ) from None
     return b"".join(chunks)
 
 
@@ -323,10 +290,5 @@ def _router_path(template: str) -> str:
 def _same_shape(template: str, path: str) -> bool:
     a, b = template.strip("/").split("/"), path.strip("/").split("/")
     if a[-1] == FILE_PATH and len(b) > len(a):  # the file path takes the remaining segments
-        b = [*b[:len(a) - 1], "/".join(b[len(a) - 1:])]
+        b = [*b[: len(a) - 1], "/".join(b[len(a) - 1 :])]
     return len(a) == len(b) and all(x == y or x.startswith("{") for x, y in zip(a, b, strict=True))
-
-
-def build_app(node: NodeView, **options: Any) -> NodeApp:
-    """The app over ``node`` (tests drive it in-process; ``spine node`` serves it)."""
-    return NodeApp(node, **options)

@@ -28,8 +28,18 @@ from spine._core import canonicalize
 from spine.errors import CanonicalJsonError
 from spine.http.errors import HttpError
 
-__all__ = ["BODIES", "MAX_BODY_BYTES", "BacktestBody", "DocumentBody", "InstrumentClass", "SearchBody", "SelectionBody", "body_schemas",
-           "decode_body", "decode_document"]
+__all__ = [
+    "BODIES",
+    "MAX_BODY_BYTES",
+    "BacktestBody",
+    "DocumentBody",
+    "InstrumentClass",
+    "SearchBody",
+    "SelectionBody",
+    "body_schemas",
+    "decode_body",
+    "decode_document",
+]
 
 #: Large enough for 1,000 ids of 128 characters, pretty-printed; past it a body is refused unread.
 MAX_BODY_BYTES = 1 << 20
@@ -37,8 +47,18 @@ _ID = r"^[!-~]+\.[A-Z][A-Z0-9_]*\Z"
 B = TypeVar("B", bound=msgspec.Struct)
 #: The trading framework's instrument classes (``svc.instrument_ref``'s ``instrument_class``).
 InstrumentClass = Literal[
-    "SPOT", "SWAP", "FUTURE", "FUTURES_SPREAD", "FORWARD", "CFD", "BOND",
-    "OPTION", "OPTION_SPREAD", "WARRANT", "SPORTS_BETTING", "BINARY_OPTION",
+    "SPOT",
+    "SWAP",
+    "FUTURE",
+    "FUTURES_SPREAD",
+    "FORWARD",
+    "CFD",
+    "BOND",
+    "OPTION",
+    "OPTION_SPREAD",
+    "WARRANT",
+    "SPORTS_BETTING",
+    "BINARY_OPTION",
 ]
 
 
@@ -138,8 +158,9 @@ def _sealed_object(route: str, raw: bytes, allowed: list[str]) -> None:
         raise HttpError("INVALID_BODY", f"{route}: the body must be a JSON object") from None
     unknown = sorted(set(keys).difference(allowed))
     if unknown:
-        raise HttpError("UNKNOWN_BODY_KEYS", f"{route}: unknown keys {', '.join(unknown)}; "
-                                             f"allowed keys: {', '.join(allowed)}")
+        raise HttpError(
+            "UNKNOWN_BODY_KEYS", f"{route}: unknown keys {', '.join(unknown)}; allowed keys: {', '.join(allowed)}"
+        )
 
 
 def body_schemas(ref_template: str) -> dict[str, Any]:

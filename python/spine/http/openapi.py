@@ -8,13 +8,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spine.http.bodies import DocumentBody, body_schemas
-from spine.http.bar_pages import BAR_PAGE_MAX
-from spine.http.routes import Operation, Process, Serving, serving
-from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
-from spine.wire.bar_types import BAR_RESOLUTIONS
+import msgspec
 
-__all__ = ["openapi_document"]
+from spine.http.bodies import DocumentBody, body_schemas
+from spine.http.request import Query
+from spine.http.routes import BAR_PAGE_MAX, OPERATIONS, Operation, Process, Serving, serving
+from spine.wire.bar_types import BAR_RESOLUTIONS
+from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
+
+__all__ = ["OpenApiHandlers", "openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
 _COMPONENT = "#/components/schemas/{name}"
@@ -39,10 +41,23 @@ _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
+class OpenApiHandlers:
+    """``GET /v2/openapi.json``: the process's document, encoded once (the route table does
+    not change while the process runs)."""
+
+    def __init__(self, process: Process) -> None:
+        self.document = msgspec.json.encode(openapi_document(OPERATIONS, process))
+
+    def openapi_get(self, query: Query, params: dict[str, str]) -> bytes:
+        return self.document
+
+
 def _responses(op: Operation, how: Serving, process: Process) -> dict[str, Any]:
     envelope = "v1/v1.error_envelope.json" if op.wire_version == "v1" else "svc.error_envelope.json"
-    error = {"description": "error envelope", "content": {"application/json": {
-        "schema": {"$ref": SCHEMA_BASE + envelope}}}}
+    error = {
+        "description": "error envelope",
+        "content": {"application/json": {"schema": {"$ref": SCHEMA_BASE + envelope}}},
+    }
     if how != "handler":
         status = "501" if how == "deferred" else "404"
         return {status: error}
@@ -58,8 +73,10 @@ def _responses(op: Operation, how: Serving, process: Process) -> dict[str, Any]:
         statuses.append("503")
     answers = {str(op.status): ok, **dict.fromkeys(statuses, error)}
     if op.conflict is not None:
-        answers["409"] = {"description": op.conflict, "content": {"application/json": {
-            "schema": {"$ref": SCHEMA_BASE + op.conflict + ".json"}}}}
+        answers["409"] = {
+            "description": op.conflict,
+            "content": {"application/json": {"schema": {"$ref": SCHEMA_BASE + op.conflict + ".json"}}},
+        }
     return answers
 
 
@@ -74,22 +91,38 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
     """The OpenAPI document of ``process``: every route, answered as that process answers it."""
     paths: dict[str, dict[str, Any]] = {}
     for op in operations:
-        parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
-                      for name in _PARAM.findall(op.path)]
-        parameters += [{"name": name, "in": "query", "required": name in op.required,
-                        "schema": _query_schema(op, name)} for name in op.params]
-        operation: dict[str, Any] = {"operationId": op.id, "parameters": parameters,
-                                     "responses": _responses(op, serving(op, process), process)}
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _PARAM.findall(op.path)
+        ]
+        parameters += [
+            {"name": name, "in": "query", "required": name in op.required, "schema": _query_schema(op, name)}
+            for name in op.params
+        ]
+        operation: dict[str, Any] = {
+            "operationId": op.id,
+            "parameters": parameters,
+            "responses": _responses(op, serving(op, process), process),
+        }
         how = serving(op, process)
         if op.body is not None and how == "handler":
             name = op.body.schema_id if isinstance(op.body, DocumentBody) else op.body.__name__
-            operation["requestBody"] = {"required": True, "content": {"application/json": {
-                "schema": {"$ref": _COMPONENT.format(name=name)}}}}
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": {"$ref": _COMPONENT.format(name=name)}}},
+            }
         paths.setdefault(op.path, {})[op.method.lower()] = operation
-    documents = {op.body.schema_id: _component(op.body.schema_id, op.body.schema_version) for op in operations
-                 if isinstance(op.body, DocumentBody) and serving(op, process) == "handler"}
-    return {"openapi": "3.1.0", "info": {"title": _TITLES[process], "version": "spine.v2"}, "paths": paths,
-            "components": {"schemas": {**body_schemas(_COMPONENT), **documents}}}
+    documents = {
+        op.body.schema_id: _component(op.body.schema_id, op.body.schema_version)
+        for op in operations
+        if isinstance(op.body, DocumentBody) and serving(op, process) == "handler"
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": _TITLES[process], "version": "spine.v2"},
+        "paths": paths,
+        "components": {"schemas": {**body_schemas(_COMPONENT), **documents}},
+    }
 
 
 def _component(schema_id: str, schema_version: int) -> dict[str, Any]:
@@ -101,8 +134,15 @@ def _component(schema_id: str, schema_version: int) -> dict[str, Any]:
 
     def moved(part: Any) -> Any:
         if isinstance(part, dict):
-            return {k: (prefix + v.removeprefix("#/$defs/") if k == "$ref" and isinstance(v, str)
-                        and v.startswith("#/$defs/") else moved(v)) for k, v in part.items() if k != "$id"}
+            return {
+                k: (
+                    prefix + v.removeprefix("#/$defs/")
+                    if k == "$ref" and isinstance(v, str) and v.startswith("#/$defs/")
+                    else moved(v)
+                )
+                for k, v in part.items()
+                if k != "$id"
+            }
         if isinstance(part, list):
             return [moved(v) for v in part]
         return part

@@ -39,8 +39,9 @@ class Query:
             pairs = parse_qsl(raw, keep_blank_values=True, strict_parsing=False, errors="strict")
         except UnicodeDecodeError:
             # Never read a parameter as something the client did not send (U+FFFD for its bytes).
-            raise HttpError("INVALID_PARAMETER", "the query string's percent-encoding is not UTF-8; "
-                                                 "encode each parameter as UTF-8") from None
+            raise HttpError(
+                "INVALID_PARAMETER", "the query string's percent-encoding is not UTF-8; encode each parameter as UTF-8"
+            ) from None
         for key, value in pairs:
             if key not in allowed:
                 names = ", ".join(sorted(allowed)) or "none"
@@ -55,8 +56,9 @@ class Query:
     def instrument_id(self, key: str = "instrument_id") -> str | None:
         value = self._values.get(key)
         if value is not None and (len(value) > 128 or not INSTRUMENT_ID.match(value)):
-            raise HttpError("INVALID_INSTRUMENT_ID",
-                            f"{key}={value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)")
+            raise HttpError(
+                "INVALID_INSTRUMENT_ID", f"{key}={value!r} is not a canonical SYMBOL.VENUE id (e.g. BTCUSDT.SIM)"
+            )
         return value
 
     def nanos(self, key: str) -> int | None:
@@ -80,16 +82,20 @@ class Query:
             return None
         if not NANOS.match(value) or int(value) > maximum:
             bound = "2^64-1" if maximum == U64 else "2^63-1" if maximum == I63 else str(maximum)
-            raise HttpError("INVALID_PARAMETER", f"{key}={value!r} is not {what} "
-                                                 f"(ASCII digits, no sign, no leading zero, at most {bound})")
+            raise HttpError(
+                "INVALID_PARAMETER",
+                f"{key}={value!r} is not {what} (ASCII digits, no sign, no leading zero, at most {bound})",
+            )
         return int(value)
 
     def span(self, start_key: str = "start", end_key: str = "end") -> tuple[int | None, int | None]:
         """An inclusive time range; one whose end precedes its start is refused, not served empty."""
         start, end = self.nanos(start_key), self.nanos(end_key)
         if start is not None and end is not None and end < start:
-            raise HttpError("INVALID_PARAMETER", f"{end_key}={end} precedes {start_key}={start}; "
-                                                 f"give {start_key} <= {end_key} (both inclusive)")
+            raise HttpError(
+                "INVALID_PARAMETER",
+                f"{end_key}={end} precedes {start_key}={start}; give {start_key} <= {end_key} (both inclusive)",
+            )
         return start, end
 
     def limit(self, default: int, maximum: int = MAX_LIMIT) -> int:

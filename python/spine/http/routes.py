@@ -15,14 +15,33 @@ from typing import Literal
 import msgspec
 
 from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody
+from spine.wire.outputs import SERVED_PARTS
 
-__all__ = ["EVERY", "GATEWAY", "NODE", "OUTPUT_DOCUMENTS", "OPERATIONS", "SCREENER", "V1_FIXTURES", "Operation", "Process", "Serving", "relayed",
-           "serving"]
+__all__ = [
+    "BAR_PAGE_DEFAULT",
+    "BAR_PAGE_MAX",
+    "EVERY",
+    "GATEWAY",
+    "NODE",
+    "OUTPUT_DOCUMENTS",
+    "OPERATIONS",
+    "SCREENER",
+    "V1_FIXTURES",
+    "Operation",
+    "Process",
+    "Serving",
+    "Stream",
+    "operation",
+    "relayed",
+    "serving",
+]
 
 Effect = Literal["QUERY", "COMMAND", "STREAM"]
 #: ``handler``: served here; ``deferred``: 501 CAPABILITY_DEFERRED (not yet, on this node);
 #: ``elsewhere``: 404 NOT_SUPPORTED_ON_THIS_NODE (another process serves it, never this one).
 Serving = Literal["handler", "deferred", "elsewhere"]
+#: What a STREAM operation streams: the name its process's app serves it by.
+Stream = Literal["bars", "quotes", "trades", "screener", "backtests", "execution", "v1"]
 #: The processes that serve routes of their own. The gateway also relays every route a node or
 #: the screener serves (see :func:`serving`).
 Process = Literal["node", "screener", "gateway"]
@@ -38,10 +57,10 @@ EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 PAGE = ("cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
+#: A bar page's ``limit``: its default and its maximum, above a list's (``/v2/bars``, v1 ``/bars``).
+BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 #: What a finished backtest's outputs route serves, by part (``/v2/backtests/{id}/outputs/{part}``).
-OUTPUT_DOCUMENTS = ("svc.backtest_statistics", "svc.equity_point", "svc.order_summary", "svc.fill_summary",
-                    "svc.position_summary", "svc.signal_event", "svc.chart_marker", "svc.signal_retirement",
-                    "svc.engine_status")
+OUTPUT_DOCUMENTS = tuple(part.schema_id for part in SERVED_PARTS)
 #: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
 #: live node (docs/contract.md, "v1 routes").
 V1_FIXTURES = ("bars", "catalog", "engine_status", "readiness", "records", "stream_event", "resync")
@@ -82,6 +101,12 @@ class Operation:
     #: A v1 fixture route's document: the committed example ``spine/_fixtures/<id>.json`` it
     #: answers, as its canonical bytes (see :mod:`spine.http.fixtures`).
     fixture: str | None = None
+    #: What a STREAM operation streams (every stream names one; nothing else does).
+    stream: Stream | None = None
+
+    def __post_init__(self) -> None:
+        if (self.effect == "STREAM") != (self.stream is not None):
+            raise ValueError(f"{self.id}: a STREAM operation names its stream, and only a STREAM operation does")
 
     @property
     def document(self) -> str | None:
@@ -97,6 +122,11 @@ class Operation:
         return self.id.removeprefix("spine.").replace(".", "_")
 
 
+def operation(id: str) -> Operation:
+    """The row of the operation ``id`` (KeyError for an id the table lacks)."""
+    return _BY_ID[id]
+
+
 def serving(op: Operation, process: Process) -> Serving:
     """How ``process`` answers ``op``: the gateway answers what it serves itself and relays
     what a node or the screener serves."""
@@ -110,23 +140,44 @@ def relayed(op: Operation, process: Process) -> bool:
     return process == "gateway" and process not in op.served_by and bool(op.served_by) and not op.deferred
 
 
-def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY") -> Operation:
-    return Operation(id, method, path, effect, served_by=(), deferred=True)
+def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY", stream: Stream | None = None) -> Operation:
+    return Operation(id, method, path, effect, served_by=(), deferred=True, stream=stream)
 
 
-def _v1(name: str, path: str, schemas: tuple[str, ...] = (), params: tuple[str, ...] = (),
-        document: str | None = None, served_by: tuple[Process, ...] = NODE) -> Operation:
+def _v1(
+    name: str,
+    path: str,
+    schemas: tuple[str, ...] = (),
+    params: tuple[str, ...] = (),
+    document: str | None = None,
+    served_by: tuple[Process, ...] = NODE,
+) -> Operation:
     """A v1 read route; it answers ``v1.<document>`` (default: the route's own name)."""
-    return Operation(f"spine.v1.{name}", "GET", path, schema_ids=schemas, params=params, wire_version="v1",
-                     response="v1." + (document or name.removesuffix(".get")), served_by=served_by)
+    return Operation(
+        f"spine.v1.{name}",
+        "GET",
+        path,
+        schema_ids=schemas,
+        params=params,
+        wire_version="v1",
+        response="v1." + (document or name.removesuffix(".get")),
+        served_by=served_by,
+    )
 
 
 def _fixture(name: str) -> Operation:
     """A v1 fixture route: ``/fixtures/<name>`` answers the committed example ``v1.<name>``,
     the same bytes on every process and every run; never live data."""
     document = "v1." + name
-    return Operation(f"spine.v1.fixtures.{name}", "GET", "/fixtures/" + name.replace("_", "-"), wire_version="v1",
-                     response=document, served_by=EVERY, fixture=document)
+    return Operation(
+        f"spine.v1.fixtures.{name}",
+        "GET",
+        "/fixtures/" + name.replace("_", "-"),
+        wire_version="v1",
+        response=document,
+        served_by=EVERY,
+        fixture=document,
+    )
 
 
 def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -134,9 +185,17 @@ def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schema
     return Operation(id, method, path, effect, schemas, served_by=())
 
 
-def _gateway(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = (),
-             params: tuple[str, ...] = (), body: type[msgspec.Struct] | DocumentBody | None = None) -> Operation:
-    return Operation(id, method, path, effect, schemas, params=params, body=body, served_by=GATEWAY)
+def _gateway(
+    id: str,
+    method: str,
+    path: str,
+    effect: Effect = "QUERY",
+    schemas: tuple[str, ...] = (),
+    params: tuple[str, ...] = (),
+    body: type[msgspec.Struct] | DocumentBody | None = None,
+    stream: Stream | None = None,
+) -> Operation:
+    return Operation(id, method, path, effect, schemas, params=params, body=body, served_by=GATEWAY, stream=stream)
 
 
 def _screener(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
@@ -144,123 +203,320 @@ def _screener(id: str, method: str, path: str, effect: Effect = "QUERY", schemas
 
 
 OPERATIONS: tuple[Operation, ...] = (
-    # --- health, status, registry -------------------------------------------------------------
-    Operation("spine.health.get", "GET", "/v2/health", schema_ids=("svc.health", "svc.engine_status"), tool="health",
-              served_by=EVERY),
-    Operation("spine.status.get", "GET", "/v2/status", schema_ids=("svc.node_status", "svc.gateway_status"),
-              tool="status", served_by=("node", "gateway"), response_by=(("gateway", "svc.gateway_status"),)),
-    Operation("spine.registry.get", "GET", "/v2/registry", schema_ids=("svc.capability_registry",), tool="registry",
-              served_by=EVERY),
+    # health, status, registry
+    Operation(
+        "spine.health.get",
+        "GET",
+        "/v2/health",
+        schema_ids=("svc.health", "svc.engine_status"),
+        tool="health",
+        served_by=EVERY,
+    ),
+    Operation(
+        "spine.status.get",
+        "GET",
+        "/v2/status",
+        schema_ids=("svc.node_status", "svc.gateway_status"),
+        tool="status",
+        served_by=("node", "gateway"),
+        response_by=(("gateway", "svc.gateway_status"),),
+    ),
+    Operation(
+        "spine.registry.get",
+        "GET",
+        "/v2/registry",
+        schema_ids=("svc.capability_registry",),
+        tool="registry",
+        served_by=EVERY,
+    ),
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
     Operation("spine.connection.get", "GET", "/v2/connection", schema_ids=("svc.connection_state",)),
     Operation("spine.openapi.get", "GET", "/v2/openapi.json", served_by=EVERY),
-    Operation("spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",), params=PAGE,
-              served_by=EVERY),
+    Operation(
+        "spine.schemas.list", "GET", "/v2/schemas", schema_ids=("svc.schema_index",), params=PAGE, served_by=EVERY
+    ),
     Operation("spine.schemas.get", "GET", "/v2/schemas/{file}", served_by=EVERY),
-    # --- market data ------------------------------------------------------------------------------
-    Operation("spine.instruments.list", "GET", "/v2/instruments",
-              schema_ids=("svc.instrument_page", "svc.instrument_ref"), params=PAGE, tool="instruments_list"),
-    Operation("spine.instruments.search", "POST", "/v2/instruments/search",
-              schema_ids=("svc.search_result", "svc.search_query", "svc.instrument_ref"), body=SearchBody,
-              tool="instruments_search"),
-    Operation("spine.instruments.search_result", "GET", "/v2/instruments/search/{id}",
-              schema_ids=("svc.search_result",), params=PAGE),
+    # market data
+    Operation(
+        "spine.instruments.list",
+        "GET",
+        "/v2/instruments",
+        schema_ids=("svc.instrument_page", "svc.instrument_ref"),
+        params=PAGE,
+        tool="instruments_list",
+    ),
+    Operation(
+        "spine.instruments.search",
+        "POST",
+        "/v2/instruments/search",
+        schema_ids=("svc.search_result", "svc.search_query", "svc.instrument_ref"),
+        body=SearchBody,
+        tool="instruments_search",
+    ),
+    Operation(
+        "spine.instruments.search_result",
+        "GET",
+        "/v2/instruments/search/{id}",
+        schema_ids=("svc.search_result",),
+        params=PAGE,
+    ),
     Operation("spine.resolutions.list", "GET", "/v2/resolutions", schema_ids=("svc.resolutions",), params=PAGE),
-    Operation("spine.bars.list", "GET", "/v2/bars", schema_ids=("svc.bar_envelope", "svc.series_coverage"),
-              params=(*BARS, "cursor"), tool="bars_list"),
-    Operation("spine.facts.list", "GET", "/v2/facts", schema_ids=("svc.facts_page", "svc.projection_frame"),
-              params=("kind", *PAGE), required=("kind",), awaits_discovery=True),
-    Operation("spine.data.list", "GET", "/v2/data/{kind}", schema_ids=("svc.facts_page", "svc.projection_frame"),
-              params=PAGE, awaits_discovery=True),
+    Operation(
+        "spine.bars.list",
+        "GET",
+        "/v2/bars",
+        schema_ids=("svc.bar_envelope", "svc.series_coverage"),
+        params=(*BARS, "cursor"),
+        tool="bars_list",
+    ),
+    Operation(
+        "spine.facts.list",
+        "GET",
+        "/v2/facts",
+        schema_ids=("svc.facts_page", "svc.projection_frame"),
+        params=("kind", *PAGE),
+        required=("kind",),
+        awaits_discovery=True,
+    ),
+    Operation(
+        "spine.data.list",
+        "GET",
+        "/v2/data/{kind}",
+        schema_ids=("svc.facts_page", "svc.projection_frame"),
+        params=PAGE,
+        awaits_discovery=True,
+    ),
     Operation("spine.hydration.list", "GET", "/v2/hydration", schema_ids=("svc.hydration_state",), params=PAGE),
     Operation("spine.hydration.get", "GET", "/v2/hydration/{id}", schema_ids=("svc.hydration_state",)),
     Operation("spine.coverage.list", "GET", "/v2/coverage", schema_ids=("svc.coverage_ledger",), params=PAGE),
-    Operation("spine.coverage.failures", "GET", "/v2/coverage/failures", schema_ids=("svc.coverage_ledger",),
-              params=PAGE),
+    Operation(
+        "spine.coverage.failures", "GET", "/v2/coverage/failures", schema_ids=("svc.coverage_ledger",), params=PAGE
+    ),
     Operation("spine.coverage.quiet", "GET", "/v2/coverage/quiet", schema_ids=("svc.coverage_ledger",), params=PAGE),
     Operation("spine.coverage.get", "GET", "/v2/coverage/{id}", schema_ids=("svc.coverage_ledger",)),
-    # --- the ingestion roster: the manifest, changed by the operator ------------------------------
+    # the ingestion roster: the manifest, changed by the operator
     Operation("spine.selection.get", "GET", "/v2/selection", schema_ids=SELECTION, params=PAGE),
     Operation("spine.selection.set", "POST", "/v2/selection", "COMMAND", SELECTION, body=SelectionBody),
     Operation("spine.selection.remove", "POST", "/v2/selection/remove", "COMMAND", SELECTION, body=SelectionBody),
-    # --- streams --------------------------------------------------------------------------------
-    Operation("spine.stream.bars", "GET", "/v2/stream/bars", "STREAM", ("svc.bar_envelope", "svc.stream_heartbeat"),
-              params=("instrument_id", "resolution", "channel")),
-    Operation("spine.stream.quotes", "GET", "/v2/stream/quotes", "STREAM", ("svc.quote_tick", "svc.stream_heartbeat"),
-              params=("instrument_id",)),
-    Operation("spine.stream.trades", "GET", "/v2/stream/trades", "STREAM", ("svc.trade_tick", "svc.stream_heartbeat"),
-              params=("instrument_id",)),
-    # --- execution reads and the sandbox: deferred on a market-data node ------------------------
+    # streams
+    Operation(
+        "spine.stream.bars",
+        "GET",
+        "/v2/stream/bars",
+        "STREAM",
+        ("svc.bar_envelope", "svc.stream_heartbeat"),
+        params=("instrument_id", "resolution", "channel"),
+        stream="bars",
+    ),
+    Operation(
+        "spine.stream.quotes",
+        "GET",
+        "/v2/stream/quotes",
+        "STREAM",
+        ("svc.quote_tick", "svc.stream_heartbeat"),
+        params=("instrument_id",),
+        stream="quotes",
+    ),
+    Operation(
+        "spine.stream.trades",
+        "GET",
+        "/v2/stream/trades",
+        "STREAM",
+        ("svc.trade_tick", "svc.stream_heartbeat"),
+        params=("instrument_id",),
+        stream="trades",
+    ),
+    # execution reads and the sandbox: deferred on a market-data node
     _deferred("spine.account.get", "GET", "/v2/account"),
     _deferred("spine.accounts.list", "GET", "/v2/accounts"),
     _deferred("spine.fills.list", "GET", "/v2/fills"),
     _deferred("spine.orders.list", "GET", "/v2/orders"),
     _deferred("spine.portfolio.get", "GET", "/v2/portfolio"),
     _deferred("spine.positions.list", "GET", "/v2/positions"),
-    _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM"),
+    _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM", "execution"),
     _deferred("spine.sandbox.start", "POST", "/v2/sandbox/start", "COMMAND"),
     _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),
     _deferred("spine.sandbox.stop", "POST", "/v2/sandbox/stop", "COMMAND"),
-    # --- never on a market-data node: served by the screener and processes still to come ---------
-    Operation("spine.orders.submit", "POST", "/v2/orders", "COMMAND", served_by=(), deferred=True,
-              requires_paper=True, requires_confirmation=True),
-    Operation("spine.orders.cancel", "POST", "/v2/orders/cancel", "COMMAND", served_by=(), deferred=True,
-              requires_paper=True, requires_confirmation=True),
+    # never on a market-data node: served by the screener and processes still to come
+    Operation(
+        "spine.orders.submit",
+        "POST",
+        "/v2/orders",
+        "COMMAND",
+        served_by=(),
+        deferred=True,
+        requires_paper=True,
+        requires_confirmation=True,
+    ),
+    Operation(
+        "spine.orders.cancel",
+        "POST",
+        "/v2/orders/cancel",
+        "COMMAND",
+        served_by=(),
+        deferred=True,
+        requires_paper=True,
+        requires_confirmation=True,
+    ),
     _deferred("spine.commands.get", "GET", "/v2/commands/{id}"),
-    Operation("spine.screener.features", "GET", "/v2/screener/features", schema_ids=("svc.feature_page", "svc.feature_spec"),
-              params=PAGE, served_by=SCREENER),
+    Operation(
+        "spine.screener.features",
+        "GET",
+        "/v2/screener/features",
+        schema_ids=("svc.feature_page", "svc.feature_spec"),
+        params=PAGE,
+        served_by=SCREENER,
+    ),
     _screener("spine.screener.health", "GET", "/v2/screener/health", schemas=("svc.screener_health",)),
-    _screener("spine.screener.instrument", "GET", "/v2/screener/instrument/{id}",
-              schemas=("svc.screener_instrument", "svc.feature_row", "svc.feature_state")),
-    Operation("spine.screener.observations", "GET", "/v2/screener/observations",
-              schema_ids=("svc.observation_page", "svc.pattern_observation"),
-              params=("instrument_id", "resolution", "start", "end", *PAGE), served_by=SCREENER),
-    Operation("spine.screener.rows", "GET", "/v2/screener/rows", schema_ids=("svc.screener_snapshot", "svc.feature_row"),
-              params=("instrument_id", "resolution", *PAGE), served_by=SCREENER),
-    Operation("spine.screener.screen", "POST", "/v2/screener/screen",
-              schema_ids=("svc.screen_result", "svc.screen_definition", "svc.screener_row"),
-              body=DocumentBody("svc.screen_definition"), served_by=SCREENER),
-    Operation("spine.screener.snapshot", "GET", "/v2/screener/snapshot",
-              schema_ids=("svc.screener_snapshot", "svc.feature_row"), params=PAGE, served_by=SCREENER),
-    Operation("spine.stream.screener", "GET", "/v2/stream/screener", "STREAM",
-              ("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat"),
-              params=("instrument_id", "resolution"), served_by=SCREENER),
-    # --- strategies and backtests: the gateway's own (its database; runs in spine workers) ------
+    _screener(
+        "spine.screener.instrument",
+        "GET",
+        "/v2/screener/instrument/{id}",
+        schemas=("svc.screener_instrument", "svc.feature_row", "svc.feature_state"),
+    ),
+    Operation(
+        "spine.screener.observations",
+        "GET",
+        "/v2/screener/observations",
+        schema_ids=("svc.observation_page", "svc.pattern_observation"),
+        params=("instrument_id", "resolution", "start", "end", *PAGE),
+        served_by=SCREENER,
+    ),
+    Operation(
+        "spine.screener.rows",
+        "GET",
+        "/v2/screener/rows",
+        schema_ids=("svc.screener_snapshot", "svc.feature_row"),
+        params=("instrument_id", "resolution", *PAGE),
+        served_by=SCREENER,
+    ),
+    Operation(
+        "spine.screener.screen",
+        "POST",
+        "/v2/screener/screen",
+        schema_ids=("svc.screen_result", "svc.screen_definition", "svc.screener_row"),
+        body=DocumentBody("svc.screen_definition"),
+        served_by=SCREENER,
+    ),
+    Operation(
+        "spine.screener.snapshot",
+        "GET",
+        "/v2/screener/snapshot",
+        schema_ids=("svc.screener_snapshot", "svc.feature_row"),
+        params=PAGE,
+        served_by=SCREENER,
+    ),
+    Operation(
+        "spine.stream.screener",
+        "GET",
+        "/v2/stream/screener",
+        "STREAM",
+        ("svc.feature_row", "svc.feature_row_delta", "svc.stream_heartbeat"),
+        params=("instrument_id", "resolution"),
+        served_by=SCREENER,
+        stream="screener",
+    ),
+    # strategies and backtests: the gateway's own (its database; runs in spine workers)
     _gateway("spine.authoring.registry", "GET", "/v2/authoring/registry", schemas=("svc.strategy_authoring_registry",)),
     _gateway("spine.conditions.registry", "GET", "/v2/conditions/registry", schemas=("svc.condition_registry",)),
-    _gateway("spine.strategy_templates.list", "GET", "/v2/strategy-templates",
-             schemas=("svc.template_page", "svc.strategy_template"), params=PAGE),
+    _gateway(
+        "spine.strategy_templates.list",
+        "GET",
+        "/v2/strategy-templates",
+        schemas=("svc.template_page", "svc.strategy_template"),
+        params=PAGE,
+    ),
     _gateway("spine.strategy_templates.get", "GET", "/v2/strategy-templates/{id}", schemas=("svc.strategy_template",)),
-    _gateway("spine.strategies.list", "GET", "/v2/strategies", schemas=("svc.strategy_page", "svc.strategy_summary"),
-             params=PAGE),
-    Operation("spine.strategies.create", "POST", "/v2/strategies", "COMMAND",
-              ("svc.strategy_revision", "svc.strategy_revision_save_request", "svc.strategy_mutation_conflict"),
-              body=DocumentBody("svc.strategy_revision_save_request", 2), served_by=GATEWAY, status=201,
-              conflict="svc.strategy_mutation_conflict"),
+    _gateway(
+        "spine.strategies.list",
+        "GET",
+        "/v2/strategies",
+        schemas=("svc.strategy_page", "svc.strategy_summary"),
+        params=PAGE,
+    ),
+    Operation(
+        "spine.strategies.create",
+        "POST",
+        "/v2/strategies",
+        "COMMAND",
+        ("svc.strategy_revision", "svc.strategy_revision_save_request", "svc.strategy_mutation_conflict"),
+        body=DocumentBody("svc.strategy_revision_save_request", 2),
+        served_by=GATEWAY,
+        status=201,
+        conflict="svc.strategy_mutation_conflict",
+    ),
     _gateway("spine.strategies.get", "GET", "/v2/strategies/{id}", schemas=("svc.strategy_project",)),
     _gateway("spine.strategies.file", "GET", "/v2/strategies/{id}/files/{path}", schemas=("svc.strategy_file",)),
-    _gateway("spine.strategies.revisions", "GET", "/v2/strategies/{id}/revisions",
-             schemas=("svc.revision_page", "svc.strategy_revision"), params=PAGE),
-    _gateway("spine.strategies.revision", "GET", "/v2/strategies/{id}/revisions/{revision}",
-             schemas=("svc.strategy_revision",)),
-    _gateway("spine.strategies.revision_file", "GET", "/v2/strategies/{id}/revisions/{revision}/files/{path}",
-             schemas=("svc.strategy_file",)),
-    _gateway("spine.strategies.validate", "GET", "/v2/strategies/{id}/validate", schemas=("svc.validation_receipt",),
-             params=("revision_id",)),
-    _gateway("spine.backtests.list", "GET", "/v2/backtests", schemas=("svc.backtest_job_page", "svc.backtest_job_summary"),
-             params=("strategy_id", "state", *PAGE)),
-    Operation("spine.backtests.submit", "POST", "/v2/backtests", "COMMAND", ("svc.run_receipt",), body=BacktestBody,
-              served_by=GATEWAY, status=202),
+    _gateway(
+        "spine.strategies.revisions",
+        "GET",
+        "/v2/strategies/{id}/revisions",
+        schemas=("svc.revision_page", "svc.strategy_revision"),
+        params=PAGE,
+    ),
+    _gateway(
+        "spine.strategies.revision",
+        "GET",
+        "/v2/strategies/{id}/revisions/{revision}",
+        schemas=("svc.strategy_revision",),
+    ),
+    _gateway(
+        "spine.strategies.revision_file",
+        "GET",
+        "/v2/strategies/{id}/revisions/{revision}/files/{path}",
+        schemas=("svc.strategy_file",),
+    ),
+    _gateway(
+        "spine.strategies.validate",
+        "GET",
+        "/v2/strategies/{id}/validate",
+        schemas=("svc.validation_receipt",),
+        params=("revision_id",),
+    ),
+    _gateway(
+        "spine.backtests.list",
+        "GET",
+        "/v2/backtests",
+        schemas=("svc.backtest_job_page", "svc.backtest_job_summary"),
+        params=("strategy_id", "state", *PAGE),
+    ),
+    Operation(
+        "spine.backtests.submit",
+        "POST",
+        "/v2/backtests",
+        "COMMAND",
+        ("svc.run_receipt",),
+        body=BacktestBody,
+        served_by=GATEWAY,
+        status=202,
+    ),
     _gateway("spine.backtests.get", "GET", "/v2/backtests/{id}", schemas=("svc.backtest_job_detail",)),
     _gateway("spine.backtests.request", "GET", "/v2/backtests/{id}/request", schemas=("svc.backtest_request",)),
     _gateway("spine.backtests.cancel", "GET", "/v2/backtests/{id}/cancel", "COMMAND", ("svc.backtest_job_detail",)),
     _gateway("spine.backtests.report", "GET", "/v2/backtests/{id}/report", schemas=("svc.backtest_run_result",)),
-    _gateway("spine.backtests.events", "GET", "/v2/backtests/{id}/events",
-             schemas=("svc.backtest_event_page", "svc.backtest_job_event"), params=("after_sequence", *PAGE)),
-    _gateway("spine.backtests.outputs", "GET", "/v2/backtests/{id}/outputs/{part}",
-             schemas=("svc.backtest_output_page", *OUTPUT_DOCUMENTS), params=PAGE),
-    _gateway("spine.stream.backtests", "GET", "/v2/stream/backtests", "STREAM",
-             ("svc.backtest_job_event", "svc.stream_heartbeat"), params=("job_id", "after_sequence")),
+    _gateway(
+        "spine.backtests.events",
+        "GET",
+        "/v2/backtests/{id}/events",
+        schemas=("svc.backtest_event_page", "svc.backtest_job_event"),
+        params=("after_sequence", *PAGE),
+    ),
+    _gateway(
+        "spine.backtests.outputs",
+        "GET",
+        "/v2/backtests/{id}/outputs/{part}",
+        schemas=("svc.backtest_output_page", *OUTPUT_DOCUMENTS),
+        params=PAGE,
+    ),
+    _gateway(
+        "spine.stream.backtests",
+        "GET",
+        "/v2/stream/backtests",
+        "STREAM",
+        ("svc.backtest_job_event", "svc.stream_heartbeat"),
+        params=("job_id", "after_sequence"),
+        stream="backtests",
+    ),
     _elsewhere("spine.studies.list", "GET", "/v2/studies"),
     _elsewhere("spine.studies.create", "POST", "/v2/studies", "COMMAND"),
     _elsewhere("spine.studies.get", "GET", "/v2/studies/{id}"),
@@ -273,7 +529,7 @@ OPERATIONS: tuple[Operation, ...] = (
     _elsewhere("spine.studies.pause", "GET", "/v2/studies/{id}/pause", "COMMAND"),
     _elsewhere("spine.studies.resume", "GET", "/v2/studies/{id}/resume", "COMMAND"),
     _elsewhere("spine.studies.cancel", "GET", "/v2/studies/{id}/cancel", "COMMAND"),
-    # --- v1: twelve read routes and the event stream (v1.* documents in schemas/v1/) -----------
+    # v1: twelve read routes and the event stream (v1.* documents in schemas/v1/)
     _v1("bars.get", "/bars", ("svc.bar_envelope",), (*BARS, "cursor")),
     _v1("catalog.get", "/catalog", params=PAGE),
     # Signals, chart markers and retirements are what backtest runs produced (the gateway's
@@ -289,7 +545,16 @@ OPERATIONS: tuple[Operation, ...] = (
     # A node holds no screener rows (an empty page); the screener serves its own.
     _v1("screener_rows.get", "/screener-rows", params=PAGE, document="records", served_by=("node", "screener")),
     _v1("signals.get", "/signals", ("svc.signal_event",), (*PAGE, "job_id"), "records", RUNS),
-    Operation("spine.v1.stream", "GET", "/stream", "STREAM", params=("cursor", "instrument_id"), wire_version="v1"),
-    # --- v1: seven fixture routes, fixed example documents for a client's decoders ---------------
+    Operation(
+        "spine.v1.stream",
+        "GET",
+        "/stream",
+        "STREAM",
+        params=("cursor", "instrument_id"),
+        wire_version="v1",
+        stream="v1",
+    ),
+    # v1: seven fixture routes, fixed example documents for a client's decoders
     *(_fixture(name) for name in V1_FIXTURES),
 )
+_BY_ID = {op.id: op for op in OPERATIONS}

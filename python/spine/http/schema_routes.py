@@ -19,15 +19,24 @@ __all__ = ["SchemaHandlers", "schema_entries", "schema_file"]
 
 
 class SchemaHandlers:
-    """``GET /v2/schemas``."""
+    """``GET /v2/schemas`` and ``GET /v2/schemas/{file}``."""
 
     def schemas_list(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         from spine.schemas import own_schema_set, schema_set
 
         entries, cursor = query.page("/v2/schemas", schema_entries(own=True))  # a list route: paged like every other
-        return {"version": WIRE_VERSION, "schema_id": "svc.schema_index", "schema_version": 1,
-                "digest": "sha256:" + schema_set().digest, "own_digest": "sha256:" + own_schema_set().digest,
-                "schemas": entries, "next_cursor": cursor}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.schema_index",
+            "schema_version": 1,
+            "digest": "sha256:" + schema_set().digest,
+            "own_digest": "sha256:" + own_schema_set().digest,
+            "schemas": entries,
+            "next_cursor": cursor,
+        }
+
+    def schemas_get(self, query: Query, params: dict[str, str]) -> bytes:
+        return schema_file(params["file"])
 
 
 def schema_entries(*, own: bool = False) -> list[dict[str, Any]]:
@@ -36,9 +45,11 @@ def schema_entries(*, own: bool = False) -> list[dict[str, Any]]:
     from spine.schemas import own_schema_set, schema_set
 
     sets = [("spec", schema_set())] + ([("own", own_schema_set())] if own else [])
-    return [{"schema_id": sid, "schema_version": ver, "set": name, "file": f"{sid}.json",
-             "path": f"/v2/schemas/{sid}.json"}
-            for name, loaded in sets for (sid, ver), _ in sorted(loaded.schemas.items())]
+    return [
+        {"schema_id": sid, "schema_version": ver, "set": name, "file": f"{sid}.json", "path": f"/v2/schemas/{sid}.json"}
+        for name, loaded in sets
+        for (sid, ver), _ in sorted(loaded.schemas.items())
+    ]
 
 
 def schema_file(name: str, *, v1: bool = False) -> bytes:

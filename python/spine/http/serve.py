@@ -29,8 +29,15 @@ def embedded_server(app: Any, *, host: str, port: int, backlog: int) -> Any:
     # The contract has no WebSocket protocol. With Granian's websockets on, an upgrade request
     # never reaches the app and the transport refuses it with a bodiless 403; off, it is an
     # ordinary GET that the app answers with a wire document or the error envelope.
-    server = Server(app, address=host, port=port, interface=Interfaces.RSGI, log_level=LogLevels.warning,
-                    backlog=backlog, websockets=False)
+    server = Server(
+        app,
+        address=host,
+        port=port,
+        interface=Interfaces.RSGI,
+        log_level=LogLevels.warning,
+        backlog=backlog,
+        websockets=False,
+    )
     logging.getLogger("_granian").addFilter(_embedded_notice)
     return server
 
@@ -44,8 +51,9 @@ def _embedded_notice(record: logging.LogRecord) -> bool:
 def check_listen(host: str, port: int) -> None:
     """Raise OSError unless ``host:port`` can be bound now (as Granian binds it, with
     SO_REUSEADDR: a socket in TIME_WAIT from a previous run does not count, a listener does)."""
-    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                         flags=socket.AI_PASSIVE)[0]
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[
+        0
+    ]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(address)
@@ -62,8 +70,10 @@ def start_config(command: str, load: Callable[[], S]) -> S | int:
     try:
         check_listen(config.host, config.port)
     except OSError as error:
-        print(f"{command}: refusing to start: cannot listen on {config.host}:{config.port}: "
-              f"{error.strerror or error}", file=sys.stderr)
+        print(
+            f"{command}: refusing to start: cannot listen on {config.host}:{config.port}: {error.strerror or error}",
+            file=sys.stderr,
+        )
         return 3
     return config
 

@@ -31,12 +31,12 @@ from spine._core import WIRE_VERSION
 from spine.fanout import Subscription
 from spine.http.errors import HttpError
 from spine.http.request import Query
+from spine.http.routes import Stream
 from spine.http.send_queue import SendQueue
 from spine.http.v1 import V1_VERSION
-from spine.http.v1_stream import Journal
 from spine.wire.bar_types import BAR_CHANNELS, BAR_RESOLUTIONS, bar_kind
 
-__all__ = ["SSE", "TICK_KINDS", "Egress", "heartbeat", "market_kinds", "pump"]
+__all__ = ["SSE", "TICK_KINDS", "Egress", "Pieces", "Resyncs", "heartbeat", "market_kinds", "pump"]
 
 log = logging.getLogger("spine.http")
 SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
@@ -52,22 +52,35 @@ RETRY_MAX_SECS = 1.0
 
 
 #: The hub kind of each tick stream's events (a bar's is :func:`~spine.wire.bar_types.bar_kind`).
-TICK_KINDS = {"spine.stream.quotes": "quote", "spine.stream.trades": "trade"}
+TICK_KINDS: dict[Stream, str] = {"quotes": "quote", "trades": "trade"}
 
 
-def market_kinds(op_id: str, query: Query) -> list[str]:
+def market_kinds(stream: Stream | None, query: Query) -> list[str]:
     """The hub kinds a market stream (bars, quotes, trades) keeps for ``query``: its
     ``resolution`` and ``channel`` filters on the bar stream, checked (400 INVALID_PARAMETER)
     as every process that serves the stream checks them."""
-    if op_id != "spine.stream.bars":
-        return [TICK_KINDS[op_id]]
+    if stream in TICK_KINDS:
+        return [TICK_KINDS[stream]]
     resolution = query.choice("resolution", BAR_RESOLUTIONS)
     channel = query.choice("channel", BAR_CHANNELS)
     if resolution == "1s" and channel == "EXTERNAL":
-        raise HttpError("INVALID_PARAMETER", "resolution=1s with channel=EXTERNAL never matches: the 1s "
-                                             "tier is INTERNAL only (aggregated from trades)")
-    return [bar_kind(r, c) for r in ([resolution] if resolution else BAR_RESOLUTIONS)
-            for c in ([channel] if channel else BAR_CHANNELS)]
+        raise HttpError(
+            "INVALID_PARAMETER",
+            "resolution=1s with channel=EXTERNAL never matches: the 1s tier is INTERNAL only (aggregated from trades)",
+        )
+    return [
+        bar_kind(r, c)
+        for r in ([resolution] if resolution else BAR_RESOLUTIONS)
+        for c in ([channel] if channel else BAR_CHANNELS)
+    ]
+
+
+class Resyncs(Protocol):
+    """What a v1 stream's events come from (the node's journal): the ``event: resync`` frame a
+    stream sends when its queue dropped events, so its client re-reads state."""
+
+    def resync(self, requested: int | None, reason: str) -> bytes:
+        """``event: resync`` for a client that asked from ``requested`` (None: live only)."""
 
 
 class Egress:
@@ -94,11 +107,32 @@ class _Stream:
     """The sink the hub pushes to: one write per call (a v1 stream first announces events
     its queue dropped with a resync; a lossless stream ends instead, see :func:`pump`)."""
 
-    __slots__ = ("counted", "dropped", "egress", "ended", "handed", "held", "journal", "last", "loop", "lossless",
-                 "probe", "retry", "subscription", "transport")
+    __slots__ = (
+        "counted",
+        "dropped",
+        "egress",
+        "ended",
+        "handed",
+        "held",
+        "journal",
+        "last",
+        "loop",
+        "lossless",
+        "probe",
+        "retry",
+        "subscription",
+        "transport",
+    )
 
-    def __init__(self, transport: Any, subscription: Subscription, journal: Journal | None,
-                 probe: SendQueue | None, egress: Egress | None = None, lossless: bool = False) -> None:
+    def __init__(
+        self,
+        transport: Any,
+        subscription: Subscription,
+        journal: Resyncs | None,
+        probe: SendQueue | None,
+        egress: Egress | None = None,
+        lossless: bool = False,
+    ) -> None:
         self.transport, self.subscription, self.journal, self.probe = transport, subscription, journal, probe
         self.egress, self.lossless = egress, lossless
         #: Drops the stream has seen (its resync or end), and drops counted as egress.
@@ -194,9 +228,17 @@ class Pieces(Protocol):
         """The next whole frames, about ``size`` bytes of them; ``b""`` when all are taken."""
 
 
-async def pump(proto: Any, subscription: Subscription, first: Pieces | None, journal: Journal | None,
-               heartbeat_secs: float, probe: SendQueue | None = None, *, egress: Egress | None = None,
-               lossless: bool = False) -> None:
+async def pump(
+    proto: Any,
+    subscription: Subscription,
+    first: Pieces | None,
+    journal: Resyncs | None,
+    heartbeat_secs: float,
+    probe: SendQueue | None = None,
+    *,
+    egress: Egress | None = None,
+    lossless: bool = False,
+) -> None:
     """Serve one stream: ``first`` (a v1 backlog, a snapshot, or nothing), then whatever the hub
     pushes, until the client leaves; ``probe`` reads its connection's send queue. ``egress``
     counts what was sent and dropped. A ``lossless`` stream ends once its queue has dropped an
@@ -215,8 +257,9 @@ async def pump(proto: Any, subscription: Subscription, first: Pieces | None, jou
                     stream.send(heartbeat(version))
                     continue
                 quiet = 0.0  # behind: no heartbeat into a full pipe; wait another period
-            await asyncio.wait((disconnected, stream.ended), timeout=heartbeat_secs - quiet,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (disconnected, stream.ended), timeout=heartbeat_secs - quiet, return_when=asyncio.FIRST_COMPLETED
+            )
     finally:
         disconnected.cancel()
         stream.end()
@@ -227,8 +270,9 @@ async def _replay(stream: _Stream, backlog: Pieces, disconnected: asyncio.Future
     keeps up (as the hub's pushes are); live events wait in the subscription's bounded queue."""
     while not (disconnected.done() or stream.ended.done()):
         if not stream.ready():
-            await asyncio.wait((disconnected, stream.ended), timeout=stream.held_for(),
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                (disconnected, stream.ended), timeout=stream.held_for(), return_when=asyncio.FIRST_COMPLETED
+            )
             continue
         if not (piece := backlog.take(CHECK_BYTES)):
             return

@@ -11,9 +11,11 @@ __all__ = ["TIME_WORDS", "U64", "iso_utc", "time_nanos"]
 
 U64 = 2**64 - 1
 #: What a time parameter takes, said in words for refusals.
-TIME_WORDS = ("nanoseconds since the Unix epoch (ASCII digits, no sign, no leading zero, at most 2^64-1) or an "
-              "ISO-8601 UTC time: a date (2024-01-01, its midnight) or a date and time ending in Z "
-              "(2024-01-01T09:30:00Z, up to 9 fractional digits)")
+TIME_WORDS = (
+    "nanoseconds since the Unix epoch (ASCII digits, no sign, no leading zero, at most 2^64-1) or an "
+    "ISO-8601 UTC time: a date (2024-01-01, its midnight) or a date and time ending in Z "
+    "(2024-01-01T09:30:00Z, up to 9 fractional digits)"
+)
 _NANOS = re.compile(r"(0|[1-9][0-9]{0,19})")
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:Z|\+00:00))?")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

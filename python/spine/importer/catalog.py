@@ -11,7 +11,7 @@ placing the new ones fails. The directory is removed in every case. One import a
 catalog directory: placing holds an exclusive ``flock`` on ``DIR``, and the root's last close
 is read again under it (a concurrent import in between is refused, not merged).
 
-The same checks as ``spine.node.store.CatalogStore`` (never hand the 1.221 catalog an
+The same checks as ``spine.node.persist.store.CatalogStore`` (never hand the 1.221 catalog an
 overlapping interval; rename whole files into place), with a staging area outside the root
 since an import writes into a root a node may be serving.
 """
@@ -51,8 +51,9 @@ def _bar_types(root: Path, instrument_id: str) -> list[str]:
     directory = root / "data" / "bar"
     if not directory.is_dir():
         return []
-    return sorted(p.name for p in directory.iterdir()
-                  if p.name.startswith(f"{instrument_id}-") and any(p.glob("*.parquet")))
+    return sorted(
+        p.name for p in directory.iterdir() if p.name.startswith(f"{instrument_id}-") and any(p.glob("*.parquet"))
+    )
 
 
 def inspect(root: Path, instrument_id: str, bar_type: str) -> Existing:
@@ -90,8 +91,17 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(handle)
 
 
-def place(root: Path, instrument: Any | None, parts: Iterable[list[Bar]], *, bar_type: str, instrument_id: str,
-          keep_stored: bool, replace_definition: bool, expect_last: int | None) -> int:
+def place(
+    root: Path,
+    instrument: Any | None,
+    parts: Iterable[list[Bar]],
+    *,
+    bar_type: str,
+    instrument_id: str,
+    keep_stored: bool,
+    replace_definition: bool,
+    expect_last: int | None,
+) -> int:
     """Write ``instrument`` (when given) and the bars of ``parts`` (lists of bars, oldest
     first, each newer than the last) into ``root`` as the bar type's one file, after its
     stored bars when ``keep_stored``; the bar type's old files (and, with
@@ -116,8 +126,10 @@ def place(root: Path, instrument: Any | None, parts: Iterable[list[Bar]], *, bar
         written = _merge(files, staging / "new" / "data" / "bar" / bar_type) if files else 0
         with _locked(root.parent):
             if inspect(root, instrument_id, bar_type).last_close != expect_last:
-                raise ImportRefused(f"{bar_type} changed in {root} while this import ran (another import?); "
-                                    "nothing was written: run it again")
+                raise ImportRefused(
+                    f"{bar_type} changed in {root} while this import ran (another import?); "
+                    "nothing was written: run it again"
+                )
             old = [stored] if files else []
             old += _instrument_dirs(root, instrument_id) if replace_definition else []
             _swap(root, staging, old)

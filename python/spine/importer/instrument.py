@@ -49,12 +49,27 @@ def make_instrument(instrument_id: str, quote: str, price_precision: int, size_p
     if base is None:
         if size_precision != 0:
             raise ValueError(f"an Equity has size precision 0, not {size_precision}")
-        return Equity(instrument_id=iid, raw_symbol=Symbol(symbol), currency=_currency(quote),
-                      price_precision=price_precision, price_increment=price_increment,
-                      lot_size=Quantity.from_int(1), ts_event=0, ts_init=0)
+        return Equity(
+            instrument_id=iid,
+            raw_symbol=Symbol(symbol),
+            currency=_currency(quote),
+            price_precision=price_precision,
+            price_increment=price_increment,
+            lot_size=Quantity.from_int(1),
+            ts_event=0,
+            ts_init=0,
+        )
     return CurrencyPair(
-        instrument_id=iid, raw_symbol=Symbol(symbol), base_currency=_currency(base),
-        quote_currency=_currency(quote), price_precision=price_precision, size_precision=size_precision,
-        price_increment=price_increment, size_increment=Quantity(Decimal(1).scaleb(-size_precision), size_precision),
-        ts_event=0, ts_init=0, maker_fee=Decimal(0), taker_fee=Decimal(0),
+        instrument_id=iid,
+        raw_symbol=Symbol(symbol),
+        base_currency=_currency(base),
+        quote_currency=_currency(quote),
+        price_precision=price_precision,
+        size_precision=size_precision,
+        price_increment=price_increment,
+        size_increment=Quantity(Decimal(1).scaleb(-size_precision), size_precision),
+        ts_event=0,
+        ts_init=0,
+        maker_fee=Decimal(0),
+        taker_fee=Decimal(0),
     )

@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from spine._core import format_decimal, parse_decimal, parse_decimal_column
 from spine.errors import DecimalError
-from spine.importer.options import MAX_PRECISION
+from spine.importer.config import MAX_PRECISION
 from spine.importer.refusal import ImportRefused, where
 
 __all__ = ["Chunk", "Fixed", "Parser", "iso", "rescale"]
@@ -67,7 +67,7 @@ class Chunk:
 def iso(ns: int) -> str:
     """A close time as ISO-8601 UTC (to the nanosecond when it has one)."""
     seconds, fraction = divmod(ns, 10**9)
-    text = (datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    text = (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
     return text + (f".{fraction:09d}Z" if fraction else "Z")
 
 
@@ -81,8 +81,9 @@ class Parser:
     """Parses batch after batch of one file (see the module docs); keeps the last close so
     ordering is checked across batches."""
 
-    def __init__(self, *, csv: bool, step_ns: int, step_name: str, open_time: bool,
-                 price: Fixed | None, size: Fixed | None) -> None:
+    def __init__(
+        self, *, csv: bool, step_ns: int, step_name: str, open_time: bool, price: Fixed | None, size: Fixed | None
+    ) -> None:
         self.csv = csv
         self.step_ns = step_ns
         self.step_name = step_name
@@ -101,12 +102,15 @@ class Parser:
             column = batch.column(name)
             if column.null_count:
                 index = int(pc.index(pc.is_null(column), True).as_py())
-                raise ImportRefused(f"{self._at(index)}: {name if name != 'ts' else 'the timestamp'} is empty; "
-                                    "allowed: a value in every column")
+                raise ImportRefused(
+                    f"{self._at(index)}: {name if name != 'ts' else 'the timestamp'} is empty; "
+                    "allowed: a value in every column"
+                )
         ts = self._timestamps(batch.column("ts"))
         texts = {name: self._texts(batch.column(name), name) for name in ("open", "high", "low", "close", "volume")}
-        price_scale = self.price.precision if self.price else max(self._inferred(texts[n], n) for n in texts
-                                                                  if n != "volume")
+        price_scale = (
+            self.price.precision if self.price else max(self._inferred(texts[n], n) for n in texts if n != "volume")
+        )
         size_scale = self.size.precision if self.size else self._inferred(texts["volume"], "volume")
         prices = [self._mantissas(texts[n], n, price_scale, self.price) for n in ("open", "high", "low", "close")]
         volume = self._mantissas(texts["volume"], "volume", size_scale, self.size)
@@ -116,7 +120,7 @@ class Parser:
         self.rows += batch.num_rows
         return chunk
 
-    # --- timestamps -----------------------------------------------------------------------------
+    # timestamps
 
     def _timestamps(self, column: pa.Array) -> I64:
         kind = column.type
@@ -125,12 +129,16 @@ class Parser:
             values = column.to_numpy()
             if (values < 0).any():
                 index = int(np.argmax(values < 0))
-                raise ImportRefused(f"{self._at(index)}: timestamp {values[index]} is negative; allowed: "
-                                    "nanoseconds since 1970-01-01 UTC")
+                raise ImportRefused(
+                    f"{self._at(index)}: timestamp {values[index]} is negative; allowed: "
+                    "nanoseconds since 1970-01-01 UTC"
+                )
             if (values > _INT64_MAX).any():
                 index = int(np.argmax(values > _INT64_MAX))
-                raise ImportRefused(f"{self._at(index)}: timestamp {values[index]} is past 2262; allowed: "
-                                    "nanoseconds since 1970-01-01 UTC")
+                raise ImportRefused(
+                    f"{self._at(index)}: timestamp {values[index]} is past 2262; allowed: "
+                    "nanoseconds since 1970-01-01 UTC"
+                )
             ns = values.astype(np.int64)
             self._check_epoch(ns, np.ones(len(ns), dtype=bool))
         elif pa.types.is_timestamp(kind) or pa.types.is_date(kind):
@@ -138,12 +146,16 @@ class Parser:
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
             ns = self._text_timestamps(pc.utf8_trim_whitespace(column))
         else:
-            raise ImportRefused(f"the timestamp column is {kind}; allowed: integer nanoseconds, ISO-8601 text, "
-                                "Parquet timestamp or date")
+            raise ImportRefused(
+                f"the timestamp column is {kind}; allowed: integer nanoseconds, ISO-8601 text, "
+                "Parquet timestamp or date"
+            )
         if (ns < 0).any():
             index = int(np.argmax(ns < 0))
-            raise ImportRefused(f"{self._at(index)}: timestamp {_cell(column, index)} is before 1970-01-01; "
-                                "allowed: 1970 onwards (NautilusTrader timestamps are unsigned)")
+            raise ImportRefused(
+                f"{self._at(index)}: timestamp {_cell(column, index)} is before 1970-01-01; "
+                "allowed: 1970 onwards (NautilusTrader timestamps are unsigned)"
+            )
         if self.open_time:
             ns = ns + self.step_ns
         return ns
@@ -155,8 +167,9 @@ class Parser:
         for index in np.flatnonzero(digits).tolist():
             number = int(values[index])
             if number > _INT64_MAX:
-                raise ImportRefused(f"{self._at(index)}: timestamp {number} is past 2262; allowed: "
-                                    "nanoseconds since 1970-01-01 UTC")
+                raise ImportRefused(
+                    f"{self._at(index)}: timestamp {number} is past 2262; allowed: nanoseconds since 1970-01-01 UTC"
+                )
             ns[index] = number
         self._check_epoch(ns, digits)
         others = np.flatnonzero(~digits)
@@ -169,8 +182,11 @@ class Parser:
         is UTC (Arrow's own ISO-8601 parser, given an explicit zone)."""
         zone = pc.match_substring_regex(texts, r"(Z|[+-][0-9]{2}:?[0-9]{2})$")
         date = pc.match_substring_regex(texts, r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-        zoned = pc.if_else(date, pc.binary_join_element_wise(texts, "T00:00:00Z", ""),
-                           pc.if_else(zone, texts, pc.binary_join_element_wise(texts, "Z", "")))
+        zoned = pc.if_else(
+            date,
+            pc.binary_join_element_wise(texts, "T00:00:00Z", ""),
+            pc.if_else(zone, texts, pc.binary_join_element_wise(texts, "Z", "")),
+        )
         try:
             parsed: I64 = zoned.cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64()).to_numpy().astype(np.int64)
             return parsed
@@ -182,7 +198,8 @@ class Parser:
             except pa.ArrowInvalid:
                 raise ImportRefused(
                     f"{self._at(int(rows[index]))}: timestamp {texts[index].as_py()!r} is not a time; allowed: "
-                    "nanoseconds since 1970-01-01 UTC or ISO-8601 text such as 2024-01-01T00:01:00Z") from None
+                    "nanoseconds since 1970-01-01 UTC or ISO-8601 text such as 2024-01-01T00:01:00Z"
+                ) from None
         raise AssertionError("Arrow refused a column every value of which parses")
 
     def _check_epoch(self, ns: I64, integral: NDArray[np.bool_]) -> None:
@@ -190,11 +207,13 @@ class Parser:
         if small.any():
             index = int(np.argmax(small))
             value = int(ns[index])
-            raise ImportRefused(f"{self._at(index)}: timestamp {value} reads as {iso(value)} in nanoseconds; it looks "
-                                f"like {_unit_hint(value)}; allowed: integer nanoseconds since 1970-01-01 UTC "
-                                "(from 1973-03-03 on) or ISO-8601 text")
+            raise ImportRefused(
+                f"{self._at(index)}: timestamp {value} reads as {iso(value)} in nanoseconds; it looks "
+                f"like {_unit_hint(value)}; allowed: integer nanoseconds since 1970-01-01 UTC "
+                "(from 1973-03-03 on) or ISO-8601 text"
+            )
 
-    # --- values ---------------------------------------------------------------------------------
+    # values
 
     def _texts(self, column: pa.Array, name: str) -> pa.Array:
         kind = column.type
@@ -210,12 +229,15 @@ class Parser:
         if pa.types.is_floating(kind):
             if fixed is None or not fixed.flag:
                 flag = "--size-precision" if name == "volume" else "--price-precision"
-                raise ImportRefused(f"column {name} is {kind}: floats are not exact decimal text; allowed: decimal "
-                                    f"text, decimal128 or integer columns, or pass {flag} N and every float must be "
-                                    "exact at N")
+                raise ImportRefused(
+                    f"column {name} is {kind}: floats are not exact decimal text; allowed: decimal "
+                    f"text, decimal128 or integer columns, or pass {flag} N and every float must be "
+                    "exact at N"
+                )
             return pa.array([_float_text(v) for v in column.to_numpy(zero_copy_only=False)], pa.string())
-        raise ImportRefused(f"column {name} is {kind}; allowed: decimal text, decimal128, integer "
-                            "(or float with a precision flag)")
+        raise ImportRefused(
+            f"column {name} is {kind}; allowed: decimal text, decimal128, integer (or float with a precision flag)"
+        )
 
     def _inferred(self, texts: pa.Array, name: str) -> int:
         """The largest number of decimals ``texts`` write, within NautilusTrader's precision."""
@@ -224,9 +246,11 @@ class Parser:
         scales = _written_scales(texts)
         index = int(np.argmax(scales))
         if scales[index] > MAX_PRECISION:
-            raise ImportRefused(f"{self._at(index)}: {name} {texts[index].as_py()!r} writes {scales[index]} decimals; "
-                                f"allowed: at most {MAX_PRECISION} (NautilusTrader's precision), or a precision flag "
-                                "if the extra digits are zeros")
+            raise ImportRefused(
+                f"{self._at(index)}: {name} {texts[index].as_py()!r} writes {scales[index]} decimals; "
+                f"allowed: at most {MAX_PRECISION} (NautilusTrader's precision), or a precision flag "
+                "if the extra digits are zeros"
+            )
         return int(scales[index])
 
     def _mantissas(self, texts: pa.Array, name: str, scale: int, fixed: Fixed | None) -> I64:
@@ -245,28 +269,38 @@ class Parser:
                 mantissa = parse_decimal(value, scale)
             except DecimalError as error:
                 if error.symbol == "DECIMAL_SCALE_EXCEEDED":
-                    raise ImportRefused(f"{self._at(index)}: {name} {original[index]!r} is not exact at {what} "
-                                        f"precision {scale}{stated}; allowed: at most {scale} decimals") from None
-                raise ImportRefused(f"{self._at(index)}: {name} {original[index]!r} is not a decimal number; "
-                                    f"allowed: {_DECIMAL_GRAMMAR}") from None
+                    raise ImportRefused(
+                        f"{self._at(index)}: {name} {original[index]!r} is not exact at {what} "
+                        f"precision {scale}{stated}; allowed: at most {scale} decimals"
+                    ) from None
+                raise ImportRefused(
+                    f"{self._at(index)}: {name} {original[index]!r} is not a decimal number; "
+                    f"allowed: {_DECIMAL_GRAMMAR}"
+                ) from None
             if not -_INT64_MAX <= mantissa <= _INT64_MAX:
-                raise ImportRefused(f"{self._at(index)}: {name} {original[index]!r} is out of range at {what} "
-                                    f"precision {scale}; allowed: |value| x 10^{scale} below 2^63") from None
+                raise ImportRefused(
+                    f"{self._at(index)}: {name} {original[index]!r} is out of range at {what} "
+                    f"precision {scale}; allowed: |value| x 10^{scale} below 2^63"
+                ) from None
         raise AssertionError("parse_decimal_column refused a column every value of which parses")
 
     def _check_bars(self, prices: list[I64], volume: I64, price_scale: int, size_scale: int) -> None:
-        o, h, l, c = prices
-        bad = (h < np.maximum(o, c)) | (l > np.minimum(o, c))
+        o, h, lo, c = prices
+        bad = (h < np.maximum(o, c)) | (lo > np.minimum(o, c))
         if bad.any():
             i = int(np.argmax(bad))
-            values = ", ".join(f"{n} {format_decimal(int(a[i]), price_scale)}"
-                               for n, a in zip(("open", "high", "low", "close"), prices))
-            raise ImportRefused(f"{self._at(i)}: {values}; allowed: high >= max(open, close) and "
-                                "low <= min(open, close)")
+            values = ", ".join(
+                f"{n} {format_decimal(int(a[i]), price_scale)}"
+                for n, a in zip(("open", "high", "low", "close"), prices, strict=True)
+            )
+            raise ImportRefused(
+                f"{self._at(i)}: {values}; allowed: high >= max(open, close) and low <= min(open, close)"
+            )
         if (volume < 0).any():
             i = int(np.argmax(volume < 0))
-            raise ImportRefused(f"{self._at(i)}: volume {format_decimal(int(volume[i]), size_scale)}; allowed: "
-                                "volume >= 0")
+            raise ImportRefused(
+                f"{self._at(i)}: volume {format_decimal(int(volume[i]), size_scale)}; allowed: volume >= 0"
+            )
 
     def _check_times(self, ts: I64) -> None:
         label = "close" if not self.open_time else "close (open + step)"
@@ -275,8 +309,10 @@ class Parser:
             i = int(np.argmax(off))
             grid = "a whole minute" if self.step_name == "1m" else "00:00 UTC"
             hint = "" if self.open_time else " (a file stamped with each bar's open wants --open-time)"
-            raise ImportRefused(f"{self._at(i)}: {label} {iso(int(ts[i]))} is not on {grid}; allowed: "
-                                f"{self.step_name} bars close on {grid}{hint}")
+            raise ImportRefused(
+                f"{self._at(i)}: {label} {iso(int(ts[i]))} is not on {grid}; allowed: "
+                f"{self.step_name} bars close on {grid}{hint}"
+            )
         full = ts if self._last is None else np.concatenate((np.array([self._last], dtype=np.int64), ts))
         base = 0 if self._last is None else 1  # full[j] is ts[j - base]
         back = full[1:] <= full[:-1]
@@ -285,8 +321,10 @@ class Parser:
             i = j - base
             a, b = int(full[j - 1]), int(full[j])
             what = "a duplicate of" if a == b else "before"
-            raise ImportRefused(f"{self._at(i)}: {label} {iso(b)} is {what} {iso(a)} in {self._at(i - 1)}; allowed: "
-                                "strictly increasing times, one bar per close (sort the file, drop duplicates)")
+            raise ImportRefused(
+                f"{self._at(i)}: {label} {iso(b)} is {what} {iso(a)} in {self._at(i - 1)}; allowed: "
+                "strictly increasing times, one bar per close (sort the file, drop duplicates)"
+            )
         if len(ts):
             self._last = int(ts[-1])
 
@@ -326,7 +364,9 @@ def _scaled(column: I64, scale: int, target: int, first_row: int, csv: bool) -> 
     over = np.abs(column) > limit
     if over.any():
         i = int(np.argmax(over))
-        raise ImportRefused(f"{where(first_row + i, csv)}: {format_decimal(int(column[i]), scale)} is out of range at "
-                            f"precision {target}; allowed: |value| x 10^{target} below 2^63")
+        raise ImportRefused(
+            f"{where(first_row + i, csv)}: {format_decimal(int(column[i]), scale)} is out of range at "
+            f"precision {target}; allowed: |value| x 10^{target} below 2^63"
+        )
     scaled: I64 = column * factor
     return scaled

@@ -54,11 +54,18 @@ class BarFile:
 
     def _csv_batches(self, names: list[str]) -> Iterator[pa.RecordBatch]:
         header = list(self.columns.values())
-        convert = pacsv.ConvertOptions(column_types={h: pa.string() for h in header}, include_columns=header,
-                                       strings_can_be_null=False, quoted_strings_can_be_null=False)
+        convert = pacsv.ConvertOptions(
+            column_types={h: pa.string() for h in header},
+            include_columns=header,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        )
         try:
-            reader = pacsv.open_csv(pa.input_stream(str(self.path), compression="detect"),
-                                    read_options=pacsv.ReadOptions(block_size=4 << 20), convert_options=convert)
+            reader = pacsv.open_csv(
+                pa.input_stream(str(self.path), compression="detect"),
+                read_options=pacsv.ReadOptions(block_size=4 << 20),
+                convert_options=convert,
+            )
             for batch in reader:
                 yield pa.RecordBatch.from_arrays([batch.column(self.columns[n]) for n in names], names=names)
         except (pa.ArrowException, UnicodeDecodeError) as error:
@@ -84,10 +91,15 @@ def _map_columns(path: Path, header: list[str]) -> dict[str, str]:
     missing = [n for n in VALUE_NAMES if n not in by_name]
     if len(stamps) != 1 or missing:
         need = ", ".join(missing + ([] if stamps else ["ts_event (or timestamp, time, date)"]))
-        problem = (f"missing {need}" if need else
-                   f"several timestamp columns ({', '.join(stamps)}); keep one of ts_event, timestamp, time, date")
-        raise ImportRefused(f"{path}: {problem}; the header holds {', '.join(header) or 'nothing'}; "
-                            "allowed: ts_event (or timestamp, time, date), open, high, low, close, volume")
+        problem = (
+            f"missing {need}"
+            if need
+            else f"several timestamp columns ({', '.join(stamps)}); keep one of ts_event, timestamp, time, date"
+        )
+        raise ImportRefused(
+            f"{path}: {problem}; the header holds {', '.join(header) or 'nothing'}; "
+            "allowed: ts_event (or timestamp, time, date), open, high, low, close, volume"
+        )
     return {"ts": by_name[stamps[0]], **{n: by_name[n] for n in VALUE_NAMES}}
 
 

@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import Insert
 
-from spine.jobs.engine import WRITE, open_engine
+from spine.jobs.database import WRITE, open_engine
 
 __all__ = ["Connections"]
 

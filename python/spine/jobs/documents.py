@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from spine.jobs.request import SealedRequest, body_document, decode_stored
 from spine.reasons import scrub
+from spine.wire.head import head
 
 __all__ = ["detail", "event", "receipt", "request", "run", "summary"]
-
-V2 = "spine.v2"
 
 
 def _ns(value: int | None) -> str | None:
@@ -22,31 +22,58 @@ def _ns(value: int | None) -> str | None:
 
 
 def receipt(job: Any, config_hash: str) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.run_receipt", "schema_version": 2, "job_id": job.job_id,
-            "config_hash": config_hash, "state": job.state, "submitted_ts": str(job.submitted_ts)}
+    return {
+        **head("svc.run_receipt", 2),
+        "job_id": job.job_id,
+        "config_hash": config_hash,
+        "state": job.state,
+        "submitted_ts": str(job.submitted_ts),
+    }
 
 
 def summary(job: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_summary", "schema_version": 1, "job_id": job.job_id,
-            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
-            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
-            "finished_ts": _ns(job.finished_ts)}
+    return {
+        **head("svc.backtest_job_summary"),
+        "job_id": job.job_id,
+        "strategy_id": job.strategy_id,
+        "revision_id": job.revision_id,
+        "state": job.state,
+        "submitted_ts": str(job.submitted_ts),
+        "started_ts": _ns(job.started_ts),
+        "finished_ts": _ns(job.finished_ts),
+    }
 
 
 def detail(job: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_detail", "schema_version": 2, "job_id": job.job_id,
-            "strategy_id": job.strategy_id, "revision_id": job.revision_id, "state": job.state,
-            "instrument_id": job.instrument_id, "start": str(job.start), "end": str(job.end),
-            "submitted_ts": str(job.submitted_ts), "started_ts": _ns(job.started_ts),
-            "finished_ts": _ns(job.finished_ts),
-            "execution": None if job.execution is None else json.loads(job.execution),
-            "run_id": job.run_id, "last_error": _public(job.last_error)}
+    return {
+        **head("svc.backtest_job_detail", 2),
+        "job_id": job.job_id,
+        "strategy_id": job.strategy_id,
+        "revision_id": job.revision_id,
+        "state": job.state,
+        "instrument_id": job.instrument_id,
+        "start": str(job.start),
+        "end": str(job.end),
+        "submitted_ts": str(job.submitted_ts),
+        "started_ts": _ns(job.started_ts),
+        "finished_ts": _ns(job.finished_ts),
+        "execution": None if job.execution is None else json.loads(job.execution),
+        "run_id": job.run_id,
+        "last_error": _public(job.last_error),
+    }
 
 
 def event(row: Any) -> dict[str, Any]:
-    return {"version": V2, "schema_id": "svc.backtest_job_event", "schema_version": 1, "job_id": row.job_id,
-            "sequence": row.sequence, "type": row.type, "state": row.state, "level": row.level,
-            "message": _public(row.message), "ts_event": str(row.ts_event)}
+    return {
+        **head("svc.backtest_job_event"),
+        "job_id": row.job_id,
+        "sequence": row.sequence,
+        "type": row.type,
+        "state": row.state,
+        "level": row.level,
+        "message": _public(row.message),
+        "ts_event": str(row.ts_event),
+    }
 
 
 def _public(text: str | None) -> str | None:
@@ -56,14 +83,26 @@ def _public(text: str | None) -> str | None:
 def run(job: Any) -> dict[str, Any]:
     """The run ``job`` asked for, from its sealed request: resolution, channel, every
     parameter's value and the label."""
-    request = json.loads(job.request)
-    spec, body = request.get("spec") or {}, request.get("body") or {}
-    return {"resolution": spec.get("resolution"), "channel": spec.get("channel"),
-            "parameters": spec.get("values") or {}, "label": body.get("label")}
+    return _run(decode_stored(job.request))
 
 
 def request(job: Any) -> dict[str, Any]:
     """``svc.backtest_request``: the body as sealed, the run and the config_hash."""
-    sealed = json.loads(job.request)
-    return {"version": V2, "schema_id": "svc.backtest_request", "schema_version": 1, "job_id": job.job_id,
-            "config_hash": sealed["config_hash"], "body": sealed.get("body") or {}, "run": run(job)}
+    sealed = decode_stored(job.request)
+    return {
+        **head("svc.backtest_request"),
+        "job_id": job.job_id,
+        "config_hash": sealed.config_hash,
+        "body": body_document(sealed),
+        "run": _run(sealed),
+    }
+
+
+def _run(sealed: SealedRequest) -> dict[str, Any]:
+    spec = sealed.spec
+    return {
+        "resolution": spec.resolution,
+        "channel": spec.channel,
+        "parameters": dict(sorted(spec.values.items())),
+        "label": sealed.body.label,
+    }

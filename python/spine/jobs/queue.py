@@ -32,9 +32,18 @@ from sqlalchemy.engine import Connection
 
 from spine.jobs.base import Connections
 from spine.jobs.records import (
-    EVENT_LEVELS, FINISHED, OUTPUT_PARTS, AlreadyFinished, Job, JobEvent, JobExists, JobState, LeaseLost, NotFound,
+    EVENT_LEVELS,
+    FINISHED,
+    AlreadyFinished,
+    Job,
+    JobEvent,
+    JobExists,
+    JobState,
+    LeaseLost,
+    NotFound,
 )
 from spine.jobs.schema import job_events, job_outputs, jobs, meta, revisions
+from spine.wire.outputs import OutputPart, output_part
 
 __all__ = ["JobStore", "MAX_MESSAGE"]
 
@@ -45,8 +54,17 @@ _IN_CHUNK = 900
 
 
 class JobStore(Connections):
-    def submit(self, job_id: str, strategy_id: str, revision_id: str, request: str, instrument_id: str | None,
-               start: int, end: int, now: int) -> Job:
+    def submit(
+        self,
+        job_id: str,
+        strategy_id: str,
+        revision_id: str,
+        request: str,
+        instrument_id: str | None,
+        start: int,
+        end: int,
+        now: int,
+    ) -> Job:
         """Queue a job (``request``: the sealed request as canonical JSON text).
 
         # Errors
@@ -54,15 +72,35 @@ class JobStore(Connections):
         job id already taken."""
         try:
             with self._write() as connection:
-                if connection.execute(select(revisions.c.seq).where(
-                        revisions.c.strategy_id == strategy_id, revisions.c.revision_id == revision_id)).first() is None:
+                if (
+                    connection.execute(
+                        select(revisions.c.seq).where(
+                            revisions.c.strategy_id == strategy_id, revisions.c.revision_id == revision_id
+                        )
+                    ).first()
+                    is None
+                ):
                     raise NotFound(f"{NotFound.symbol}: strategy {strategy_id} has no revision {revision_id}")
-                seq = connection.execute(update(meta).where(meta.c.key == "job_seq")
-                                         .values(value=meta.c.value + 1).returning(meta.c.value)).scalar_one()
-                connection.execute(insert(jobs).values(
-                    job_id=job_id, strategy_id=strategy_id, revision_id=revision_id, request=request,
-                    instrument_id=instrument_id, start=start, end=end, state="QUEUED", submitted_ts=now,
-                    cancel_requested=False, attempts=0, last_sequence=0, seq=seq))
+                seq = connection.execute(
+                    update(meta).where(meta.c.key == "job_seq").values(value=meta.c.value + 1).returning(meta.c.value)
+                ).scalar_one()
+                connection.execute(
+                    insert(jobs).values(
+                        job_id=job_id,
+                        strategy_id=strategy_id,
+                        revision_id=revision_id,
+                        request=request,
+                        instrument_id=instrument_id,
+                        start=start,
+                        end=end,
+                        state="QUEUED",
+                        submitted_ts=now,
+                        cancel_requested=False,
+                        attempts=0,
+                        last_sequence=0,
+                        seq=seq,
+                    )
+                )
                 _state(connection, job_id, "QUEUED", now)
         except exc.IntegrityError:
             raise JobExists(f"{JobExists.symbol}: job {job_id} was already submitted") from None
@@ -74,8 +112,9 @@ class JobStore(Connections):
         with self._read() as connection:
             return _job(connection, job_id)
 
-    def jobs(self, offset: int = 0, limit: int = 100, strategy_id: str | None = None,
-             state: JobState | None = None) -> list[Job]:
+    def jobs(
+        self, offset: int = 0, limit: int = 100, strategy_id: str | None = None, state: JobState | None = None
+    ) -> list[Job]:
         """Jobs newest first (of one strategy, in one state, when they are named)."""
         query = select(jobs).order_by(jobs.c.seq.desc()).offset(offset).limit(limit)
         if strategy_id is not None:
@@ -91,13 +130,18 @@ class JobStore(Connections):
         # Errors
         :class:`NotFound` when there is no such job."""
         with self._read() as connection:
-            rows = connection.execute(select(job_events).where(job_events.c.job_id == job_id,
-                                                               job_events.c.sequence > after_sequence)
-                                      .order_by(job_events.c.sequence).limit(limit)).all()
+            rows = connection.execute(
+                select(job_events)
+                .where(job_events.c.job_id == job_id, job_events.c.sequence > after_sequence)
+                .order_by(job_events.c.sequence)
+                .limit(limit)
+            ).all()
             if not rows:
                 _job(connection, job_id)
-        return [JobEvent(row.job_id, row.sequence, row.type, row.state, row.level, row.message, row.ts_event)
-                for row in rows]
+        return [
+            JobEvent(row.job_id, row.sequence, row.type, row.state, row.level, row.message, row.ts_event)
+            for row in rows
+        ]
 
     def job_positions(self, job_ids: Sequence[str]) -> dict[str, tuple[int, str]]:
         """``{job_id: (last event sequence, state)}`` of the jobs named that exist: how live
@@ -105,13 +149,17 @@ class JobStore(Connections):
         positions: dict[str, tuple[int, str]] = {}
         with self._read() as connection:
             for at in range(0, len(job_ids), _IN_CHUNK):
-                rows = connection.execute(select(jobs.c.job_id, jobs.c.last_sequence, jobs.c.state)
-                                          .where(jobs.c.job_id.in_(job_ids[at:at + _IN_CHUNK])))
+                rows = connection.execute(
+                    select(jobs.c.job_id, jobs.c.last_sequence, jobs.c.state).where(
+                        jobs.c.job_id.in_(job_ids[at : at + _IN_CHUNK])
+                    )
+                )
                 positions.update((row.job_id, (int(row.last_sequence), row.state)) for row in rows)
         return positions
 
-    def append_event(self, job_id: str, type: str, state: str | None, level: str | None, message: str | None,
-                     ts: int) -> int:
+    def append_event(
+        self, job_id: str, type: str, state: str | None, level: str | None, message: str | None, ts: int
+    ) -> int:
         """Append a LOG event (``level``, ``message``; the message cut to :data:`MAX_MESSAGE`
         characters); its sequence. STATE events are written by the transitions alone.
 
@@ -119,8 +167,10 @@ class JobStore(Connections):
         ``ValueError`` for a STATE event, a state given, or a level or message missing;
         :class:`NotFound` when there is no such job."""
         if type != "LOG" or state is not None:
-            raise ValueError(f"append_event writes LOG events (state None); got type {type!r} state {state!r}: "
-                             "STATE events come with the transitions")
+            raise ValueError(
+                f"append_event writes LOG events (state None); got type {type!r} state {state!r}: "
+                "STATE events come with the transitions"
+            )
         if level not in EVENT_LEVELS or message is None:
             raise ValueError(f"a LOG event has a level in {EVENT_LEVELS} and a message; got {level!r}, {message!r}")
         with self._write() as connection:
@@ -149,40 +199,56 @@ class JobStore(Connections):
         """Store a run's documents: each part named replaces what the job held under it.
 
         # Errors
-        ``ValueError`` for a part not in :data:`OUTPUT_PARTS`."""
-        unknown = sorted(set(parts) - set(OUTPUT_PARTS))
+        ``ValueError`` for a part that is no :class:`OutputPart`."""
+        unknown = sorted(name for name in parts if output_part(name) is None)
         if unknown:
-            raise ValueError(f"unknown output parts {unknown}; allowed {list(OUTPUT_PARTS)}")
+            raise ValueError(f"unknown output parts {unknown}; allowed {[part.value for part in OutputPart]}")
         with self._write() as connection:
-            for part, bodies in parts.items():
-                connection.execute(delete(job_outputs).where(job_outputs.c.job_id == job_id,
-                                                             job_outputs.c.part == part))
+            for name, bodies in parts.items():
+                part = _plain(name)
+                connection.execute(
+                    delete(job_outputs).where(job_outputs.c.job_id == job_id, job_outputs.c.part == part)
+                )
                 if bodies:
-                    connection.execute(insert(job_outputs), [
-                        {"job_id": job_id, "part": part, "seq": seq, "body": body} for seq, body in enumerate(bodies)])
+                    connection.execute(
+                        insert(job_outputs),
+                        [{"job_id": job_id, "part": part, "seq": seq, "body": body} for seq, body in enumerate(bodies)],
+                    )
 
     def outputs(self, job_id: str, part: str, offset: int = 0, limit: int = 1000) -> list[bytes]:
         """A part's documents, in order."""
         with self._read() as connection:
-            rows = connection.execute(select(job_outputs.c.body).where(job_outputs.c.job_id == job_id,
-                                                                       job_outputs.c.part == part)
-                                      .order_by(job_outputs.c.seq).offset(offset).limit(limit))
+            rows = connection.execute(
+                select(job_outputs.c.body)
+                .where(job_outputs.c.job_id == job_id, job_outputs.c.part == _plain(part))
+                .order_by(job_outputs.c.seq)
+                .offset(offset)
+                .limit(limit)
+            )
             return [bytes(body) for body in rows.scalars()]
 
     def last_output(self, job_id: str, part: str) -> bytes | None:
         """A part's last document (a run's newest engine status), None when it holds none."""
         with self._read() as connection:
-            body = connection.execute(select(job_outputs.c.body).where(
-                job_outputs.c.job_id == job_id, job_outputs.c.part == part)
-                .order_by(job_outputs.c.seq.desc()).limit(1)).scalar_one_or_none()
+            body = connection.execute(
+                select(job_outputs.c.body)
+                .where(job_outputs.c.job_id == job_id, job_outputs.c.part == _plain(part))
+                .order_by(job_outputs.c.seq.desc())
+                .limit(1)
+            ).scalar_one_or_none()
         return None if body is None else bytes(body)
 
     def records(self, part: str, offset: int = 0, limit: int = 1000, job_id: str | None = None) -> list[bytes]:
         """One part's documents over every COMPLETED job (newest job first, each job's in
         order), or over one job's."""
-        query = (select(job_outputs.c.body).join(jobs, jobs.c.job_id == job_outputs.c.job_id)
-                 .where(job_outputs.c.part == part, jobs.c.state == "COMPLETED")
-                 .order_by(jobs.c.seq.desc(), job_outputs.c.seq).offset(offset).limit(limit))
+        query = (
+            select(job_outputs.c.body)
+            .join(jobs, jobs.c.job_id == job_outputs.c.job_id)
+            .where(job_outputs.c.part == _plain(part), jobs.c.state == "COMPLETED")
+            .order_by(jobs.c.seq.desc(), job_outputs.c.seq)
+            .offset(offset)
+            .limit(limit)
+        )
         if job_id is not None:
             query = query.where(jobs.c.job_id == job_id)
         with self._read() as connection:
@@ -193,7 +259,7 @@ class JobStore(Connections):
         with self._write() as connection:
             _set(connection, job_id, execution=execution)
 
-    # --- the queue, as workers drive it -------------------------------------------------------
+    # the queue, as workers drive it
 
     def claim(self, worker_id: str, now: int) -> Job | None:
         """Take the oldest QUEUED job: RUNNING, held by ``worker_id``; None when none is queued."""
@@ -201,12 +267,24 @@ class JobStore(Connections):
             if connection.execute(select(jobs.c.job_id).where(jobs.c.state == "QUEUED").limit(1)).first() is None:
                 return None
         with self._write() as connection:
-            job_id = connection.execute(select(jobs.c.job_id).where(jobs.c.state == "QUEUED").order_by(jobs.c.seq)
-                                        .limit(1).with_for_update(skip_locked=True)).scalar_one_or_none()
+            job_id = connection.execute(
+                select(jobs.c.job_id)
+                .where(jobs.c.state == "QUEUED")
+                .order_by(jobs.c.seq)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+            ).scalar_one_or_none()
             if job_id is None:
                 return None
-            _set(connection, job_id, state="RUNNING", worker_id=worker_id, started_ts=now, heartbeat_ts=now,
-                 attempts=jobs.c.attempts + 1)
+            _set(
+                connection,
+                job_id,
+                state="RUNNING",
+                worker_id=worker_id,
+                started_ts=now,
+                heartbeat_ts=now,
+                attempts=jobs.c.attempts + 1,
+            )
             _state(connection, job_id, "RUNNING", now)
             return _job(connection, job_id)
 
@@ -216,15 +294,19 @@ class JobStore(Connections):
         # Errors
         :class:`LeaseLost` when ``worker_id`` no longer holds the job."""
         with self._write() as connection:
-            cancel = connection.execute(update(jobs).where(jobs.c.job_id == job_id, jobs.c.state == "RUNNING",
-                                                           jobs.c.worker_id == worker_id)
-                                        .values(heartbeat_ts=now).returning(jobs.c.cancel_requested)).scalar()
+            cancel = connection.execute(
+                update(jobs)
+                .where(jobs.c.job_id == job_id, jobs.c.state == "RUNNING", jobs.c.worker_id == worker_id)
+                .values(heartbeat_ts=now)
+                .returning(jobs.c.cancel_requested)
+            ).scalar()
         if cancel is None:
             raise LeaseLost(f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id}")
         return bool(cancel)
 
-    def finish(self, job_id: str, worker_id: str, state: JobState, run_id: str | None, last_error: str | None,
-               now: int) -> Job:
+    def finish(
+        self, job_id: str, worker_id: str, state: JobState, run_id: str | None, last_error: str | None, now: int
+    ) -> Job:
         """End a job the worker holds: COMPLETED (with its run id), FAILED (with a reason) or
         CANCELLED; a job whose cancel was requested ends CANCELLED whatever ``state`` says.
 
@@ -240,8 +322,10 @@ class JobStore(Connections):
         with self._write() as connection:
             job = _job(connection, job_id, lock=True)
             if job.state != "RUNNING" or job.worker_id != worker_id:
-                raise LeaseLost(f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id} "
-                                f"({job.state}, held by {job.worker_id})")
+                raise LeaseLost(
+                    f"{LeaseLost.symbol}: worker {worker_id} no longer holds job {job_id} "
+                    f"({job.state}, held by {job.worker_id})"
+                )
             if job.cancel_requested:
                 # The run may stop on the flag (and report an error) before the worker's own
                 # heartbeat sees it, or finish meanwhile: a requested cancel decides the end.
@@ -281,8 +365,9 @@ class JobStore(Connections):
                 return []
         reaped = []
         with self._write() as connection:
-            for row in connection.execute(select(jobs).where(stale).order_by(jobs.c.seq)
-                                          .with_for_update(skip_locked=True)).all():
+            for row in connection.execute(
+                select(jobs).where(stale).order_by(jobs.c.seq).with_for_update(skip_locked=True)
+            ).all():
                 job = _record(row)
                 lost = f"worker {job.worker_id} lost during attempt {job.attempts} of {max_attempts}"
                 if job.cancel_requested:
@@ -301,6 +386,12 @@ class JobStore(Connections):
         return reaped
 
 
+def _plain(part: str) -> str:
+    """A part's name as plain text: PostgreSQL's driver writes an enum member by its Python
+    name (``ENGINE_STATUS``), not its value."""
+    return part.value if isinstance(part, OutputPart) else part
+
+
 def _job(connection: Connection, job_id: str, lock: bool = False) -> Job:
     query = select(jobs).where(jobs.c.job_id == job_id)
     row = connection.execute(query.with_for_update() if lock else query).first()
@@ -310,9 +401,27 @@ def _job(connection: Connection, job_id: str, lock: bool = False) -> Job:
 
 
 def _record(row: Row[tuple[object, ...]]) -> Job:
-    return Job(row.job_id, row.strategy_id, row.revision_id, row.request, row.instrument_id, row.start, row.end,
-               row.state, row.submitted_ts, row.started_ts, row.finished_ts, row.execution, row.run_id, row.last_error,
-               row.worker_id, row.heartbeat_ts, bool(row.cancel_requested), row.attempts, row.seq)
+    return Job(
+        row.job_id,
+        row.strategy_id,
+        row.revision_id,
+        row.request,
+        row.instrument_id,
+        row.start,
+        row.end,
+        row.state,
+        row.submitted_ts,
+        row.started_ts,
+        row.finished_ts,
+        row.execution,
+        row.run_id,
+        row.last_error,
+        row.worker_id,
+        row.heartbeat_ts,
+        bool(row.cancel_requested),
+        row.attempts,
+        row.seq,
+    )
 
 
 def _set(connection: Connection, job_id: str, **values: object) -> None:
@@ -321,28 +430,45 @@ def _set(connection: Connection, job_id: str, **values: object) -> None:
 
 def _requeue(connection: Connection, job_id: str, now: int, attempts: int) -> None:
     """Back to QUEUED as if never started: no worker, start, execution or outputs."""
-    _set(connection, job_id, state="QUEUED", worker_id=None, heartbeat_ts=None, started_ts=None, execution=None,
-         attempts=attempts)
+    _set(
+        connection,
+        job_id,
+        state="QUEUED",
+        worker_id=None,
+        heartbeat_ts=None,
+        started_ts=None,
+        execution=None,
+        attempts=attempts,
+    )
     connection.execute(delete(job_outputs).where(job_outputs.c.job_id == job_id))
     _state(connection, job_id, "QUEUED", now)
 
 
 def _next_sequence(connection: Connection, job_id: str) -> int:
-    sequence = connection.execute(update(jobs).where(jobs.c.job_id == job_id)
-                                  .values(last_sequence=jobs.c.last_sequence + 1)
-                                  .returning(jobs.c.last_sequence)).scalar()
+    sequence = connection.execute(
+        update(jobs)
+        .where(jobs.c.job_id == job_id)
+        .values(last_sequence=jobs.c.last_sequence + 1)
+        .returning(jobs.c.last_sequence)
+    ).scalar()
     if sequence is None:
         raise NotFound(f"{NotFound.symbol}: no job {job_id}")
     return int(sequence)
 
 
 def _state(connection: Connection, job_id: str, state: JobState, ts: int) -> None:
-    connection.execute(insert(job_events).values(job_id=job_id, sequence=_next_sequence(connection, job_id),
-                                                 type="STATE", state=state, ts_event=ts))
+    connection.execute(
+        insert(job_events).values(
+            job_id=job_id, sequence=_next_sequence(connection, job_id), type="STATE", state=state, ts_event=ts
+        )
+    )
 
 
 def _log(connection: Connection, job_id: str, level: str, message: str, ts: int) -> int:
     sequence = _next_sequence(connection, job_id)
-    connection.execute(insert(job_events).values(job_id=job_id, sequence=sequence, type="LOG", level=level,
-                                                 message=message[:MAX_MESSAGE], ts_event=ts))
+    connection.execute(
+        insert(job_events).values(
+            job_id=job_id, sequence=sequence, type="LOG", level=level, message=message[:MAX_MESSAGE], ts_event=ts
+        )
+    )
     return sequence

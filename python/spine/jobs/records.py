@@ -9,8 +9,20 @@ from typing import Any, Final, Literal
 from spine.errors import SpineError
 
 __all__ = [
-    "AlreadyFinished", "EVENT_LEVELS", "FINISHED", "HeadMoved", "Job", "JobEvent", "JobExists", "JobState",
-    "LeaseLost", "NotFound", "OUTPUT_PARTS", "Revision", "StoreError", "Strategy", "JOB_STATES",
+    "AlreadyFinished",
+    "EVENT_LEVELS",
+    "FINISHED",
+    "HeadMoved",
+    "Job",
+    "JobEvent",
+    "JobExists",
+    "JobState",
+    "LeaseLost",
+    "NotFound",
+    "Revision",
+    "StoreError",
+    "Strategy",
+    "JOB_STATES",
 ]
 
 JobState = Literal["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]
@@ -18,9 +30,6 @@ JOB_STATES: Final = ("QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED")
 #: The states a job never leaves.
 FINISHED: Final = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
 EVENT_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
-#: The documents a finished run leaves (``put_outputs``), each part a list in order.
-OUTPUT_PARTS: Final = ("report", "statistics", "equity", "orders", "fills", "positions", "signals", "markers",
-                       "retirements", "engine_status")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +61,7 @@ class Job:
     job_id: str
     strategy_id: str
     revision_id: str
-    #: The sealed request, canonical JSON text.
+    #: The request (:class:`spine.jobs.request.BacktestRequest`) as canonical JSON text.
     request: str
     instrument_id: str | None
     start: int

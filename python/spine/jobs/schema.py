@@ -21,8 +21,17 @@ from sqlalchemy import (
 )
 
 __all__ = [
-    "SCHEMA_VERSION", "metadata", "meta", "strategies", "revisions", "revision_files", "blobs", "jobs",
-    "job_events", "job_outputs", "workers",
+    "SCHEMA_VERSION",
+    "metadata",
+    "meta",
+    "strategies",
+    "revisions",
+    "revision_files",
+    "blobs",
+    "jobs",
+    "job_events",
+    "job_outputs",
+    "workers",
 ]
 
 #: Bumped whenever a table changes; a store refuses a database written at another version. A
@@ -37,13 +46,15 @@ metadata = MetaData()
 
 #: Key-value rows: ``schema_version`` and the counters (``job_seq``) that order lists.
 meta = Table(
-    "meta", metadata,
+    "meta",
+    metadata,
     Column("key", String(64), primary_key=True),
     Column("value", BigInteger, nullable=False),
 )
 
 strategies = Table(
-    "strategies", metadata,
+    "strategies",
+    metadata,
     Column("strategy_id", String(_ID), primary_key=True),
     Column("name", String(_NAME), nullable=False),
     Column("template_id", String(_ID)),
@@ -53,7 +64,8 @@ strategies = Table(
 )
 
 revisions = Table(
-    "revisions", metadata,
+    "revisions",
+    metadata,
     Column("strategy_id", String(_ID), ForeignKey("strategies.strategy_id"), nullable=False),
     Column("revision_id", String(_ID), nullable=False),
     Column("parent_revision_id", String(_ID)),
@@ -68,7 +80,8 @@ revisions = Table(
 )
 
 revision_files = Table(
-    "revision_files", metadata,
+    "revision_files",
+    metadata,
     Column("strategy_id", String(_ID), nullable=False),
     Column("revision_id", String(_ID), nullable=False),
     Column("path", String(_NAME), nullable=False),
@@ -78,17 +91,19 @@ revision_files = Table(
 
 #: File contents, shared by every revision (and strategy) holding the same bytes.
 blobs = Table(
-    "blobs", metadata,
+    "blobs",
+    metadata,
     Column("content_hash", String(_ID), primary_key=True),
     Column("content", LargeBinary, nullable=False),
 )
 
 jobs = Table(
-    "jobs", metadata,
+    "jobs",
+    metadata,
     Column("job_id", String(_ID), primary_key=True),
     Column("strategy_id", String(_ID), nullable=False),
     Column("revision_id", String(_ID), nullable=False),
-    #: The sealed request as canonical JSON text.
+    #: The request (:class:`spine.jobs.request.BacktestRequest`) as canonical JSON text.
     Column("request", Text, nullable=False),
     Column("instrument_id", String(_NAME)),
     Column("start", BigInteger, nullable=False),
@@ -115,7 +130,8 @@ jobs = Table(
 )
 
 job_events = Table(
-    "job_events", metadata,
+    "job_events",
+    metadata,
     Column("job_id", String(_ID), ForeignKey("jobs.job_id"), nullable=False),
     Column("sequence", BigInteger, nullable=False),
     Column("type", String(8), nullable=False),
@@ -128,7 +144,8 @@ job_events = Table(
 
 #: A finished run's documents, each canonical JSON bytes, in order within a part.
 job_outputs = Table(
-    "job_outputs", metadata,
+    "job_outputs",
+    metadata,
     Column("job_id", String(_ID), ForeignKey("jobs.job_id"), nullable=False),
     Column("part", String(32), nullable=False),
     Column("seq", BigInteger, nullable=False),
@@ -139,7 +156,8 @@ job_outputs = Table(
 #: Every running worker says it is alive here (its own thread, every heartbeat); a stopping
 #: worker removes its row. Read by the gateway's health and status.
 workers = Table(
-    "workers", metadata,
+    "workers",
+    metadata,
     Column("worker_id", String(_NAME), primary_key=True),
     Column("started_ts", BigInteger, nullable=False),
     Column("seen_ts", BigInteger, nullable=False),

@@ -9,10 +9,10 @@ from types import TracebackType
 
 from sqlalchemy import insert, select, text
 
-from spine.jobs.engine import safe_url
+from spine.jobs.database import safe_url
 from spine.jobs.queue import JobStore
 from spine.jobs.records import StoreError
-from spine.jobs.revisions import RevisionStore
+from spine.jobs.revision_store import RevisionStore
 from spine.jobs.schema import SCHEMA_VERSION, meta, metadata
 from spine.jobs.workers import WorkerStore
 
@@ -48,15 +48,19 @@ class Store(RevisionStore, JobStore, WorkerStore):
             metadata.create_all(connection)
             version = connection.execute(select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
             if version is None:
-                connection.execute(insert(meta), [{"key": "schema_version", "value": SCHEMA_VERSION},
-                                                  {"key": "job_seq", "value": 0}])
+                connection.execute(
+                    insert(meta), [{"key": "schema_version", "value": SCHEMA_VERSION}, {"key": "job_seq", "value": 0}]
+                )
             elif version != SCHEMA_VERSION:
-                raise StoreError(f"{StoreError.symbol}: {safe_url(self.url)} holds schema version {version}; "
-                                 f"this spine reads version {SCHEMA_VERSION}")
+                raise StoreError(
+                    f"{StoreError.symbol}: {safe_url(self.url)} holds schema version {version}; "
+                    f"this spine reads version {SCHEMA_VERSION}"
+                )
 
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         self.close()

@@ -28,10 +28,15 @@ class WorkerStore(Connections):
     def alive(self, worker_id: str, started_ts: int, now: int) -> None:
         """``worker_id`` is alive at ``now`` (its row created at the first call)."""
         with self._write() as connection:
-            if connection.execute(update(workers).where(workers.c.worker_id == worker_id)
-                                  .values(seen_ts=now, started_ts=started_ts)).rowcount == 0:
-                connection.execute(self._insert_ignore(workers).values(worker_id=worker_id, started_ts=started_ts,
-                                                                        seen_ts=now))
+            if (
+                connection.execute(
+                    update(workers).where(workers.c.worker_id == worker_id).values(seen_ts=now, started_ts=started_ts)
+                ).rowcount
+                == 0
+            ):
+                connection.execute(
+                    self._insert_ignore(workers).values(worker_id=worker_id, started_ts=started_ts, seen_ts=now)
+                )
 
     def gone(self, worker_id: str) -> None:
         """``worker_id`` stopped: it no longer counts as alive."""
@@ -41,8 +46,9 @@ class WorkerStore(Connections):
     def live_workers(self, now: int, stale_after_ns: int) -> list[WorkerSeen]:
         """The workers seen within ``stale_after_ns`` of ``now``, by id."""
         with self._read() as connection:
-            rows = connection.execute(select(workers).where(workers.c.seen_ts >= now - stale_after_ns)
-                                      .order_by(workers.c.worker_id)).all()
+            rows = connection.execute(
+                select(workers).where(workers.c.seen_ts >= now - stale_after_ns).order_by(workers.c.worker_id)
+            ).all()
         return [WorkerSeen(row.worker_id, row.started_ts, row.seen_ts) for row in rows]
 
     def job_counts(self) -> dict[str, int]:

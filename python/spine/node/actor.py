@@ -36,7 +36,10 @@ from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual
 from spine._core import bar_row
 from spine.fanout import FanOut
 from spine.node.ledger import CoverageLedger
+from spine.node.persist.series_book import SeriesBook, mantissas
+from spine.node.sim.kinds import Liquidation, OptionGreeks
 from spine.node.status import EngineStatusProducer
+from spine.wire.bar_types import bar_kind, bar_type_of
 from spine.wire.projection import (
     coverage_doc,
     envelope,
@@ -45,9 +48,6 @@ from spine.wire.projection import (
     quote_doc,
     trade_doc,
 )
-from spine.node.series_book import SeriesBook, mantissas
-from spine.wire.bar_types import bar_kind, bar_type_of
-from spine.node.sim.kinds import Liquidation, OptionGreeks
 
 __all__ = ["IngestionActor", "IngestionCounters"]
 
@@ -68,6 +68,7 @@ def _guarded(handler: Callable[..., None]) -> Callable[..., None]:
             log.exception("ingestion handler %s failed", handler.__name__)
 
     return guarded
+
 
 MINUTE_NS = 60 * 10**9
 
@@ -153,7 +154,7 @@ class IngestionActor(Actor):
         #: Bar type -> the history bars collected for a pending request_bars.
         self._history: dict[str, list[Any]] = {}
 
-    # --- start --------------------------------------------------------------------------------
+    # start
 
     def on_start(self) -> None:
         venue = list(self.cache.instruments())
@@ -183,8 +184,9 @@ class IngestionActor(Actor):
         # reconcile with discovery), with zero ingestion demand.
         unretained = [i for i in venue if self._retention(str(i.id)) == "unretained"]
         self.unretained = frozenset(str(i.id) for i in unretained)
-        self.ledger.register_discovery(eligible + [(str(i.id), _eligible(i, seconds=False)) for i in unretained],
-                                       unretained=self.unretained)
+        self.ledger.register_discovery(
+            eligible + [(str(i.id), _eligible(i, seconds=False)) for i in unretained], unretained=self.unretained
+        )
         for iid, channels in eligible:
             for channel in channels:
                 self.ledger.subscribed(iid, channel)
@@ -207,11 +209,19 @@ class IngestionActor(Actor):
         for resolution in resolutions:
             bar_type = BarType.from_str(bar_type_of(str(instrument.id), resolution, "INTERNAL"))
             handler = self._internal_minute if resolution == "1m" else self._internal_second
-            out.append(TimeBarAggregator(instrument, bar_type, handler, self._event_clock,
-                                         build_with_no_updates=False, skip_first_non_full_bar=True))
+            out.append(
+                TimeBarAggregator(
+                    instrument,
+                    bar_type,
+                    handler,
+                    self._event_clock,
+                    build_with_no_updates=False,
+                    skip_first_non_full_bar=True,
+                )
+            )
         return out
 
-    # --- the event clock ----------------------------------------------------------------------
+    # the event clock
 
     def _advance(self, ts: int) -> None:
         """Move the event clock to ``ts``: fire due aggregator timers, extend coverage over the
@@ -243,7 +253,7 @@ class IngestionActor(Actor):
             for closed in series.advance(end):
                 self._publish_derived(instrument_id, channel, closed)
 
-    # --- quotes and trades ----------------------------------------------------------------------
+    # quotes and trades
 
     @_guarded
     def on_quote_tick(self, tick: Any) -> None:
@@ -266,7 +276,7 @@ class IngestionActor(Actor):
             aggregator.handle_trade_tick(tick)
         self.hub.publish("trade", iid, frame("trade", trade_doc(tick)))
 
-    # --- bars -------------------------------------------------------------------------------------
+    # bars
 
     @_guarded
     def on_bar(self, bar: Any) -> None:
@@ -339,13 +349,19 @@ class IngestionActor(Actor):
         else:
             self._publish_bar(instrument_id, channel, resolution, b"[]", [(start, end, kind)])
 
-    def _publish_bar(self, instrument_id: str, channel: str, resolution: str, rows: bytes,
-                     withheld: list[tuple[int, int, str]]) -> None:
+    def _publish_bar(
+        self, instrument_id: str, channel: str, resolution: str, rows: bytes, withheld: list[tuple[int, int, str]]
+    ) -> None:
         """``rows``: the JSON array of the event's bar rows, as ``spine._core.bar_row`` writes it."""
         document = envelope(
-            instrument_id=instrument_id, bar_type=bar_type_of(instrument_id, resolution, channel),
-            resolution=resolution, channel=channel, bars=msgspec.Raw(rows),
-            coverage=self.coverage(instrument_id, channel), withheld=withheld, next_cursor=None,
+            instrument_id=instrument_id,
+            bar_type=bar_type_of(instrument_id, resolution, channel),
+            resolution=resolution,
+            channel=channel,
+            bars=msgspec.Raw(rows),
+            coverage=self.coverage(instrument_id, channel),
+            withheld=withheld,
+            next_cursor=None,
         )
         self.hub.publish(bar_kind(resolution, channel), instrument_id, frame("bar", document))
 
@@ -360,8 +376,9 @@ class IngestionActor(Actor):
         key = (series.revision, exhausted)
         cached = self._coverage.get((instrument_id, channel))
         if cached is None or cached[0] != key:
-            document = coverage_doc(series, instrument_id=instrument_id,
-                                    retention_state=self.retention(instrument_id), exhausted=exhausted)
+            document = coverage_doc(
+                series, instrument_id=instrument_id, retention_state=self.retention(instrument_id), exhausted=exhausted
+            )
             cached = self._coverage[(instrument_id, channel)] = (key, document)
         return cached[1]
 
@@ -375,7 +392,7 @@ class IngestionActor(Actor):
         for closed in self.book.series(instrument_id, "EXTERNAL").confirm_empty(start, end):
             self._publish_derived(instrument_id, "EXTERNAL", closed)
 
-    # --- facts --------------------------------------------------------------------------------------
+    # facts
 
     def _fact(self, kind: str, data: Any) -> None:
         if str(data.instrument_id) not in self.book:
@@ -387,7 +404,7 @@ class IngestionActor(Actor):
         self.counters.facts += 1
         self.hub.publish(kind, document["instrument_id"], frame(kind, document))
 
-    # --- history answers (request_bars) ---------------------------------------------------------
+    # history answers (request_bars)
 
     def collect_history(self, bar_type: str) -> list[Any]:
         """Collect the history bars of ``bar_type`` until :meth:`stop_collecting` (the list

@@ -33,8 +33,16 @@ from spine.node.config import ConfigError, NodeConfig
 from spine.node.hydrator import Answer
 from spine.wire.bar_types import bar_type_of
 
-__all__ = ["CatalogDataClient", "CatalogDataClientConfig", "CatalogDataClientFactory", "CatalogHistory",
-           "CatalogInstrumentProvider", "check_catalog", "import_root", "venue_instruments"]
+__all__ = [
+    "CatalogDataClient",
+    "CatalogDataClientConfig",
+    "CatalogDataClientFactory",
+    "CatalogHistory",
+    "CatalogInstrumentProvider",
+    "check_catalog",
+    "import_root",
+    "venue_instruments",
+]
 
 MINUTE_NS = 60 * 10**9
 
@@ -59,16 +67,23 @@ def check_catalog(config: NodeConfig) -> list[Any]:
     venue = config.venue_name
     catalog, data = Path(config.catalog.path).resolve(), Path(config.data_dir).resolve()
     if catalog == data or catalog in data.parents or data in catalog.parents:
-        raise ConfigError(f"catalog.path {config.catalog.path} and data_dir {config.data_dir} overlap: the node "
-                          "writes catalogs of its own under data_dir; allowed: two separate directories")
+        raise ConfigError(
+            f"catalog.path {config.catalog.path} and data_dir {config.data_dir} overlap: the node "
+            "writes catalogs of its own under data_dir; allowed: two separate directories"
+        )
     root = import_root(config.catalog.path)
     instruments = venue_instruments(root, venue)
     if not instruments:
-        others = sorted({i.id.venue.value for i in ParquetDataCatalog(str(root)).instruments()}) \
-            if (root / "data").is_dir() else []
+        others = (
+            sorted({i.id.venue.value for i in ParquetDataCatalog(str(root)).instruments()})
+            if (root / "data").is_dir()
+            else []
+        )
         held = f"it holds instruments of {', '.join(others)}" if others else "it holds no instrument"
-        raise ConfigError(f"catalog.path {config.catalog.path}: no instrument of venue {venue} in {root} ({held}); "
-                          f"allowed: a directory spine import --venue {venue} --catalog DIR wrote")
+        raise ConfigError(
+            f"catalog.path {config.catalog.path}: no instrument of venue {venue} in {root} ({held}); "
+            f"allowed: a directory spine import --venue {venue} --catalog DIR wrote"
+        )
     return instruments
 
 
@@ -127,8 +142,9 @@ class CatalogHistory:
         key = (instrument_id, bars)
         if key not in self._spans:
             closes = self._closes(instrument_id)
-            self._spans[key] = None if not len(closes) else (
-                int(closes[-min(bars, len(closes))]) - MINUTE_NS, int(closes[-1]))
+            self._spans[key] = (
+                None if not len(closes) else (int(closes[-min(bars, len(closes))]) - MINUTE_NS, int(closes[-1]))
+            )
         return self._spans[key]
 
     def bars(self, instrument_id: str, start_ns: int, end_ns: int) -> list[Bar]:
@@ -136,8 +152,9 @@ class CatalogHistory:
         with self._lock:
             if self._catalog is None:
                 self._catalog = ParquetDataCatalog(str(self.root))
-            found: list[Bar] = self._catalog.bars(bar_types=[bar_type_of(instrument_id, "1m", "EXTERNAL")],
-                                                  start=start_ns + 1, end=end_ns)
+            found: list[Bar] = self._catalog.bars(
+                bar_types=[bar_type_of(instrument_id, "1m", "EXTERNAL")], start=start_ns + 1, end=end_ns
+            )
         return [b for b in found if start_ns < b.ts_event <= end_ns]
 
     async def fetch(self, instrument_id: str, start_ns: int, end_ns: int) -> Answer:
@@ -151,18 +168,26 @@ class CatalogHistory:
 class CatalogDataClient(LiveMarketDataClient):
     """The venue (see the module docs)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any,
-                 config: CatalogDataClientConfig) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any, config: CatalogDataClientConfig
+    ) -> None:
         root = import_root(config.path)
-        super().__init__(loop=loop, client_id=ClientId(config.venue_name), venue=Venue(config.venue_name),
-                         msgbus=msgbus, cache=cache, clock=clock,
-                         instrument_provider=CatalogInstrumentProvider(root, config.venue_name,
-                                                                       InstrumentProviderConfig(load_all=True)),
-                         config=config)
+        super().__init__(
+            loop=loop,
+            client_id=ClientId(config.venue_name),
+            venue=Venue(config.venue_name),
+            msgbus=msgbus,
+            cache=cache,
+            clock=clock,
+            instrument_provider=CatalogInstrumentProvider(
+                root, config.venue_name, InstrumentProviderConfig(load_all=True)
+            ),
+            config=config,
+        )
         self.root = root
         self.history_source = CatalogHistory(root)
 
-    # --- lifecycle ----------------------------------------------------------------------------
+    # lifecycle
 
     async def _connect(self) -> None:
         await self._instrument_provider.initialize()
@@ -172,7 +197,7 @@ class CatalogDataClient(LiveMarketDataClient):
     async def _disconnect(self) -> None:
         pass
 
-    # --- subscriptions: accepted, nothing is ever live ------------------------------------------
+    # subscriptions: accepted, nothing is ever live
 
     async def _subscribe_quote_ticks(self, command: Any) -> None:
         pass
@@ -213,7 +238,7 @@ class CatalogDataClient(LiveMarketDataClient):
     async def _unsubscribe_bars(self, command: Any) -> None:
         pass
 
-    # --- history ------------------------------------------------------------------------------
+    # history
 
     async def _request_bars(self, request: Any) -> None:
         """History through the framework: the imported 1-minute bars in the request's window
@@ -226,7 +251,7 @@ class CatalogDataClient(LiveMarketDataClient):
             end = int(request.end.value) if request.end is not None else 2**63 - 1
             bars = await asyncio.to_thread(self.history_source.bars, iid, start, end)
             if request.limit:
-                bars = bars[-request.limit:]
+                bars = bars[-request.limit :]
         self._handle_bars(request.bar_type, bars, request.id, request.start, request.end, request.params)
 
 
@@ -234,8 +259,11 @@ class CatalogDataClientFactory(LiveDataClientFactory):
     """Builds the catalog venue's client for a node."""
 
     @staticmethod
-    def create(loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any,
-               clock: Any) -> CatalogDataClient:
+    def create(
+        loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any, clock: Any
+    ) -> CatalogDataClient:
         if not isinstance(config, CatalogDataClientConfig):
-            raise TypeError(f"the catalog venue's factory builds from a CatalogDataClientConfig, got {type(config).__name__}")
+            raise TypeError(
+                f"the catalog venue's factory builds from a CatalogDataClientConfig, got {type(config).__name__}"
+            )
         return CatalogDataClient(loop, msgbus, cache, clock, config)

@@ -18,8 +18,17 @@ import msgspec
 
 from spine.settings import ConfigError, ServerSettings, load_settings
 
-__all__ = ["MAX_SIM_SPEED", "MAX_VENUE_NAME", "CatalogConfig", "ConfigError", "DeploymentMode", "FloorsConfig", "NodeConfig",
-           "SimConfig", "load_config"]
+__all__ = [
+    "MAX_SIM_SPEED",
+    "MAX_VENUE_NAME",
+    "CatalogConfig",
+    "ConfigError",
+    "DeploymentMode",
+    "FloorsConfig",
+    "NodeConfig",
+    "SimConfig",
+    "load_config",
+]
 
 DeploymentMode = Literal["public-readonly", "private-operator"]
 #: The simulated venue's fastest clock: a venue hour per wall second.
@@ -53,12 +62,16 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
     def __post_init__(self) -> None:
         if len(self.venue_name) > MAX_VENUE_NAME or not _VENUE_NAME.fullmatch(self.venue_name):
-            raise ConfigError(f"sim.venue_name {self.venue_name!r}: allowed an upper-case letter, then upper-case "
-                              f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters")
+            raise ConfigError(
+                f"sim.venue_name {self.venue_name!r}: allowed an upper-case letter, then upper-case "
+                f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters"
+            )
         for instrument_id in self.history:
             if not instrument_id.endswith(f".{self.venue_name}"):
-                raise ConfigError(f"sim.history names {instrument_id!r}: allowed instrument ids of venue "
-                                  f"{self.venue_name} (SYMBOL.{self.venue_name})")
+                raise ConfigError(
+                    f"sim.history names {instrument_id!r}: allowed instrument ids of venue "
+                    f"{self.venue_name} (SYMBOL.{self.venue_name})"
+                )
 
 
 class CatalogConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -73,19 +86,29 @@ class CatalogConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     def __post_init__(self) -> None:
         name = self.venue_name
         if name is not None and (len(name) > MAX_VENUE_NAME or not _VENUE_NAME.fullmatch(name)):
-            raise ConfigError(f"catalog.venue_name {name!r}: allowed an upper-case letter, then upper-case "
-                              f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters")
+            raise ConfigError(
+                f"catalog.venue_name {name!r}: allowed an upper-case letter, then upper-case "
+                f"letters, digits or _ (^[A-Z][A-Z0-9_]*$), at most {MAX_VENUE_NAME} characters"
+            )
 
 
 class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_NODE_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_NODE_ID": "node_id", "SPINE_VENUE": "venue", "SPINE_DATA_DIR": "data_dir",
-        "SPINE_LIVE_CHANNEL": "live_channel", "SPINE_HOST": "host", "SPINE_PORT": "port",
-        "SPINE_MANIFEST": "manifest", "SPINE_SIM_SPEED": "sim.speed", "SPINE_SIM_SEED": "sim.seed",
-        "SPINE_SIM_VENUE_NAME": "sim.venue_name",
-        "SPINE_CATALOG_PATH": "catalog.path", "SPINE_CATALOG_VENUE_NAME": "catalog.venue_name", "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-    }
+    #: The node's variables carry no process word (``SPINE_PORT``, ``SPINE_SIM_SPEED``).
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "node_id",
+        "venue",
+        "data_dir",
+        "live_channel",
+        "host",
+        "port",
+        "manifest",
+        "sim.speed",
+        "sim.seed",
+        "sim.venue_name",
+        "catalog.path",
+        "catalog.venue_name",
+    )
     WHAT: ClassVar[str] = "node configuration"
 
     node_id: str = "spine-node-1"
@@ -118,7 +141,9 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.capacity < 1 or self.seconds_prefix < 0 or self.flush_secs <= 0 or self.hydrate_minutes < 0:
-            raise ConfigError("capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required")
+            raise ConfigError(
+                "capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required"
+            )
         if not 0 <= self.external_grace_secs <= 3_600:
             raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
         if not 0.000_01 <= self.gil_switch_secs <= 0.1:
@@ -126,8 +151,10 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:
             raise ConfigError(f"sim.speed {self.sim.speed}: allowed above 0, at most {MAX_SIM_SPEED:g}")
         if self.venue == "catalog" and self.catalog.venue_name is None:
-            raise ConfigError("venue \"catalog\" needs catalog.venue_name (SPINE_CATALOG_VENUE_NAME): the venue "
-                              "named by spine import --venue")
+            raise ConfigError(
+                'venue "catalog" needs catalog.venue_name (SPINE_CATALOG_VENUE_NAME): the venue '
+                "named by spine import --venue"
+            )
 
     @property
     def venue_name(self) -> str:

@@ -29,11 +29,18 @@ WireState = Literal["EMPTY", "HYDRATING", "READY", "FAILED"]
 Outcome = Literal["history", "no_history", "transient", "failed"]
 
 WIRE_STATE: Final[dict[InternalState, WireState]] = {
-    "EMPTY": "EMPTY", "HYDRATING": "HYDRATING", "READY": "READY",
-    "NO_HISTORY": "READY", "RETRY_WAIT": "HYDRATING", "FAILED": "FAILED",
+    "EMPTY": "EMPTY",
+    "HYDRATING": "HYDRATING",
+    "READY": "READY",
+    "NO_HISTORY": "READY",
+    "RETRY_WAIT": "HYDRATING",
+    "FAILED": "FAILED",
 }
 _TARGET: Final[dict[Outcome, InternalState]] = {
-    "history": "READY", "no_history": "NO_HISTORY", "transient": "RETRY_WAIT", "failed": "FAILED",
+    "history": "READY",
+    "no_history": "NO_HISTORY",
+    "transient": "RETRY_WAIT",
+    "failed": "FAILED",
 }
 ROUTE: Final = "/v2/hydration"
 _U64_MAX: Final = 2**64 - 1
@@ -87,8 +94,9 @@ class HydrationBook:
     """Every instrument's hydration state. Delays: ``base_ns * factor**(k-1)`` after the k-th
     attempt fails, capped at ``cap_ns``; attempt ``max_attempts`` failing is FAILED."""
 
-    def __init__(self, *, base_ns: int = 1_000_000_000, factor: int = 2, cap_ns: int = 60_000_000_000,
-                 max_attempts: int = 6) -> None:
+    def __init__(
+        self, *, base_ns: int = 1_000_000_000, factor: int = 2, cap_ns: int = 60_000_000_000, max_attempts: int = 6
+    ) -> None:
         if base_ns < 1 or factor < 1 or cap_ns < base_ns or max_attempts < 1:
             raise ValueError("backoff needs base_ns >= 1, factor >= 1, cap_ns >= base_ns, max_attempts >= 1")
         self.base_ns, self.factor, self.cap_ns, self.max_attempts = base_ns, factor, cap_ns, max_attempts
@@ -103,7 +111,7 @@ class HydrationBook:
             delay *= self.factor
         return min(delay, self.cap_ns)
 
-    # --- transitions -----------------------------------------------------------------------
+    # transitions
 
     def register(self, instrument_ids: Iterable[str], now_ns: int) -> None:
         """Track instruments as EMPTY (so counts and pages show them before hydration starts);
@@ -124,8 +132,9 @@ class HydrationBook:
             raise IllegalTransition(instrument_id, entry.state, "HYDRATING")
         self._hydrate(entry, now_ns)
 
-    def outcome(self, instrument_id: str, outcome: Outcome, now_ns: int, *, bars: int = 0,
-                error: str | None = None) -> InternalState:
+    def outcome(
+        self, instrument_id: str, outcome: Outcome, now_ns: int, *, bars: int = 0, error: str | None = None
+    ) -> InternalState:
         """HYDRATING -> READY | NO_HISTORY | RETRY_WAIT | FAILED; returns the new state.
 
         ``failed`` needs ``error`` (FAILED always says why); ``transient`` takes one. ``bars``
@@ -162,8 +171,11 @@ class HydrationBook:
         """RETRY_WAIT -> HYDRATING for every instrument whose retry time has come (sorted); the
         caller sends their next history request."""
         check_nanos(now_ns)
-        ready = sorted(iid for iid, e in self._entries.items()
-                       if e.state == "RETRY_WAIT" and e.next_retry_ts is not None and e.next_retry_ts <= now_ns)
+        ready = sorted(
+            iid
+            for iid, e in self._entries.items()
+            if e.state == "RETRY_WAIT" and e.next_retry_ts is not None and e.next_retry_ts <= now_ns
+        )
         for instrument_id in ready:
             self._hydrate(self._entries[instrument_id], now_ns)
         return ready
@@ -174,9 +186,13 @@ class HydrationBook:
 
     def _hydrate(self, entry: _Entry, now_ns: int) -> None:
         entry.state, entry.attempts, entry.next_retry_ts, entry.updated_ts = (
-            "HYDRATING", entry.attempts + 1, None, now_ns)
+            "HYDRATING",
+            entry.attempts + 1,
+            None,
+            now_ns,
+        )
 
-    # --- reads -----------------------------------------------------------------------------
+    # reads
 
     def __contains__(self, instrument_id: object) -> bool:
         return instrument_id in self._entries
@@ -207,8 +223,13 @@ class HydrationBook:
 
 
 def _document(items: list[dict[str, Any]], next_cursor: str | None) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": "svc.hydration_state", "schema_version": 1,
-            "items": items, "next_cursor": next_cursor}
+    return {
+        "version": WIRE_VERSION,
+        "schema_id": "svc.hydration_state",
+        "schema_version": 1,
+        "items": items,
+        "next_cursor": next_cursor,
+    }
 
 
 def _check_id(instrument_id: str) -> str:

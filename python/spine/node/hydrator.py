@@ -1,15 +1,15 @@
 """Hydration: fetch each retained instrument's EXTERNAL candle history into its series and the
 catalog, driving the :class:`~spine.node.hydration.HydrationBook` state machine.
 
-The window asked for is the gap above the series' own newest close (its resume hint) when the
-series finished hydrating in an earlier run (READY or NO_HISTORY, kept by
-:mod:`spine.node.hydration_state`), so it asks only for what it missed; any other series (empty,
-or holding only live bars because the node stopped before its hydration finished) asks for the
-whole ``window_minutes``. A history answer also counts as observation of the whole window (the
-venue said what happened in it), so its minutes are covered, and a minute of it without a
-candle is confirmed empty (no gap: see :mod:`spine.node.repair`) once its grace has passed. Transient failures are retried
-on the book's backoff; no history marks the series exhausted. INTERNAL bars have no history:
-they are built from live trades only, and are never filled from candles.
+The window asked for is the gap above the series' own newest close (its resume hint) when the series
+finished hydrating in an earlier run (READY or NO_HISTORY, kept by
+:mod:`spine.node.persist.hydration_state`), so it asks only for what it missed; any other series
+(empty, or holding only live bars because the node stopped before its hydration finished) asks for
+the whole ``window_minutes``. A history answer also counts as observation of the whole window (the
+venue said what happened in it), so its minutes are covered, and a minute of it without a candle is
+confirmed empty (no gap: see :mod:`spine.node.repair`) once its grace has passed. Transient failures
+are retried on the book's backoff; no history marks the series exhausted. INTERNAL bars have no
+history: they are built from live trades only, and are never filled from candles.
 
 A source may say more (the catalog venue's does, :mod:`spine.node.catalog_venue`): a
 ``span(instrument_id, bars)`` method gives the window holding the instrument's newest ``bars``
@@ -33,10 +33,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from spine.node.hydration import HydrationBook
-from spine.node.hydration_state import Finished
-from spine.node.series_book import SeriesBook, mantissas
+from spine.node.persist.hydration_state import Finished
+from spine.node.persist.series_book import SeriesBook, mantissas
+from spine.node.persist.store import CatalogStore
 from spine.wire.bar_types import bar_type_of
-from spine.node.store import CatalogStore
 
 __all__ = ["Answer", "FrameworkHistory", "HistorySource", "Hydrator", "SimHistory"]
 
@@ -77,7 +77,9 @@ class SimHistory:
         bars: list[Any] = []
         for low in range(start_ns, end_ns, SIM_SLICE_MINUTES * MINUTE_NS):
             high = min(low + SIM_SLICE_MINUTES * MINUTE_NS, end_ns)
-            bars += [self._client.candle_bar(instrument, c) for c in self._client.history.candles(instrument_id, low, high)]
+            bars += [
+                self._client.candle_bar(instrument, c) for c in self._client.history.candles(instrument_id, low, high)
+            ]
             await asyncio.sleep(0)
         return Answer("history", bars)
 
@@ -100,8 +102,9 @@ class FrameworkHistory:
         answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         bars = self._actor.collect_history(str(bar_type))
         try:
-            self._actor.request_bars(bar_type, start=_utc(start_ns), end=_utc(end_ns),
-                                     callback=lambda _request_id: _resolve(answered))
+            self._actor.request_bars(
+                bar_type, start=_utc(start_ns), end=_utc(end_ns), callback=lambda _request_id: _resolve(answered)
+            )
             await asyncio.wait_for(answered, self.timeout_secs)
         except TimeoutError:
             return Answer("transient", error=f"no history answer for {instrument_id} within {self.timeout_secs:g} s")
@@ -126,9 +129,19 @@ def _utc(ns: int) -> datetime:
 class Hydrator:
     """See the module docs."""
 
-    def __init__(self, *, book: HydrationBook, series: SeriesBook, store: CatalogStore, source: HistorySource,
-                 now: Callable[[], int], window_minutes: int, finished: dict[str, Finished] | None = None,
-                 grace_ns: int = 0, on_finished: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        book: HydrationBook,
+        series: SeriesBook,
+        store: CatalogStore,
+        source: HistorySource,
+        now: Callable[[], int],
+        window_minutes: int,
+        finished: dict[str, Finished] | None = None,
+        grace_ns: int = 0,
+        on_finished: Callable[[str], None] | None = None,
+    ) -> None:
         self.book = book
         #: Told each instrument whose hydration finished (the node flushes it to its catalog).
         self.on_finished = on_finished
@@ -232,8 +245,12 @@ class Hydrator:
         elif answer.outcome == "no_history":
             self._no_history(instrument_id, start, end)
         else:
-            self.book.outcome(instrument_id, answer.outcome, self.now(),  # type: ignore[arg-type]
-                              error=answer.error or f"{answer.outcome} history failure")
+            self.book.outcome(
+                instrument_id,
+                answer.outcome,  # type: ignore[arg-type]
+                self.now(),
+                error=answer.error or f"{answer.outcome} history failure",
+            )
 
     def _no_history(self, instrument_id: str, start: int, end: int) -> None:
         self.exhausted.add(instrument_id)
@@ -247,8 +264,12 @@ class Hydrator:
         if bars:
             p = self.series.precision(instrument_id)
             rows = np.array([mantissas(b, p.price, p.size) for b in bars], dtype=np.int64)
-            taken = int(series.extend(np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
-                                      *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6))))
+            taken = int(
+                series.extend(
+                    np.ascontiguousarray(rows[:, 0].astype(np.uint64)),
+                    *(np.ascontiguousarray(rows[:, k]) for k in range(1, 6)),
+                )
+            )
         # After the bars, so only the minutes the answer held no candle for are confirmed; a
         # bulk load streams nothing, so the buckets this completes are served by pages.
         settled = min(end, (self.now() - self.grace_ns) // MINUTE_NS * MINUTE_NS)

@@ -28,19 +28,31 @@ from typing import Any, Final, Literal
 
 from spine._core import WIRE_VERSION
 from spine.errors import DiscoveryNotRegistered
-from spine.wire.cursors import paginate
 from spine.node.hydration import IllegalTransition, check_nanos
+from spine.wire.cursors import paginate
 
 __all__ = ["LEDGER_CHANNELS", "ROUTES", "CoverageLedger", "DiscoveryNotRegistered", "View"]
 
 LEDGER_CHANNELS: Final = (
-    "quotes", "trades", "bars_external", "bars_internal", "bars_second",
-    "mark_price", "index_price", "funding_rate", "option_greeks", "instrument_status", "liquidation",
+    "quotes",
+    "trades",
+    "bars_external",
+    "bars_internal",
+    "bars_second",
+    "mark_price",
+    "index_price",
+    "funding_rate",
+    "option_greeks",
+    "instrument_status",
+    "liquidation",
 )
 View = Literal["all", "failures", "quiet"]
 Subscription = Literal["planned", "subscribed", "failed", "unretained"]
-ROUTES: Final[dict[str, str]] = {"all": "/v2/coverage", "failures": "/v2/coverage/failures",
-                                 "quiet": "/v2/coverage/quiet"}
+ROUTES: Final[dict[str, str]] = {
+    "all": "/v2/coverage",
+    "failures": "/v2/coverage/failures",
+    "quiet": "/v2/coverage/quiet",
+}
 _REFUSED: Final = {("failed", "subscribed")}
 _INSTRUMENT_ID = re.compile(r"[!-~]+\.[A-Z][A-Z0-9_]*")
 _LINE_BREAKS = re.compile("[\n\r\u2028\u2029]")
@@ -95,8 +107,9 @@ class CoverageLedger:
         """False until :meth:`register_discovery` (coverage routes answer 404 until then)."""
         return self._registered
 
-    def register_discovery(self, instruments: Sequence[tuple[str, frozenset[str]]],
-                           unretained: frozenset[str] = frozenset()) -> None:
+    def register_discovery(
+        self, instruments: Sequence[tuple[str, frozenset[str]]], unretained: frozenset[str] = frozenset()
+    ) -> None:
         """Record a discovery: ``(instrument_id, eligible channels)`` for every instrument;
         those in ``unretained`` get no ingestion (their eligible channels are ``unretained``).
 
@@ -105,8 +118,11 @@ class CoverageLedger:
         """
         fresh: dict[str, _Instrument] = {}
         for instrument_id, eligible in instruments:
-            if not isinstance(instrument_id, str) or len(instrument_id) > 128 \
-                    or not _INSTRUMENT_ID.fullmatch(instrument_id):
+            if (
+                not isinstance(instrument_id, str)
+                or len(instrument_id) > 128
+                or not _INSTRUMENT_ID.fullmatch(instrument_id)
+            ):
                 raise ValueError(f"not a canonical SYMBOL.VENUE instrument id: {instrument_id!r}")
             if instrument_id in fresh:
                 raise ValueError(f"{instrument_id} is discovered twice")
@@ -146,7 +162,7 @@ class CoverageLedger:
             raise ValueError(f"{instrument_id}: an inactive reason is one non-empty line, got {reason!r}")
         entry.status = "ACTIVE" if reason is None else f"INACTIVE:{reason}"
 
-    # --- lifecycle and flow ------------------------------------------------------------------
+    # lifecycle and flow
 
     def _channel(self, instrument_id: str, channel: str, to: str) -> _Channel:
         if channel not in LEDGER_CHANNELS:
@@ -194,7 +210,7 @@ class CoverageLedger:
             raise ValueError(f"count must be >= 0, got {count}")
         self._instruments[instrument_id].out_of_order += count
 
-    # --- documents ---------------------------------------------------------------------------
+    # documents
 
     def page(self, cursor: str | None, limit: int, view: View = "all") -> dict[str, Any]:
         """A ``svc.coverage_ledger`` page in instrument-id order. ``failures`` lists instruments
@@ -233,8 +249,10 @@ class CoverageLedger:
 
     def totals(self) -> dict[str, Any]:
         """The shard's totals (``shard_totals``)."""
-        channels = dict.fromkeys(("eligible", "upstream_unsupported", "planned", "subscribed", "failed",
-                                  "unretained", "with_flow", "quiet"), 0)
+        channels = dict.fromkeys(
+            ("eligible", "upstream_unsupported", "planned", "subscribed", "failed", "unretained", "with_flow", "quiet"),
+            0,
+        )
         active = out_of_order = 0
         for entry in self._instruments.values():
             active += entry.status == "ACTIVE"
@@ -245,15 +263,34 @@ class CoverageLedger:
                     if key is not None:
                         channels[key] += 1
         discovered = len(self._instruments)
-        return {"shard": self.shard, "discovered": discovered, "active": active, "inactive": discovered - active,
-                "channels": channels, "out_of_order": out_of_order}
+        return {
+            "shard": self.shard,
+            "discovered": discovered,
+            "active": active,
+            "inactive": discovered - active,
+            "channels": channels,
+            "out_of_order": out_of_order,
+        }
 
     def _document(self, view: str, ids: list[str], next_cursor: str | None) -> dict[str, Any]:
         items = []
         for iid in ids:
             entry = self._instruments[iid]
-            items.append({"instrument_id": iid, "shard": self.shard, "status": entry.status,
-                          "channels": [state.wire(ch) for ch, state in entry.channels.items()],
-                          "out_of_order": entry.out_of_order})
-        return {"version": WIRE_VERSION, "schema_id": "svc.coverage_ledger", "schema_version": 1, "view": view,
-                "shards": [self.totals()], "items": items, "next_cursor": next_cursor}
+            items.append(
+                {
+                    "instrument_id": iid,
+                    "shard": self.shard,
+                    "status": entry.status,
+                    "channels": [state.wire(ch) for ch, state in entry.channels.items()],
+                    "out_of_order": entry.out_of_order,
+                }
+            )
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.coverage_ledger",
+            "schema_version": 1,
+            "view": view,
+            "shards": [self.totals()],
+            "items": items,
+            "next_cursor": next_cursor,
+        }

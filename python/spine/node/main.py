@@ -13,7 +13,7 @@ import sys
 
 from spine.http.serve import start_config
 from spine.node.config import ConfigError, load_config
-from spine.node.store import VolumeNotReady
+from spine.node.persist.store import VolumeNotReady
 
 __all__ = ["run_node"]
 
@@ -22,7 +22,7 @@ def run_node(config_path: str | None) -> int:
     config = start_config("spine node", lambda: load_config(config_path))
     if isinstance(config, int):
         return config
-    from spine.node.runner import NodeFailed, VenueNode  # nautilus imports take a second: only when running
+    from spine.node.service import NodeFailed, VenueNode  # nautilus imports take a second: only when running
 
     try:
         venue = VenueNode(config)
@@ -41,8 +41,11 @@ def run_node(config_path: str | None) -> int:
     venue.build(loop)
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)  # replaces the node's own handler
-    print(f"spine node {config.node_id}: venue {config.venue}, catalogs under {config.catalog_dir}, "
-          f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health", flush=True)
+    print(
+        f"spine node {config.node_id}: venue {config.venue}, catalogs under {config.catalog_dir}, "
+        f"reloaded {venue.reloaded} bars; http://{config.host}:{config.port}/v2/health",
+        flush=True,
+    )
     try:
         loop.run_until_complete(venue.run(stop, serve_http=True))
     except NodeFailed as error:

@@ -22,9 +22,17 @@ __all__ = ["data_client"]
 def _sim(config: NodeConfig) -> tuple[str, Any, type]:
     s = config.sim
     client = SimDataClientConfig(
-        venue_name=s.venue_name, seed=s.seed, speed=s.speed, start_ns=s.start_ns, spot=s.spot, perpetuals=s.perpetuals,
-        option_expiries=s.option_expiries, option_strikes=s.option_strikes, candle_skip=s.candle_skip,
-        history=dict(s.history) or None, instrument_provider=InstrumentProviderConfig(load_all=True),
+        venue_name=s.venue_name,
+        seed=s.seed,
+        speed=s.speed,
+        start_ns=s.start_ns,
+        spot=s.spot,
+        perpetuals=s.perpetuals,
+        option_expiries=s.option_expiries,
+        option_strikes=s.option_strikes,
+        candle_skip=s.candle_skip,
+        history=dict(s.history) or None,
+        instrument_provider=InstrumentProviderConfig(load_all=True),
     )
     return s.venue_name, client, SimDataClientFactory
 
@@ -37,7 +45,8 @@ def _binance(config: NodeConfig) -> tuple[str, Any, type]:
     )
 
     client = BinanceDataClientConfig(
-        api_key=os.environ.get("BINANCE_API_KEY"), api_secret=os.environ.get("BINANCE_API_SECRET"),
+        api_key=os.environ.get("BINANCE_API_KEY"),
+        api_secret=os.environ.get("BINANCE_API_SECRET"),
         account_type=BinanceAccountType(os.environ.get("SPINE_BINANCE_ACCOUNT", "SPOT")),
         testnet=os.environ.get("SPINE_BINANCE_TESTNET", "") == "1",
         instrument_provider=InstrumentProviderConfig(load_all=True),
@@ -50,7 +59,8 @@ def _bybit(config: NodeConfig) -> tuple[str, Any, type]:
 
     products = os.environ.get("SPINE_BYBIT_PRODUCTS", "SPOT,LINEAR").split(",")
     client = BybitDataClientConfig(
-        api_key=os.environ.get("BYBIT_API_KEY"), api_secret=os.environ.get("BYBIT_API_SECRET"),
+        api_key=os.environ.get("BYBIT_API_KEY"),
+        api_secret=os.environ.get("BYBIT_API_SECRET"),
         product_types=[BybitProductType[p.strip().upper()] for p in products],
         testnet=os.environ.get("SPINE_BYBIT_TESTNET", "") == "1",
         instrument_provider=InstrumentProviderConfig(load_all=True),
@@ -62,8 +72,9 @@ def _catalog(config: NodeConfig) -> tuple[str, Any, type]:
     from spine.node.catalog_venue import CatalogDataClientConfig, CatalogDataClientFactory
 
     venue = config.venue_name
-    client = CatalogDataClientConfig(venue_name=venue, path=config.catalog.path,
-                                     instrument_provider=InstrumentProviderConfig(load_all=True))
+    client = CatalogDataClientConfig(
+        venue_name=venue, path=config.catalog.path, instrument_provider=InstrumentProviderConfig(load_all=True)
+    )
     return venue, client, CatalogDataClientFactory
 
 

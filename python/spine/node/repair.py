@@ -11,7 +11,7 @@ as a no-trade minute). The work is bounded: at most ``max_requests`` requests a 
 most ``max_minutes`` long (gaps closer than ``merge_minutes`` share one), instruments taken in
 turn across passes; an instrument whose request failed waits ``retry_secs`` of venue time.
 The requests themselves run off the event loop (the history sources do), and so does writing
-the confirmed spans (:mod:`spine.node.confirmed_state`).
+the confirmed spans (:mod:`spine.node.persist.confirmed_state`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from spine.node.confirmed_state import ConfirmedState
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import HistorySource
-from spine.node.series_book import SeriesBook
+from spine.node.persist.confirmed_state import ConfirmedState
+from spine.node.persist.series_book import SeriesBook
 
 __all__ = ["GapWatch", "RepairCounters", "Repairer", "requests_for"]
 
@@ -61,11 +61,23 @@ class Repairer:
     bar; ``confirm(instrument_id, start, end)`` confirms a span's minutes without a bar
     empty (and publishes the buckets that completes)."""
 
-    def __init__(self, *, book: HydrationBook, series: SeriesBook, source: HistorySource, now: Callable[[], int],
-                 take: Callable[[str, Any], None], confirm: Callable[[str, int, int], None],
-                 state: ConfirmedState | None = None, grace_ns: int = 5 * 10**9, every_secs: float = 1.0,
-                 max_requests: int = 8, max_minutes: int = 240, merge_minutes: int = 60,
-                 retry_secs: float = 60.0) -> None:
+    def __init__(
+        self,
+        *,
+        book: HydrationBook,
+        series: SeriesBook,
+        source: HistorySource,
+        now: Callable[[], int],
+        take: Callable[[str, Any], None],
+        confirm: Callable[[str, int, int], None],
+        state: ConfirmedState | None = None,
+        grace_ns: int = 5 * 10**9,
+        every_secs: float = 1.0,
+        max_requests: int = 8,
+        max_minutes: int = 240,
+        merge_minutes: int = 60,
+        retry_secs: float = 60.0,
+    ) -> None:
         self.book, self.series, self.source, self.now = book, series, source, now
         self.take, self.confirm, self.state = take, confirm, state
         self.grace_ns, self.every_secs = grace_ns, every_secs
@@ -86,8 +98,9 @@ class Repairer:
         """This pass' requests: READY series in turn, each gap once its grace has passed."""
         now = self.now()
         horizon = (now - self.grace_ns) // MINUTE_NS * MINUTE_NS
-        ready = [iid for iid in sorted(self.series.instruments())
-                 if iid in self.book and self.book.state(iid) == "READY"]
+        ready = [
+            iid for iid in sorted(self.series.instruments()) if iid in self.book and self.book.state(iid) == "READY"
+        ]
         planned: list[tuple[str, int, int]] = []
         for k in range(len(ready)):
             iid = ready[(self._turn + k) % len(ready)]

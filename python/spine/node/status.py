@@ -19,8 +19,15 @@ from typing import Any, Final, Literal, get_args
 from spine._core import WIRE_VERSION
 from spine.node.hydration import IllegalTransition, check_nanos
 
-__all__ = ["AUTHORITY_COUNTERS", "COUNTERS", "AuthorityCounter", "Counter", "EngineStatusProducer",
-           "IllegalTransition", "Lifecycle"]
+__all__ = [
+    "AUTHORITY_COUNTERS",
+    "COUNTERS",
+    "AuthorityCounter",
+    "Counter",
+    "EngineStatusProducer",
+    "IllegalTransition",
+    "Lifecycle",
+]
 
 Lifecycle = Literal["STARTING", "RUNNING", "CHECKPOINTED", "COMPLETED", "FAILED"]
 Counter = Literal["bars_accepted", "bars_rejected", "signals_emitted", "orders_submitted", "fills", "errors"]
@@ -57,7 +64,7 @@ class EngineStatusProducer:
     def last_error(self) -> str | None:
         return self._last_error
 
-    # --- lifecycle ---------------------------------------------------------------------------
+    # lifecycle
 
     def _move(self, from_state: Lifecycle, to: Lifecycle) -> None:
         # Each method is one row of the table, so it checks its own from-state: ``resume`` is
@@ -89,7 +96,7 @@ class EngineStatusProducer:
         self._move("RUNNING", "FAILED")
         self._last_error = error
 
-    # --- counters ----------------------------------------------------------------------------
+    # counters
 
     def add(self, counter: Counter, n: int = 1) -> None:
         """Count ``n`` more events."""
@@ -131,7 +138,7 @@ class EngineStatusProducer:
             raise ValueError(f"not an authority counter: {counter!r}; one of {', '.join(AUTHORITY_COUNTERS)}")
         return self._authorities.setdefault(authority, dict.fromkeys(AUTHORITY_COUNTERS, 0))
 
-    # --- the document ------------------------------------------------------------------------
+    # the document
 
     def document(self, ts_ns: int) -> dict[str, Any]:
         """The ``svc.engine_status`` document as of ``ts_ns`` (authorities sorted by name)."""

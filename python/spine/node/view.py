@@ -1,129 +1,121 @@
-"""The venue node as the HTTP app sees it: :class:`spine.http.view.NodeView` over the node's
-book, ledgers, ingestion actor and status. Each query reads the node's state at the call;
-nothing here keeps state of its own but the instrument documents, rebuilt only for an
-instrument the framework replaced."""
+"""The node's API's one view of what it serves: every query its handlers make, typed.
+
+A venue node implements it over its book, ledgers and ingestion actor
+(``spine.node.venue_view.VenueView``); a gateway implements it again over its upstreams. What
+crosses it is a wire document (a dict the schemas describe), a core object (``Series``), the
+fan-out hub, or a plain value: never a framework type, so the node's API (``spine.node.api``)
+imports no framework.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from spine._core import Series
-from spine.http.view import Connection, Counts, CoverageView, NodeView
-from spine.node.series_book import Precision
-from spine.wire.projection import instrument_doc
+from spine.fanout import FanOut
 
-if TYPE_CHECKING:
-    from spine.node.runner import VenueNode
+__all__ = ["Connection", "Counts", "CoverageView", "NodeView", "Precision"]
 
-__all__ = ["VenueView"]
+#: The coverage ledger's pages: every instrument, its failures, or its quiet series.
+CoverageView = Literal["all", "failures", "quiet"]
 
 
-class VenueView(NodeView):
-    """See the module docs."""
+@dataclass(frozen=True)
+class Counts:
+    """What the node has taken in since it started (``svc.node_status`` counters)."""
 
-    def __init__(self, node: VenueNode) -> None:
-        self._node = node
-        config = node.config
-        self.node_id = config.node_id
-        self.integration = config.venue
-        self.venue = config.venue_name
-        self.deployment_mode = config.mode
-        self.live_channel = config.live_channel
-        self.manifest_path = config.manifest
-        self.run_id = node.run_id
-        self.hub = node.hub
-        #: Instrument id -> (the framework instrument, its document).
-        self._docs: dict[str, tuple[Any, dict[str, Any]]] = {}
+    instruments: int
+    quotes: int
+    trades: int
+    bars: int
 
-    # --- lifecycle and health -------------------------------------------------------------------
 
-    def lifecycle(self) -> str:
-        return self._node.status.lifecycle
+class Connection(Protocol):
+    """The venue connection as observed now (``svc.connection_state``)."""
 
-    def engine_status(self, now: int) -> dict[str, Any]:
-        return self._node.status.document(now)
+    @property
+    def state(self) -> str: ...
+    @property
+    def since(self) -> int | None: ...
+    @property
+    def clients(self) -> list[tuple[str, bool]]: ...
+    @property
+    def last_error(self) -> str | None: ...
 
-    def writes_refused(self) -> bool:
-        return self._node.refused_writes > 0
 
-    def gaps_unresolved(self) -> bool:
-        return self._node.gaps.unresolved()
+class Precision(Protocol):
+    """An instrument's decimal places for prices and sizes."""
 
-    def hydration_counts(self) -> dict[str, int]:
-        return self._node.hydration.counts()
+    @property
+    def price(self) -> int: ...
+    @property
+    def size(self) -> int: ...
 
-    def counts(self) -> Counts:
-        actor = self._node.actor
-        counters = actor.counters
-        return Counts(instruments=len(actor.discovered), quotes=counters.quotes, trades=counters.trades,
-                      bars=sum(counters.bars_accepted.values()))
 
-    def connection(self, now: int) -> Connection:
-        return self._node.connection.look(now)
+class NodeView(Protocol):
+    """What one served venue exposes to the HTTP app. Identity is fixed for the run; every
+    method answers from the state as it is at the call."""
 
-    # --- instruments, selection and facts -------------------------------------------------------
+    node_id: str
+    #: The integration name, lower case (``sim``, ``binance``).
+    integration: str
+    #: The venue every instrument id names (``SIM``, or the configured ``sim.venue_name``).
+    venue: str
+    #: ``public-readonly`` or ``private-operator``, from server-side configuration only.
+    deployment_mode: str
+    #: The bar channel a page without ``bar_type`` reads (``EXTERNAL`` or ``INTERNAL``).
+    live_channel: str
+    #: The retained-ingestion manifest file, or None for an unmanaged node.
+    manifest_path: str | None
+    run_id: str
+    #: Closed bars, quotes and trades as they are published (streams subscribe here).
+    hub: FanOut
 
+    # lifecycle and health
+    def lifecycle(self) -> str: ...
+    def engine_status(self, now: int) -> dict[str, Any]: ...
+    def writes_refused(self) -> bool: ...
+    def gaps_unresolved(self) -> bool: ...
+    def hydration_counts(self) -> dict[str, int]: ...
+    def counts(self) -> Counts: ...
+    def connection(self, now: int) -> Connection: ...
+
+    # instruments, selection and facts
     def instrument_docs(self) -> list[dict[str, Any]]:
-        docs = []
-        for instrument in self._node.actor.cache.instruments():
-            iid = str(instrument.id)
-            kept = self._docs.get(iid)
-            if kept is None or kept[0] is not instrument:
-                kept = self._docs[iid] = (instrument, instrument_doc(instrument))
-            docs.append(kept[1])
-        docs.sort(key=lambda doc: doc["instrument_id"])
-        return docs
+        """Every listed instrument's ``svc.instrument_ref``, by instrument id."""
 
-    def ingested(self) -> Iterable[str]:
-        return self._node.actor.ingested
-
-    def retention_state(self, instrument_id: str) -> str:
-        return self._node.retention_state(instrument_id)
-
-    def discovery_registered(self) -> bool:
-        return self._node.ledger.registered
-
+    def ingested(self) -> Iterable[str]: ...
+    def retention_state(self, instrument_id: str) -> str: ...
+    def discovery_registered(self) -> bool: ...
     def fact_kinds(self) -> frozenset[str]:
-        return self._node.actor.kinds
+        """The fact kinds some discovered instrument carries."""
 
     def facts(self, kind: str) -> dict[str, dict[str, Any]]:
-        return self._node.actor.facts.get(kind, {})
+        """The latest fact of ``kind`` per instrument id."""
 
-    # --- hydration and coverage ledgers ---------------------------------------------------------
-
-    def hydration_page(self, cursor: str | None, limit: int) -> dict[str, Any]:
-        return self._node.hydration.page(cursor, limit)
-
-    def hydration_entry(self, instrument_id: str) -> dict[str, Any] | None:
-        hydration = self._node.hydration
-        return hydration.entry(instrument_id) if instrument_id in hydration else None
-
-    def coverage_page(self, cursor: str | None, limit: int, view: CoverageView) -> dict[str, Any]:
-        return self._node.ledger.page(cursor, limit, view)
-
+    # --- hydration and coverage ledgers (documents; raise DiscoveryNotRegistered or
+    # ValueError for a bad cursor as the ledgers do) -------------------------------------------
+    def hydration_page(self, cursor: str | None, limit: int) -> dict[str, Any]: ...
+    def hydration_entry(self, instrument_id: str) -> dict[str, Any] | None: ...
+    def coverage_page(self, cursor: str | None, limit: int, view: CoverageView) -> dict[str, Any]: ...
     def coverage_entry(self, instrument_id: str) -> dict[str, Any]:
-        return self._node.ledger.entry(instrument_id)
+        """Raises KeyError for an instrument outside the ledger."""
 
-    def eligible_channels(self, instrument_id: str) -> list[str]:
-        return self._node.ledger.eligible(instrument_id)
+    def eligible_channels(self, instrument_id: str) -> list[str]: ...
 
-    # --- bars -----------------------------------------------------------------------------------
-
+    # bars
     def holds(self, instrument_id: str) -> bool:
-        return instrument_id in self._node.book
+        """Whether bars of ``instrument_id`` are ingested here."""
 
     def discovered(self, instrument_id: str) -> bool:
-        return instrument_id in self._node.book or instrument_id in self._node.actor.unretained
+        """Held, or listed by the venue and left out by the manifest."""
 
-    def series(self, instrument_id: str, channel: str) -> Series:
-        return self._node.book.series(instrument_id, channel)
-
-    def precision(self, instrument_id: str) -> Precision:
-        return self._node.book.precision(instrument_id)
-
+    def series(self, instrument_id: str, channel: str) -> Series: ...
+    def precision(self, instrument_id: str) -> Precision: ...
     def held(self) -> Iterable[tuple[str, str, Series]]:
-        return self._node.book.held()
+        """Every (instrument id, channel, series) held."""
 
     def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
-        return self._node.actor.coverage(instrument_id, channel)
+        """The series' ``svc.series_coverage``: the same object while it is unchanged."""

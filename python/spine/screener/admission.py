@@ -40,10 +40,13 @@ class ScreenGate:
         when every place and every queue slot is taken."""
         if self.running + self.queued >= self.limit + self.queue:
             self.refused += 1
-            raise HttpError("SCREENS_BUSY", f"point-in-time screens: {self.running} running and {self.queued} "
-                                            f"waiting, as many as this screener takes ({self.limit} at once, "
-                                            f"{self.queue} waiting); retry after the Retry-After seconds",
-                            headers=(("retry-after", str(self.retry_after())),))
+            raise HttpError(
+                "SCREENS_BUSY",
+                f"point-in-time screens: {self.running} running and {self.queued} "
+                f"waiting, as many as this screener takes ({self.limit} at once, "
+                f"{self.queue} waiting); retry after the Retry-After seconds",
+                headers=(("retry-after", str(self.retry_after())),),
+            )
         self.queued += 1
         try:
             await self._places.acquire()
@@ -69,7 +72,13 @@ class ScreenGate:
         return max(1, math.ceil(mean * (self.running + self.queued) / self.limit))
 
     def document(self) -> dict[str, Any]:
-        return {"limit": self.limit, "queue": self.queue, "running": self.running, "queued": self.queued,
-                "completed": self.completed, "refused": self.refused,
-                "last_nanos": None if self.last_nanos is None else str(self.last_nanos),
-                "total_nanos": str(self.total_nanos)}
+        return {
+            "limit": self.limit,
+            "queue": self.queue,
+            "running": self.running,
+            "queued": self.queued,
+            "completed": self.completed,
+            "refused": self.refused,
+            "last_nanos": None if self.last_nanos is None else str(self.last_nanos),
+            "total_nanos": str(self.total_nanos),
+        }

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from spine.http.errors import HttpError
+from spine.screener.node_client import UpstreamError
 from spine.screener.rows import Rows
 from spine.screener.screens import ROUTE, check, evaluate
-from spine.screener.upstream import UpstreamError
 
 if TYPE_CHECKING:
     from spine.screener.feed import NodeFeed
@@ -55,15 +55,21 @@ async def screen_as_of(body: bytes, feeds: Sequence[NodeFeed], held: Rows, concu
     as_of = int(definition["as_of"])
     if held.newest is None or as_of > held.newest:
         newest = "none yet" if held.newest is None else str(held.newest)
-        raise HttpError("INVALID_BODY", f"{ROUTE}: $.as_of: {as_of} is after the newest minute this screener has "
-                                        f"folded ({newest}); allowed: an instant at or before it (as_of null "
-                                        "screens the current rows)")
+        raise HttpError(
+            "INVALID_BODY",
+            f"{ROUTE}: $.as_of: {as_of} is after the newest minute this screener has "
+            f"folded ({newest}); allowed: an instant at or before it (as_of null "
+            "screens the current rows)",
+        )
     wanted = None if definition["instrument_ids"] is None else set(definition["instrument_ids"])
     scope = [iid for iid in held.ids if wanted is None or iid in wanted]
     if len(scope) > MAX_INSTRUMENTS:
-        raise HttpError("INVALID_BODY", f"{ROUTE}: $.instrument_ids: a point-in-time screen reads at most "
-                                        f"{MAX_INSTRUMENTS} instruments' history; {len(scope)} are in scope (name "
-                                        f"at most {MAX_INSTRUMENTS} in instrument_ids)")
+        raise HttpError(
+            "INVALID_BODY",
+            f"{ROUTE}: $.instrument_ids: a point-in-time screen reads at most "
+            f"{MAX_INSTRUMENTS} instruments' history; {len(scope)} are in scope (name "
+            f"at most {MAX_INSTRUMENTS} in instrument_ids)",
+        )
     sources = {iid: feed for feed in feeds for iid in feed.instruments}
     rows = Rows()
     for iid in scope:
@@ -83,7 +89,10 @@ async def screen_as_of(body: bytes, feeds: Sequence[NodeFeed], held: Rows, concu
     except* UpstreamError as failed:
         error = failed.exceptions[0]
         assert isinstance(error, UpstreamError)
-        raise HttpError("UPSTREAM_UNAVAILABLE", f"{ROUTE}: as_of {as_of} reads the history of the instruments in "
-                                                f"scope; {error.node} could not be read ({error.request}: "
-                                                f"{error.cause})") from None
+        raise HttpError(
+            "UPSTREAM_UNAVAILABLE",
+            f"{ROUTE}: as_of {as_of} reads the history of the instruments in "
+            f"scope; {error.node} could not be read ({error.request}: "
+            f"{error.cause})",
+        ) from None
     return evaluate(body, rows.table(), rows.row, as_of)

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from spine._core import feature_specs, identity
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 
 __all__ = ["FORMAT_VERSION", "Checkpointer", "Held", "checkpoint_path", "read", "registry_identity", "write"]
 
@@ -38,11 +38,18 @@ log = logging.getLogger("spine.screener")
 #: Bumped whenever the file's layout or meaning changes: another version is not read.
 FORMAT_VERSION = 1
 _PRICES = ("open", "high", "low", "close", "volume")
-_SCHEMA = pa.schema([
-    ("node", pa.string()), ("instrument", pa.string()), ("channel", pa.string()), ("sequence", pa.uint64()),
-    ("span_start", pa.large_list(pa.uint64())), ("span_end", pa.large_list(pa.uint64())),
-    ("ts_event", pa.large_list(pa.uint64())), *((name, pa.large_list(pa.int64())) for name in _PRICES),
-])
+_SCHEMA = pa.schema(
+    [
+        ("node", pa.string()),
+        ("instrument", pa.string()),
+        ("channel", pa.string()),
+        ("sequence", pa.uint64()),
+        ("span_start", pa.large_list(pa.uint64())),
+        ("span_end", pa.large_list(pa.uint64())),
+        ("ts_event", pa.large_list(pa.uint64())),
+        *((name, pa.large_list(pa.int64())) for name in _PRICES),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ def registry_identity(feature_ids: list[str] | None) -> str:
     return identity("screener_checkpoint_registry", {"specs": feature_specs(), "selected": feature_ids})
 
 
-# --- the table ----------------------------------------------------------------------------------
+# the table
 
 
 def _lists(parts: list[np.ndarray], dtype: str) -> pa.Array:
@@ -91,7 +98,8 @@ def to_table(held: list[Held], registry: str) -> pa.Table:
         pa.array([json.dumps(h.instrument, sort_keys=True) for h in held], pa.string()),
         pa.array([h.channel for h in held], pa.string()),
         pa.array([h.sequence for h in held], pa.uint64()),
-        _lists([s[:, 0] for s in spans], "<u8"), _lists([s[:, 1] for s in spans], "<u8"),
+        _lists([s[:, 0] for s in spans], "<u8"),
+        _lists([s[:, 1] for s in spans], "<u8"),
         _lists([h.bars["ts_event"] for h in held], "<u8"),
         *(_lists([h.bars[name] for h in held], "<i8") for name in _PRICES),
     ]
@@ -132,20 +140,33 @@ def from_table(table: pa.Table, registry: str) -> list[Held]:
         raise ValueError("its columns do not match their digest")
     columns = {name: table.column(name).combine_chunks() for name in table.column_names}
     lists = {name: _split(columns[name]) for name in ("span_start", "span_end", "ts_event", *_PRICES)}
-    return [Held(node=str(node), instrument=json.loads(str(instrument)), channel=str(channel),
-                 sequence=int(sequence), spans=list(zip(lists["span_start"][k].tolist(), lists["span_end"][k].tolist())),
-                 bars={name: lists[name][k] for name in ("ts_event", *_PRICES)})
-            for k, (node, instrument, channel, sequence) in enumerate(zip(
-                columns["node"].to_pylist(), columns["instrument"].to_pylist(), columns["channel"].to_pylist(),
-                columns["sequence"].to_pylist()))]
+    return [
+        Held(
+            node=str(node),
+            instrument=json.loads(str(instrument)),
+            channel=str(channel),
+            sequence=int(sequence),
+            spans=list(zip(lists["span_start"][k].tolist(), lists["span_end"][k].tolist(), strict=True)),
+            bars={name: lists[name][k] for name in ("ts_event", *_PRICES)},
+        )
+        for k, (node, instrument, channel, sequence) in enumerate(
+            zip(
+                columns["node"].to_pylist(),
+                columns["instrument"].to_pylist(),
+                columns["channel"].to_pylist(),
+                columns["sequence"].to_pylist(),
+                strict=True,
+            )
+        )
+    ]
 
 
 def _split(column: pa.LargeListArray) -> list[np.ndarray]:
     offsets, values = column.offsets.to_numpy(), column.flatten().to_numpy()
-    return [values[offsets[k]:offsets[k + 1]] for k in range(len(column))]
+    return [values[offsets[k] : offsets[k + 1]] for k in range(len(column))]
 
 
-# --- the file -----------------------------------------------------------------------------------
+# the file
 
 
 def write(path: Path, held: list[Held], registry: str) -> None:
@@ -219,5 +240,6 @@ class Checkpointer:
         if error is None:
             self.written = time.monotonic_ns()
         else:
-            log.warning("checkpoint %s not written (%s: %s); the previous one stands", self.path,
-                        type(error).__name__, error)
+            log.warning(
+                "checkpoint %s not written (%s: %s); the previous one stands", self.path, type(error).__name__, error
+            )

@@ -22,11 +22,8 @@ MAX_NODES = 64
 
 class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_SCREENER_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_SCREENER_ID": "screener_id", "SPINE_SCREENER_NODES": "nodes[]", "SPINE_SCREENER_CHANNEL": "channel",
-        "SPINE_SCREENER_DATA_DIR": "data_dir", "SPINE_SCREENER_HOST": "host", "SPINE_SCREENER_PORT": "port",
-        "SPINE_LOG_LEVEL": "log_level", "SPINE_DEPLOYMENT_MODE": "deployment_mode",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_SCREENER"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = ("screener_id", "nodes", "channel", "data_dir", "host", "port")
     WHAT: ClassVar[str] = "screener configuration"
 
     screener_id: str = "spine-screener-1"
@@ -73,8 +70,10 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
         if self.reconnect_min_secs > self.reconnect_max_secs:
-            raise ConfigError(f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "
-                              f"{self.reconnect_max_secs}; allowed: min <= max")
+            raise ConfigError(
+                f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "
+                f"{self.reconnect_max_secs}; allowed: min <= max"
+            )
 
 
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> ScreenerConfig:

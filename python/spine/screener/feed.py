@@ -31,8 +31,8 @@ import numpy as np
 
 from spine.errors import SpineError
 from spine.screener.checkpoint import Held
+from spine.screener.node_client import Bars, NodeClient, UpstreamError, bar_columns
 from spine.screener.rows import Rows
-from spine.screener.upstream import Bars, NodeClient, UpstreamError, bar_columns
 
 __all__ = ["NodeFeed"]
 
@@ -44,8 +44,9 @@ FeedState = Literal["STARTING", "RUNNING", "RECONNECTING", "STOPPED"]
 class NodeFeed:
     """See the module docs. ``channel`` None reads the node's live channel."""
 
-    def __init__(self, node: NodeClient, rows: Rows, *, channel: str | None, concurrency: int,
-                 backoff: tuple[float, float]) -> None:
+    def __init__(
+        self, node: NodeClient, rows: Rows, *, channel: str | None, concurrency: int, backoff: tuple[float, float]
+    ) -> None:
         self.node, self.rows = node, rows
         self.channel = channel
         self._concurrency = concurrency
@@ -114,8 +115,16 @@ class NodeFeed:
         for iid, instrument in self.instruments.items():
             if iid in self._warmed:
                 bars, spans = self.rows.held(iid)
-                taken.append(Held(self.node.base_url, instrument, self.channel or "EXTERNAL",
-                                  self.rows.sequence.get(iid, 0), spans, bars))
+                taken.append(
+                    Held(
+                        self.node.base_url,
+                        instrument,
+                        self.channel or "EXTERNAL",
+                        self.rows.sequence.get(iid, 0),
+                        spans,
+                        bars,
+                    )
+                )
         return taken + [held for iid, held in self.saved.items() if iid not in self._warmed]
 
     async def follow(self, stop: asyncio.Event) -> None:
@@ -177,8 +186,15 @@ class NodeFeed:
 
     def accounting(self) -> dict[str, Any]:
         """This node's entry in ``svc.screener_health.connections.upstreams``."""
-        return {"node": self.node.name, "state": self.state, "open": int(self.open), "accepted": self.accepted,
-                "closed": self.closed, "refused": self.refused, "last_error": self.last_error}
+        return {
+            "node": self.node.name,
+            "state": self.state,
+            "open": int(self.open),
+            "accepted": self.accepted,
+            "closed": self.closed,
+            "refused": self.refused,
+            "last_error": self.last_error,
+        }
 
     def _lost(self, error: str) -> None:
         self.state, self.last_error = "RECONNECTING", error
@@ -202,7 +218,7 @@ class NodeFeed:
             if turn.stop != "JUMP" or turn.event is None or turn.instrument is None:
                 return
             await self._catch_up(self.rows.ids[turn.instrument])
-            payloads = payloads[turn.event + 1:]
+            payloads = payloads[turn.event + 1 :]
 
     async def _take_decoded(self, payloads: list[bytes]) -> None:
         """The per-event path: each payload decoded as the stream's reader decoded it, then
@@ -257,12 +273,17 @@ class NodeFeed:
                 self.catch_ups += 1
                 self.rows.close(instrument_id, bars)
 
-    async def history(self, instrument: dict[str, Any], after_sequence: int | None = None,
-                      end: int | None = None) -> tuple[Bars, dict[str, Any]]:
+    async def history(
+        self, instrument: dict[str, Any], after_sequence: int | None = None, end: int | None = None
+    ) -> tuple[Bars, dict[str, Any]]:
         """An instrument's durable 1-minute bars (those above ``after_sequence`` and closing at
         or before ``end`` when given) and its node's coverage."""
-        pages = [page async for page in self.node.bar_pages(instrument, self.channel or "EXTERNAL",
-                                                            after_sequence=after_sequence, end=end)]
+        pages = [
+            page
+            async for page in self.node.bar_pages(
+                instrument, self.channel or "EXTERNAL", after_sequence=after_sequence, end=end
+            )
+        ]
         bars = {k: np.concatenate([columns[k] for columns, _ in pages]) for k in pages[0][0]}
         self.warm_pages += len(pages)
         self.warm_bars += len(bars["ts_event"])
@@ -274,10 +295,14 @@ class NodeFeed:
         saved = self.saved.get(instrument["instrument_id"])
         if saved is None or saved.sequence == 0:
             return None
-        if saved.channel != self.channel or any(saved.instrument.get(k) != instrument[k]
-                                                for k in ("price_precision", "size_precision")):
-            log.warning("%s: %s changed channel or precisions since the checkpoint; warming in full",
-                        self.node.base_url, instrument["instrument_id"])
+        if saved.channel != self.channel or any(
+            saved.instrument.get(k) != instrument[k] for k in ("price_precision", "size_precision")
+        ):
+            log.warning(
+                "%s: %s changed channel or precisions since the checkpoint; warming in full",
+                self.node.base_url,
+                instrument["instrument_id"],
+            )
             return None
         return saved
 
@@ -289,17 +314,25 @@ class NodeFeed:
         newer, coverage = await self.history(instrument, after_sequence=saved.sequence - 1)
         at = np.flatnonzero(newer["sequence"] == saved.sequence)
         above = newer["sequence"] > saved.sequence
-        if not len(at) or not _holds(saved.bars, newer, int(at[0])) \
-                or np.isin(newer["ts_event"][above], saved.bars["ts_event"]).any():
-            log.warning("%s: %s: the node's bars from sequence %d are not those checkpointed (its store was "
-                        "replaced?); warming in full", self.node.base_url, instrument["instrument_id"],
-                        saved.sequence)
+        if (
+            not len(at)
+            or not _holds(saved.bars, newer, int(at[0]))
+            or np.isin(newer["ts_event"][above], saved.bars["ts_event"]).any()
+        ):
+            log.warning(
+                "%s: %s: the node's bars from sequence %d are not those checkpointed (its store was "
+                "replaced?); warming in full",
+                self.node.base_url,
+                instrument["instrument_id"],
+                saved.sequence,
+            )
             return False
         merged = {k: np.concatenate([saved.bars[k], newer[k][above]]) for k in saved.bars}
         order = np.argsort(merged["ts_event"], kind="stable")
         spans = saved.spans + [(int(s["start"]), int(s["end"])) for s in coverage["observed"]]
-        self.rows.restore(instrument["instrument_id"], {k: v[order] for k, v in merged.items()}, spans,
-                          int(newer["sequence"].max()))
+        self.rows.restore(
+            instrument["instrument_id"], {k: v[order] for k, v in merged.items()}, spans, int(newer["sequence"].max())
+        )
         return True
 
     async def _live_channel(self, listed: list[dict[str, Any]]) -> str:

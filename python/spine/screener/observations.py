@@ -94,7 +94,8 @@ class Observations:
             # Sequences are consecutive: skip straight to the first one above `after`.
             first = min(max(after - self._kept[0].sequence + 1, 0), len(self._kept))
         return [
-            stored for stored in islice(self._kept, first, None)
+            stored
+            for stored in islice(self._kept, first, None)
             if low <= stored.ts_event <= high
             and (instrument_id is None or stored.document["instrument_id"] == instrument_id)
             and (resolution is None or stored.document["resolution"] == resolution)

@@ -15,10 +15,18 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from spine._core import (WIRE_VERSION, DeltaWriter, FeatureUniverse, LiveBook, ObservationWriter, ScreenTable, Turn,
-                         TurnRun)
+from spine._core import (
+    WIRE_VERSION,
+    DeltaWriter,
+    FeatureUniverse,
+    LiveBook,
+    ObservationWriter,
+    ScreenTable,
+    Turn,
+    TurnRun,
+)
 from spine.screener.instrument import feature_state
-from spine.screener.upstream import Bars
+from spine.screener.node_client import Bars
 
 __all__ = ["RESOLUTIONS", "Rows", "Sequences", "TurnListener"]
 
@@ -110,8 +118,9 @@ class Rows:
         iid = instrument["instrument_id"]
         if iid in self.index:
             raise ValueError(f"{iid} is already in the screener's universe")
-        index = self.universe.add(channel=channel, price_precision=instrument["price_precision"],
-                                  size_precision=instrument["size_precision"])
+        index = self.universe.add(
+            channel=channel, price_precision=instrument["price_precision"], size_precision=instrument["size_precision"]
+        )
         self.index[iid] = index
         self.book.add(iid, source)
         self.ids.append(iid)
@@ -164,7 +173,7 @@ class Rows:
         for k in range(len(bars["ts_event"])):  # a call closes one minute
             ts = int(bars["ts_event"][k])
             self.universe.observe(index, ts - MINUTE_NS, ts)
-            changed.append(self.universe.close_minute(instrument, *(bars[c][k:k + 1] for c in _COLUMNS)))
+            changed.append(self.universe.close_minute(instrument, *(bars[c][k : k + 1] for c in _COLUMNS)))
             self.book.raise_sequences([index], [int(bars["sequence"][k])])
             self.processed += 1
             self._saw(ts)
@@ -200,9 +209,14 @@ class Rows:
         listeners as a :meth:`close_many` run does. Where it stopped, the newest close offered
         and its refusal (after the runs it completed) are the caller's to act on."""
         stream, observer = self.stream, self.observer
-        turn = self.book.turn(self.universe, feed, payloads, self.version,
-                              deltas=None if stream is None else stream.writer(),
-                              observations=None if observer is None else observer.writer())
+        turn = self.book.turn(
+            self.universe,
+            feed,
+            payloads,
+            self.version,
+            deltas=None if stream is None else stream.writer(),
+            observations=None if observer is None else observer.writer(),
+        )
         for run in turn.runs:
             self.processed += run.bars
             self._saw(run.newest)
@@ -214,8 +228,11 @@ class Rows:
         writers made it, in their place."""
         self.version += 1
         self._stale.update(np.frombuffer(pairs, dtype="<u4")[0::2].tolist())
-        took: dict[Callable[[bytes], None], TurnListener[Any]] = {} if run is None else \
-            {listener.changed: listener for listener in (self.stream, self.observer) if listener is not None}
+        took: dict[Callable[[bytes], None], TurnListener[Any]] = (
+            {}
+            if run is None
+            else {listener.changed: listener for listener in (self.stream, self.observer) if listener is not None}
+        )
         for listener in self.listeners:
             owner = took.get(listener)
             if owner is None:
@@ -244,9 +261,15 @@ class Rows:
         """The instrument's ``svc.feature_row`` at ``resolution``."""
         index = self.index[instrument_id]
         last = self.universe.last_ts_event(index, resolution)
-        return {"version": WIRE_VERSION, "schema_id": "svc.feature_row", "schema_version": 1,
-                "instrument_id": instrument_id, "resolution": resolution,
-                "ts_event": None if last is None else str(last), "values": self.universe.row(index, resolution)}
+        return {
+            "version": WIRE_VERSION,
+            "schema_id": "svc.feature_row",
+            "schema_version": 1,
+            "instrument_id": instrument_id,
+            "resolution": resolution,
+            "ts_event": None if last is None else str(last),
+            "values": self.universe.row(index, resolution),
+        }
 
 
 def _distinct_runs(indexes: npt.NDArray[np.uint32]) -> list[npt.NDArray[np.intp]]:

@@ -43,9 +43,26 @@ def evaluate(body: bytes, table: ScreenTable, row: Callable[[str, str], dict[str
     rows = []
     for instrument_id, resolution, rank in ranked:
         feature_row = row(instrument_id, resolution)
-        rows.append({"version": WIRE_VERSION, "schema_id": "svc.screener_row", "schema_version": 1,
-                     "instrument_id": instrument_id, "resolution": resolution, "rank": rank,
-                     "ts_event": feature_row["ts_event"], "values": feature_row["values"]})
-    return {"version": WIRE_VERSION, "schema_id": "svc.screen_result", "schema_version": 1,
-            "screen_id": screen_id(definition), "definition": definition, "as_of": str(as_of),
-            "evaluated": evaluated, "matched": matched, "rows": rows}
+        rows.append(
+            {
+                "version": WIRE_VERSION,
+                "schema_id": "svc.screener_row",
+                "schema_version": 1,
+                "instrument_id": instrument_id,
+                "resolution": resolution,
+                "rank": rank,
+                "ts_event": feature_row["ts_event"],
+                "values": feature_row["values"],
+            }
+        )
+    return {
+        "version": WIRE_VERSION,
+        "schema_id": "svc.screen_result",
+        "schema_version": 1,
+        "screen_id": screen_id(definition),
+        "definition": definition,
+        "as_of": str(as_of),
+        "evaluated": evaluated,
+        "matched": matched,
+        "rows": rows,
+    }

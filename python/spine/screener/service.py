@@ -1,4 +1,5 @@
-"""The screener process: its rows, one feed per configured node, and its app on Granian, all in
+"""The screener process's state and lifecycle: its rows, one feed per configured node, and the
+app it serves on Granian (:mod:`spine.screener.api`, given by :mod:`spine.screener.main`), all in
 one event loop. A feed that cannot warm (its node down) retries with backoff while the others
 serve; the process state is STARTING until every feed has warmed once, then RUNNING, or
 DEGRADED while any feed is down. The state is checkpointed every ``checkpoint_secs`` and at
@@ -14,24 +15,17 @@ from typing import Any, Literal
 import httpx
 
 from spine.http.app import App
-from spine.http.errors import HttpError
-from spine.http.request import Query
-from spine.http.routes import Operation
-from spine.http.send_queue import SendQueue
-from spine.http.streams import pump
-from spine.http.schema_routes import SchemaHandlers
 from spine.http.serve import embedded_server
 from spine.screener.admission import ScreenGate
 from spine.screener.checkpoint import Checkpointer, checkpoint_path, read, registry_identity
 from spine.screener.config import ScreenerConfig
 from spine.screener.feed import NodeFeed
-from spine.screener.handlers import ScreenerHandlers
+from spine.screener.node_client import NodeClient, UpstreamError
 from spine.screener.observations import Observations, Observer
-from spine.screener.rows import RESOLUTIONS, Rows
-from spine.screener.stream import RowStream, Snapshot
-from spine.screener.upstream import NodeClient, UpstreamError
+from spine.screener.rows import Rows
+from spine.screener.stream import RowStream
 
-__all__ = ["Screener", "ScreenerApp"]
+__all__ = ["Screener"]
 
 log = logging.getLogger("spine.screener")
 ProcessState = Literal["STARTING", "RUNNING", "DEGRADED", "STOPPING"]
@@ -46,12 +40,21 @@ class Screener:
         self.stream = RowStream(self.rows, config.stream_subscribers)
         self.observations = Observations(config.observations_kept)
         Observer(self.rows, self.observations)
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(config.upstream_timeout_secs),
-                                        limits=httpx.Limits(max_connections=16 * len(config.nodes)))
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(config.upstream_timeout_secs),
+            limits=httpx.Limits(max_connections=16 * len(config.nodes)),
+        )
         backoff = (config.reconnect_min_secs, config.reconnect_max_secs)
-        self.feeds = [NodeFeed(NodeClient(url, self.client, f"node-{n}"), self.rows, channel=config.channel,
-                               concurrency=config.warm_concurrency, backoff=backoff)
-                      for n, url in enumerate(config.nodes, 1)]
+        self.feeds = [
+            NodeFeed(
+                NodeClient(url, self.client, f"node-{n}"),
+                self.rows,
+                channel=config.channel,
+                concurrency=config.warm_concurrency,
+                backoff=backoff,
+            )
+            for n, url in enumerate(config.nodes, 1)
+        ]
         self.warmed: set[int] = set()
         self.screens = ScreenGate(config.point_in_time_screens, config.point_in_time_queue)
         self.stopping = False
@@ -90,10 +93,9 @@ class Screener:
         on a thread); whether it was written."""
         return await self.checkpointer.save([held for feed in self.feeds for held in feed.held()])
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Serve and feed until ``stop`` is set."""
-        server = embedded_server(ScreenerApp(self), host=self.config.host, port=self.config.port,
-                                 backlog=self.config.http_backlog)
+    async def run(self, stop: asyncio.Event, app: App) -> None:
+        """Serve ``app`` (the screener's, over this screener) and feed until ``stop`` is set."""
+        server = embedded_server(app, host=self.config.host, port=self.config.port, backlog=self.config.http_backlog)
         http_task = asyncio.create_task(server.serve())
         saved = await asyncio.to_thread(read, self.checkpointer.path, self.checkpointer.registry)
         for feed in self.feeds:
@@ -132,9 +134,12 @@ class Screener:
                 delay = min(delay * 2, self.config.reconnect_max_secs)
         self.warmed.add(k)
         # A process line (stdout, beside the start and stop lines): what the warm cost.
-        print(f"spine screener {self.config.screener_id}: {feed.node.base_url}: warmed {len(feed.instruments)} "
-              f"instruments, {feed.resumed} from the checkpoint; read {feed.warm_pages} bar pages, "
-              f"{feed.warm_bars} bars", flush=True)
+        print(
+            f"spine screener {self.config.screener_id}: {feed.node.base_url}: warmed {len(feed.instruments)} "
+            f"instruments, {feed.resumed} from the checkpoint; read {feed.warm_pages} bar pages, "
+            f"{feed.warm_bars} bars",
+            flush=True,
+        )
         await feed.follow(stop)
 
     async def _checkpoints(self, stop: asyncio.Event) -> None:
@@ -144,45 +149,3 @@ class Screener:
                 return
             except TimeoutError:
                 await self.checkpoint()
-
-
-class ScreenerApp(App):
-    """The screener's app: its handlers, the schema set, its stream, and of the v1 surface
-    ``/screener-rows``."""
-
-    def __init__(self, screener: Screener) -> None:
-        self.screener = screener
-        self.handlers = ScreenerHandlers(screener)
-        super().__init__("screener", (self.handlers, SchemaHandlers()), (self.handlers,),
-                         deployment_mode=screener.config.mode,
-                         body_secs=screener.config.http_body_secs)
-
-    def health_bytes(self) -> Any:
-        return None  # answered by the handler: the document is cheap and always current
-
-    async def _stream(self, op: Operation, query: Query, scope: Any, proto: Any) -> None:
-        """``GET /v2/stream/screener`` (see :mod:`spine.screener.stream`)."""
-        stream, rows = self.screener.stream, self.screener.rows
-        subscribers = stream.subscribers
-        try:
-            iid = query.instrument_id()
-            resolution = query.choice("resolution", RESOLUTIONS)
-            if iid is not None and iid not in rows.index:
-                raise HttpError("NOT_FOUND", f"{iid} has no rows on this screener (see /v2/screener/snapshot)")
-            if subscribers.open >= subscribers.limit:
-                raise HttpError("SUBSCRIBERS_FULL", f"the screener stream has its {subscribers.limit} subscribers; "
-                                                    "retry later")
-        except HttpError:
-            subscribers.refused += 1
-            raise
-        resolutions = RESOLUTIONS if resolution is None else (resolution,)
-        subscription = stream.fanout.subscribe(instruments=None if iid is None else [iid],
-                                               kinds=None if resolution is None else resolutions)
-        snapshot = Snapshot(stream, list(rows.ids) if iid is None else [iid], resolutions)
-        subscribers.open += 1
-        subscribers.accepted += 1
-        try:
-            await pump(proto, subscription, snapshot, None, self.screener.config.stream_heartbeat_secs,
-                       SendQueue(scope.server, scope.client), egress=stream.egress, lossless=True)
-        finally:
-            subscribers.open -= 1

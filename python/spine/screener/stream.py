@@ -54,8 +54,12 @@ class RowStream:
     def egress_document(self) -> dict[str, int]:
         """``svc.screener_health.egress``."""
         subscribers = self.subscribers
-        return {"subscribers": subscribers.open, "accepted": subscribers.accepted, "refused": subscribers.refused,
-                **self.egress.document()}
+        return {
+            "subscribers": subscribers.open,
+            "accepted": subscribers.accepted,
+            "refused": subscribers.refused,
+            **self.egress.document(),
+        }
 
     def writer(self) -> DeltaWriter:
         """The delta writer, every instrument of the rows registered."""
@@ -78,8 +82,9 @@ class RowStream:
             return
         head = b"id: %d\nevent: delta\ndata: " % rows.version
         publish, ids, universe = self.fanout.publish, rows.ids, rows.universe
-        for (index, r), document in zip(np.frombuffer(changed, dtype="<u4").reshape(-1, 2).tolist(), documents,
-                                        strict=True):
+        for (index, r), document in zip(
+            np.frombuffer(changed, dtype="<u4").reshape(-1, 2).tolist(), documents, strict=True
+        ):
             resolution = RESOLUTIONS[r]
             if universe.last_ts_event(index, resolution) is None:
                 # No bar yet: a delta would need one's close time; the row goes out whole.

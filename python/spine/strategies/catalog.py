@@ -92,13 +92,19 @@ def feature_kinds() -> dict[str, FeatureKind]:
     parameters: dict[str, tuple[str, ...]] = {}
     for feature in registry_features():
         outputs.setdefault(feature.implementation, dict(feature.outputs))
-        parameters.setdefault(feature.implementation, tuple(
-            sorted(p for p in feature.parameters if p not in OPTIONAL_PARAMETERS)))
+        parameters.setdefault(
+            feature.implementation, tuple(sorted(p for p in feature.parameters if p not in OPTIONAL_PARAMETERS))
+        )
     listed = _kinds_from_core()
     if listed is not None:
-        rows = [(str(k["implementation"]), tuple(sorted(str(p) for p in k["parameters"]
-                                                        if p not in OPTIONAL_PARAMETERS)),
-                 k.get("outputs")) for k in listed]
+        rows = [
+            (
+                str(k["implementation"]),
+                tuple(sorted(str(p) for p in k["parameters"] if p not in OPTIONAL_PARAMETERS)),
+                k.get("outputs"),
+            )
+            for k in listed
+        ]
     else:
         rows = [(impl, parameters[impl], None) for impl in outputs]
     kinds: dict[str, FeatureKind] = {}
@@ -108,10 +114,13 @@ def feature_kinds() -> dict[str, FeatureKind]:
         kind = implementation.removeprefix(IMPLEMENTATION_PREFIX)
         if declared:
             outs: dict[str, int | None] = {
-                (o["name"] if isinstance(o, dict) else str(o)):
-                    (int(o["scale"]) if isinstance(o, dict) and "scale" in o else
-                     outputs.get(implementation, {}).get(o["name"] if isinstance(o, dict) else str(o)))
-                for o in declared}
+                (o["name"] if isinstance(o, dict) else str(o)): (
+                    int(o["scale"])
+                    if isinstance(o, dict) and "scale" in o
+                    else outputs.get(implementation, {}).get(o["name"] if isinstance(o, dict) else str(o))
+                )
+                for o in declared
+            }
         else:
             outs = dict(outputs.get(implementation, {}))
         kinds[kind] = FeatureKind(kind=kind, implementation=implementation, parameters=names, outputs=outs)

@@ -15,44 +15,70 @@ from spine.strategies.templates import TEMPLATE_IDS
 __all__ = ["CONDITIONS", "condition_registry", "authoring_registry"]
 
 _VALUE_OR_REF = (
-    "Exactly one of `value` (an exact decimal string, or a \"{parameter}\" reference) or `ref` "
-    "(another row key, whose value is compared exactly, scales aligned).")
+    'Exactly one of `value` (an exact decimal string, or a "{parameter}" reference) or `ref` '
+    "(another row key, whose value is compared exactly, scales aligned)."
+)
 _ABSENT = "Any comparison with an ABSENT value is false, NE included."
 _COMPARE = [("key", "ROW_KEY"), ("value", "DECIMAL"), ("ref", "ROW_KEY")]
 
 
 def _comparison(symbol: str, meaning: str) -> tuple[str, str, list[tuple[str, str]]]:
-    return (symbol.lower(), f"{{key, op: {symbol}}}: true when key's value {meaning} the other's. "
-                            f"{_VALUE_OR_REF} {_ABSENT}", _COMPARE)
+    return (
+        symbol.lower(),
+        f"{{key, op: {symbol}}}: true when key's value {meaning} the other's. {_VALUE_OR_REF} {_ABSENT}",
+        _COMPARE,
+    )
 
 
 #: (condition_id, description, operands as (name, kind)); ids are OPS lowercased plus groups.
 CONDITIONS: tuple[tuple[str, str, list[tuple[str, str]]], ...] = (
-    ("all", "{all: [conditions]}: true when every member is true; 1..32 members; groups nest at "
-            "most 4 deep, the rule's own condition counting as 1. Members are conditions, not operands.", []),
-    ("any", "{any: [conditions]}: true when at least one member is true; 1..32 members; at most "
-            "4 deep. Members are conditions, not operands.", []),
+    (
+        "all",
+        "{all: [conditions]}: true when every member is true; 1..32 members; groups nest at "
+        "most 4 deep, the rule's own condition counting as 1. Members are conditions, not operands.",
+        [],
+    ),
+    (
+        "any",
+        "{any: [conditions]}: true when at least one member is true; 1..32 members; at most "
+        "4 deep. Members are conditions, not operands.",
+        [],
+    ),
     _comparison("LT", "is less than"),
     _comparison("LE", "is less than or equal to"),
     _comparison("GT", "is greater than"),
     _comparison("GE", "is greater than or equal to"),
     _comparison("EQ", "equals"),
     _comparison("NE", "differs from"),
-    ("between", "{key, op: BETWEEN, low, high}: true when low <= key's value <= high, both ends "
-                "inclusive; low > high is refused. low and high are exact decimal strings or "
-                "\"{parameter}\" references. " + _ABSENT,
-     [("key", "ROW_KEY"), ("low", "DECIMAL"), ("high", "DECIMAL")]),
-    ("is_absent", "{key, op: IS_ABSENT}: true when key has no value on this bar (warming up, or "
-                  "undefined).", [("key", "ROW_KEY")]),
+    (
+        "between",
+        "{key, op: BETWEEN, low, high}: true when low <= key's value <= high, both ends "
+        "inclusive; low > high is refused. low and high are exact decimal strings or "
+        '"{parameter}" references. ' + _ABSENT,
+        [("key", "ROW_KEY"), ("low", "DECIMAL"), ("high", "DECIMAL")],
+    ),
+    (
+        "is_absent",
+        "{key, op: IS_ABSENT}: true when key has no value on this bar (warming up, or undefined).",
+        [("key", "ROW_KEY")],
+    ),
     ("is_not_absent", "{key, op: IS_NOT_ABSENT}: true when key has a value on this bar.", [("key", "ROW_KEY")]),
-    ("crosses_above", "{key, op: CROSSES_ABOVE}: true on the bar where key's value goes from <= the "
-                      "other to > it (previous bar key <= other, this bar key > other). "
-                      f"{_VALUE_OR_REF} Both bars must have both values present; the first bar "
-                      "never crosses.", _COMPARE),
-    ("crosses_below", "{key, op: CROSSES_BELOW}: true on the bar where key's value goes from >= the "
-                      "other to < it (previous bar key >= other, this bar key < other). "
-                      f"{_VALUE_OR_REF} Both bars must have both values present; the first bar "
-                      "never crosses.", _COMPARE),
+    (
+        "crosses_above",
+        "{key, op: CROSSES_ABOVE}: true on the bar where key's value goes from <= the "
+        "other to > it (previous bar key <= other, this bar key > other). "
+        f"{_VALUE_OR_REF} Both bars must have both values present; the first bar "
+        "never crosses.",
+        _COMPARE,
+    ),
+    (
+        "crosses_below",
+        "{key, op: CROSSES_BELOW}: true on the bar where key's value goes from >= the "
+        "other to < it (previous bar key >= other, this bar key < other). "
+        f"{_VALUE_OR_REF} Both bars must have both values present; the first bar "
+        "never crosses.",
+        _COMPARE,
+    ),
 )
 assert {c for c, _, _ in CONDITIONS} == {"all", "any", *(op.lower() for op in OPS)}
 
@@ -64,8 +90,11 @@ def condition_registry() -> dict[str, Any]:
         "schema_id": "svc.condition_registry",
         "schema_version": 1,
         "conditions": [
-            {"condition_id": cid, "description": text,
-             "operands": [{"name": name, "kind": kind} for name, kind in operands]}
+            {
+                "condition_id": cid,
+                "description": text,
+                "operands": [{"name": name, "kind": kind} for name, kind in operands],
+            }
             for cid, text, operands in CONDITIONS
         ],
     }

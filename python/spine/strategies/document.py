@@ -24,7 +24,15 @@ from spine.strategies.paths import ENTRY, file_problems
 from spine.strategies.plan import RULE_NAMES, FeatureDecl, ParameterDecl, StrategyPlan
 from spine.strategies.reader import Document, read_document
 from spine.strategies.rules import Path, check_between, condition_keys, substitute
-from spine.strategies.values import exact, is_decimal, is_instrument_id, is_integer, is_name, quantity_problem, reference
+from spine.strategies.values import (
+    exact,
+    is_decimal,
+    is_instrument_id,
+    is_integer,
+    is_name,
+    quantity_problem,
+    reference,
+)
 
 __all__ = ["validate", "plan", "check_overrides", "header", "Header", "load"]
 
@@ -70,8 +78,12 @@ def load(files: Mapping[str, str]) -> tuple[Document | None, list[Diagnostic]]:
     return document, diagnostics
 
 
-def _resolve(doc: Document, values: Mapping[str, str], diagnostics: list[Diagnostic],
-             known_instrument: Callable[[str], bool] | None = None) -> StrategyPlan | None:
+def _resolve(
+    doc: Document,
+    values: Mapping[str, str],
+    diagnostics: list[Diagnostic],
+    known_instrument: Callable[[str], bool] | None = None,
+) -> StrategyPlan | None:
     """The plan at ``values`` (checked parameter values), reporting what only values show."""
     errors_before = sum(d.severity == "ERROR" for d in diagnostics)
 
@@ -119,10 +131,20 @@ def _resolve(doc: Document, values: Mapping[str, str], diagnostics: list[Diagnos
     if sum(d.severity == "ERROR" for d in diagnostics) > errors_before:
         return None
     return StrategyPlan(
-        name=doc.name, template_id=doc.template_id, instruments=list(doc.instruments),
-        resolution=doc.resolution, channel=cast(Channel, doc.channel), direction=cast(Direction, doc.direction),
-        parameters=list(doc.parameters), values=dict(values), features=features, rules=rules,
-        quantity=quantity, stop_loss=risk["stop_loss"], take_profit=risk["take_profit"])
+        name=doc.name,
+        template_id=doc.template_id,
+        instruments=list(doc.instruments),
+        resolution=doc.resolution,
+        channel=cast(Channel, doc.channel),
+        direction=cast(Direction, doc.direction),
+        parameters=list(doc.parameters),
+        values=dict(values),
+        features=features,
+        rules=rules,
+        quantity=quantity,
+        stop_loss=risk["stop_loss"],
+        take_profit=risk["take_profit"],
+    )
 
 
 def _kernel_problem(built: StrategyPlan) -> str | None:
@@ -131,8 +153,12 @@ def _kernel_problem(built: StrategyPlan) -> str | None:
     if kernel is None:
         return None
     try:
-        kernel(features=[(f.feature_id, f.implementation, dict(f.parameters)) for f in built.features],
-               rules=list(built.rules.items()), price_scale=8, size_scale=8)
+        kernel(
+            features=[(f.feature_id, f.implementation, dict(f.parameters)) for f in built.features],
+            rules=list(built.rules.items()),
+            price_scale=8,
+            size_scale=8,
+        )
     except ValueError as error:
         return str(error)
     return None

@@ -37,8 +37,7 @@ def _sections(lines: list[str]) -> dict[str, tuple[int, int]]:
 
 
 def _key_line(lines: list[str], start: int, end: int, key: str) -> int | None:
-    pattern = re.compile(r"^\s*(" + re.escape(key) + r"|\"" + re.escape(key) + r"\"|'" + re.escape(key)
-                         + r"')\s*[=.]")
+    pattern = re.compile(r"^\s*(" + re.escape(key) + r"|\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"')\s*[=.]")
     for index in range(start + 1, end):
         if pattern.match(lines[index]):
             return index
@@ -63,7 +62,7 @@ def locate(text: str, path: Sequence[str | int]) -> int | None:
         nested = [start for name, (start, _) in sections.items() if name.startswith(header + ".")]
         if nested and depth == len(names):  # no [a] header, but an [a.b] one: point at the first
             return min(nested) + 1
-        table = ".".join(names[:depth - 1])
+        table = ".".join(names[: depth - 1])
         if table in sections:
             start, end = sections[table]
             found = _key_line(lines, start, end, names[depth - 1])

@@ -48,7 +48,7 @@ def _path_problem(path: object) -> str | None:
     """Why ``path`` is refused, or None."""
     if not isinstance(path, str):
         return f"a path is a string, not {type(path).__name__}"
-    shown = repr(path[:MAX_PATH_LENGTH + 8])
+    shown = repr(path[: MAX_PATH_LENGTH + 8])
     if path == "":
         return "the path is empty"
     if "\x00" in path:
@@ -117,9 +117,13 @@ def file_problems(files: Mapping[str, str]) -> list[tuple[str | None, str]]:
             continue
         total += size
         if size > MAX_FILE_BYTES:
-            problems.append((path, f"file {path!r} is {size} bytes; a file holds at most {MAX_FILE_BYTES} bytes (256 KiB)"))
+            problems.append(
+                (path, f"file {path!r} is {size} bytes; a file holds at most {MAX_FILE_BYTES} bytes (256 KiB)")
+            )
     if total > MAX_TOTAL_BYTES:
-        problems.append((None, f"the files hold {total} bytes; a revision holds at most {MAX_TOTAL_BYTES} bytes (1 MiB)"))
+        problems.append(
+            (None, f"the files hold {total} bytes; a revision holds at most {MAX_TOTAL_BYTES} bytes (1 MiB)")
+        )
     if ENTRY not in files:
         problems.append((None, f"no {ENTRY}: every revision holds the strategy document {ENTRY}"))
     return problems

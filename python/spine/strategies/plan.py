@@ -1,6 +1,8 @@
 """A declarative strategy as the runtime takes it: the parsed, parameter-substituted form of a
 revision's ``strategy.toml``. The authoring validator produces it; the backtest runtime and
-the worker consume it. Plain data only (msgspec), so it crosses process boundaries as JSON.
+the worker consume it. Plain data only (msgspec), so it crosses process boundaries as JSON;
+each backtest job stores it with its request (:mod:`spine.jobs.request`), so a field added
+here takes a default.
 """
 
 from __future__ import annotations

@@ -10,16 +10,32 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from spine.strategies.catalog import BAR_KEYS, OPTIONAL_PARAMETERS, FeatureKind, feature_kinds, registry_features, registry_row_keys
+from spine.strategies.catalog import (
+    BAR_KEYS,
+    OPTIONAL_PARAMETERS,
+    FeatureKind,
+    feature_kinds,
+    registry_features,
+    registry_row_keys,
+)
 from spine.strategies.diagnostics import Diagnostic, Severity
 from spine.strategies.locate import dotted, locate, syntax_line
 from spine.strategies.nesting import data_problem, nesting_problem
 from spine.strategies.plan import RULE_NAMES, ParameterDecl
 from spine.strategies.rules import Path, check_condition
-from spine.wire.instruments import catalog_id_problem
 from spine.strategies.values import (
-    CHANNELS, DIRECTIONS, INT64_MAX, INT64_MIN, RESOLUTIONS, TomlFloat, exact, is_decimal, is_name, reference,
+    CHANNELS,
+    DIRECTIONS,
+    INT64_MAX,
+    INT64_MIN,
+    RESOLUTIONS,
+    TomlFloat,
+    exact,
+    is_decimal,
+    is_name,
+    reference,
 )
+from spine.wire.instruments import catalog_id_problem
 
 __all__ = ["Document", "DeclaredFeature", "read_document", "MAX_PARAMETERS", "MAX_FEATURES", "MAX_INSTRUMENTS"]
 
@@ -67,8 +83,9 @@ class Document:
 def _kind(value: object) -> str:
     if isinstance(value, TomlFloat):
         return "a float"
-    return {bool: "a boolean", int: "an integer", str: "a string", list: "an array",
-            dict: "a table"}.get(type(value), f"a TOML {type(value).__name__}")
+    return {bool: "a boolean", int: "an integer", str: "a string", list: "an array", dict: "a table"}.get(
+        type(value), f"a TOML {type(value).__name__}"
+    )
 
 
 class _Reader:
@@ -79,12 +96,13 @@ class _Reader:
     def report(self, path: Path, message: str, severity: Severity = "ERROR") -> None:
         where = dotted(path)
         self.errors += severity == "ERROR"
-        self.diagnostics.append(Diagnostic(self.entry, locate(self.text, path), severity,
-                                           f"{where}: {message}" if where else message))
+        self.diagnostics.append(
+            Diagnostic(self.entry, locate(self.text, path), severity, f"{where}: {message}" if where else message)
+        )
 
     def floats(self, node: object, path: Path) -> None:
         if isinstance(node, TomlFloat):
-            self.report(path, f"float {str(node)!r} refused: decimals are strings (\"0.02\"), integers are TOML integers")
+            self.report(path, f'float {str(node)!r} refused: decimals are strings ("0.02"), integers are TOML integers')
         elif isinstance(node, dict):
             for key, value in node.items():
                 self.floats(value, (*path, key))
@@ -92,14 +110,20 @@ class _Reader:
             for index, value in enumerate(node):
                 self.floats(value, (*path, index))
 
-    def table(self, node: object, path: Path, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    def table(
+        self, node: object, path: Path, allowed: tuple[str, ...], required: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         if not isinstance(node, dict):
             self.report(path, f"must be a table, not {_kind(node)}")
             return {}
         for key in node:
             if key not in allowed:
-                self.report((*path, key), f"unknown key {key!r} in [{dotted(path)}]; allowed: {', '.join(allowed)}"
-                            if path else f"unknown table {key!r}; allowed: {', '.join(allowed)}")
+                self.report(
+                    (*path, key),
+                    f"unknown key {key!r} in [{dotted(path)}]; allowed: {', '.join(allowed)}"
+                    if path
+                    else f"unknown table {key!r}; allowed: {', '.join(allowed)}",
+                )
         for key in required:
             if key not in node:
                 self.report(path, f"missing {key!r} in [{dotted(path)}]" if path else f"missing [{key}]")
@@ -130,7 +154,7 @@ class _Reader:
     def decimal_text(self, value: object, path: Path, parameters: Collection[str]) -> str | None:
         """A decimal operand: decimal text or a reference to a declared parameter."""
         if type(value) is not str:
-            self.wrong(path, "a decimal string (\"1\", \"0.02\") or a \"{parameter}\" reference", value)
+            self.wrong(path, 'a decimal string ("1", "0.02") or a "{parameter}" reference', value)
             return None
         name = reference(value)
         if name is not None:
@@ -142,7 +166,7 @@ class _Reader:
             return None
         return value
 
-    # -- sections ---------------------------------------------------------------------------
+    # sections
 
     def strategy(self, doc: Document, node: object) -> None:
         path: Path = ("strategy",)
@@ -195,7 +219,7 @@ class _Reader:
             value = table[key]
             if kind == "integer":
                 if type(value) is not int:
-                    self.wrong((*path, key), "a TOML integer (type = \"integer\")", value)
+                    self.wrong((*path, key), 'a TOML integer (type = "integer")', value)
                 elif not INT64_MIN <= value <= INT64_MAX:
                     self.report((*path, key), "must fit in signed 64 bit")
                 else:
@@ -204,7 +228,7 @@ class _Reader:
                 if type(value) is str:
                     self.report((*path, key), f"{value!r} is not an exact decimal string")
                 else:
-                    self.wrong((*path, key), "a decimal string (type = \"decimal\")", value)
+                    self.wrong((*path, key), 'a decimal string (type = "decimal")', value)
             else:
                 texts[key] = value
         if len(texts) != 3:
@@ -214,7 +238,9 @@ class _Reader:
             self.report(path, f"min {texts['min']} > max {texts['max']}")
             return None
         if not low <= default <= high:
-            self.report((*path, "default"), f"default {texts['default']} is outside min..max = {texts['min']}..{texts['max']}")
+            self.report(
+                (*path, "default"), f"default {texts['default']} is outside min..max = {texts['min']}..{texts['max']}"
+            )
             return None
         return ParameterDecl(name=name, type=kind, default=texts["default"], min=texts["min"], max=texts["max"])
 
@@ -225,8 +251,11 @@ class _Reader:
             self.report(path, f"feature id {feature_id!r} must match ^[a-z][a-z0-9_]{{0,63}}$ and not be 'bar'")
             return None
         if feature_id in registry:
-            self.report(path, f"{feature_id!r} is a default-registry feature: read its keys without "
-                              "declaring it, or choose another id")
+            self.report(
+                path,
+                f"{feature_id!r} is a default-registry feature: read its keys without "
+                "declaring it, or choose another id",
+            )
             return None
         if not isinstance(node, dict):
             self.wrong(path, "a table", node)
@@ -235,8 +264,12 @@ class _Reader:
         kind = node.get("kind")
         if kind not in kinds:
             where = (*path, "kind") if "kind" in node else path
-            self.report(where, f"unknown feature kind {kind!r}; known: {', '.join(kinds)}" if "kind" in node
-                        else f"missing 'kind'; known: {', '.join(kinds)}")
+            self.report(
+                where,
+                f"unknown feature kind {kind!r}; known: {', '.join(kinds)}"
+                if "kind" in node
+                else f"missing 'kind'; known: {', '.join(kinds)}",
+            )
             return None
         spec = kinds[str(kind)]
         allowed = (*spec.parameters, *OPTIONAL_PARAMETERS)
@@ -261,11 +294,11 @@ class _Reader:
         if type(value) is int:
             return str(value)
         if type(value) is not str:
-            self.wrong(path, "an integer, a decimal string or a \"{parameter}\" reference", value)
+            self.wrong(path, 'an integer, a decimal string or a "{parameter}" reference', value)
             return None
         name = reference(value)
         if name is None and not is_decimal(value):
-            self.report(path, f"{value!r} is neither a decimal nor a \"{{parameter}}\" reference")
+            self.report(path, f'{value!r} is neither a decimal nor a "{{parameter}}" reference')
             return None
         if name is not None and name not in parameters:
             self.report(path, f"{value!r} names no declared parameter; declared: {', '.join(parameters) or 'none'}")
@@ -300,8 +333,7 @@ class _Reader:
             if feature is not None:
                 doc.features.append(feature)
         broken = [f for f in table if f not in {d.feature_id for d in doc.features}]
-        keys = {*BAR_KEYS, *registry_row_keys(),
-                *(f"{f.feature_id}.{o}" for f in doc.features for o in f.kind.outputs)}
+        keys = {*BAR_KEYS, *registry_row_keys(), *(f"{f.feature_id}.{o}" for f in doc.features for o in f.kind.outputs)}
         rules = self.table(data.get("rules", {}), ("rules",), _TABLES["rules"])
         for name, node in rules.items():
             if name in RULE_NAMES:
@@ -310,7 +342,9 @@ class _Reader:
                 if self.errors == before:
                     doc.rules[name] = node
         self.directions(doc, rules, data)
-        sizing = self.table(data.get("sizing", {}), ("sizing",), _TABLES["sizing"], ("quantity",) if "sizing" in data else ())
+        sizing = self.table(
+            data.get("sizing", {}), ("sizing",), _TABLES["sizing"], ("quantity",) if "sizing" in data else ()
+        )
         if "quantity" in sizing:
             doc.quantity = self.decimal_text(sizing["quantity"], ("sizing", "quantity"), names) or ""
         risk = self.table(data.get("risk", {}), ("risk",), _TABLES["risk"])

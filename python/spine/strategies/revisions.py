@@ -15,6 +15,7 @@ from typing import Any
 from spine import _core
 from spine.strategies.diagnostics import Diagnostic
 from spine.strategies.document import header
+from spine.wire.head import head
 
 __all__ = [
     "content_hash",
@@ -44,10 +45,13 @@ def content_hashes(files: Mapping[str, str]) -> dict[str, str]:
 
 def revision_id(parent_revision_id: str | None, files: Mapping[str, str]) -> str:
     """The revision's identity over its parent and its files' paths and content hashes."""
-    return _core.identity("revision_id", {
-        "parent_revision_id": parent_revision_id,
-        "files": [{"path": path, "content_hash": digest} for path, digest in content_hashes(files).items()],
-    })
+    return _core.identity(
+        "revision_id",
+        {
+            "parent_revision_id": parent_revision_id,
+            "files": [{"path": path, "content_hash": digest} for path, digest in content_hashes(files).items()],
+        },
+    )
 
 
 def changed_paths(a: Mapping[str, str], b: Mapping[str, str]) -> set[str]:
@@ -55,8 +59,9 @@ def changed_paths(a: Mapping[str, str], b: Mapping[str, str]) -> set[str]:
     return {path for path in a.keys() | b.keys() if a.get(path) != b.get(path)}
 
 
-def conflict_paths(base_files: Mapping[str, str], head_files: Mapping[str, str],
-                   saved_files: Mapping[str, str]) -> list[str]:
+def conflict_paths(
+    base_files: Mapping[str, str], head_files: Mapping[str, str], saved_files: Mapping[str, str]
+) -> list[str]:
     """The paths changed both from base to head and from base to the save, sorted (maps of
     path -> content hash)."""
     return sorted(changed_paths(base_files, head_files) & changed_paths(base_files, saved_files))
@@ -67,15 +72,12 @@ def revision_instruments(files: Mapping[str, str]) -> list[str]:
     return header(files).instruments
 
 
-def _tags(schema_id: str, schema_version: int) -> dict[str, Any]:
-    return {"version": _core.WIRE_VERSION, "schema_id": schema_id, "schema_version": schema_version}
-
-
-def revision_document(*, strategy_id: str, parent_revision_id: str | None, message: str,
-                      files: Mapping[str, str], created_ts: int) -> dict[str, Any]:
+def revision_document(
+    *, strategy_id: str, parent_revision_id: str | None, message: str, files: Mapping[str, str], created_ts: int
+) -> dict[str, Any]:
     """svc.strategy_revision (version 2) of a save; its ``revision_id`` computed here."""
     return {
-        **_tags("svc.strategy_revision", 2),
+        **head("svc.strategy_revision", 2),
         "strategy_id": strategy_id,
         "revision_id": revision_id(parent_revision_id, files),
         "parent_revision_id": parent_revision_id,
@@ -89,7 +91,7 @@ def revision_document(*, strategy_id: str, parent_revision_id: str | None, messa
 def file_document(*, strategy_id: str, revision_id: str | None, path: str, content: str) -> dict[str, Any]:
     """svc.strategy_file: one file's exact text (``revision_id`` None: read at the head)."""
     return {
-        **_tags("svc.strategy_file", 1),
+        **head("svc.strategy_file", 1),
         "strategy_id": strategy_id,
         "revision_id": revision_id,
         "path": path,
@@ -98,27 +100,45 @@ def file_document(*, strategy_id: str, revision_id: str | None, path: str, conte
     }
 
 
-def project_document(*, strategy_id: str, name: str, template_id: str | None, head_revision_id: str | None,
-                     files: Mapping[str, str], created_ts: int, updated_ts: int) -> dict[str, Any]:
+def project_document(
+    *,
+    strategy_id: str,
+    name: str,
+    template_id: str | None,
+    head_revision_id: str | None,
+    files: Mapping[str, str],
+    created_ts: int,
+    updated_ts: int,
+) -> dict[str, Any]:
     """svc.strategy_project: the head and its files by path (bytes and hashes)."""
     return {
-        **_tags("svc.strategy_project", 1),
+        **head("svc.strategy_project", 1),
         "strategy_id": strategy_id,
         "name": name,
         "template_id": template_id,
         "head_revision_id": head_revision_id,
-        "files": [{"path": path, "bytes": len(files[path].encode("utf-8")), "content_hash": content_hash(files[path])}
-                  for path in sorted(files)],
+        "files": [
+            {"path": path, "bytes": len(files[path].encode("utf-8")), "content_hash": content_hash(files[path])}
+            for path in sorted(files)
+        ],
         "created_ts": str(created_ts),
         "updated_ts": str(updated_ts),
     }
 
 
-def summary_document(*, strategy_id: str, name: str, template_id: str | None, head_revision_id: str | None,
-                     revisions: int, created_ts: int, updated_ts: int) -> dict[str, Any]:
+def summary_document(
+    *,
+    strategy_id: str,
+    name: str,
+    template_id: str | None,
+    head_revision_id: str | None,
+    revisions: int,
+    created_ts: int,
+    updated_ts: int,
+) -> dict[str, Any]:
     """svc.strategy_summary: one row of the strategy list."""
     return {
-        **_tags("svc.strategy_summary", 1),
+        **head("svc.strategy_summary", 1),
         "strategy_id": strategy_id,
         "name": name,
         "template_id": template_id,
@@ -129,17 +149,25 @@ def summary_document(*, strategy_id: str, name: str, template_id: str | None, he
     }
 
 
-def conflict_document(*, strategy_id: str, expected_revision_id: str | None, head_revision_id: str | None,
-                      paths: Iterable[str], detail: str | None = None) -> dict[str, Any]:
+def conflict_document(
+    *,
+    strategy_id: str,
+    expected_revision_id: str | None,
+    head_revision_id: str | None,
+    paths: Iterable[str],
+    detail: str | None = None,
+) -> dict[str, Any]:
     """svc.strategy_mutation_conflict: the base the writer sent, the head now and the paths
     changed on both sides (sorted, distinct)."""
     listed = sorted(set(paths))
     if detail is None:
-        detail = (f"REVISION_CONFLICT: the save's base {expected_revision_id} is not the head {head_revision_id}; "
-                  + (f"changed on both sides: {', '.join(listed)}" if listed else "no path changed on both sides")
-                  + "; rebase on the head and save again")
+        detail = (
+            f"REVISION_CONFLICT: the save's base {expected_revision_id} is not the head {head_revision_id}; "
+            + (f"changed on both sides: {', '.join(listed)}" if listed else "no path changed on both sides")
+            + "; rebase on the head and save again"
+        )
     return {
-        **_tags("svc.strategy_mutation_conflict", 1),
+        **head("svc.strategy_mutation_conflict", 1),
         "strategy_id": strategy_id,
         "expected_revision_id": expected_revision_id,
         "head_revision_id": head_revision_id,
@@ -148,11 +176,12 @@ def conflict_document(*, strategy_id: str, expected_revision_id: str | None, hea
     }
 
 
-def validation_receipt(*, strategy_id: str, revision_id: str | None, diagnostics: Sequence[Diagnostic],
-                       ts_event: int) -> dict[str, Any]:
+def validation_receipt(
+    *, strategy_id: str, revision_id: str | None, diagnostics: Sequence[Diagnostic], ts_event: int
+) -> dict[str, Any]:
     """svc.validation_receipt (version 2): valid exactly when no diagnostic is an ERROR."""
     return {
-        **_tags("svc.validation_receipt", 2),
+        **head("svc.validation_receipt", 2),
         "strategy_id": strategy_id,
         "revision_id": revision_id,
         "valid": not any(d.severity == "ERROR" for d in diagnostics),

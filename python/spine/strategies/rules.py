@@ -54,7 +54,7 @@ def _check_decimal(value: object, path: Path, parameters: Collection[str], repor
     if isinstance(value, TomlFloat):  # reported once, where floats are
         return
     if not isinstance(value, str):
-        report(path, f"must be a decimal string (\"30\", \"0.5\") or a \"{{parameter}}\" reference, not {_kind(value)}")
+        report(path, f'must be a decimal string ("30", "0.5") or a "{{parameter}}" reference, not {_kind(value)}')
         return
     name = reference(value)
     if name is not None:
@@ -73,17 +73,33 @@ def _check_key(value: object, path: Path, keys: Collection[str], broken: Collect
         if outputs:
             report(path, f"unknown row key {value!r}; {feature} has: {', '.join(outputs)}")
         else:
-            report(path, f"unknown row key {value!r}: not bar.open/high/low/close/volume, a declared "
-                         f"feature's output or a default-registry key (GET /v2/authoring/registry lists them)")
+            report(
+                path,
+                f"unknown row key {value!r}: not bar.open/high/low/close/volume, a declared "
+                f"feature's output or a default-registry key (GET /v2/authoring/registry lists them)",
+            )
 
 
 def _kind(value: object) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array",
-            dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a float",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
-def check_condition(node: object, path: Path, depth: int, keys: Collection[str],
-                    parameters: Collection[str], report: Report, broken: Collection[str] = ()) -> None:
+def check_condition(
+    node: object,
+    path: Path,
+    depth: int,
+    keys: Collection[str],
+    parameters: Collection[str],
+    report: Report,
+    broken: Collection[str] = (),
+) -> None:
     """Report every problem of a condition at ``path`` (depth counts from 1). Keys of the
     ``broken`` features (declared, but already reported) are not reported again."""
     if not isinstance(node, dict):
@@ -115,7 +131,10 @@ def check_condition(node: object, path: Path, depth: int, keys: Collection[str],
     allowed = {"key", "op", *required, *one_of}
     unknown = sorted(str(k) for k in node if k not in allowed)
     if unknown:
-        report((*path, unknown[0]), f"unknown key(s) {', '.join(unknown)} for op {op}; allowed: {', '.join(sorted(allowed))}")
+        report(
+            (*path, unknown[0]),
+            f"unknown key(s) {', '.join(unknown)} for op {op}; allowed: {', '.join(sorted(allowed))}",
+        )
     missing = [k for k in required if k not in node]
     if missing:
         report(path, f"op {op} needs {', '.join(missing)}")

@@ -101,5 +101,7 @@ def size_step_problem(quantity: str, instrument_id: str, size_precision: int) ->
     if quantity_problem(quantity) is None and places <= size_precision:
         return None
     step = format(Decimal(1).scaleb(-size_precision), "f")
-    return (f"quantity {quantity} must be a positive multiple of {instrument_id}'s size step {step} (size "
-            f"precision {size_precision}), at most {QUANTITY_MAX}; it is never rounded")
+    return (
+        f"quantity {quantity} must be a positive multiple of {instrument_id}'s size step {step} (size "
+        f"precision {size_precision}), at most {QUANTITY_MAX}; it is never rounded"
+    )

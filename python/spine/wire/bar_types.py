@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BAR_CHANNELS", "BAR_RESOLUTIONS", "CHANNELS", "RESOLUTION_SPECS", "bar_kind", "bar_type_of", "instrument_of"]
+__all__ = [
+    "BAR_CHANNELS",
+    "BAR_RESOLUTIONS",
+    "CHANNELS",
+    "RESOLUTION_SPECS",
+    "bar_kind",
+    "bar_type_of",
+    "instrument_of",
+]
 
 #: The durable 1-minute channels: venue candles and bars aggregated from trades, never mixed.
 CHANNELS = ("EXTERNAL", "INTERNAL")
@@ -15,8 +23,14 @@ BAR_CHANNELS = CHANNELS
 BAR_RESOLUTIONS = ("1s", "1m", "5m", "15m", "30m", "1h", "4h", "1d")
 #: Wire resolution -> the framework's bar specification.
 RESOLUTION_SPECS = {
-    "1s": "1-SECOND", "1m": "1-MINUTE", "5m": "5-MINUTE", "15m": "15-MINUTE", "30m": "30-MINUTE",
-    "1h": "1-HOUR", "4h": "4-HOUR", "1d": "1-DAY",
+    "1s": "1-SECOND",
+    "1m": "1-MINUTE",
+    "5m": "5-MINUTE",
+    "15m": "15-MINUTE",
+    "30m": "30-MINUTE",
+    "1h": "1-HOUR",
+    "4h": "4-HOUR",
+    "1d": "1-DAY",
 }
 
 

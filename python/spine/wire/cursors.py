@@ -115,8 +115,9 @@ def decode_token(route: str, cursor: str) -> bytes:
 def check_limit(limit: int) -> int:
     """``limit`` unchanged, or :class:`LimitOutOfRange` naming the allowed range."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not MIN_LIMIT <= limit <= MAX_LIMIT:
-        raise LimitOutOfRange(f"LIMIT_OUT_OF_RANGE: limit must be an integer in {MIN_LIMIT}..{MAX_LIMIT}, "
-                              f"got {limit!r}")
+        raise LimitOutOfRange(
+            f"LIMIT_OUT_OF_RANGE: limit must be an integer in {MIN_LIMIT}..{MAX_LIMIT}, got {limit!r}"
+        )
     return limit
 
 

@@ -162,9 +162,7 @@ def _validate(document: dict[str, Any], schema_id: str, schema_version: int) -> 
         raise StructuralViolation(f"{schema_id} v{schema_version} at {path}: {message}")
 
 
-def decode(
-    document: bytes | bytearray | memoryview | str | dict[str, Any], expected_schema_id: str
-) -> dict[str, Any]:
+def decode(document: bytes | bytearray | memoryview | str | dict[str, Any], expected_schema_id: str) -> dict[str, Any]:
     """Check a received document against the contract and return it unchanged.
 
     # Errors
@@ -173,9 +171,7 @@ def decode(
     supported schema id (a caller bug, raised before the document is looked at).
     """
     if not any(sid == expected_schema_id for sid, _ in all_schemas()):
-        raise UnknownSchemaError(
-            f"UNKNOWN_SCHEMA: expected_schema_id {expected_schema_id!r} is not supported"
-        )
+        raise UnknownSchemaError(f"UNKNOWN_SCHEMA: expected_schema_id {expected_schema_id!r} is not supported")
     value = _object(document)
     schema_id, schema_version = _tags(value)
     if (schema_id, schema_version) not in all_schemas():

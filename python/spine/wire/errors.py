@@ -43,8 +43,9 @@ _ROWS = (
     ErrorCode("INVALID_INSTRUMENT_ID", 40006, 400, "Not a canonical SYMBOL.VENUE instrument id."),
     ErrorCode("INVALID_BAR_TYPE", 40007, 400, "Not a well-formed bar type string."),
     ErrorCode("INVALID_BODY", 40008, 400, "The request body is not the JSON document the route accepts."),
-    ErrorCode("NO_BARS", 40009, 400, "A backtest's instruments hold no bars at its resolution and channel over its "
-                                     "span."),
+    ErrorCode(
+        "NO_BARS", 40009, 400, "A backtest's instruments hold no bars at its resolution and channel over its span."
+    ),
     ErrorCode("INVALID_QUANTITY", 40010, 400, "A backtest's quantity is not a multiple of an instrument's size step."),
     ErrorCode("MUTATION_REFUSED", 40301, 403, "A mutating route on a host that is not private-operator."),
     ErrorCode("NOT_FOUND", 40401, 404, "No such route or resource."),
@@ -59,8 +60,12 @@ _ROWS = (
     ErrorCode("UPSTREAM_UNAVAILABLE", 50201, 502, "An upstream process could not be reached."),
     ErrorCode("NOT_READY", 50301, 503, "The node is not ready to serve this route yet."),
     ErrorCode("SUBSCRIBERS_FULL", 50302, 503, "A stream already has as many subscribers as it serves; retry later."),
-    ErrorCode("SCREENS_BUSY", 50303, 503, "As many point-in-time screens run and wait as the screener takes; "
-                                          "retry after the Retry-After seconds."),
+    ErrorCode(
+        "SCREENS_BUSY",
+        50303,
+        503,
+        "As many point-in-time screens run and wait as the screener takes; retry after the Retry-After seconds.",
+    ),
 )
 
 ERROR_CODES: Mapping[str, ErrorCode] = MappingProxyType({row.symbol: row for row in _ROWS})

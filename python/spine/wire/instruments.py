@@ -19,8 +19,10 @@ MAX_LENGTH = 128
 def grammar_problem(text: str) -> str | None:
     """Why ``text`` is not a canonical id, in words; None when it is one."""
     if len(text) > MAX_LENGTH or not INSTRUMENT_ID.match(text):
-        return (f"{text!r} is not a canonical SYMBOL.VENUE id (printable ASCII, a dot, then the venue in capitals, "
-                f"digits and _; at most {MAX_LENGTH} characters; e.g. BTCUSDT.SIM)")
+        return (
+            f"{text!r} is not a canonical SYMBOL.VENUE id (printable ASCII, a dot, then the venue in capitals, "
+            f"digits and _; at most {MAX_LENGTH} characters; e.g. BTCUSDT.SIM)"
+        )
     return None
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from spine._core import WIRE_VERSION
+from spine.wire.head import head
 
 __all__ = [
     "CUSTOM_KINDS",
@@ -31,13 +31,9 @@ def frame(event: str, document: dict[str, Any]) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + _encode(document) + b"\n\n"
 
 
-def _head(schema_id: str) -> dict[str, Any]:
-    return {"version": WIRE_VERSION, "schema_id": schema_id, "schema_version": 1}
-
-
 def quote_doc(tick: Any) -> dict[str, Any]:
     return {
-        **_head("svc.quote_tick"),
+        **head("svc.quote_tick"),
         "instrument_id": str(tick.instrument_id),
         "bid_price": str(tick.bid_price),
         "ask_price": str(tick.ask_price),
@@ -50,7 +46,7 @@ def quote_doc(tick: Any) -> dict[str, Any]:
 
 def trade_doc(tick: Any) -> dict[str, Any]:
     return {
-        **_head("svc.trade_tick"),
+        **head("svc.trade_tick"),
         "instrument_id": str(tick.instrument_id),
         "price": str(tick.price),
         "size": str(tick.size),
@@ -77,7 +73,7 @@ def projection_frame(kind: str, data: Any) -> dict[str, Any]:
     else:
         raise ValueError(f"unknown custom kind {kind!r}; allowed: {', '.join(CUSTOM_KINDS)}")
     return {
-        **_head("svc.projection_frame"),
+        **head("svc.projection_frame"),
         "kind": kind,
         "instrument_id": str(data.instrument_id),
         "ts_event": str(data.ts_event),
@@ -94,7 +90,7 @@ def coverage_doc(series: Any, *, instrument_id: str, retention_state: str, exhau
     spans = series.coverage()
     hint = series.resume_hint()
     return {
-        **_head("svc.series_coverage"),
+        **head("svc.series_coverage"),
         "instrument_id": instrument_id,
         "channel": series.channel,
         "retention_state": retention_state,
@@ -114,7 +110,7 @@ def unretained_coverage(instrument_id: str, channel: str) -> dict[str, Any]:
     """``svc.series_coverage`` of an instrument outside the retained-ingestion manifest: zero
     ingestion demand, so nothing observed, no bars, and history terminal."""
     return {
-        **_head("svc.series_coverage"),
+        **head("svc.series_coverage"),
         "instrument_id": instrument_id,
         "channel": channel,
         "retention_state": "unretained",
@@ -143,7 +139,7 @@ def envelope(
 ) -> dict[str, Any]:
     """``svc.bar_envelope``: a page of bars, or one bar for a stream event."""
     return {
-        **_head("svc.bar_envelope"),
+        **head("svc.bar_envelope"),
         "instrument_id": instrument_id,
         "bar_type": bar_type,
         "resolution": resolution,
@@ -170,7 +166,7 @@ def instrument_doc(instrument: Any) -> dict[str, Any]:
     activation = getattr(instrument, "activation_ns", None)
     expiration = getattr(instrument, "expiration_ns", None)
     return {
-        **_head("svc.instrument_ref"),
+        **head("svc.instrument_ref"),
         "instrument_id": str(instrument.id),
         "symbol": instrument.id.symbol.value,
         "venue": instrument.id.venue.value,

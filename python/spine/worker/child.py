@@ -47,8 +47,15 @@ class Runner(Protocol):
     def __call__(self, job: dict[str, Any], database_url: str, catalogs: list[str]) -> str: ...
 
 
-def main(runner: str, job: dict[str, Any], database_url: str, catalogs: list[str], output: str, parent: int,
-         answer: Connection) -> None:
+def main(
+    runner: str,
+    job: dict[str, Any],
+    database_url: str,
+    catalogs: list[str],
+    output: str,
+    parent: int,
+    answer: Connection,
+) -> None:
     """The process' target: run ``runner`` on ``job``; send ``("ok", run_id)`` or
     ``("error", public reason, "Type: text", traceback)`` on ``answer``; exit 0 after an answer
     ok, 1 after an error."""

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import msgspec
 
-from spine.jobs.engine import default_database_url
+from spine.jobs.database import default_database_url
 from spine.settings import ConfigError, Settings, load_settings
 
 __all__ = ["ConfigError", "WorkerConfig", "load_config", "split_runner"]
@@ -25,13 +25,19 @@ __all__ = ["ConfigError", "WorkerConfig", "load_config", "split_runner"]
 
 class WorkerConfig(Settings, forbid_unknown_fields=True, frozen=True):
     FILE_VARIABLE: ClassVar[str] = "SPINE_WORKER_CONFIG"
-    ENVIRONMENT: ClassVar[Mapping[str, str]] = {
-        "SPINE_WORKER_ID": "worker_id", "SPINE_WORKER_DATABASE": "database", "SPINE_WORKER_CATALOGS": "catalogs[]",
-        "SPINE_WORKER_DATA_DIR": "data_dir", "SPINE_WORKER_RUNNER": "runner",
-        "SPINE_WORKER_HEARTBEAT_SECS": "heartbeat_secs", "SPINE_WORKER_STALE_SECS": "stale_secs",
-        "SPINE_WORKER_POLL_SECS": "poll_secs", "SPINE_WORKER_MAX_ATTEMPTS": "max_attempts",
-        "SPINE_WORKER_KILL_GRACE_SECS": "kill_grace_secs",
-    }
+    ENVIRONMENT_PREFIX: ClassVar[str] = "SPINE_WORKER"
+    ENVIRONMENT_KEYS: ClassVar[tuple[str, ...]] = (
+        "worker_id",
+        "database",
+        "catalogs",
+        "data_dir",
+        "runner",
+        "heartbeat_secs",
+        "stale_secs",
+        "poll_secs",
+        "max_attempts",
+        "kill_grace_secs",
+    )
     WHAT: ClassVar[str] = "worker configuration"
 
     #: Names the worker in the job table and its events; empty: ``<host name>-<process id>``.
@@ -66,8 +72,10 @@ class WorkerConfig(Settings, forbid_unknown_fields=True, frozen=True):
             if not 0 < value <= 3_600:
                 raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
         if self.stale_secs < 2 * self.heartbeat_secs:
-            raise ConfigError(f"stale_secs {self.stale_secs} is below twice heartbeat_secs {self.heartbeat_secs}; "
-                              "a live worker would be taken for lost")
+            raise ConfigError(
+                f"stale_secs {self.stale_secs} is below twice heartbeat_secs {self.heartbeat_secs}; "
+                "a live worker would be taken for lost"
+            )
         if not 1 <= self.max_attempts <= 100:
             raise ConfigError(f"max_attempts {self.max_attempts}: allowed 1..100")
         module, _ = split_runner(self.runner)

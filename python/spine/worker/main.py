@@ -16,14 +16,19 @@ from sqlalchemy import exc
 from spine.jobs import StoreError, safe_url
 from spine.lifeline import release_stop_signals
 from spine.settings import ConfigError, flag_overrides
-from spine.worker.config import load_config
+from spine.worker.config import WorkerConfig, load_config
 
 __all__ = ["run_worker"]
 
 
-def run_worker(config_path: str | None, database: str | None = None, catalogs: Sequence[str] = (),
-               worker_id: str | None = None, data_dir: str | None = None,
-               environ: Mapping[str, str] = os.environ) -> int:
+def run_worker(
+    config_path: str | None,
+    database: str | None = None,
+    catalogs: Sequence[str] = (),
+    worker_id: str | None = None,
+    data_dir: str | None = None,
+    environ: Mapping[str, str] = os.environ,
+) -> int:
     """Run until SIGINT or SIGTERM; the flags override the file and the environment."""
     # Taken first: a stop asked while the worker still starts (a supervisor stopping it at
     # once) ends it cleanly once started, never by the default handler.
@@ -35,8 +40,14 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, stop)
     release_stop_signals()  # `spine up` starts it with them blocked: one asked during imports lands now
-    overrides = flag_overrides(environ, "SPINE_WORKER", database=database, catalogs=tuple(catalogs), id=worker_id,
-                               data_dir=data_dir)
+    overrides = flag_overrides(
+        environ,
+        WorkerConfig.ENVIRONMENT_PREFIX,
+        database=database,
+        catalogs=tuple(catalogs),
+        worker_id=worker_id,
+        data_dir=data_dir,
+    )
     try:
         config = load_config(config_path, overrides)
     except ConfigError as error:
@@ -51,8 +62,7 @@ def run_worker(config_path: str | None, database: str | None = None, catalogs: S
         return 1
 
     worker.stop = stopping
-    worker.say(f"store {safe_url(config.database_url)}; catalogs {', '.join(config.catalogs)}; "
-               f"runner {config.runner}")
+    worker.say(f"store {safe_url(config.database_url)}; catalogs {', '.join(config.catalogs)}; runner {config.runner}")
     try:
         worker.run()
     finally:

@@ -23,9 +23,9 @@ import signal
 import tempfile
 import threading
 import time
-from pathlib import Path
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import exc
@@ -99,8 +99,9 @@ class Worker:
             try:
                 if time.monotonic() - last_reap >= self.config.heartbeat_secs:
                     last_reap = time.monotonic()
-                    for job_id in self.store.reap(now_ns(), int(self.config.stale_secs * _SECOND),
-                                                  self.config.max_attempts):
+                    for job_id in self.store.reap(
+                        now_ns(), int(self.config.stale_secs * _SECOND), self.config.max_attempts
+                    ):
                         self.say(f"job {job_id}: its worker was lost; now {self.store.job(job_id).state}")
                 job = self.store.claim(self.name, now_ns())
                 outage = False
@@ -126,9 +127,11 @@ class Worker:
         os.close(descriptor)
         receiver, sender = self._context.Pipe(duplex=False)
         process = self._context.Process(
-            target=child.main, name=f"spine-job-{job.job_id[:16]}", daemon=False,
-            args=(self.config.runner, job.as_dict(), self.store.url, self.catalogs, output,
-                  os.getpid(), sender))
+            target=child.main,
+            name=f"spine-job-{job.job_id[:16]}",
+            daemon=False,
+            args=(self.config.runner, job.as_dict(), self.store.url, self.catalogs, output, os.getpid(), sender),
+        )
         try:
             process.start()
             sender.close()
@@ -190,15 +193,22 @@ class Worker:
                 if self.store.job(job.job_id).execution is None:
                     return self._fail(job, f"INTERNAL: {_NO_EXECUTION}", _NO_EXECUTION)
                 return self._finish(job, "COMPLETED", run_id, None)
-            return self._fail(job, "INTERNAL: the runner returned no run id",
-                              f"the runner returned {run_id!r:.100}, not a run id (64 lowercase hex digits)")
+            return self._fail(
+                job,
+                "INTERNAL: the runner returned no run id",
+                f"the runner returned {run_id!r:.100}, not a run id (64 lowercase hex digits)",
+            )
         if answer is not None and answer[0] == "error":
             public, detail, trace = (str(part) for part in answer[1:4])
             return self._fail(job, public or INTERNAL_RUN, detail, trace)
         tail = _tail(output)
         ended = f"the run's process {_exit_text(process.exitcode)} without an answer"
-        return self._fail(job, f"INTERNAL: {ended}; the worker's log has its last output", ended,
-                          f"its last output:\n{tail}" if tail else "it wrote nothing")
+        return self._fail(
+            job,
+            f"INTERNAL: {ended}; the worker's log has its last output",
+            ended,
+            f"its last output:\n{tail}" if tail else "it wrote nothing",
+        )
 
     def _fail(self, job: Job, public: str, detail: str, trace: str = "") -> str:
         """FAILED with ``public`` as the job's reason (and its ERROR event); ``detail`` and
@@ -260,4 +270,3 @@ def _tail(output: str) -> str:
     except OSError:
         return ""
     return text[-_TAIL:]
-

@@ -9,6 +9,7 @@ pub mod decimal;
 pub mod error;
 pub mod fanout;
 pub mod features;
+pub mod head;
 pub mod identity;
 pub mod json;
 pub mod screener;

@@ -28,7 +28,7 @@ fn fail(message: impl std::fmt::Display) -> TestCaseError {
     TestCaseError::fail(message.to_string())
 }
 
-// --- strategies ----------------------------------------------------------------------------
+// strategies
 
 /// Characters around every escaping and ordering rule, plus anything at all.
 fn chars() -> impl Strategy<Value = char> {
@@ -134,7 +134,7 @@ fn value() -> impl Strategy<Value = Doc> {
     })
 }
 
-// --- independent models --------------------------------------------------------------------
+// independent models
 
 fn model_string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
@@ -319,7 +319,7 @@ fn nest(depth: usize, leaf: &str) -> String {
     format!("{}{leaf}{}", "[".repeat(depth), "]".repeat(depth))
 }
 
-// --- canonical JSON ------------------------------------------------------------------------
+// canonical JSON
 
 proptest! {
     #![proptest_config(config())]
@@ -466,7 +466,7 @@ proptest! {
     }
 }
 
-// --- identities ----------------------------------------------------------------------------
+// identities
 
 proptest! {
     #![proptest_config(config())]
@@ -499,7 +499,7 @@ proptest! {
     }
 }
 
-// --- fixed-point decimals ------------------------------------------------------------------
+// fixed-point decimals
 
 fn pow10(exponent: u8) -> i128 {
     (0..exponent).fold(1i128, |acc, _| acc * 10)

@@ -13,7 +13,7 @@ use spine_core::decimal::checked_scale;
 use crate::columns::le_bytes;
 use crate::errors::{bars_error, decimal_error};
 use crate::int_args;
-use crate::ohlcv::{Ohlcv, Refusal};
+use crate::ohlcv::{argument, Columns, Named, Ohlcv, Positional, Refusal};
 
 pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
@@ -63,27 +63,26 @@ pub(crate) fn page_bytes<'py>(
 pub fn bar_row<'py>(
     py: Python<'py>,
     #[pyo3(from_py_with = int_args::sequence)] sequence: u64,
-    #[pyo3(from_py_with = int_args::nanos)] ts_event: u64,
-    #[pyo3(from_py_with = int_args::mantissa)] open: i64,
-    #[pyo3(from_py_with = int_args::mantissa)] high: i64,
-    #[pyo3(from_py_with = int_args::mantissa)] low: i64,
-    #[pyo3(from_py_with = int_args::mantissa)] close: i64,
-    #[pyo3(from_py_with = int_args::mantissa)] volume: i64,
-    #[pyo3(from_py_with = int_args::precision)] price_precision: i64,
-    #[pyo3(from_py_with = int_args::precision)] size_precision: i64,
+    ts_event: &Bound<'py, PyAny>,
+    open: &Bound<'py, PyAny>,
+    high: &Bound<'py, PyAny>,
+    low: &Bound<'py, PyAny>,
+    close: &Bound<'py, PyAny>,
+    volume: &Bound<'py, PyAny>,
+    price_precision: &Bound<'py, PyAny>,
+    size_precision: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    // Read in argument order, as PyO3 reads those it extracts itself.
+    let bar = Ohlcv::new([ts_event, open, high, low, close, volume]).bar()?;
+    let precision = |name, obj| argument(py, name, int_args::precision(obj));
+    let price_precision = precision("price_precision", price_precision)?;
+    let size_precision = precision("size_precision", size_precision)?;
     let scale = |p: i64| checked_scale(i128::from(p)).map_err(|e| decimal_error(py, &e));
     let (price, size) = (scale(price_precision)?, scale(size_precision)?);
     let mut json = Vec::with_capacity(160);
     json.push(b'[');
-    write_bar_row(
-        &mut json,
-        sequence,
-        ts_event,
-        [open, high, low, close, volume],
-        price,
-        size,
-    );
+    let values = [bar.open, bar.high, bar.low, bar.close, bar.volume];
+    write_bar_row(&mut json, sequence, bar.ts_event, values, price, size);
     json.push(b']');
     Ok(PyBytes::new(py, &json))
 }
@@ -158,25 +157,23 @@ impl PyFoldResult {
 
 /// Fold bar columns offline (no series): the view is validated first.
 #[pyfunction]
-#[pyo3(signature = (ts_event, open, high, low, close, volume, *, resolution, channel, coverage=None, sequence=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn fold_columns(
-    py: Python<'_>,
-    ts_event: &Bound<'_, PyAny>,
-    open: &Bound<'_, PyAny>,
-    high: &Bound<'_, PyAny>,
-    low: &Bound<'_, PyAny>,
-    close: &Bound<'_, PyAny>,
-    volume: &Bound<'_, PyAny>,
+#[pyo3(
+    signature = (*bar, resolution, channel, coverage=None, sequence=None, **named),
+    text_signature = "(ts_event, open, high, low, close, volume, *, resolution, channel, coverage=None, sequence=None)"
+)]
+pub fn fold_columns<'py>(
+    py: Python<'py>,
+    bar: &Positional<'py>,
     resolution: &str,
     channel: &str,
     #[pyo3(from_py_with = int_args::spans_or_none)] coverage: Option<Vec<(u64, u64)>>,
-    sequence: Option<&Bound<'_, PyAny>>,
+    sequence: Option<&Bound<'py, PyAny>>,
+    named: Option<&Named<'py>>,
 ) -> PyResult<PyFoldResult> {
+    let bar = Ohlcv::bind("fold_columns", bar, named)?;
     let resolution = to_py(py, Resolution::parse(resolution))?;
     let channel = to_py(py, Channel::parse(channel))?;
-    let ohlcv = [open, high, low, close, volume];
-    let columns = Ohlcv::read(py, ts_event, ohlcv, sequence, Refusal::Layout)?;
+    let columns = bar.columns(sequence, Refusal::Layout)?;
     let out = fold_offline(py, &columns, coverage, |view, coverage| {
         fold(view, coverage, channel, resolution)
     })?;
@@ -185,25 +182,23 @@ pub fn fold_columns(
 
 /// Fold bar columns offline to several resolutions (each from the next finer one requested).
 #[pyfunction]
-#[pyo3(signature = (ts_event, open, high, low, close, volume, *, resolutions, channel, coverage=None, sequence=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn fold_columns_many(
-    py: Python<'_>,
-    ts_event: &Bound<'_, PyAny>,
-    open: &Bound<'_, PyAny>,
-    high: &Bound<'_, PyAny>,
-    low: &Bound<'_, PyAny>,
-    close: &Bound<'_, PyAny>,
-    volume: &Bound<'_, PyAny>,
+#[pyo3(
+    signature = (*bar, resolutions, channel, coverage=None, sequence=None, **named),
+    text_signature = "(ts_event, open, high, low, close, volume, *, resolutions, channel, coverage=None, sequence=None)"
+)]
+pub fn fold_columns_many<'py>(
+    py: Python<'py>,
+    bar: &Positional<'py>,
     resolutions: Vec<String>,
     channel: &str,
     #[pyo3(from_py_with = int_args::spans_or_none)] coverage: Option<Vec<(u64, u64)>>,
-    sequence: Option<&Bound<'_, PyAny>>,
+    sequence: Option<&Bound<'py, PyAny>>,
+    named: Option<&Named<'py>>,
 ) -> PyResult<Vec<PyFoldResult>> {
+    let bar = Ohlcv::bind("fold_columns_many", bar, named)?;
     let resolutions = to_py(py, parse_resolutions(&resolutions))?;
     let channel = to_py(py, Channel::parse(channel))?;
-    let ohlcv = [open, high, low, close, volume];
-    let columns = Ohlcv::read(py, ts_event, ohlcv, sequence, Refusal::Layout)?;
+    let columns = bar.columns(sequence, Refusal::Layout)?;
     let outputs = fold_offline(py, &columns, coverage, |view, coverage| {
         fold_many(view, coverage, channel, &resolutions)
     })?;
@@ -217,7 +212,7 @@ pub fn fold_columns_many(
 /// none stated, the span they cover).
 fn fold_offline<T>(
     py: Python<'_>,
-    columns: &Ohlcv,
+    columns: &Columns,
     coverage: Option<Vec<(u64, u64)>>,
     fold: impl FnOnce(&BarsView<'_>, &Coverage) -> Result<T, BarsError>,
 ) -> PyResult<T> {

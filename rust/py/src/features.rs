@@ -9,14 +9,13 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList};
-use spine_core::bars::Bar;
 use spine_core::features::{
     default_registry, AbsentReason, FeatureError, FeatureState, FeatureValue,
 };
 use spine_core::Value;
 
 use crate::errors::feature_error;
-use crate::ohlcv::{Ohlcv, Refusal};
+use crate::ohlcv::{Named, Ohlcv, Positional, Refusal};
 
 /// Add this module's functions and classes to `spine._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -93,29 +92,6 @@ pub(crate) fn feature_value_to_py<'py>(
     Ok(dict)
 }
 
-/// A scalar bar field of any Python int size, checked against its machine range.
-fn scalar<T: TryFrom<i128>>(
-    py: Python<'_>,
-    name: &'static str,
-    value: &Bound<'_, PyInt>,
-    expected: &'static str,
-) -> PyResult<T> {
-    (!value.is_instance_of::<pyo3::types::PyBool>())
-        .then(|| value.extract::<i128>().ok())
-        .flatten()
-        .and_then(|v| T::try_from(v).ok())
-        .ok_or_else(|| {
-            feature_error(
-                py,
-                &FeatureError::BarValueOutOfRange {
-                    name,
-                    value: value.to_string(),
-                    expected,
-                },
-            )
-        })
-}
-
 /// Incremental feature state of one instrument and resolution.
 #[pyclass(module = "spine._core", name = "FeatureState")]
 pub struct PyFeatureState {
@@ -186,9 +162,19 @@ impl PyFeatureState {
 
     /// Warm from contiguous columns (ts_event uint64; open..volume int64 mantissas) in one
     /// call, zero-copy. Returns the number of bars taken; nothing is taken on error.
-    #[pyo3(signature = (ts_event, open, high, low, close, volume))]
+    #[pyo3(
+        signature = (*bar, **named),
+        text_signature = "($self, ts_event, open, high, low, close, volume)"
+    )]
+    fn warm(&mut self, bar: &Positional<'_>, named: Option<&Named<'_>>) -> PyResult<usize> {
+        let bar = Ohlcv::bind("FeatureState.warm", bar, named)?;
+        let columns = bar.columns(None, Refusal::Feature)?;
+        to_py(bar.py(), self.inner.warm_columns(&columns.view()))
+    }
+
+    /// Take one closed bar (mantissas at the state's scales).
     #[allow(clippy::too_many_arguments)]
-    fn warm(
+    fn update(
         &mut self,
         py: Python<'_>,
         ts_event: &Bound<'_, PyAny>,
@@ -197,26 +183,8 @@ impl PyFeatureState {
         low: &Bound<'_, PyAny>,
         close: &Bound<'_, PyAny>,
         volume: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        let ohlcv = [open, high, low, close, volume];
-        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
-        to_py(py, self.inner.warm_columns(&columns.view()))
-    }
-
-    /// Take one closed bar (mantissas at the state's scales).
-    #[pyo3(signature = (ts_event, open, high, low, close, volume))]
-    #[allow(clippy::too_many_arguments)]
-    fn update(
-        &mut self,
-        py: Python<'_>,
-        ts_event: &Bound<'_, PyInt>,
-        open: &Bound<'_, PyInt>,
-        high: &Bound<'_, PyInt>,
-        low: &Bound<'_, PyInt>,
-        close: &Bound<'_, PyInt>,
-        volume: &Bound<'_, PyInt>,
     ) -> PyResult<()> {
-        let bar = int_bar(py, [ts_event, open, high, low, close, volume])?;
+        let bar = Ohlcv::new([ts_event, open, high, low, close, volume]).feature_bar()?;
         to_py(py, self.inner.update_raw(&bar))
     }
 
@@ -239,18 +207,4 @@ impl PyFeatureState {
         }
         Ok(dict)
     }
-}
-
-/// One bar from Python ints `[ts_event, open, high, low, close, volume]`: the close time as a
-/// uint64, the mantissas as int64s, a value that does not fit refused by name.
-pub(crate) fn int_bar(py: Python<'_>, ints: [&Bound<'_, PyInt>; 6]) -> PyResult<Bar> {
-    let [ts_event, open, high, low, close, volume] = ints;
-    Ok(Bar {
-        ts_event: scalar::<u64>(py, "ts_event", ts_event, "a uint64")?,
-        open: scalar::<i64>(py, "open", open, "an int64")?,
-        high: scalar::<i64>(py, "high", high, "an int64")?,
-        low: scalar::<i64>(py, "low", low, "an int64")?,
-        close: scalar::<i64>(py, "close", close, "an int64")?,
-        volume: scalar::<i64>(py, "volume", volume, "an int64")?,
-    })
 }

@@ -8,7 +8,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
-    fold_many, Bar, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution, Series,
+    fold_many, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution, Series,
     SeriesConfig,
 };
 
@@ -16,7 +16,7 @@ use crate::bars::{columns_dict, page_bytes, parse_resolutions, to_py, PyFoldResu
 use crate::columns::Column;
 use crate::errors::{bars_error, bars_refusal};
 use crate::int_args;
-use crate::ohlcv::{Ohlcv, Refusal};
+use crate::ohlcv::{Named, Ohlcv, Positional, Refusal};
 
 /// The durable 1-minute series of one instrument and channel, with its incremental folds.
 #[pyclass(module = "spine._core", name = "Series")]
@@ -186,14 +186,14 @@ impl PySeries {
     fn push<'py>(
         &mut self,
         py: Python<'py>,
-        #[pyo3(from_py_with = int_args::nanos)] ts_event: u64,
-        #[pyo3(from_py_with = int_args::mantissa)] open: i64,
-        #[pyo3(from_py_with = int_args::mantissa)] high: i64,
-        #[pyo3(from_py_with = int_args::mantissa)] low: i64,
-        #[pyo3(from_py_with = int_args::mantissa)] close: i64,
-        #[pyo3(from_py_with = int_args::mantissa)] volume: i64,
+        ts_event: &Bound<'py, PyAny>,
+        open: &Bound<'py, PyAny>,
+        high: &Bound<'py, PyAny>,
+        low: &Bound<'py, PyAny>,
+        close: &Bound<'py, PyAny>,
+        volume: &Bound<'py, PyAny>,
     ) -> PyResult<(String, Bound<'py, PyList>)> {
-        let bar = Bar::new(ts_event, open, high, low, close, volume);
+        let bar = Ohlcv::new([ts_event, open, high, low, close, volume]).bar()?;
         self.make_room(py, self.series.last_sequence().saturating_add(1))?;
         let mut closed = Vec::new();
         let outcome = self.series.push(bar);
@@ -230,20 +230,18 @@ impl PySeries {
     /// Bulk load columns through the arrival rule (history, backfill, reload); returns the
     /// number of bars accepted. A bulk load streams nothing: the derived buckets it fills
     /// are served by pages, and the bucket it leaves open is completed by the next live bar.
-    #[pyo3(signature = (ts_event, open, high, low, close, volume))]
-    #[allow(clippy::too_many_arguments)]
-    fn extend(
+    #[pyo3(
+        signature = (*bar, **named),
+        text_signature = "($self, ts_event, open, high, low, close, volume)"
+    )]
+    fn extend<'py>(
         &mut self,
-        py: Python<'_>,
-        ts_event: &Bound<'_, PyAny>,
-        open: &Bound<'_, PyAny>,
-        high: &Bound<'_, PyAny>,
-        low: &Bound<'_, PyAny>,
-        close: &Bound<'_, PyAny>,
-        volume: &Bound<'_, PyAny>,
+        py: Python<'py>,
+        bar: &Positional<'py>,
+        named: Option<&Named<'py>>,
     ) -> PyResult<usize> {
-        let ohlcv = [open, high, low, close, volume];
-        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Layout)?;
+        let bar = Ohlcv::bind("Series.extend", bar, named)?;
+        let columns = bar.columns(None, Refusal::Layout)?;
         let view = columns.view();
         let count = u64::try_from(view.ts_event.len()).unwrap_or(u64::MAX);
         self.make_room(py, self.series.last_sequence().saturating_add(count))?;

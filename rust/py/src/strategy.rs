@@ -8,7 +8,7 @@ use pyo3::types::{PyBool, PyDict, PyInt, PyList};
 use spine_core::strategy::{feature_kinds as kinds, FeatureDecl, StrategyError, StrategyKernel};
 
 use crate::errors::strategy_error;
-use crate::features::int_bar;
+use crate::ohlcv::Ohlcv;
 
 /// Add this module's functions and classes to `spine._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -92,19 +92,18 @@ impl PyStrategyKernel {
 
     /// Take one closed bar (mantissas at the kernel's scales); bit `i` of the answer is set
     /// when `rules[i]` fires.
-    #[pyo3(signature = (ts_event, open, high, low, close, volume))]
     #[allow(clippy::too_many_arguments)]
     fn update(
         &mut self,
         py: Python<'_>,
-        ts_event: &Bound<'_, PyInt>,
-        open: &Bound<'_, PyInt>,
-        high: &Bound<'_, PyInt>,
-        low: &Bound<'_, PyInt>,
-        close: &Bound<'_, PyInt>,
-        volume: &Bound<'_, PyInt>,
+        ts_event: &Bound<'_, PyAny>,
+        open: &Bound<'_, PyAny>,
+        high: &Bound<'_, PyAny>,
+        low: &Bound<'_, PyAny>,
+        close: &Bound<'_, PyAny>,
+        volume: &Bound<'_, PyAny>,
     ) -> PyResult<u32> {
-        let bar = int_bar(py, [ts_event, open, high, low, close, volume])?;
+        let bar = Ohlcv::new([ts_event, open, high, low, close, volume]).feature_bar()?;
         to_py(py, self.inner.update(&bar))
     }
 

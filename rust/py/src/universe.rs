@@ -5,13 +5,13 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use spine_core::bars::{Bar, Channel, Resolution, SeriesConfig, DEFAULT_CAPACITY};
-use spine_core::features::{default_registry, FeatureError, Universe, Updated};
+use spine_core::features::{default_registry, Universe, Updated};
 
 use crate::bars::columns_dict;
-use crate::errors::bars_error;
+use crate::errors::{bars_error, feature_refusal};
 use crate::features::{feature_value_to_py, to_py};
 use crate::int_args;
-use crate::ohlcv::{column, Ohlcv, Refusal};
+use crate::ohlcv::{argument, column, Named, Ohlcv, Positional, Refusal};
 
 /// Changed rows as little-endian uint32 pairs `(instrument, resolution index)`, the index
 /// into `1m, 5m, 15m, 30m, 1h, 4h, 1d` (the enum's declaration order), written straight into
@@ -31,14 +31,10 @@ pub(crate) fn updated_bytes<'py>(
 
 /// A minute's bars from columns: `instrument` (uint32) beside ts_event (uint64) and
 /// open..volume (int64 mantissas), all of one length.
-fn minute_bars(
-    py: Python<'_>,
-    instrument: &Bound<'_, PyAny>,
-    [ts_event, open, high, low, close, volume]: [&Bound<'_, PyAny>; 6],
-) -> PyResult<Vec<(u32, Bar)>> {
+fn minute_bars(instrument: &Bound<'_, PyAny>, bar: &Ohlcv<'_>) -> PyResult<Vec<(u32, Bar)>> {
+    let py = instrument.py();
     let ix = column::<u32>(py, "instrument", instrument, "uint32", Refusal::Feature)?;
-    let ohlcv = [open, high, low, close, volume];
-    let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
+    let columns = bar.columns(None, Refusal::Feature)?;
     let view = columns.view();
     let n = ix.slice().len();
     // open..volume, then ts_event: the order the error has always named them in.
@@ -48,12 +44,12 @@ fn minute_bars(
         .chain([view.ts_event.len()])
         .collect();
     if lengths.iter().any(|&len| len != n) {
-        return Err(crate::errors::feature_error(
+        return Err(feature_refusal(
             py,
-            &FeatureError::LengthMismatch {
-                expected: n,
-                lengths,
-            },
+            format!(
+                "LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {n}, \
+                 open/high/low/close/volume have {lengths:?}"
+            ),
         ));
     }
     Ok((0..n).map(|k| (ix.slice()[k], view.bar(k))).collect())
@@ -117,40 +113,37 @@ impl PyFeatureUniverse {
 
     /// Bulk load an instrument's 1-minute history (uint64 ts_event, int64 mantissas) and
     /// warm all seven resolutions from it. Returns the bars accepted.
-    #[pyo3(signature = (instrument, ts_event, open, high, low, close, volume))]
-    #[allow(clippy::too_many_arguments)]
-    fn warm(
-        &mut self,
-        py: Python<'_>,
-        #[pyo3(from_py_with = int_args::instrument_index)] instrument: u32,
-        ts_event: &Bound<'_, PyAny>,
-        open: &Bound<'_, PyAny>,
-        high: &Bound<'_, PyAny>,
-        low: &Bound<'_, PyAny>,
-        close: &Bound<'_, PyAny>,
-        volume: &Bound<'_, PyAny>,
-    ) -> PyResult<usize> {
-        let ohlcv = [open, high, low, close, volume];
-        let columns = Ohlcv::read(py, ts_event, ohlcv, None, Refusal::Feature)?;
-        to_py(py, self.inner.warm(instrument, &columns.view()))
+    #[pyo3(
+        signature = (*bar, **named),
+        text_signature = "($self, instrument, ts_event, open, high, low, close, volume)"
+    )]
+    fn warm(&mut self, bar: &Positional<'_>, named: Option<&Named<'_>>) -> PyResult<usize> {
+        let (instrument, bar) =
+            Ohlcv::bind_after("FeatureUniverse.warm", "instrument", bar, named)?;
+        let instrument = argument(
+            bar.py(),
+            "instrument",
+            int_args::instrument_index(&instrument),
+        )?;
+        let columns = bar.columns(None, Refusal::Feature)?;
+        to_py(bar.py(), self.inner.warm(instrument, &columns.view()))
     }
 
     /// Close one minute across the universe: row `k` is a closed 1-minute bar of instrument
     /// `instrument[k]` (uint32). Returns the changed rows (see `updated_bytes`).
-    #[pyo3(signature = (instrument, ts_event, open, high, low, close, volume))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(
+        signature = (*bar, **named),
+        text_signature = "($self, instrument, ts_event, open, high, low, close, volume)"
+    )]
     fn close_minute<'py>(
         &mut self,
         py: Python<'py>,
-        instrument: &Bound<'_, PyAny>,
-        ts_event: &Bound<'_, PyAny>,
-        open: &Bound<'_, PyAny>,
-        high: &Bound<'_, PyAny>,
-        low: &Bound<'_, PyAny>,
-        close: &Bound<'_, PyAny>,
-        volume: &Bound<'_, PyAny>,
+        bar: &Positional<'py>,
+        named: Option<&Named<'py>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let bars = minute_bars(py, instrument, [ts_event, open, high, low, close, volume])?;
+        let function = "FeatureUniverse.close_minute";
+        let (instrument, bar) = Ohlcv::bind_after(function, "instrument", bar, named)?;
+        let bars = minute_bars(&instrument, &bar)?;
         // Room for the worst minute (every resolution closes) without growing.
         let mut updated = Vec::with_capacity(bars.len() * Resolution::ALL.len());
         to_py(py, self.inner.close_minute(&bars, &mut updated))?;

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from backtest_support import ema_plan, node_catalog, run_spec
+
 from spine.backtest import RunCancelled, run_backtest
 from spine.backtest.runtime import CANCEL_POLL
 

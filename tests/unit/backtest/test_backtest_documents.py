@@ -11,18 +11,25 @@ from typing import Any
 
 import numpy as np
 import pytest
+from backtest_support import IID, ema_plan, node_catalog, run_spec
 from jsonschema import ValidationError
 
-from backtest_support import IID, ema_plan, node_catalog, run_spec
+from reference.wire_validator import validate
 from spine._core import fold_columns
 from spine.backtest import RunFailed, RunOutputs, run_backtest
 from spine.backtest.bars import load_instrument, minute_columns
 from spine.backtest.statistics import SCALE
-from reference.wire_validator import validate
-PARTS = {"equity": "svc.equity_point", "orders": "svc.order_summary", "fills": "svc.fill_summary",
-         "positions": "svc.position_summary",
-         "signals": "svc.signal_event", "markers": "svc.chart_marker", "retirements": "svc.signal_retirement",
-         "engine_status": "svc.engine_status"}
+
+PARTS = {
+    "equity": "svc.equity_point",
+    "orders": "svc.order_summary",
+    "fills": "svc.fill_summary",
+    "positions": "svc.position_summary",
+    "signals": "svc.signal_event",
+    "markers": "svc.chart_marker",
+    "retirements": "svc.signal_retirement",
+    "engine_status": "svc.engine_status",
+}
 MINUTE = 60_000_000_000
 
 
@@ -42,8 +49,9 @@ def run(catalog: Path, **plan_args: Any) -> RunOutputs:
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> RunOutputs:
     catalog = node_catalog(tmp_path_factory.mktemp("node"), bars=3000, skip=(100, 101, 102))
-    return run(catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="5m", stop_loss="0.004",
-               take_profit="0.006")
+    return run(
+        catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="5m", stop_loss="0.004", take_profit="0.006"
+    )
 
 
 def test_every_document_validates(outputs: RunOutputs) -> None:
@@ -60,7 +68,10 @@ def test_the_parts_agree(outputs: RunOutputs) -> None:
     report = json.loads(outputs.report)
     assert report["run_id"] == outputs.run_id and report["result_hash"] == outputs.result_hash
     assert (report["orders"], report["fills"], report["positions"]) == (
-        len(outputs.orders), len(outputs.fills), len(outputs.positions))
+        len(outputs.orders),
+        len(outputs.fills),
+        len(outputs.positions),
+    )
     signals = [json.loads(s) for s in outputs.signals]
     entries = {s["signal_key"] for s in signals if s["direction"] != "FLAT"}
     retired = [json.loads(r) for r in outputs.retirements]
@@ -106,8 +117,16 @@ def test_withheld_buckets_are_never_filled(outputs: RunOutputs, tmp_path: Path) 
         assert not np.any((closes > start) & (closes <= end)), "a withheld bucket was filled"
     # the same fold as the API's (spine._core over the 1-minute columns)
     minutes = minute_columns(catalog / "external", f"{IID}-1-MINUTE-LAST-EXTERNAL", 2, 3, None, None)
-    api = fold_columns(minutes["ts_event"], minutes["open"], minutes["high"], minutes["low"], minutes["close"],
-                       minutes["volume"], resolution="5m", channel="EXTERNAL")
+    api = fold_columns(
+        minutes["ts_event"],
+        minutes["open"],
+        minutes["high"],
+        minutes["low"],
+        minutes["close"],
+        minutes["volume"],
+        resolution="5m",
+        channel="EXTERNAL",
+    )
     assert api.withheld() == bars.withheld
     assert np.frombuffer(api.columns()["close"], dtype="<i8").tolist() == bars.columns["close"].tolist()
     running = json.loads(outputs.engine_status[1])["counters"]
@@ -143,15 +162,17 @@ def test_no_bars_fails_with_a_failed_status(tmp_path: Path) -> None:
     catalog = node_catalog(tmp_path, bars=100)
     plan = ema_plan()
     with pytest.raises(RunFailed) as failed:
-        run_backtest(plan, run_spec(plan, start=10, end=20), [catalog], cancelled=lambda: False,
-                     log=lambda level, message: None)
+        run_backtest(
+            plan, run_spec(plan, start=10, end=20), [catalog], cancelled=lambda: False, log=lambda level, message: None
+        )
     statuses = [json.loads(s) for s in failed.value.engine_status]
     assert [s["lifecycle"] for s in statuses] == ["STARTING", "FAILED"]
     assert statuses[-1]["last_error"].startswith("NO_BARS") and statuses[-1]["counters"]["errors"] == 1
     assert errors("svc.engine_status", statuses[-1]) == []
     with pytest.raises(RunFailed, match="NO_BARS: no catalog holds") as failed:
-        run_backtest(plan, run_spec(plan), [tmp_path / "elsewhere"], cancelled=lambda: False,
-                     log=lambda level, message: None)
+        run_backtest(
+            plan, run_spec(plan), [tmp_path / "elsewhere"], cancelled=lambda: False, log=lambda level, message: None
+        )
     assert str(tmp_path) not in str(failed.value)  # the worker's directories are not public
 
 
@@ -181,9 +202,13 @@ def test_instruments_on_two_venues_run_in_one_engine(tmp_path: Path) -> None:
     statuses = [json.loads(s) for s in outputs.engine_status]
     assert [a["authority"] for a in statuses[-1]["authorities"]] == ["OTHER.EXTERNAL", "SIM.EXTERNAL"]
     assert errors("svc.backtest_run_result", report) == []
-    one = run_backtest(ema_plan(5, 20, "LONG_SHORT", instruments=instruments),
-                       run_spec(ema_plan(5, 20, "LONG_SHORT", instruments=instruments), instrument_id="C001USDT.OTHER"),
-                       [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    one = run_backtest(
+        ema_plan(5, 20, "LONG_SHORT", instruments=instruments),
+        run_spec(ema_plan(5, 20, "LONG_SHORT", instruments=instruments), instrument_id="C001USDT.OTHER"),
+        [catalog],
+        cancelled=lambda: False,
+        log=lambda level, message: None,
+    )
     assert json.loads(one.report)["instruments"] == ["C001USDT.OTHER"]
     assert {json.loads(f)["instrument_id"] for f in one.fills} == {"C001USDT.OTHER"}
 
@@ -238,8 +263,9 @@ def test_an_instrument_id_that_is_a_path_is_refused_before_any_path_is_built(tmp
     catalog = node_catalog(tmp_path / "inner", bars=100)
     plan = ema_plan()
     with pytest.raises(RunFailed, match="INVALID_INSTRUMENT_ID: .*names no catalog path"):
-        run_backtest(plan, run_spec(plan, instrument_id=iid), [catalog], cancelled=lambda: False,
-                     log=lambda level, message: None)
+        run_backtest(
+            plan, run_spec(plan, instrument_id=iid), [catalog], cancelled=lambda: False, log=lambda level, message: None
+        )
 
 
 def test_a_daily_run_takes_imported_daily_bars(tmp_path: Path) -> None:
@@ -248,8 +274,7 @@ def test_a_daily_run_takes_imported_daily_bars(tmp_path: Path) -> None:
     from reference.backtest_catalog import spot, walk_bars, write_catalog
 
     instrument = spot(IID)
-    catalog = write_catalog(tmp_path, [instrument],
-                            {IID: walk_bars(instrument, "EXTERNAL", 400, step="1-DAY")})
+    catalog = write_catalog(tmp_path, [instrument], {IID: walk_bars(instrument, "EXTERNAL", 400, step="1-DAY")})
     outputs = run(catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="1d")
     report = json.loads(outputs.report)
     assert report["orders"] > 4 and errors("svc.backtest_run_result", report) == []

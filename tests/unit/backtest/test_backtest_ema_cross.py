@@ -15,14 +15,19 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
 from backtest_support import ema_plan, hand_run, node_catalog, run_spec, template_plan
+
 from spine.backtest import run_backtest
 
 
 def _declarative(catalog: Path, fast: int, slow: int, direction: str) -> dict[str, object]:
-    outputs = run_backtest(ema_plan(fast, slow, direction), run_spec(ema_plan(fast, slow, direction)), [catalog],
-                           cancelled=lambda: False, log=lambda level, message: None)
+    outputs = run_backtest(
+        ema_plan(fast, slow, direction),
+        run_spec(ema_plan(fast, slow, direction)),
+        [catalog],
+        cancelled=lambda: False,
+        log=lambda level, message: None,
+    )
     orders = [msgspec.json.decode(o) for o in outputs.orders]
     fills = [msgspec.json.decode(f) for f in outputs.fills]
     report = msgspec.json.decode(outputs.report)
@@ -33,8 +38,9 @@ def _declarative(catalog: Path, fast: int, slow: int, direction: str) -> dict[st
     }
 
 
-@pytest.mark.parametrize(("fast", "slow", "direction"), [(10, 30, "LONG_SHORT"), (5, 20, "LONG_ONLY"),
-                                                         (8, 21, "SHORT_ONLY")])
+@pytest.mark.parametrize(
+    ("fast", "slow", "direction"), [(10, 30, "LONG_SHORT"), (5, 20, "LONG_ONLY"), (8, 21, "SHORT_ONLY")]
+)
 def test_declarative_equals_hand_written(tmp_path: Path, fast: int, slow: int, direction: str) -> None:
     catalog = node_catalog(tmp_path, bars=4000)
     ours = _declarative(catalog, fast, slow, direction)
@@ -53,7 +59,8 @@ def test_the_ema_cross_template_equals_hand_written(tmp_path: Path) -> None:
     fills = [msgspec.json.decode(f) for f in outputs.fills]
     hand = hand_run(catalog, 10, 30, "LONG_ONLY", quantity="0.1")
     assert [(f["side"], f["last_px"], f["last_qty"], f["commission"], f["ts_event"]) for f in fills] == [
-        ("BUY" if side == 1 else "SELL", *rest) for side, *rest in hand["fills"]]
+        ("BUY" if side == 1 else "SELL", *rest) for side, *rest in hand["fills"]
+    ]
     assert len(fills) > 20 and {f["last_qty"] for f in fills} == {"0.100"}
     assert Decimal(msgspec.json.decode(outputs.report)["ending_balance"]) == hand["balance"]
 

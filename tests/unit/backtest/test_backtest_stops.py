@@ -19,10 +19,19 @@ def stopped(side: int, close: int, entry: int, sl: str | None, tp: str | None) -
     return DeclarativeStrategy._stopped_out(strategy, side, close * RAW, book)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("side", "close", "expected"), [
-    (1, 9800, "STOP_LOSS"), (1, 9801, None), (1, 10499, None), (1, 10500, "TAKE_PROFIT"),
-    (-1, 10200, "STOP_LOSS"), (-1, 10199, None), (-1, 9501, None), (-1, 9500, "TAKE_PROFIT"),
-])
+@pytest.mark.parametrize(
+    ("side", "close", "expected"),
+    [
+        (1, 9800, "STOP_LOSS"),
+        (1, 9801, None),
+        (1, 10499, None),
+        (1, 10500, "TAKE_PROFIT"),
+        (-1, 10200, "STOP_LOSS"),
+        (-1, 10199, None),
+        (-1, 9501, None),
+        (-1, 9500, "TAKE_PROFIT"),
+    ],
+)
 def test_levels_are_inclusive_and_exact(side: int, close: int, expected: str | None) -> None:
     # entry 100.00, stop 2% (98.00 long / 102.00 short), take profit 5% (105.00 / 95.00)
     assert stopped(side, close, 10000, "0.02", "0.05") == expected

@@ -37,14 +37,24 @@ def minute_rows(n: int, start: int = T0 + M) -> list[Row]:
     for k in range(n):
         o = Decimal(100) + Decimal(k % 13) / 4
         c = o + Decimal(k % 5 - 2) / 8
-        rows.append((start + k * M, str(o), str(max(o, c) + Decimal("0.5")), str(min(o, c) - Decimal("0.25")),
-                     str(c), f"{k % 9}.{k % 10}"))
+        rows.append(
+            (
+                start + k * M,
+                str(o),
+                str(max(o, c) + Decimal("0.5")),
+                str(min(o, c) - Decimal("0.25")),
+                str(c),
+                f"{k % 9}.{k % 10}",
+            )
+        )
     return rows
 
 
 def run(tmp_path: Path, file: Path, venue: str = "TEST", **options: Any) -> Summary:
-    return run_import(ImportOptions(file=file, venue=venue, catalog_dir=tmp_path / "catalog", **options),
-                      progress=Progress(None, enabled=False))
+    return run_import(
+        ImportOptions(file=file, venue=venue, catalog_dir=tmp_path / "catalog", **options),
+        progress=Progress(None, enabled=False),
+    )
 
 
 def stored(root: Path, bar_type: str) -> list[Row]:
@@ -66,9 +76,13 @@ def polars_rows(root: Path, bar_type: str) -> list[Row]:
     to the exact integers here."""
     files = sorted((root / "data" / "bar" / bar_type).glob("*.parquet"))
     frame = pl.concat([pl.read_parquet(f) for f in files]).sort("ts_event")
-    raw = frame.select(pl.col("ts_event"), *(
-        pl.col(c).bin.reinterpret(dtype=pl.Int128, endianness="little").alias(c)
-        for c in ("open", "high", "low", "close", "volume")))
+    raw = frame.select(
+        pl.col("ts_event"),
+        *(
+            pl.col(c).bin.reinterpret(dtype=pl.Int128, endianness="little").alias(c)
+            for c in ("open", "high", "low", "close", "volume")
+        ),
+    )
     return [(ts, *(Decimal(v).scaleb(-16) for v in values)) for ts, *values in raw.iter_rows()]
 
 
@@ -80,5 +94,7 @@ def snapshot(directory: Path) -> dict[str, str]:
     """Every path under ``directory`` with a digest of each file's bytes."""
     if not directory.exists():
         return {}
-    return {str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
-            for p in sorted(directory.rglob("*"))}
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+        for p in sorted(directory.rglob("*"))
+    }

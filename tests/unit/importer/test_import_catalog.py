@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from import_cases import DAY, T0, M, expected, minute_rows, run, snapshot, stored, write_csv
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
 import spine.importer.catalog as catalog_module
-from import_cases import DAY, M, T0, expected, minute_rows, run, snapshot, stored, write_csv
 from spine.importer import ImportRefused
 
 BT = "BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL"
@@ -37,9 +37,12 @@ def test_overlap_that_differs_is_refused(tmp_path: Path) -> None:
     run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
     before = snapshot(tmp_path / "catalog")
     changed = [*rows[:5], (rows[5][0], "1", "1", "1", "1", "1"), *minute_rows(3, start=rows[-1][0] + M)]
-    with pytest.raises(ImportRefused, match=r"^row 6 \(line 7\): close 2024-01-01T00:06:00Z is at or before "
-                                            r"BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL's last stored close "
-                                            r"2024-01-01T00:10:00Z and differs from the stored bar .*--replace"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"^row 6 \(line 7\): close 2024-01-01T00:06:00Z is at or before "
+        r"BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL's last stored close "
+        r"2024-01-01T00:10:00Z and differs from the stored bar .*--replace",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", changed))
     gap = [(T0 - 5 * M, "1", "1", "1", "1", "1"), *minute_rows(3, start=rows[-1][0] + M)]
     with pytest.raises(ImportRefused, match=r"^row 1 \(line 2\): close 2023-12-31T23:55:00Z .* has no stored bar"):
@@ -52,13 +55,19 @@ def test_append_keeps_the_stored_precision(tmp_path: Path) -> None:
     # Fewer decimals: parsed at the stored precision 2.
     summary = run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + 2 * M, "1.5", "1.5", "1.5", "1.5", "1")]))
     assert summary.price_precision == 2
-    with pytest.raises(ImportRefused, match=r"'1.125' is not exact at price precision 2 \(the stored BTCUSD.TEST "
-                                            r"definition; --replace rewrites it\)"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"'1.125' is not exact at price precision 2 \(the stored BTCUSD.TEST "
+        r"definition; --replace rewrites it\)",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + 3 * M, "1.125", "1.5", "1", "1.5", "1")]))
     with pytest.raises(ImportRefused, match=r"--price-precision 3: BTCUSD.TEST is stored at price precision 2"):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + 3 * M, "1", "1", "1", "1", "1")]), price_precision=3)
-    with pytest.raises(ImportRefused, match=r"defined in .* as CurrencyPair BTC/USD; this import makes it an Equity "
-                                            r"in USDT"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"defined in .* as CurrencyPair BTC/USD; this import makes it an Equity "
+        r"in USDT",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + 3 * M, "1", "1", "1", "1", "1")]), currency="USDT")
 
 
@@ -84,12 +93,20 @@ def test_daily_bars_beside_minute_bars(tmp_path: Path) -> None:
     assert stored(root, BT) == expected(minute_rows(3))
     # A replace that would change the precisions the minute bars are stored at is refused.
     with pytest.raises(ImportRefused, match=r"BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL stay stored at"):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", [(T0 + DAY, "1.125", "2", "1", "1", "1")]), step="1d",
-            replace=True)
+        run(
+            tmp_path,
+            write_csv(tmp_path / "btcusd.csv", [(T0 + DAY, "1.125", "2", "1", "1", "1")]),
+            step="1d",
+            replace=True,
+        )
     # --open-time: daily bars stamped with their trading day.
     opened = [("2024-01-01", "100", "101", "99", "100.5", "12"), ("2024-01-02", "100.5", "103", "100", "102", "8")]
-    run(tmp_path, write_csv(tmp_path / "eurusd.csv", opened, ["date", "open", "high", "low", "close", "volume"]),
-        step="1d", open_time=True)
+    run(
+        tmp_path,
+        write_csv(tmp_path / "eurusd.csv", opened, ["date", "open", "high", "low", "close", "volume"]),
+        step="1d",
+        open_time=True,
+    )
     assert [r[0] for r in stored(root, "EURUSD.TEST-1-DAY-LAST-EXTERNAL")] == [T0 + DAY, T0 + 2 * DAY]
 
 
@@ -140,11 +157,14 @@ def test_a_concurrent_change_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
         return found if len(calls) == 1 else catalog_module.Existing(found.instrument, T0 + 99 * M, [])
 
     monkeypatch.setattr(catalog_module, "inspect", moved_meanwhile)
-    import spine.importer.run as run_module
+    import spine.importer.service as run_module
 
     monkeypatch.setattr(run_module, "inspect", moved_meanwhile)
     before = snapshot(tmp_path / "catalog")
-    with pytest.raises(ImportRefused, match=r"changed in .* while this import ran \(another import\?\); nothing was "
-                                            r"written: run it again"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"changed in .* while this import ran \(another import\?\); nothing was "
+        r"written: run it again",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", minute_rows(12)))
     assert snapshot(tmp_path / "catalog") == before

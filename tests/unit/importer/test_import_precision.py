@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from import_cases import T0, M, run, stored, write_csv
 
-from import_cases import M, T0, run, stored, write_csv
 from spine.importer import ImportOptions, ImportRefused
 
 BT = "BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL"
@@ -25,8 +25,11 @@ def test_inferred_is_the_largest_scale_written(tmp_path: Path) -> None:
 
 def test_stated_precision_accepts_exact_values_and_refuses_others(tmp_path: Path) -> None:
     rows = [(T0 + M, "1.500", "1.5", "1", "1.25", "1"), (T0 + 2 * M, "1", "1.5", "1", "1.255", "1")]
-    with pytest.raises(ImportRefused, match=r"row 2 \(line 3\): close '1.255' is not exact at price precision 2 "
-                                            r"\(--price-precision 2\)"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"row 2 \(line 3\): close '1.255' is not exact at price precision 2 "
+        r"\(--price-precision 2\)",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows), price_precision=2)
     summary = run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows[:1]), price_precision=2, size_precision=1)
     assert (summary.price_precision, summary.size_precision) == (2, 1)
@@ -45,20 +48,32 @@ def test_non_decimal_text_refused(tmp_path: Path, text: str) -> None:
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
 
 
-def _floats(path: Path, close: list[float], kind: pa.DataType = pa.float64()) -> Path:
+def _floats(path: Path, close: list[float], kind: pa.DataType | None = None) -> Path:
+    kind = pa.float64() if kind is None else kind
     n = len(close)
-    pq.write_table(pa.table({
-        "ts_event": pa.array([T0 + (k + 1) * M for k in range(n)], pa.uint64()),
-        "open": pa.array(close, kind), "high": pa.array([c + 1 for c in close], kind),
-        "low": pa.array([c - 1 for c in close], kind), "close": pa.array(close, kind),
-        "volume": pa.array([1.5] * n, kind)}), path)
+    pq.write_table(
+        pa.table(
+            {
+                "ts_event": pa.array([T0 + (k + 1) * M for k in range(n)], pa.uint64()),
+                "open": pa.array(close, kind),
+                "high": pa.array([c + 1 for c in close], kind),
+                "low": pa.array([c - 1 for c in close], kind),
+                "close": pa.array(close, kind),
+                "volume": pa.array([1.5] * n, kind),
+            }
+        ),
+        path,
+    )
     return path
 
 
 def test_float_columns_refused_without_a_precision(tmp_path: Path) -> None:
     file = _floats(tmp_path / "btcusd.parquet", [100.25, 100.5])
-    with pytest.raises(ImportRefused, match=r"column open is double: floats are not exact decimal text.*"
-                                            r"--price-precision N"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"column open is double: floats are not exact decimal text.*"
+        r"--price-precision N",
+    ):
         run(tmp_path, file)
     with pytest.raises(ImportRefused, match=r"column volume is double.*--size-precision N"):
         run(tmp_path, file, price_precision=2)
@@ -73,8 +88,7 @@ def test_float_columns_accepted_exactly_with_a_precision(tmp_path: Path) -> None
 
 
 def test_float32_reads_as_its_own_shortest_text(tmp_path: Path) -> None:
-    run(tmp_path, _floats(tmp_path / "btcusd.parquet", [0.1, 2.3], pa.float32()), price_precision=1,
-        size_precision=1)
+    run(tmp_path, _floats(tmp_path / "btcusd.parquet", [0.1, 2.3], pa.float32()), price_precision=1, size_precision=1)
     assert [r[4] for r in stored(tmp_path / "catalog" / "external", BT)] == [Decimal("0.1"), Decimal("2.3")]
 
 
@@ -88,8 +102,11 @@ def test_inexact_float_refused_naming_the_row(tmp_path: Path) -> None:
 
 def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "10.0"), (T0 + 2 * M, "1", "1", "1", "1", "2.5")]
-    with pytest.raises(ImportRefused, match=r"row 2 \(line 3\): volume '2.5' is not exact at size precision 0 "
-                                            r"\(an Equity trades whole units"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"row 2 \(line 3\): volume '2.5' is not exact at size precision 0 "
+        r"\(an Equity trades whole units",
+    ):
         run(tmp_path, write_csv(tmp_path / "aapl.csv", rows))
     with pytest.raises(ImportRefused, match=r"--size-precision 2: AAPL.TEST is an Equity in USD"):
         run(tmp_path, write_csv(tmp_path / "aapl.csv", rows), size_precision=2)
@@ -98,8 +115,11 @@ def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
 
 def test_inferred_precision_is_capped_by_nautilus(tmp_path: Path) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", "1." + "1" * 17, "1")]
-    with pytest.raises(ImportRefused, match=r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; "
-                                            r"allowed: at most 16"):
+    with pytest.raises(
+        ImportRefused,
+        match=r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; "
+        r"allowed: at most 16",
+    ):
         run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
     zeros = [(T0 + M, "1", "1", "1", "1." + "0" * 17, "1")]
     assert run(tmp_path, write_csv(tmp_path / "btcusd.csv", zeros), price_precision=4).price_precision == 4

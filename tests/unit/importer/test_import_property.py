@@ -9,8 +9,7 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from import_cases import M, T0, expected, polars_rows, run, stored, write_csv
+from import_cases import T0, M, expected, polars_rows, run, stored, write_csv
 
 
 @st.composite
@@ -27,8 +26,13 @@ def bar_sets(draw: st.DrawFn) -> tuple[list[tuple[object, ...]], int, int]:
         h = max(o, c) + draw(st.integers(0, 10**6))
         lo = max(0, min(o, c) - draw(st.integers(0, 10**6)))
         v = draw(st.integers(0, 10**12))
-        rows.append((ts, *(format(Decimal(x).scaleb(-price_scale), "f") for x in (o, h, lo, c)),
-                     format(Decimal(v).scaleb(-size_scale), "f")))
+        rows.append(
+            (
+                ts,
+                *(format(Decimal(x).scaleb(-price_scale), "f") for x in (o, h, lo, c)),
+                format(Decimal(v).scaleb(-size_scale), "f"),
+            )
+        )
     return rows, price_scale, size_scale
 
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from import_cases import DAY, T0, M, expected, minute_rows, polars_rows, run, stored, stored_text, write_csv
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
-
-from import_cases import DAY, M, T0, expected, minute_rows, polars_rows, run, stored, stored_text, write_csv
 
 BT = "BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL"
 
@@ -32,9 +31,11 @@ def test_csv_round_trip_is_exact(tmp_path: Path) -> None:
 
 def test_iso_text_headers_and_open_time(tmp_path: Path) -> None:
     # ``time`` holds each bar's open here: the close is one minute later.
-    rows = [("2024-01-01T00:00:00Z", "1.5", "2", "1", "1.75", "10"),
-            ("2024-01-01 00:01:00", "1.75", "1.75", "1.25", "1.5", "0"),
-            ("2024-01-01T02:02:00+02:00", "1.5", "1.5", "1.5", "1.5", "3")]
+    rows = [
+        ("2024-01-01T00:00:00Z", "1.5", "2", "1", "1.75", "10"),
+        ("2024-01-01 00:01:00", "1.75", "1.75", "1.25", "1.5", "0"),
+        ("2024-01-01T02:02:00+02:00", "1.5", "1.5", "1.5", "1.5", "3"),
+    ]
     file = write_csv(tmp_path / "aapl.csv", rows, [" Time", "Open", "High", "Low", "Close", "Volume"])
     summary = run(tmp_path, file, open_time=True)
     got = stored(tmp_path / "catalog" / "external", "AAPL.TEST-1-MINUTE-LAST-EXTERNAL")
@@ -43,28 +44,40 @@ def test_iso_text_headers_and_open_time(tmp_path: Path) -> None:
 
 
 def test_parquet_text_decimal_and_int_columns(tmp_path: Path) -> None:
-    table = pa.table({
-        "timestamp": pa.array([T0 + M, T0 + 2 * M], pa.timestamp("ns", tz="UTC")),
-        "open": pa.array([Decimal("10.10"), Decimal("10.20")], pa.decimal128(12, 2)),
-        "high": pa.array(["10.5", "10.25"]),
-        "low": pa.array([10, 10], pa.int64()),
-        "close": pa.array([Decimal("10.20"), Decimal("10.25")], pa.decimal128(12, 2)),
-        "volume": pa.array(["1.125", "0"]),
-        "ignored": pa.array([1.5, 2.5]),
-    })
+    table = pa.table(
+        {
+            "timestamp": pa.array([T0 + M, T0 + 2 * M], pa.timestamp("ns", tz="UTC")),
+            "open": pa.array([Decimal("10.10"), Decimal("10.20")], pa.decimal128(12, 2)),
+            "high": pa.array(["10.5", "10.25"]),
+            "low": pa.array([10, 10], pa.int64()),
+            "close": pa.array([Decimal("10.20"), Decimal("10.25")], pa.decimal128(12, 2)),
+            "volume": pa.array(["1.125", "0"]),
+            "ignored": pa.array([1.5, 2.5]),
+        }
+    )
     pq.write_table(table, tmp_path / "ethusdt.parquet")
     summary = run(tmp_path, tmp_path / "ethusdt.parquet", currency="USDT")
     bt = "ETHUSDT.TEST-1-MINUTE-LAST-EXTERNAL"
     root = tmp_path / "catalog" / "external"
-    want = expected([(T0 + M, "10.10", "10.5", "10", "10.20", "1.125"), (T0 + 2 * M, "10.20", "10.25", "10", "10.25", "0")])
+    want = expected(
+        [(T0 + M, "10.10", "10.5", "10", "10.20", "1.125"), (T0 + 2 * M, "10.20", "10.25", "10", "10.25", "0")]
+    )
     assert stored(root, bt) == want == polars_rows(root, bt)
     assert (summary.price_precision, summary.size_precision) == (2, 3)
     assert summary.definition == "CurrencyPair ETH/USDT"
 
 
 def test_parquet_date_column_daily(tmp_path: Path) -> None:
-    table = pa.table({"date": pa.array([19724, 19725], pa.date32()),  # 2024-01-02, 2024-01-03
-                      "open": ["1"] * 2, "high": ["2"] * 2, "low": ["1"] * 2, "close": ["2"] * 2, "volume": ["5"] * 2})
+    table = pa.table(
+        {
+            "date": pa.array([19724, 19725], pa.date32()),  # 2024-01-02, 2024-01-03
+            "open": ["1"] * 2,
+            "high": ["2"] * 2,
+            "low": ["1"] * 2,
+            "close": ["2"] * 2,
+            "volume": ["5"] * 2,
+        }
+    )
     pq.write_table(table, tmp_path / "spy.parquet")
     summary = run(tmp_path, tmp_path / "spy.parquet", step="1d")
     assert summary.bar_type == "SPY.TEST-1-DAY-LAST-EXTERNAL"

@@ -8,7 +8,7 @@ what its request asks. Request keys, all optional:
 * ``bad_run_id``: return this instead of a run id;
 * ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
 * ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
-* ``pids``: a directory the run writes ``<job_id>.pid`` into as it starts.
+* ``pids``: a directory the run writes ``<job_id>.pid`` into once it has logged its start.
 
 A run that finishes writes a ``report`` output naming the worker, process and attempt, and
 returns sha256(job_id).
@@ -31,8 +31,6 @@ from spine.jobs import Store
 def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
     request = json.loads(job["request"])
     job_id = job["job_id"]
-    if "pids" in request:
-        (Path(request["pids"]) / f"{job_id}.pid").write_text(str(os.getpid()))
     if "runs" in request:
         line = f"{job_id} {job['worker_id']} {os.getpid()} {job['attempts']}\n".encode()
         descriptor = os.open(request["runs"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -41,10 +39,14 @@ def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
         finally:
             os.close(descriptor)
     with Store(database_url) as store:
-        store.append_event(job_id, "LOG", None, "INFO", f"fake run on {job['worker_id']} over {catalogs}",
-                           time.time_ns())
-        store.set_execution(job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE",'
-                                    '"fill_model":"FAKE","seed":0}')
+        store.append_event(
+            job_id, "LOG", None, "INFO", f"fake run on {job['worker_id']} over {catalogs}", time.time_ns()
+        )
+        store.set_execution(
+            job_id, '{"capital":"1000000","currency":"USDT","fee_model":"FAKE","fill_model":"FAKE","seed":0}'
+        )
+        if "pids" in request:  # after its first events, so a test that saw the file sees them too
+            (Path(request["pids"]) / f"{job_id}.pid").write_text(str(os.getpid()))
         if request.get("cancel_self"):
             store.request_cancel(job_id, time.time_ns())
         sleep = request.get("sleep_first", 0) if job["attempts"] == 1 else 0

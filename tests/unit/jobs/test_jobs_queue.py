@@ -37,7 +37,13 @@ def kinds(store: Store, job_id: str) -> list[tuple[str, str | None]]:
 
 def test_submit_queues_a_job_with_its_first_state_event(store: Store) -> None:
     job = submit(store, "1", {"x": 1}, now=10)
-    assert (job.state, job.submitted_ts, job.started_ts, job.attempts, job.request) == ("QUEUED", 10, None, 0, '{"x":1}')
+    assert (job.state, job.submitted_ts, job.started_ts, job.attempts, job.request) == (
+        "QUEUED",
+        10,
+        None,
+        0,
+        '{"x":1}',
+    )
     assert kinds(store, job.job_id) == [("STATE", "QUEUED")]
     validate(detail_document(job))
     with pytest.raises(JobExists):
@@ -52,8 +58,14 @@ def test_jobs_list_newest_first_and_claims_take_the_oldest(store: Store) -> None
     assert [j.job_id for j in store.jobs(offset=1, limit=2)] == [ids[2], ids[1]]
     claimed = store.claim("w1", 20)
     assert claimed is not None
-    assert (claimed.job_id, claimed.state, claimed.worker_id, claimed.started_ts, claimed.heartbeat_ts,
-            claimed.attempts) == (ids[0], "RUNNING", "w1", 20, 20, 1)
+    assert (
+        claimed.job_id,
+        claimed.state,
+        claimed.worker_id,
+        claimed.started_ts,
+        claimed.heartbeat_ts,
+        claimed.attempts,
+    ) == (ids[0], "RUNNING", "w1", 20, 20, 1)
     assert kinds(store, ids[0]) == [("STATE", "QUEUED"), ("STATE", "RUNNING")]
     assert [store.claim("w1", 21).job_id for _ in range(3)] == ids[1:]  # type: ignore[union-attr]
     assert store.claim("w1", 22) is None
@@ -114,8 +126,12 @@ def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> 
     assert store.heartbeat(job.job_id, "w1", 24) is True
     ended = store.finish(job.job_id, "w1", "CANCELLED", None, None, 25)
     assert (ended.state, ended.finished_ts) == ("CANCELLED", 25)
-    assert kinds(store, job.job_id) == [("STATE", "QUEUED"), ("STATE", "RUNNING"), ("LOG", "INFO"),
-                                        ("STATE", "CANCELLED")]
+    assert kinds(store, job.job_id) == [
+        ("STATE", "QUEUED"),
+        ("STATE", "RUNNING"),
+        ("LOG", "INFO"),
+        ("STATE", "CANCELLED"),
+    ]
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
@@ -127,8 +143,14 @@ def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str
     store.claim("w1", 20)
     store.set_execution(job.job_id, EXECUTION)
     assert store.request_cancel(job.job_id, 21) == "RUNNING"
-    ended = store.finish(job.job_id, "w1", state, rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-                         "CANCELLED: stopped at bar close 5" if state == "FAILED" else None, 22)
+    ended = store.finish(
+        job.job_id,
+        "w1",
+        state,
+        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
+        "CANCELLED: stopped at bar close 5" if state == "FAILED" else None,
+        22,
+    )
     assert (ended.state, ended.finished_ts, ended.last_error, ended.run_id) == ("CANCELLED", 22, None, None)
     assert kinds(store, job.job_id)[-1] == ("STATE", "CANCELLED")
     validate(detail_document(ended))
@@ -139,8 +161,14 @@ def test_cancel_of_a_finished_job_is_refused_naming_how_it_ended(store: Store, s
     job = submit(store, "1")
     store.claim("w1", 20)
     store.set_execution(job.job_id, EXECUTION)
-    store.finish(job.job_id, "w1", state, rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-                 "boom" if state == "FAILED" else None, 21)
+    store.finish(
+        job.job_id,
+        "w1",
+        state,
+        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
+        "boom" if state == "FAILED" else None,
+        21,
+    )
     with pytest.raises(AlreadyFinished) as refused:
         store.request_cancel(job.job_id, 22)
     assert refused.value.state == state
@@ -187,8 +215,14 @@ def test_reap_requeues_a_lost_workers_job_then_fails_it(store: Store) -> None:
     assert store.reap(10 * SECOND, 10 * SECOND) == []  # 9 s old: not stale yet
     assert store.reap(12 * SECOND, 10 * SECOND) == [job.job_id]
     requeued = store.job(job.job_id)
-    assert (requeued.state, requeued.worker_id, requeued.started_ts, requeued.heartbeat_ts, requeued.execution,
-            requeued.attempts) == ("QUEUED", None, None, None, None, 1)
+    assert (
+        requeued.state,
+        requeued.worker_id,
+        requeued.started_ts,
+        requeued.heartbeat_ts,
+        requeued.execution,
+        requeued.attempts,
+    ) == ("QUEUED", None, None, None, None, 1)
     assert store.outputs(job.job_id, "report") == []
     assert store.events(job.job_id)[-2].message == "worker w1 lost during attempt 1 of 2; requeued"
     validate(detail_document(requeued))
@@ -197,9 +231,15 @@ def test_reap_requeues_a_lost_workers_job_then_fails_it(store: Store) -> None:
     failed = store.job(job.job_id)
     assert (failed.state, failed.finished_ts) == ("FAILED", 30 * SECOND)
     assert failed.last_error == "worker w2 lost during attempt 2 of 2; gave up after 2 attempts"
-    assert kinds(store, job.job_id) == [("STATE", "QUEUED"), ("STATE", "RUNNING"), ("LOG", "WARNING"),
-                                        ("STATE", "QUEUED"), ("STATE", "RUNNING"), ("LOG", "ERROR"),
-                                        ("STATE", "FAILED")]
+    assert kinds(store, job.job_id) == [
+        ("STATE", "QUEUED"),
+        ("STATE", "RUNNING"),
+        ("LOG", "WARNING"),
+        ("STATE", "QUEUED"),
+        ("STATE", "RUNNING"),
+        ("LOG", "ERROR"),
+        ("STATE", "FAILED"),
+    ]
     validate(detail_document(failed))
     assert store.reap(60 * SECOND, 10 * SECOND) == []
 
@@ -242,5 +282,7 @@ def test_job_positions_are_one_read_of_every_job_named(store: Store) -> None:
     queued, cancelled = submit(store, "1"), submit(store, "2")
     store.request_cancel(cancelled.job_id, 30)
     assert store.job_positions([queued.job_id, cancelled.job_id, rid("nope")]) == {
-        queued.job_id: (1, "QUEUED"), cancelled.job_id: (2, "CANCELLED")}
+        queued.job_id: (1, "QUEUED"),
+        cancelled.job_id: (2, "CANCELLED"),
+    }
     assert store.job_positions([]) == {}

@@ -89,8 +89,9 @@ def test_malformed_saves_are_refused_and_leave_nothing(store: Store) -> None:
     with pytest.raises(ValueError, match="at least one file"):
         store.save_revision(STRATEGY, None, "m", [], rid("a"), [], "n", None, 1)
     with pytest.raises(ValueError, match="each path once"):
-        store.save_revision(STRATEGY, None, "m", [("a", "x", sha("x")), ("a", "x", sha("x"))], rid("a"), [], "n",
-                            None, 1)
+        store.save_revision(
+            STRATEGY, None, "m", [("a", "x", sha("x")), ("a", "x", sha("x"))], rid("a"), [], "n", None, 1
+        )
     with pytest.raises(ValueError, match="not the SHA-256"):
         store.save_revision(STRATEGY, None, "m", [("a", "x", sha("y"))], rid("a"), [], "n", None, 1)
     assert store.strategies() == []

@@ -27,8 +27,10 @@ def test_a_worker_is_alive_until_stale_or_gone(store: Store) -> None:
     store.alive("w1", 5 * SECOND, 10 * SECOND)
     store.alive("w2", 6 * SECOND, 12 * SECOND)
     store.alive("w1", 5 * SECOND, 18 * SECOND)  # refreshed: one row, seen later
-    assert store.live_workers(20 * SECOND, 10 * SECOND) == [WorkerSeen("w1", 5 * SECOND, 18 * SECOND),
-                                                            WorkerSeen("w2", 6 * SECOND, 12 * SECOND)]
+    assert store.live_workers(20 * SECOND, 10 * SECOND) == [
+        WorkerSeen("w1", 5 * SECOND, 18 * SECOND),
+        WorkerSeen("w2", 6 * SECOND, 12 * SECOND),
+    ]
     assert store.live_workers(23 * SECOND, 10 * SECOND) == [WorkerSeen("w1", 5 * SECOND, 18 * SECOND)]
     store.gone("w1")
     store.gone("w1")  # twice is harmless

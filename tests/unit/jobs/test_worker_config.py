@@ -26,26 +26,38 @@ def test_file_then_environment_then_flags(tmp_path: Path) -> None:
     file.write_text('worker_id = "from-file"\ncatalogs = ["a", "b"]\nheartbeat_secs = 1.0\ndata_dir = "d"\n')
     config = load_config(str(file), RUNNER)
     assert (config.name, config.catalogs, config.heartbeat_secs, config.database_url) == (
-        "from-file", ["a", "b"], 1.0, "sqlite:///d/spine.db")
-    environ = {**RUNNER, "SPINE_WORKER_ID": "from-env", "SPINE_WORKER_CATALOGS": "x, y",
-               "SPINE_WORKER_STALE_SECS": "30"}
+        "from-file",
+        ["a", "b"],
+        1.0,
+        "sqlite:///d/spine.db",
+    )
+    environ = {
+        **RUNNER,
+        "SPINE_WORKER_ID": "from-env",
+        "SPINE_WORKER_CATALOGS": "x, y",
+        "SPINE_WORKER_STALE_SECS": "30",
+    }
     config = load_config(str(file), environ)
     assert (config.name, config.catalogs, config.stale_secs) == ("from-env", ["x", "y"], 30.0)
-    flagged = flag_overrides(environ, "SPINE_WORKER", database="postgresql+psycopg://h/db", catalogs=("z",),
-                             id="from-flag", data_dir=None)
+    flagged = flag_overrides(
+        environ, "SPINE_WORKER", database="postgresql+psycopg://h/db", catalogs=("z",), id="from-flag", data_dir=None
+    )
     config = load_config(str(file), flagged)
     assert (config.name, config.catalogs, config.database_url) == ("from-flag", ["z"], "postgresql+psycopg://h/db")
 
 
-@pytest.mark.parametrize(("text", "refusal"), [
-    ("bogus = 1", "bogus"),
-    ("stale_secs = 3.0\nheartbeat_secs = 2.0", "twice heartbeat_secs"),
-    ("poll_secs = 0.0", "poll_secs 0.0"),
-    ("max_attempts = 0", "max_attempts 0"),
-    ("catalogs = []", "catalogs"),
-    ('runner = "no_such_module_here:run"', "no module 'no_such_module_here'"),
-    ('runner = "nocolon"', "allowed 'package.module:function'"),
-])
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        ("bogus = 1", "bogus"),
+        ("stale_secs = 3.0\nheartbeat_secs = 2.0", "twice heartbeat_secs"),
+        ("poll_secs = 0.0", "poll_secs 0.0"),
+        ("max_attempts = 0", "max_attempts 0"),
+        ("catalogs = []", "catalogs"),
+        ('runner = "no_such_module_here:run"', "no module 'no_such_module_here'"),
+        ('runner = "nocolon"', "allowed 'package.module:function'"),
+    ],
+)
 def test_refusals_name_the_key(tmp_path: Path, text: str, refusal: str) -> None:
     file = tmp_path / "worker.toml"
     file.write_text(('runner = "json:loads"\n' if "runner" not in text else "") + text + "\n")
@@ -59,7 +71,13 @@ def test_runner_paths_split_on_a_colon_or_the_last_dot() -> None:
 
 
 def test_the_cli_parses_the_worker_command() -> None:
-    args = build_parser().parse_args(["worker", "--database", "sqlite:///x.db", "--catalog", "a", "--catalog", "b",
-                                      "--id", "w1"])
-    assert (args.database, args.catalog, args.id, args.data_dir, args.config) == ("sqlite:///x.db", ["a", "b"], "w1",
-                                                                                  None, None)
+    args = build_parser().parse_args(
+        ["worker", "--database", "sqlite:///x.db", "--catalog", "a", "--catalog", "b", "--id", "w1"]
+    )
+    assert (args.database, args.catalog, args.id, args.data_dir, args.config) == (
+        "sqlite:///x.db",
+        ["a", "b"],
+        "w1",
+        None,
+        None,
+    )

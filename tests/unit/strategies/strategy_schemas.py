@@ -13,9 +13,7 @@ from referencing.jsonschema import DRAFT202012
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "schemas"
 LOADED = {p.name: json.loads(p.read_bytes()) for p in SCHEMAS.glob("*.json")}
-REGISTRY = referencing.Registry().with_resources(
-    (s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values()
-)
+REGISTRY = referencing.Registry().with_resources((s["$id"], DRAFT202012.create_resource(s)) for s in LOADED.values())
 
 
 def schema_errors(name: str, document: Any) -> list[str]:

@@ -125,46 +125,79 @@ def test_floats_are_refused_where_written() -> None:
     assert one_error(BASE.replace('value = "{level}"', "value = inf"), "float").line == line_of(BASE, "exit_long")
 
 
-@pytest.mark.parametrize(("old", "new", "words", "anchor"), [
-    ('name = "Test"', 'name = "Test"\ncolour = "red"', ["unknown key 'colour'", "allowed: name"], "colour"),
-    ("[sizing]", "[extras]\nx = 1\n[sizing]", ["unknown table 'extras'", "allowed: strategy"], "[extras]"),
-    ("min = 2", "min = 2\nstep = 1", ["unknown key 'step'", "allowed: type, default, min, max"], "step"),
-    ('kind = "ema"', 'kind = "kama"', ["unknown feature kind 'kama'", "known:", "ema", "rsi"], 'kind = "kama"'),
-    ('period = "{fast}"', 'period = "{fast}"\nwindow = 3', ["'window' is not a parameter of ema", "allowed: period"], "window"),
-    ('period = "{fast}"', 'period = "{slow}"', ["'{slow}' names no declared parameter"], "period"),
-    ('type = "integer"', 'type = "int"', ["'int' is not a parameter type"], 'type = "int"'),
-    ("default = 10", 'default = "10"', ["must be a TOML integer", "not a string"], 'default = "10"'),
-    ("default = 10", "default = 200", ["default 200 is outside min..max = 2..100"], "default = 200"),
-    ("min = 2", "min = 200", ["min 200 > max 100"], "[parameters.fast]"),
-    ('default = "30"', 'default = "3e1"', ["'3e1' is not an exact decimal"], 'default = "3e1"'),
-    ('ref = "ema_20.value"', 'ref = "ema_21.value"', ["unknown row key 'ema_21.value'"], "entry_long"),
-    ('ref = "ema_20.value"', 'ref = "ema_fast.val"', ["unknown row key 'ema_fast.val'", "ema_fast has: ema_fast.value"], "entry_long"),
-    ('op = "GT"', 'op = "ABOVE"', ["unknown op 'ABOVE'", "allowed: LT", "CROSSES_BELOW"], "exit_long"),
-    ('op = "GT", value = "{level}"', 'op = "GT", value = "{level}", ref = "bar.close"', ["exactly one of 'value'"], "exit_long"),
-    ('op = "GT", value = "{level}"', 'op = "BETWEEN", low = "2", high = "1"', ["BETWEEN low 2 > high 1"], "exit_long"),
-    ('op = "GT", value = "{level}"', 'op = "BETWEEN", low = "2"', ["op BETWEEN needs high"], "exit_long"),
-    ('op = "GT", value = "{level}"', 'op = "IS_ABSENT", value = "1"', ["unknown key(s) value for op IS_ABSENT"], "exit_long"),
-    ('value = "{level}"', 'value = 30', ["must be a decimal string", "not an integer"], "exit_long"),
-    ('value = "{level}"', 'value = "{nope}"', ["'{nope}' names no declared parameter"], "exit_long"),
-    ('quantity = "1"', 'quantity = "0"', ["must be > 0"], "quantity"),
-    ('quantity = "1"', 'quantity = "-1"', ["must be > 0"], "quantity"),
-    ('quantity = "1"', 'quantity = 1', ["decimal string", "not an integer"], "quantity"),
-    ('quantity = "1"', 'quantity = "1"\n[risk]\nstop_loss = "1"', ["in (0, 1)"], "stop_loss"),
-    ('quantity = "1"', 'quantity = "1"\n[risk]\ntake_profit = "0"', ["in (0, 1)"], "take_profit"),
-    ('quantity = "1"', 'quantity = "1"\n[risk]\ntrailing = "0.1"', ["unknown key 'trailing'"], "trailing"),
-    ('entry_long', 'entry_longer', ["unknown key 'entry_longer'", "allowed: entry_long, exit_long, entry_short, exit_short"], "entry_longer"),
-    ('["BTCUSDT.SIM"]', '["btcusdt"]', ["not a canonical SYMBOL.VENUE id"], "instruments"),
-    ('["BTCUSDT.SIM"]', '["BTCUSDT.SIM", "BTCUSDT.SIM"]', ["listed twice"], "instruments"),
-    ('["BTCUSDT.SIM"]', '["../../x.SIM"]', ["names no catalog path", "'/'"], "instruments"),
-    ('["BTCUSDT.SIM"]', '["a..b.SIM"]', ["names no catalog path", "'..'"], "instruments"),
-    ('quantity = "1"', 'quantity = "' + "9" * 40 + '"', ["at most 34028236692093"], "quantity"),
-    ('quantity = "1"', 'quantity = "0.' + "0" * 16 + '1"', ["at most 16 decimal places"], "quantity"),
-    ('["BTCUSDT.SIM"]', '[]', ["1..16 instrument ids"], "instruments"),
-    ('name = "Test"', 'name = "Test"\nresolution = "2m"', ["'2m' is not one of 1m, 5m"], "resolution"),
-    ('name = "Test"', 'name = "Test"\nchannel = "BOTH"', ["'BOTH' is not one of EXTERNAL, INTERNAL"], "channel"),
-    ("[features.ema_fast]", "[features.ema_20]", ["'ema_20' is a default-registry feature"], "[features.ema_20]"),
-    ("[features.ema_fast]", "[features.bar]", ["not be 'bar'"], "[features.bar]"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "words", "anchor"),
+    [
+        ('name = "Test"', 'name = "Test"\ncolour = "red"', ["unknown key 'colour'", "allowed: name"], "colour"),
+        ("[sizing]", "[extras]\nx = 1\n[sizing]", ["unknown table 'extras'", "allowed: strategy"], "[extras]"),
+        ("min = 2", "min = 2\nstep = 1", ["unknown key 'step'", "allowed: type, default, min, max"], "step"),
+        ('kind = "ema"', 'kind = "kama"', ["unknown feature kind 'kama'", "known:", "ema", "rsi"], 'kind = "kama"'),
+        (
+            'period = "{fast}"',
+            'period = "{fast}"\nwindow = 3',
+            ["'window' is not a parameter of ema", "allowed: period"],
+            "window",
+        ),
+        ('period = "{fast}"', 'period = "{slow}"', ["'{slow}' names no declared parameter"], "period"),
+        ('type = "integer"', 'type = "int"', ["'int' is not a parameter type"], 'type = "int"'),
+        ("default = 10", 'default = "10"', ["must be a TOML integer", "not a string"], 'default = "10"'),
+        ("default = 10", "default = 200", ["default 200 is outside min..max = 2..100"], "default = 200"),
+        ("min = 2", "min = 200", ["min 200 > max 100"], "[parameters.fast]"),
+        ('default = "30"', 'default = "3e1"', ["'3e1' is not an exact decimal"], 'default = "3e1"'),
+        ('ref = "ema_20.value"', 'ref = "ema_21.value"', ["unknown row key 'ema_21.value'"], "entry_long"),
+        (
+            'ref = "ema_20.value"',
+            'ref = "ema_fast.val"',
+            ["unknown row key 'ema_fast.val'", "ema_fast has: ema_fast.value"],
+            "entry_long",
+        ),
+        ('op = "GT"', 'op = "ABOVE"', ["unknown op 'ABOVE'", "allowed: LT", "CROSSES_BELOW"], "exit_long"),
+        (
+            'op = "GT", value = "{level}"',
+            'op = "GT", value = "{level}", ref = "bar.close"',
+            ["exactly one of 'value'"],
+            "exit_long",
+        ),
+        (
+            'op = "GT", value = "{level}"',
+            'op = "BETWEEN", low = "2", high = "1"',
+            ["BETWEEN low 2 > high 1"],
+            "exit_long",
+        ),
+        ('op = "GT", value = "{level}"', 'op = "BETWEEN", low = "2"', ["op BETWEEN needs high"], "exit_long"),
+        (
+            'op = "GT", value = "{level}"',
+            'op = "IS_ABSENT", value = "1"',
+            ["unknown key(s) value for op IS_ABSENT"],
+            "exit_long",
+        ),
+        ('value = "{level}"', "value = 30", ["must be a decimal string", "not an integer"], "exit_long"),
+        ('value = "{level}"', 'value = "{nope}"', ["'{nope}' names no declared parameter"], "exit_long"),
+        ('quantity = "1"', 'quantity = "0"', ["must be > 0"], "quantity"),
+        ('quantity = "1"', 'quantity = "-1"', ["must be > 0"], "quantity"),
+        ('quantity = "1"', "quantity = 1", ["decimal string", "not an integer"], "quantity"),
+        ('quantity = "1"', 'quantity = "1"\n[risk]\nstop_loss = "1"', ["in (0, 1)"], "stop_loss"),
+        ('quantity = "1"', 'quantity = "1"\n[risk]\ntake_profit = "0"', ["in (0, 1)"], "take_profit"),
+        ('quantity = "1"', 'quantity = "1"\n[risk]\ntrailing = "0.1"', ["unknown key 'trailing'"], "trailing"),
+        (
+            "entry_long",
+            "entry_longer",
+            ["unknown key 'entry_longer'", "allowed: entry_long, exit_long, entry_short, exit_short"],
+            "entry_longer",
+        ),
+        ('["BTCUSDT.SIM"]', '["btcusdt"]', ["not a canonical SYMBOL.VENUE id"], "instruments"),
+        ('["BTCUSDT.SIM"]', '["BTCUSDT.SIM", "BTCUSDT.SIM"]', ["listed twice"], "instruments"),
+        ('["BTCUSDT.SIM"]', '["../../x.SIM"]', ["names no catalog path", "'/'"], "instruments"),
+        ('["BTCUSDT.SIM"]', '["a..b.SIM"]', ["names no catalog path", "'..'"], "instruments"),
+        ('quantity = "1"', 'quantity = "' + "9" * 40 + '"', ["at most 34028236692093"], "quantity"),
+        ('quantity = "1"', 'quantity = "0.' + "0" * 16 + '1"', ["at most 16 decimal places"], "quantity"),
+        ('["BTCUSDT.SIM"]', "[]", ["1..16 instrument ids"], "instruments"),
+        ('name = "Test"', 'name = "Test"\nresolution = "2m"', ["'2m' is not one of 1m, 5m"], "resolution"),
+        ('name = "Test"', 'name = "Test"\nchannel = "BOTH"', ["'BOTH' is not one of EXTERNAL, INTERNAL"], "channel"),
+        ("[features.ema_fast]", "[features.ema_20]", ["'ema_20' is a default-registry feature"], "[features.ema_20]"),
+        ("[features.ema_fast]", "[features.bar]", ["not be 'bar'"], "[features.bar]"),
+    ],
+)
 def test_each_refusal_is_named_with_its_line(old: str, new: str, words: list[str], anchor: str) -> None:
     assert old in BASE
     text = BASE.replace(old, new, 1)
@@ -189,17 +222,22 @@ def test_depth_and_group_size() -> None:
     assert found.line == line_of(BASE, "exit_long")
     many = "{ any = [" + ", ".join([leaf] * 33) + "] }"
     one_error(BASE.replace('{ key = "rsi_14.value", op = "GT", value = "{level}" }', many), "1..32 conditions")
-    one_error(BASE.replace('{ key = "rsi_14.value", op = "GT", value = "{level}" }', "{ all = [] }"), "1..32 conditions")
+    one_error(
+        BASE.replace('{ key = "rsi_14.value", op = "GT", value = "{level}" }', "{ all = [] }"), "1..32 conditions"
+    )
 
 
 def test_a_rule_table_of_its_own_points_at_its_key() -> None:
-    text = BASE.replace('exit_long = { key = "rsi_14.value", op = "GT", value = "{level}" }\n', "") + """
+    text = (
+        BASE.replace('exit_long = { key = "rsi_14.value", op = "GT", value = "{level}" }\n', "")
+        + """
 [rules.exit_long]
 any = [
   { key = "bar.close", op = "LT", value = "1" },
   { key = "bar.closing", op = "LT", value = "1" },
 ]
 """
+    )
     found = one_error(text, "unknown row key 'bar.closing'")
     assert found.line == line_of(text, "any = [")
 
@@ -208,8 +246,9 @@ def test_missing_sections_and_entry_rule() -> None:
     one_error(BASE.replace('[sizing]\nquantity = "1"\n', ""), "missing [sizing]")
     found = one_error(BASE.replace("entry_long", "exit_short"), "no entry rule", "entry_long")
     assert found.line == line_of(BASE, "[rules]")
-    warnings = [d for d in validate({"strategy.toml": BASE.replace("exit_long", "exit_short")})
-                if d.severity == "WARNING"]
+    warnings = [
+        d for d in validate({"strategy.toml": BASE.replace("exit_long", "exit_short")}) if d.severity == "WARNING"
+    ]
     assert any("exit_short: never used" in d.message for d in warnings)
     assert any("no exit_long" in d.message for d in warnings)
 

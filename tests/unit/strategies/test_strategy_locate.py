@@ -31,24 +31,27 @@ any = [
 """
 
 
-@pytest.mark.parametrize(("path", "line"), [
-    (("top",), 1),
-    (("strategy",), 2),
-    (("strategy", "name"), 3),
-    (("strategy", "quoted"), 4),
-    (("strategy", "missing"), 2),
-    (("parameters", "fast", "type"), 7),
-    (("parameters", "fast"), 6),
-    (("parameters", "fast", "default"), 6),
-    (("features", "slow", "kind"), 10),
-    (("rules", "entry_long", "all", 0, "key"), 13),
-    (("rules", "exit_long", "any", 0, "op"), 16),
-    (("rules", "exit_long"), 15),
-    (("parameters",), 6),
-    (("features",), 9),
-    (("nowhere", "at_all"), None),
-    ((), None),
-])
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        (("top",), 1),
+        (("strategy",), 2),
+        (("strategy", "name"), 3),
+        (("strategy", "quoted"), 4),
+        (("strategy", "missing"), 2),
+        (("parameters", "fast", "type"), 7),
+        (("parameters", "fast"), 6),
+        (("parameters", "fast", "default"), 6),
+        (("features", "slow", "kind"), 10),
+        (("rules", "entry_long", "all", 0, "key"), 13),
+        (("rules", "exit_long", "any", 0, "op"), 16),
+        (("rules", "exit_long"), 15),
+        (("parameters",), 6),
+        (("features",), 9),
+        (("nowhere", "at_all"), None),
+        ((), None),
+    ],
+)
 def test_locate(path: tuple[str | int, ...], line: int | None) -> None:
     assert locate(TEXT, path) == line
 

@@ -38,8 +38,11 @@ def deep_toml(depth: int, opener: str = "[") -> str:
 
 @pytest.mark.parametrize("opener", ["[", "{"])
 def test_a_deep_toml_note_is_an_error_naming_file_line_and_bound(opener: str) -> None:
-    found = [d for d in validate({"strategy.toml": BASE, "notes/deep.toml": deep_toml(DEEP, opener)})
-             if d.severity == "ERROR"]
+    found = [
+        d
+        for d in validate({"strategy.toml": BASE, "notes/deep.toml": deep_toml(DEEP, opener)})
+        if d.severity == "ERROR"
+    ]
     assert [(d.path, d.line) for d in found] == [("notes/deep.toml", 3)], found
     assert f"at most {MAX_NESTING}" in found[0].message
 
@@ -73,8 +76,7 @@ def test_the_save_check_refuses_a_deep_file_by_name() -> None:
 
 def test_brackets_in_strings_and_comments_are_not_nesting() -> None:
     many = "[" * (MAX_NESTING * 3)
-    toml = (f'a = "{many}"\nb = \'{many}\'\nc = """\n{many}\n"""\nd = \'\'\'{many}\'\'\'\n# {many}\n'
-            f'e = "\\"{many}"\n')
+    toml = f'a = "{many}"\nb = \'{many}\'\nc = """\n{many}\n"""\nd = \'\'\'{many}\'\'\'\n# {many}\ne = "\\"{many}"\n'
     assert nesting_problem("x.toml", toml) is None
     assert validate({"strategy.toml": BASE, "x.toml": toml}) == []
     assert nesting_problem("x.json", '{"a": "\\"' + many + '"}') is None
@@ -83,13 +85,16 @@ def test_brackets_in_strings_and_comments_are_not_nesting() -> None:
     assert nesting_problem("x.toml", deep_toml(MAX_NESTING + 1)) is not None
 
 
-@pytest.mark.parametrize("path, text", [
-    ("x.toml", '"""' + '\\"' * 120_000),  # an unterminated multi-line string full of escapes
-    ("x.toml", '"' + '\\"' * 120_000),
-    ("x.toml", "'''" + "''x" * 80_000),
-    ("x.json", '"' + '\\"' * 120_000),
-    ("x.toml", "a = [" + '"\\"' * 80_000),
-])
+@pytest.mark.parametrize(
+    "path, text",
+    [
+        ("x.toml", '"""' + '\\"' * 120_000),  # an unterminated multi-line string full of escapes
+        ("x.toml", '"' + '\\"' * 120_000),
+        ("x.toml", "'''" + "''x" * 80_000),
+        ("x.json", '"' + '\\"' * 120_000),
+        ("x.toml", "a = [" + '"\\"' * 80_000),
+    ],
+)
 def test_the_scan_is_linear_on_unterminated_strings(path: str, text: str) -> None:
     """Each character is looked at a bounded number of times: a file of 256 KiB built to make a
     backtracking scanner retry at every position is read in one pass (a few ms, not minutes;

@@ -9,13 +9,19 @@ import re
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategy_schemas import LOADED
 
 from spine.errors import SpineError
 from spine.strategies import StrategyFileError
 from spine.strategies.paths import (
-    ENTRY, MAX_FILE_BYTES, MAX_FILES, MAX_PATH_LENGTH, MAX_TOTAL_BYTES, check_files, check_path,
+    ENTRY,
+    MAX_FILE_BYTES,
+    MAX_FILES,
+    MAX_PATH_LENGTH,
+    MAX_TOTAL_BYTES,
+    check_files,
+    check_path,
 )
-from strategy_schemas import LOADED
 
 FILE_PATH = re.compile(LOADED["svc.strategy_file.json"]["$defs"]["file_path"]["pattern"])
 
@@ -31,31 +37,46 @@ def refused(call: object, *words: str) -> StrategyFileError:
     return error
 
 
-@pytest.mark.parametrize("path", ["strategy.toml", "notes/README.md", "data/2024-01.csv", "a/b/c.json",
-                                  "x.txt", "params.v2.toml", "-odd_name.md", "..hidden.md", "a.../b.md"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "strategy.toml",
+        "notes/README.md",
+        "data/2024-01.csv",
+        "a/b/c.json",
+        "x.txt",
+        "params.v2.toml",
+        "-odd_name.md",
+        "..hidden.md",
+        "a.../b.md",
+    ],
+)
 def test_accepted_paths_come_back_as_sent(path: str) -> None:
     assert check_path(path) == path
     assert FILE_PATH.match(path)
 
 
-@pytest.mark.parametrize(("path", "rule"), [
-    ("../strategy.toml", "'..' segment"),
-    ("notes/../../etc/passwd.txt", "'..' segment"),
-    ("./strategy.toml", "'.' segment"),
-    ("notes/./a.md", "'.' segment"),
-    ("/etc/x.md", "absolute"),
-    ("notes//a.md", "empty segment"),
-    ("notes/", "empty segment"),
-    ("", "empty"),
-    ("a\x00.md", "NUL"),
-    ("notes\\a.md", "backslash"),
-    ("notes/a b.md", "may hold only"),
-    ("nötes.md", "may hold only"),
-    ("strategy.py", "Python strategy modules are not accepted"),
-    ("lib/module.PY", "Python strategy modules are not accepted"),
-    ("run.sh", "notes or data files"),
-    ("Makefile", "notes or data files"),
-])
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("../strategy.toml", "'..' segment"),
+        ("notes/../../etc/passwd.txt", "'..' segment"),
+        ("./strategy.toml", "'.' segment"),
+        ("notes/./a.md", "'.' segment"),
+        ("/etc/x.md", "absolute"),
+        ("notes//a.md", "empty segment"),
+        ("notes/", "empty segment"),
+        ("", "empty"),
+        ("a\x00.md", "NUL"),
+        ("notes\\a.md", "backslash"),
+        ("notes/a b.md", "may hold only"),
+        ("nötes.md", "may hold only"),
+        ("strategy.py", "Python strategy modules are not accepted"),
+        ("lib/module.PY", "Python strategy modules are not accepted"),
+        ("run.sh", "notes or data files"),
+        ("Makefile", "notes or data files"),
+    ],
+)
 def test_refused_paths_name_the_path_and_the_rule(path: str, rule: str) -> None:
     error = refused(lambda: check_path(path), rule)
     if path:

@@ -3,24 +3,41 @@ with the grammar the validator enforces and the feature registry."""
 
 from __future__ import annotations
 
+from strategy_schemas import schema_errors
+
 from spine._core import feature_specs
 from spine.strategies.catalog import feature_kinds
 from spine.strategies.conditions import authoring_registry, condition_registry
 from spine.strategies.rules import OPS
 from spine.strategies.templates import TEMPLATE_IDS
-from strategy_schemas import schema_errors
 
 
 def test_condition_registry_is_schema_valid_and_complete() -> None:
     document = condition_registry()
     assert schema_errors("svc.condition_registry", document) == []
     ids = [c["condition_id"] for c in document["conditions"]]
-    assert ids == ["all", "any", "lt", "le", "gt", "ge", "eq", "ne", "between", "is_absent", "is_not_absent",
-                   "crosses_above", "crosses_below"]
+    assert ids == [
+        "all",
+        "any",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "eq",
+        "ne",
+        "between",
+        "is_absent",
+        "is_not_absent",
+        "crosses_above",
+        "crosses_below",
+    ]
     assert set(ids) == {"all", "any", *(op.lower() for op in OPS)}
     by_id = {c["condition_id"]: c for c in document["conditions"]}
-    assert by_id["lt"]["operands"] == [{"name": "key", "kind": "ROW_KEY"}, {"name": "value", "kind": "DECIMAL"},
-                                       {"name": "ref", "kind": "ROW_KEY"}]
+    assert by_id["lt"]["operands"] == [
+        {"name": "key", "kind": "ROW_KEY"},
+        {"name": "value", "kind": "DECIMAL"},
+        {"name": "ref", "kind": "ROW_KEY"},
+    ]
     assert "`ref`" in by_id["crosses_above"]["description"] and "`value`" in by_id["gt"]["description"]
     assert [o["name"] for o in by_id["between"]["operands"]] == ["key", "low", "high"]
     assert all(c["description"] for c in document["conditions"])

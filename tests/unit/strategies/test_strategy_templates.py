@@ -7,12 +7,12 @@ import tomllib
 from decimal import Decimal
 
 import pytest
+from strategy_schemas import schema_errors
 
 from spine.features import FeatureState
 from spine.strategies import StrategyPlan
 from spine.strategies.document import plan, validate
 from spine.strategies.templates import TEMPLATE_IDS, template_document, template_documents, template_files
-from strategy_schemas import schema_errors
 
 
 def test_at_least_the_four_named_templates() -> None:
@@ -47,7 +47,9 @@ def test_each_template_plans_at_the_ends_of_its_ranges(template_id: str) -> None
 def test_ema_cross_parameters_and_rules() -> None:
     built = plan(template_files("ema_cross"))
     assert [(p.name, p.type, p.default, p.min, p.max) for p in built.parameters] == [
-        ("fast", "integer", "10", "2", "100"), ("slow", "integer", "30", "5", "400")]
+        ("fast", "integer", "10", "2", "100"),
+        ("slow", "integer", "30", "5", "400"),
+    ]
     assert [f.parameters for f in built.features] == [{"period": "10"}, {"period": "30"}]
     assert built.rules == {
         "entry_long": '{"key":"ema_fast.value","op":"CROSSES_ABOVE","ref":"ema_slow.value"}',

@@ -75,9 +75,14 @@ class SimDataClientConfig(LiveDataClientConfig, frozen=True):  # type: ignore[ca
 
 
 def _universe(config: SimDataClientConfig, start_ns: int) -> SimUniverseConfig:
-    return SimUniverseConfig(venue=config.venue_name, spot=config.spot, perpetuals=config.perpetuals,
-                             option_expiries=config.option_expiries, option_strikes=config.option_strikes,
-                             start_ns=start_ns)
+    return SimUniverseConfig(
+        venue=config.venue_name,
+        spot=config.spot,
+        perpetuals=config.perpetuals,
+        option_expiries=config.option_expiries,
+        option_strikes=config.option_strikes,
+        start_ns=start_ns,
+    )
 
 
 def sim_market(config: SimDataClientConfig, instruments: list[Instrument]) -> SimMarket:
@@ -85,8 +90,9 @@ def sim_market(config: SimDataClientConfig, instruments: list[Instrument]) -> Si
     profiles = []
     for k, instrument in enumerate(instruments):
         rate = 0.25 if isinstance(instrument, CryptoOption) else max(0.6, 9.0 / (1 + k % 12))
-        profiles.append(Profile(float(reference_price(instrument)), instrument.price_precision,
-                                instrument.size_precision, rate))
+        profiles.append(
+            Profile(float(reference_price(instrument)), instrument.price_precision, instrument.size_precision, rate)
+        )
     return SimMarket(profiles, seed=config.seed, candle_skip=config.candle_skip)
 
 
@@ -123,17 +129,25 @@ class _Subscriptions:
 class SimDataClient(LiveMarketDataClient):
     """The venue (see the module docs)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any,
-                 config: SimDataClientConfig) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any, config: SimDataClientConfig
+    ) -> None:
         self._wall0 = time.time_ns()
         start = config.start_ns if config.start_ns is not None else self._wall0 // MINUTE_NS * MINUTE_NS
         universe = _universe(config, start)
         provider_config = config.instrument_provider or InstrumentProviderConfig(load_all=True)
         if not provider_config.load_all:
             provider_config = InstrumentProviderConfig(load_all=True)
-        super().__init__(loop=loop, client_id=ClientId(config.venue_name), venue=Venue(config.venue_name), msgbus=msgbus, cache=cache,
-                         clock=clock, instrument_provider=SimInstrumentProvider(universe, provider_config),
-                         config=config)
+        super().__init__(
+            loop=loop,
+            client_id=ClientId(config.venue_name),
+            venue=Venue(config.venue_name),
+            msgbus=msgbus,
+            cache=cache,
+            clock=clock,
+            instrument_provider=SimInstrumentProvider(universe, provider_config),
+            config=config,
+        )
         self._sim = config
         self._instruments = make_instruments(universe)
         self.market = sim_market(config, self._instruments)
@@ -145,13 +159,13 @@ class SimDataClient(LiveMarketDataClient):
         self._task: asyncio.Task[None] | None = None
         self._trade_ids = 0
 
-    # --- the venue clock --------------------------------------------------------------------
+    # the venue clock
 
     def venue_now(self) -> int:
         """The venue's current time, ns."""
         return self._venue0 + int((time.time_ns() - self._wall0) * self._sim.speed)
 
-    # --- lifecycle ----------------------------------------------------------------------------
+    # lifecycle
 
     async def _connect(self) -> None:
         await self._instrument_provider.initialize()
@@ -192,11 +206,11 @@ class SimDataClient(LiveMarketDataClient):
                 yield 0  # generating a busy minute is work too: a pause after each instrument
             due.sort(key=lambda event: event[0])
             for first in range(0, len(due), BURST):
-                for _, data in due[first:first + BURST]:
+                for _, data in due[first : first + BURST]:
                     self._handle_data(data)
                 yield min(BURST, len(due) - first)
 
-    # --- events -------------------------------------------------------------------------------
+    # events
 
     def _price(self, instrument: Instrument, mantissa: int) -> Price:
         return Price.from_raw(mantissa * 10 ** (FIXED - instrument.price_precision), instrument.price_precision)
@@ -214,15 +228,38 @@ class SimDataClient(LiveMarketDataClient):
         if iid in self._subs.quotes:
             for ts, bid, ask, bid_size, ask_size in minute.quotes:
                 if due(ts):
-                    events.append((ts, QuoteTick(iid, self._price(instrument, bid), self._price(instrument, ask),
-                                                 self._qty(instrument, bid_size), self._qty(instrument, ask_size),
-                                                 ts, ts)))
+                    events.append(
+                        (
+                            ts,
+                            QuoteTick(
+                                iid,
+                                self._price(instrument, bid),
+                                self._price(instrument, ask),
+                                self._qty(instrument, bid_size),
+                                self._qty(instrument, ask_size),
+                                ts,
+                                ts,
+                            ),
+                        )
+                    )
         if iid in self._subs.trades:
             for n, (ts, price, size, buyer) in enumerate(minute.trades):
                 if due(ts):
                     side = AggressorSide.BUYER if buyer else AggressorSide.SELLER
-                    events.append((ts, TradeTick(iid, self._price(instrument, price), self._qty(instrument, size),
-                                                 side, TradeId(f"{end // MINUTE_NS}-{n}"), ts, ts)))
+                    events.append(
+                        (
+                            ts,
+                            TradeTick(
+                                iid,
+                                self._price(instrument, price),
+                                self._qty(instrument, size),
+                                side,
+                                TradeId(f"{end // MINUTE_NS}-{n}"),
+                                ts,
+                                ts,
+                            ),
+                        )
+                    )
         if due(end):
             events.extend((end, d) for d in self._minute_close(instrument, k, end, minute.candle))
         return events
@@ -239,19 +276,28 @@ class SimDataClient(LiveMarketDataClient):
                 yield IndexPriceUpdate(iid, self._price(instrument, level), end, end)
             if iid in self._subs.funding:
                 rate = Decimal(round(10_000 * math.sin(end / 3.6e12 + k))).scaleb(-8)
-                yield FundingRateUpdate(iid, rate, end, end, next_funding_ns=(end // FUNDING_PERIOD_NS + 1) * FUNDING_PERIOD_NS)
+                yield FundingRateUpdate(
+                    iid, rate, end, end, next_funding_ns=(end // FUNDING_PERIOD_NS + 1) * FUNDING_PERIOD_NS
+                )
             if "Liquidation" in self._subs.custom and (end // MINUTE_NS + k) % 37 == 0:
                 side = "SELL" if (end // MINUTE_NS) % 2 else "BUY"
-                liq = Liquidation(instrument_id=iid, side=side, price=str(self._price(instrument, level)),
-                                  quantity=str(self._qty(instrument, 10 ** instrument.size_precision)), ts_event=end, ts_init=end)
+                liq = Liquidation(
+                    instrument_id=iid,
+                    side=side,
+                    price=str(self._price(instrument, level)),
+                    quantity=str(self._qty(instrument, 10**instrument.size_precision)),
+                    ts_event=end,
+                    ts_init=end,
+                )
                 yield CustomData(DataType(Liquidation), liq)
         if isinstance(instrument, CryptoOption) and "OptionGreeks" in self._subs.custom:
             yield CustomData(DataType(OptionGreeks), self._greeks(instrument, end))
         if iid in self._subs.status and (end // MINUTE_NS + 7 * k) % 720 == 0:
             halted = (end // MINUTE_NS // 720) % 2 == 0
             action = MarketStatusAction.HALT if halted else MarketStatusAction.TRADING
-            yield InstrumentStatus(iid, action, end, end, reason="SIM_CIRCUIT_BREAKER" if halted else None,
-                                   is_trading=not halted)
+            yield InstrumentStatus(
+                iid, action, end, end, reason="SIM_CIRCUIT_BREAKER" if halted else None, is_trading=not halted
+            )
 
     def _greeks(self, option: CryptoOption, end: int) -> OptionGreeks:
         """Black-Scholes greeks of the option at the underlying's level (the venue computes them;
@@ -268,18 +314,35 @@ class SimDataClient(LiveMarketDataClient):
         delta = cdf(d1) if call else cdf(d1) - 1
         rho = strike * years * (cdf(d2) if call else -cdf(-d2)) / 100
         text = lambda x, s=6: format(Decimal(repr(x)).quantize(Decimal(1).scaleb(-s)) + 0, "f")  # noqa: E731
-        return OptionGreeks(instrument_id=option.id, delta=text(delta), gamma=text(pdf / (spot * iv * math.sqrt(years)), 10),
-                            vega=text(spot * pdf * math.sqrt(years) / 100), theta=text(-spot * pdf * iv / (2 * math.sqrt(years)) / 365),
-                            rho=text(rho), iv=text(iv), underlying_price=text(spot, 2), ts_event=end, ts_init=end)
+        return OptionGreeks(
+            instrument_id=option.id,
+            delta=text(delta),
+            gamma=text(pdf / (spot * iv * math.sqrt(years)), 10),
+            vega=text(spot * pdf * math.sqrt(years) / 100),
+            theta=text(-spot * pdf * iv / (2 * math.sqrt(years)) / 365),
+            rho=text(rho),
+            iv=text(iv),
+            underlying_price=text(spot, 2),
+            ts_event=end,
+            ts_init=end,
+        )
 
     def candle_bar(self, instrument: Instrument, candle: Candle) -> Bar:
         """A venue candle as a framework EXTERNAL 1-minute bar."""
         bar_type = BarType.from_str(f"{instrument.id}-1-MINUTE-LAST-EXTERNAL")
         p = lambda m: self._price(instrument, m)  # noqa: E731
-        return Bar(bar_type, p(candle.open), p(candle.high), p(candle.low), p(candle.close),
-                   self._qty(instrument, candle.volume), candle.ts_event, candle.ts_event)
+        return Bar(
+            bar_type,
+            p(candle.open),
+            p(candle.high),
+            p(candle.low),
+            p(candle.close),
+            self._qty(instrument, candle.volume),
+            candle.ts_event,
+            candle.ts_event,
+        )
 
-    # --- subscriptions ------------------------------------------------------------------------
+    # subscriptions
 
     async def _subscribe_quote_ticks(self, command: Any) -> None:
         self._subs.quotes.add(command.instrument_id)
@@ -320,7 +383,7 @@ class SimDataClient(LiveMarketDataClient):
     async def _unsubscribe_bars(self, command: Any) -> None:
         self._subs.candles.discard(command.bar_type.instrument_id)
 
-    # --- history ------------------------------------------------------------------------------
+    # history
 
     async def _request_bars(self, request: Any) -> None:
         """History through the framework: answered from the same plan as direct fetches; a
@@ -339,8 +402,11 @@ class SimDataClientFactory(LiveDataClientFactory):
     """Builds the simulated venue's client for a node."""
 
     @staticmethod
-    def create(loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any,
-               clock: Any) -> SimDataClient:
+    def create(
+        loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any, clock: Any
+    ) -> SimDataClient:
         if not isinstance(config, SimDataClientConfig):
-            raise TypeError(f"the simulated venue's factory builds from a SimDataClientConfig, got {type(config).__name__}")
+            raise TypeError(
+                f"the simulated venue's factory builds from a SimDataClientConfig, got {type(config).__name__}"
+            )
         return SimDataClient(loop, msgbus, cache, clock, config)

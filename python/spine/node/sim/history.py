@@ -29,16 +29,18 @@ class HistoryAnswer:
 class HistoryPlan:
     """How each instrument's history requests are answered."""
 
-    def __init__(self, market: SimMarket, instruments: list[Instrument], plan: dict[str, str],
-                 venue: str = "SIM") -> None:
+    def __init__(
+        self, market: SimMarket, instruments: list[Instrument], plan: dict[str, str], venue: str = "SIM"
+    ) -> None:
         self._venue = venue
         known = {str(i.id) for i in instruments}
         for instrument_id, answer in plan.items():
             if instrument_id not in known:
                 raise ValueError(f"history plan names {instrument_id!r}, which is not in the {self._venue} universe")
             if not _PLAN.match(answer):
-                raise ValueError(f"history plan for {instrument_id}: {answer!r}; allowed: history, no_history, "
-                                 "transient:<n>, failed")
+                raise ValueError(
+                    f"history plan for {instrument_id}: {answer!r}; allowed: history, no_history, transient:<n>, failed"
+                )
         self._market = market
         self._index = {str(i.id): k for k, i in enumerate(instruments)}
         self._plan = dict(plan)
@@ -55,12 +57,16 @@ class HistoryPlan:
         if plan == "no_history":
             return HistoryAnswer("no_history")
         if plan == "failed":
-            return HistoryAnswer("failed", error=f"{self._venue} history for {instrument_id}: permission denied (hard failure)")
+            return HistoryAnswer(
+                "failed", error=f"{self._venue} history for {instrument_id}: permission denied (hard failure)"
+            )
         if plan.startswith("transient:"):
             seen = self._failures.get(instrument_id, 0)
             if seen < int(plan.split(":")[1]):
                 self._failures[instrument_id] = seen + 1
-                return HistoryAnswer("transient", error=f"{self._venue} history for {instrument_id}: timed out (attempt {seen + 1})")
+                return HistoryAnswer(
+                    "transient", error=f"{self._venue} history for {instrument_id}: timed out (attempt {seen + 1})"
+                )
         return None
 
     def candles(self, instrument_id: str, start_ns: int, end_ns: int) -> list[Candle]:

@@ -6,7 +6,6 @@ wire without a float in between.
 types.)
 """
 
-
 from nautilus_trader.core.data import Data
 from nautilus_trader.model.custom import customdataclass
 from nautilus_trader.model.identifiers import InstrumentId

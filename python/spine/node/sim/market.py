@@ -135,8 +135,14 @@ class SimMarket:
         if rng.random() >= self.candle_skip:
             if trades:
                 prices_only = [t[1] for t in trades]
-                candle = Candle(end_ns, prices_only[0], max(prices_only), min(prices_only), prices_only[-1],
-                                sum(t[2] for t in trades))
+                candle = Candle(
+                    end_ns,
+                    prices_only[0],
+                    max(prices_only),
+                    min(prices_only),
+                    prices_only[-1],
+                    sum(t[2] for t in trades),
+                )
             else:
                 candle = Candle(end_ns, last, last, last, last, 0)
         return Minute(end=end_ns, trades=trades, quotes=quotes, candle=candle)

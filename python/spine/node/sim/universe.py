@@ -20,9 +20,18 @@ DAY_NS = 86_400 * 10**9
 #: Base assets with a reference price (USDT) and price precision: the market walks around
 #: these levels.
 BASES: tuple[tuple[str, str, int], ...] = (
-    ("BTC", "60000", 1), ("ETH", "3000", 2), ("SOL", "150", 3), ("BNB", "550", 2),
-    ("XRP", "0.6", 4), ("ADA", "0.45", 4), ("DOGE", "0.12", 5), ("AVAX", "35", 3),
-    ("DOT", "7", 3), ("LINK", "15", 3), ("LTC", "80", 2), ("ATOM", "9", 3),
+    ("BTC", "60000", 1),
+    ("ETH", "3000", 2),
+    ("SOL", "150", 3),
+    ("BNB", "550", 2),
+    ("XRP", "0.6", 4),
+    ("ADA", "0.45", 4),
+    ("DOGE", "0.12", 5),
+    ("AVAX", "35", 3),
+    ("DOT", "7", 3),
+    ("LINK", "15", 3),
+    ("LTC", "80", 2),
+    ("ATOM", "9", 3),
 )
 
 
@@ -67,21 +76,39 @@ def reference_price(instrument: Instrument) -> Decimal:
 
 def _spot(venue: Venue, base: str, precision: int, ts: int) -> CurrencyPair:
     return CurrencyPair(
-        instrument_id=InstrumentId(Symbol(f"{base}USDT"), venue), raw_symbol=Symbol(f"{base}USDT"),
-        base_currency=_currency(base), quote_currency=USDT, price_precision=precision, size_precision=3,
-        price_increment=Price(Decimal(1).scaleb(-precision), precision), size_increment=Quantity.from_str("0.001"),
-        ts_event=ts, ts_init=ts, maker_fee=Decimal("0.001"), taker_fee=Decimal("0.001"),
+        instrument_id=InstrumentId(Symbol(f"{base}USDT"), venue),
+        raw_symbol=Symbol(f"{base}USDT"),
+        base_currency=_currency(base),
+        quote_currency=USDT,
+        price_precision=precision,
+        size_precision=3,
+        price_increment=Price(Decimal(1).scaleb(-precision), precision),
+        size_increment=Quantity.from_str("0.001"),
+        ts_event=ts,
+        ts_init=ts,
+        maker_fee=Decimal("0.001"),
+        taker_fee=Decimal("0.001"),
     )
 
 
 def _perpetual(venue: Venue, base: str, precision: int, ts: int) -> CryptoPerpetual:
     symbol = f"{base}USDT-PERP"
     return CryptoPerpetual(
-        instrument_id=InstrumentId(Symbol(symbol), venue), raw_symbol=Symbol(symbol),
-        base_currency=_currency(base), quote_currency=USDT, settlement_currency=USDT, is_inverse=False,
-        price_precision=precision, size_precision=3, price_increment=Price(Decimal(1).scaleb(-precision), precision),
-        size_increment=Quantity.from_str("0.001"), ts_event=ts, ts_init=ts,
-        margin_init=Decimal("0.05"), margin_maint=Decimal("0.025"), maker_fee=Decimal("0.0002"),
+        instrument_id=InstrumentId(Symbol(symbol), venue),
+        raw_symbol=Symbol(symbol),
+        base_currency=_currency(base),
+        quote_currency=USDT,
+        settlement_currency=USDT,
+        is_inverse=False,
+        price_precision=precision,
+        size_precision=3,
+        price_increment=Price(Decimal(1).scaleb(-precision), precision),
+        size_increment=Quantity.from_str("0.001"),
+        ts_event=ts,
+        ts_init=ts,
+        margin_init=Decimal("0.05"),
+        margin_maint=Decimal("0.025"),
+        maker_fee=Decimal("0.0002"),
         taker_fee=Decimal("0.0005"),
     )
 
@@ -98,14 +125,26 @@ def _options(config: SimUniverseConfig) -> list[CryptoOption]:
             strike = Decimal(level) + (s - config.option_strikes // 2) * step
             for kind, letter in ((OptionKind.CALL, "C"), (OptionKind.PUT, "P")):
                 symbol = f"{base}-E{e + 1}-{int(strike)}-{letter}"
-                options.append(CryptoOption(
-                    instrument_id=InstrumentId(Symbol(symbol), Venue(config.venue)), raw_symbol=Symbol(symbol),
-                    underlying=_currency(base), quote_currency=USDT, settlement_currency=USDT, is_inverse=False,
-                    option_kind=kind, strike_price=Price(strike, 1), activation_ns=config.epoch_ns,
-                    expiration_ns=expiry, price_precision=1, size_precision=2,
-                    price_increment=Price.from_str("0.1"), size_increment=Quantity.from_str("0.01"),
-                    ts_event=config.epoch_ns, ts_init=config.epoch_ns,
-                ))
+                options.append(
+                    CryptoOption(
+                        instrument_id=InstrumentId(Symbol(symbol), Venue(config.venue)),
+                        raw_symbol=Symbol(symbol),
+                        underlying=_currency(base),
+                        quote_currency=USDT,
+                        settlement_currency=USDT,
+                        is_inverse=False,
+                        option_kind=kind,
+                        strike_price=Price(strike, 1),
+                        activation_ns=config.epoch_ns,
+                        expiration_ns=expiry,
+                        price_precision=1,
+                        size_precision=2,
+                        price_increment=Price.from_str("0.1"),
+                        size_increment=Quantity.from_str("0.01"),
+                        ts_event=config.epoch_ns,
+                        ts_init=config.epoch_ns,
+                    )
+                )
     return options
 
 

@@ -27,14 +27,15 @@ pub enum BarsError {
         /// bar paths, and a larger one costs each of them).
         lengths: Vec<usize>,
     },
-    /// Bars not strictly increasing by ts_event.
+    /// Bars not strictly increasing by ts_event (or, fed to a feature state, not after its last
+    /// bar).
     #[error("UNSORTED_BARS: bar {index} has ts_event {ts_event}, not after the previous {previous}; bars must be strictly increasing (no duplicates)")]
     Unsorted {
         /// Offending index.
         index: usize,
         /// Its ts_event.
         ts_event: u64,
-        /// The previous ts_event.
+        /// The previous ts_event (a feature state's last bar for index 0).
         previous: u64,
     },
     /// A close time past the last instant bars may carry.

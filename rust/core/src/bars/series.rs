@@ -102,7 +102,7 @@ impl Bar {
     /// The checks of [`BarsView::validate`] on this one bar (errors name index 0).
     #[inline]
     pub(crate) fn check(&self) -> Result<(), BarsError> {
-        super::check_bar(0, self, None)
+        super::view::check_bar(0, self, None)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Refusals of the feature kernels, each naming the offending value and what is allowed.
+//! Refusals of the feature kernels, each naming the offending value and what is allowed. A
+//! refused bar is a [`crate::bars::BarsError`], carried by [`FeatureError::Bars`].
 
 /// A refused feature spec, feature selection or bar input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,49 +36,8 @@ pub enum FeatureError {
         /// What is allowed instead.
         expected: String,
     },
-    /// Input columns of different lengths.
-    #[error("LENGTH_MISMATCH: bar columns must have equal lengths; ts_event has {expected}, open/high/low/close/volume have {lengths:?}")]
-    LengthMismatch {
-        /// Length of ts_event.
-        expected: usize,
-        /// Lengths of the other columns.
-        lengths: Vec<usize>,
-    },
-    /// Bars not strictly increasing by ts_event (or not after the state's last bar).
-    #[error("UNSORTED_BARS: bar {index} has ts_event {ts_event}, not after the previous {previous}; bars must be strictly increasing (no duplicates)")]
-    Unsorted {
-        /// Offending index within the call.
-        index: usize,
-        /// Its ts_event.
-        ts_event: u64,
-        /// The previous ts_event (the state's last bar for index 0).
-        previous: u64,
-    },
-    /// High below open/close, low above them, or a negative volume.
-    #[error("INCONSISTENT_BAR: bar {index} (ts_event {ts_event}) needs low <= open, close <= high and volume >= 0")]
-    InconsistentBar {
-        /// Offending index within the call.
-        index: usize,
-        /// Its ts_event.
-        ts_event: u64,
-    },
-    /// A price or size scale outside `0..=18`.
-    #[error("INVALID_PRECISION: {what} precision {precision} is out of range; allowed 0..=18")]
-    BadPrecision {
-        /// `price` or `size`.
-        what: &'static str,
-        /// The value given.
-        precision: i64,
-    },
-    /// An input column of the wrong type or layout (raised by bindings).
-    #[error("INVALID_COLUMN: {name} must be a contiguous 1-D array of {expected}")]
-    InvalidColumn {
-        /// The column name.
-        name: String,
-        /// The element type expected (`int64`, `uint64`).
-        expected: &'static str,
-    },
-    /// A refusal of the bars kernels (series, folding) under a feature fold.
+    /// A refused bar: the bars' one enum of bar refusals (lengths, order, consistency, scales,
+    /// volume overflow), whether the bars kernels or the feature kernels refused it.
     #[error(transparent)]
     Bars(#[from] crate::bars::BarsError),
     /// An instrument index outside the universe.
@@ -109,15 +69,5 @@ pub enum FeatureError {
         index: u32,
         /// The next index not yet registered.
         next: usize,
-    },
-    /// A scalar bar field outside its machine range (raised by bindings).
-    #[error("INVALID_BAR: {name} = {value} is out of range; expected {expected}")]
-    BarValueOutOfRange {
-        /// The field name.
-        name: &'static str,
-        /// The value given.
-        value: String,
-        /// The range expected (`uint64`, `int64`).
-        expected: &'static str,
     },
 }

@@ -8,15 +8,12 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use crate::head::FEATURE_SPEC;
 use crate::identity::identity_hex;
 use crate::json::{CanonicalWriter, Value};
-use crate::WIRE_VERSION;
 
 /// The semver of every kernel shipped in this crate; bumped when a kernel's output changes.
 pub const FEATURE_VERSION: &str = "1.0.2";
-
-/// The schema id of a feature spec document.
-pub const SPEC_SCHEMA_ID: &str = "svc.feature_spec";
 
 /// The type of one output's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -175,12 +172,11 @@ impl FeatureSpec {
     /// The full `svc.feature_spec` document: envelope tags, the body and `config_hash`.
     #[must_use]
     pub fn document(&self) -> Value<'static> {
-        let mut members: Vec<(Cow<'static, str>, Value<'static>)> = vec![
-            member("version", Value::Str(Cow::Borrowed(WIRE_VERSION))),
-            member("schema_id", Value::Str(Cow::Borrowed(SPEC_SCHEMA_ID))),
-            member("schema_version", Value::Int(1)),
-            member("config_hash", Value::Str(Cow::Owned(self.config_hash()))),
-        ];
+        let mut members: Vec<(Cow<'static, str>, Value<'static>)> = FEATURE_SPEC.members().into();
+        members.push(member(
+            "config_hash",
+            Value::Str(Cow::Owned(self.config_hash())),
+        ));
         if let Value::Object(body) = self.body() {
             members.extend(body.into_iter().map(|(k, v)| (own_key(k), own(v))));
         }

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use crate::bars::Resolution;
+use crate::head::SCREEN_DEFINITION;
 use crate::json::{self, Value};
 use crate::screener::error::ScreenError;
 pub(crate) use crate::screener::grammar::Condition;
@@ -17,7 +18,6 @@ pub use crate::screener::grammar::{MAX_DEPTH, MAX_GROUP};
 use crate::screener::members::{array, object, text};
 use crate::screener::table::ScreenTable;
 use crate::time::parse_timestamp;
-use crate::WIRE_VERSION;
 
 /// Most sort keys.
 pub const MAX_SORT: usize = 4;
@@ -82,20 +82,9 @@ impl Screen {
                     "as_of",
                 ],
             )?;
-        if text(version, "$.version", WIRE_VERSION)? != WIRE_VERSION {
-            return Err(ScreenError::at(
-                "$.version",
-                format!("allowed: {WIRE_VERSION:?}"),
-            ));
-        }
-        if text(schema_id, "$.schema_id", "svc.screen_definition")? != "svc.screen_definition" {
-            return Err(ScreenError::at(
-                "$.schema_id",
-                "allowed: \"svc.screen_definition\"",
-            ));
-        }
-        if *schema_version != Value::Int(1) {
-            return Err(ScreenError::at("$.schema_version", "allowed: 1"));
+        if let Some((path, wrong)) = SCREEN_DEFINITION.mismatch(version, schema_id, schema_version)
+        {
+            return Err(ScreenError::at(path, wrong));
         }
         Ok(Self {
             keys: Arc::clone(&table.keys),

@@ -10,8 +10,8 @@
 use crate::bars::Resolution;
 use crate::decimal::Fixed;
 use crate::features::{AbsentReason, FeatureValue};
+use crate::head::{Head, FEATURE_ROW_DELTA};
 use crate::json::CanonicalWriter;
-use crate::WIRE_VERSION;
 
 /// One key's operation pieces, rendered once: `{"key":"<k>","op":"UPSERT","value":` and
 /// `{"key":"<k>","op":"RETIRE"}`.
@@ -51,11 +51,10 @@ pub(super) fn head(instrument_id: &str) -> Box<[u8]> {
 pub(super) fn tail(w: &mut CanonicalWriter, resolution: Resolution, ts_event: u64) {
     w.raw(b"],\"resolution\":");
     w.string(resolution.name());
-    w.raw(b",\"schema_id\":\"svc.feature_row_delta\"");
-    w.raw(b",\"schema_version\":1,\"ts_event\":");
+    FEATURE_ROW_DELTA.write_schema(w);
+    w.raw(b",\"ts_event\":");
     quoted(w, itoa::Buffer::new().format(ts_event));
-    w.raw(b",\"version\":");
-    w.string(WIRE_VERSION);
+    Head::write_version(w);
     w.raw(b"}");
 }
 

@@ -40,9 +40,9 @@ use super::ids::registered;
 use super::patterns::{patterns, Pattern, Values, KEYS};
 use crate::bars::Resolution;
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
+use crate::head::{Head, PATTERN_OBSERVATION};
 use crate::identity::identity_hex;
 use crate::json::CanonicalWriter;
-use crate::WIRE_VERSION;
 
 /// Rows per instrument: one per resolution.
 const RESOLUTIONS: usize = Resolution::ALL.len();
@@ -276,7 +276,8 @@ fn document(instrument_id: &str, seen: &Observation) -> Vec<u8> {
     w.string(pattern);
     w.raw(b",\"resolution\":");
     w.string(resolution);
-    w.raw(b",\"schema_id\":\"svc.pattern_observation\",\"schema_version\":1,\"ts_event\":");
+    PATTERN_OBSERVATION.write_schema(&mut w);
+    w.raw(b",\"ts_event\":");
     w.string(ts_event);
     w.raw(b",\"values\":{");
     for (k, (key, value)) in seen.values.iter().enumerate() {
@@ -287,8 +288,8 @@ fn document(instrument_id: &str, seen: &Observation) -> Vec<u8> {
         w.raw(b":");
         encode::value(&mut w, *value);
     }
-    w.raw(b"},\"version\":");
-    w.string(WIRE_VERSION);
+    w.raw(b"}");
+    Head::write_version(&mut w);
     w.raw(b"}");
     w.as_bytes().to_vec()
 }

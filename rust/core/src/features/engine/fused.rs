@@ -11,12 +11,12 @@
 //! Only the first kernel of each kind joins the loop, once seeded; any other kernel (another
 //! kind, a second of a kind, one still seeding) takes the block alone.
 
-use crate::features::engine::block::BarBlock;
-use crate::features::engine::recurrence::{Recurrence, Step};
+use crate::bars::BarsView;
 use crate::features::kernels::average::ema::{Ema, EmaStep};
 use crate::features::kernels::momentum::macd::{Macd, MacdStep};
 use crate::features::kernels::momentum::rsi::{Rsi, RsiStep};
 use crate::features::kernels::volatility::atr::{Atr, AtrStep};
+use crate::features::primitives::recurrence::{Recurrence, Step};
 use crate::features::registry::AnyKernel;
 
 /// Bars `kernel` must take before it can join the fused loop (0 for kinds that never do).
@@ -70,7 +70,7 @@ impl<'k> Fused<'k> {
     }
 
     /// Every adopted kernel takes `block`, in one loop; then each gets its state back.
-    pub(crate) fn warm(self, block: &BarBlock<'_>) {
+    pub(crate) fn warm(self, block: &BarsView<'_, f64>) {
         let Self {
             mut rsi,
             mut atr,

@@ -16,11 +16,11 @@
 use std::sync::Arc;
 
 use crate::bars::Bar;
-use crate::features::engine::input::BarInput;
 use crate::features::engine::layout::Layout;
-use crate::features::engine::packed::Packed;
 use crate::features::engine::state::{convert_bar, visit_values, FeatureState, Meta};
-use crate::features::kernel::Kernel;
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::Kernel;
+use crate::features::primitives::packed::Packed;
 use crate::features::registry::kinds as dispatch;
 use crate::features::value::FeatureValue;
 

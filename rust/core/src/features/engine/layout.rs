@@ -1,6 +1,6 @@
 //! Where a [`crate::features::FeatureState`]'s kernels live: one `f64` arena per state holding
-//! every kernel's packed mutable state ([`crate::features::engine::packed`]) and then every
-//! kernel's window slots ([`crate::features::engine::ring`]), and one [`Layout`] shared by every
+//! every kernel's packed mutable state ([`crate::features::primitives::packed`]) and then every
+//! kernel's window slots ([`crate::features::primitives::ring`]), and one [`Layout`] shared by every
 //! state built from the same features: the specs, a template kernel per spec (its parameters), and
 //! each kernel's place in the arena.
 //!
@@ -22,12 +22,13 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::features::engine::block::{BarBlock, Inputs};
+use crate::bars::BarsView;
 use crate::features::engine::fused::{self, Fused};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::window::Series;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::Kernel;
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::window::Series;
 use crate::features::registry::kinds as dispatch;
 use crate::features::registry::{AnyKernel, Compiled};
 
@@ -270,7 +271,7 @@ pub(crate) struct Unpacked<'a> {
 impl Unpacked<'_> {
     /// Every kernel takes `block`: the recurrences together in one loop
     /// ([`crate::features::engine::fused`]), the others alone.
-    pub(crate) fn take_block(&mut self, block: &BarBlock<'_>) {
+    pub(crate) fn take_block(&mut self, block: &BarsView<'_, f64>) {
         // Kernels still seeding (a state's first bars) take them alone, so that every
         // recurrence can join the loop for the rest of the block.
         let seeding = self
@@ -282,7 +283,7 @@ impl Unpacked<'_> {
                 usize::try_from(n).map_or(block.len(), |n| n.min(block.len()))
             });
         if seeding > 0 {
-            let first = block.range(0..seeding);
+            let first = block.slice(0..seeding);
             for (kernel, slots) in each(&mut self.kernels, &mut *self.slots) {
                 kernel.warm_block(slots, &first);
             }

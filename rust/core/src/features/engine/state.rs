@@ -11,21 +11,21 @@
 //! batch is checked and converted block by block into `f64` columns on the stack (one pass over the
 //! mantissas, no allocation); a batch of several blocks is saved first and restored when a later
 //! block is refused. Every kernel takes each block: the latency-bound recurrences (RSI, ATR, EMA,
-//! MACD) together in one loop (`crate::features::engine::recurrence`), the others each in its own
+//! MACD) together in one loop (`crate::features::primitives::recurrence`), the others each in its own
 //! tight loop. A gap in the input ([`FeatureState::mark_gap`]) restarts every kernel: their windows
 //! would otherwise span unobserved time. Until each is warm again it reports ABSENT `GAP_IN_INPUT`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::bars::Bar;
+use crate::bars::{Bar, BarsError, BarsView};
 use crate::decimal::MAX_SCALE;
-use crate::features::engine::block::{BlockBuffer, Inputs, BLOCK};
-use crate::features::engine::check::QuickCheck;
-use crate::features::engine::input::{pow10, BarColumns, BarInput};
 use crate::features::engine::layout::Layout;
 use crate::features::error::FeatureError;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::block::{BlockBuffer, Inputs, BLOCK};
+use crate::features::primitives::check::QuickCheck;
+use crate::features::primitives::input::{pow10, BarInput};
+use crate::features::primitives::kernel::Kernel;
 use crate::features::registry::{Compiled, Registry};
 use crate::features::value::FeatureValue;
 
@@ -60,14 +60,14 @@ fn scale_of(what: &'static str, precision: i64) -> Result<u8, FeatureError> {
     u8::try_from(precision)
         .ok()
         .filter(|s| *s <= MAX_SCALE)
-        .ok_or(FeatureError::BadPrecision { what, precision })
+        .ok_or(BarsError::BadPrecision { what, precision }.into())
 }
 
 impl FeatureState {
     /// A state computing `features` for an instrument with these price and size scales.
     ///
     /// # Errors
-    /// [`FeatureError::BadPrecision`] for a scale outside `0..=18`.
+    /// [`BarsError::BadPrecision`] for a scale outside `0..=18`.
     pub fn new(
         features: Vec<Arc<Compiled>>,
         price_scale: i64,
@@ -146,11 +146,12 @@ impl FeatureState {
         previous: Option<u64>,
     ) -> Result<(), FeatureError> {
         match previous {
-            Some(previous) if ts_event <= previous => Err(FeatureError::Unsorted {
+            Some(previous) if ts_event <= previous => Err(BarsError::Unsorted {
                 index,
                 ts_event,
                 previous,
-            }),
+            }
+            .into()),
             _ => Ok(()),
         }
     }
@@ -159,8 +160,8 @@ impl FeatureState {
     /// each bar consistent (low <= open, close <= high; volume >= 0).
     ///
     /// # Errors
-    /// [`FeatureError`] naming the first offending index.
-    pub fn validate(&self, columns: &BarColumns<'_>) -> Result<(), FeatureError> {
+    /// [`FeatureError::Bars`] naming the first offending index.
+    pub fn validate(&self, columns: &BarsView<'_>) -> Result<(), FeatureError> {
         let n = columns.ts_event.len();
         let lengths = [
             columns.open.len(),
@@ -170,10 +171,11 @@ impl FeatureState {
             columns.volume.len(),
         ];
         if lengths.iter().any(|&l| l != n) {
-            return Err(FeatureError::LengthMismatch {
+            return Err(BarsError::LengthMismatch {
                 expected: n,
                 lengths: lengths.to_vec(),
-            });
+            }
+            .into());
         }
         // The usual batch is vouched for without a branch per bar; the scan below names the
         // first offending bar of any other.
@@ -188,10 +190,11 @@ impl FeatureState {
             self.check_order(i, ts, previous)?;
             previous = Some(ts);
             if !columns.bar(i).is_consistent() {
-                return Err(FeatureError::InconsistentBar {
+                return Err(BarsError::InconsistentBar {
                     index: i,
                     ts_event: ts,
-                });
+                }
+                .into());
             }
         }
         Ok(())
@@ -211,7 +214,7 @@ impl FeatureState {
     ///
     /// # Errors
     /// As [`Self::validate`]; nothing is taken on error.
-    pub fn warm_columns(&mut self, columns: &BarColumns<'_>) -> Result<usize, FeatureError> {
+    pub fn warm_columns(&mut self, columns: &BarsView<'_>) -> Result<usize, FeatureError> {
         let n = columns.ts_event.len();
         let saved = (n > BLOCK).then(|| self.clone());
         if self.take_columns(columns, false) {
@@ -229,7 +232,7 @@ impl FeatureState {
 
     /// Convert and take `columns` block by block; `false` (the block not taken) at the first
     /// block [`QuickCheck`] does not vouch for, unless the batch is `validated`.
-    fn take_columns(&mut self, columns: &BarColumns<'_>, validated: bool) -> bool {
+    fn take_columns(&mut self, columns: &BarsView<'_>, validated: bool) -> bool {
         let n = columns.ts_event.len();
         if [
             columns.open,
@@ -266,7 +269,7 @@ impl FeatureState {
     /// # Errors
     /// As [`Self::validate`] for a one-bar batch.
     pub fn update_raw(&mut self, bar: &Bar) -> Result<(), FeatureError> {
-        self.validate(&BarColumns {
+        self.validate(&BarsView {
             ts_event: &[bar.ts_event],
             open: &[bar.open],
             high: &[bar.high],
@@ -325,7 +328,7 @@ impl FeatureState {
     /// Warm from bars already converted to `f64`, oldest first. Returns the number taken.
     ///
     /// # Errors
-    /// [`FeatureError::Unsorted`] when `ts_event` does not increase strictly; nothing is
+    /// [`BarsError::Unsorted`] when `ts_event` does not increase strictly; nothing is
     /// taken on error.
     pub fn warm(&mut self, bars: &[BarInput]) -> Result<usize, FeatureError> {
         let mut previous = self.meta.last_ts;

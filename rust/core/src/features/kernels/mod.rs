@@ -1,7 +1,7 @@
 //! The indicators, one per file, grouped by family (as NautilusTrader's
-//! `crates/indicators`). A kernel knows the [`super::kernel`] contract and the engine's
-//! primitives (rings, packed words, blocks, recurrence steps); nothing here knows the
-//! dispatch that runs it (`super::registry::kinds`).
+//! `crates/indicators`). A kernel knows the [`super::primitives`] only (the
+//! [`super::Kernel`] contract, rings, packed words, blocks, recurrence steps, what it declares
+//! to the registry); nothing here knows the dispatch that runs it (`super::registry::kinds`).
 //!
 //! # How to add an indicator
 //!

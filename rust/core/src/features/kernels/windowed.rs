@@ -6,13 +6,14 @@
 
 use std::fmt::Debug;
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::engine::window::{Entries, Window};
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, Kernel, Outputs};
-use crate::features::registry::define::{Declared, Define, Params};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Declared, Define, Params};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{len_of, Kernel, Outputs};
+use crate::features::primitives::packed::{int, word, Packed};
+use crate::features::primitives::window::{Entries, Window};
 
 /// What an indicator computes from its window: the one part each window kernel writes.
 pub(crate) trait Statistic: Copy + Debug {
@@ -34,7 +35,7 @@ pub(crate) trait Statistic: Copy + Debug {
 
 /// A window kernel: `stat` over a ring of `len` entries (or, viewing, another kernel's ring
 /// of at least `len`). Warm-up: `len` bars.
-// `Statistic` stays crate-private (its signatures name the engine's rings and the registry's
+// `Statistic` stays crate-private (its signatures name the primitives' rings and the spec's
 // parameters): the public kernel types are these aliases, built by their `new`.
 #[allow(private_bounds)]
 #[derive(Debug, Clone, Copy)]
@@ -89,7 +90,7 @@ impl<S: Statistic> Kernel for Windowed<S> {
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         self.entries.push_block(slots, block);
         self.seen += block.len() as u64;
     }

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use super::define::Params;
 use super::{Compiled, KernelKind};
 use crate::features::error::FeatureError;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::define::Params;
+use crate::features::primitives::kernel::Kernel;
 use crate::features::spec::{FeatureSpec, OutputSpec, Refresh, FEATURE_VERSION};
 use crate::identity::check_name;
 

@@ -3,14 +3,15 @@
 //! kind and dispatches to it through one inlined `match` (no dynamic dispatch); the packed
 //! updates ([`update`], [`update_lanes`]) dispatch once per bar or batch.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::Packed;
-use crate::features::engine::window::Window;
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{Kernel, Outputs};
 use crate::features::kernels::{average, momentum, volatility, volume};
-use crate::features::registry::define::{Bound, DefaultSpec, Define, OutputTable, Params};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Bound, DefaultSpec, Define, OutputTable, Params};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{Kernel, Outputs};
+use crate::features::primitives::packed::Packed;
+use crate::features::primitives::window::Window;
 
 /// Unpack, update, pack back.
 #[inline(always)]
@@ -137,7 +138,7 @@ macro_rules! kinds {
                 dispatch!(self, k => k.update(slots, bar));
             }
 
-            fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+            fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
                 // One match per block, then the kernel's own tight loop.
                 dispatch!(self, k => k.warm_block(slots, block));
             }

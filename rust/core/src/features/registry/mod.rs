@@ -1,12 +1,12 @@
 //! The feature registry: the one table of kernels (`kinds.rs`) with what each declares
-//! (`define.rs`), spec building ([`build_spec`]), and the [`Registry`] of compiled specs with
+//! (`primitives/define.rs`), spec building ([`build_spec`]), and the [`Registry`] of compiled specs with
 //! the default one.
 
 use std::sync::{Arc, OnceLock};
 
 use crate::features::error::FeatureError;
+use crate::features::primitives::define::DefaultSpec;
 use crate::features::spec::FeatureSpec;
-use define::DefaultSpec;
 
 /// A spec with its parameters parsed, ready to build kernels from. Shared (in an [`Arc`])
 /// by every state that computes it.
@@ -41,12 +41,11 @@ impl Compiled {
 }
 
 mod build;
-pub(crate) mod define;
 pub(crate) mod kinds;
 mod views;
 
+pub use crate::features::primitives::define::MAX_PERIOD;
 pub use build::build_spec;
-pub use define::MAX_PERIOD;
 pub use kinds::{AnyKernel, KernelKind};
 
 impl KernelKind {

@@ -1,7 +1,7 @@
 //! What a view needs of [`AnyKernel`]: which ring a kernel reads, and a template reading
 //! another kernel's ring (see `engine/layout.rs`).
 
-use crate::features::engine::window::Series;
+use crate::features::primitives::window::Series;
 use crate::features::registry::AnyKernel;
 
 impl AnyKernel {
@@ -26,12 +26,12 @@ impl AnyKernel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::engine::input::BarInput;
-    use crate::features::engine::packed::Packed;
-    use crate::features::kernel::Kernel;
+    use crate::features::primitives::input::BarInput;
+    use crate::features::primitives::kernel::Kernel;
+    use crate::features::primitives::packed::Packed;
+    use crate::features::primitives::testing::series;
     use crate::features::registry::kinds::{update_lanes, words};
     use crate::features::registry::{build_spec, default_registry, KernelKind};
-    use crate::features::testing::series;
 
     #[test]
     fn every_kind_unpacks_to_what_it_packed() {

@@ -5,9 +5,9 @@
 
 use super::{is_gap, slot_of, Instrument, Updated};
 use crate::bars::{Bar, Closed, PushOutcome, Resolution, MINUTE_NS};
-use crate::features::engine::input::BarInput;
 use crate::features::engine::lanes::Lanes;
 use crate::features::error::FeatureError;
+use crate::features::primitives::input::BarInput;
 
 /// Buffers a block's close reuses from minute to minute.
 #[derive(Debug, Clone, Default)]

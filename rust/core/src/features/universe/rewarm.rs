@@ -3,8 +3,7 @@
 //! it and warmed in one pass per run between gaps.
 
 use super::{is_gap, slot_of, Instrument, Updated};
-use crate::bars::{fold_many, Closed, Resolution, WithheldReason};
-use crate::features::engine::input::BarColumns;
+use crate::bars::{fold_many, BarsView, Closed, Resolution, WithheldReason};
 use crate::features::engine::lanes::Lanes;
 use crate::features::engine::state::FeatureState;
 use crate::features::error::FeatureError;
@@ -95,7 +94,7 @@ impl Instrument {
 /// Warm `state` from `columns`, restarting it (a gap) wherever `gap(prev, next)` holds.
 fn warm_split(
     state: &mut FeatureState,
-    columns: &BarColumns<'_>,
+    columns: &BarsView<'_>,
     gap: impl Fn(u64, u64) -> bool,
 ) -> Result<(), FeatureError> {
     let ts = columns.ts_event;

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::bars::BarsError;
 use crate::features::FeatureError;
 
 /// See the module docs.
@@ -119,13 +120,14 @@ impl Book {
     ///
     /// # Errors
     /// [`FeatureError::UnknownInstrument`] (nothing is raised), or
-    /// [`FeatureError::LengthMismatch`].
+    /// [`BarsError::LengthMismatch`].
     pub fn raise_all(&mut self, indexes: &[u32], sequences: &[u64]) -> Result<(), FeatureError> {
         if indexes.len() != sequences.len() {
-            return Err(FeatureError::LengthMismatch {
+            return Err(BarsError::LengthMismatch {
                 expected: indexes.len(),
                 lengths: vec![sequences.len()],
-            });
+            }
+            .into());
         }
         if let Some(&index) = indexes.iter().find(|&&i| i as usize >= self.len()) {
             return Err(FeatureError::UnknownInstrument {

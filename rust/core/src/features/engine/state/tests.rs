@@ -3,6 +3,7 @@
 
 use super::values::typed;
 use super::*;
+use crate::bars::BarsView;
 use crate::decimal::Fixed;
 use crate::features::registry::{build_spec, default_registry, KernelKind};
 use crate::features::spec::{OutputSpec, ValueType};
@@ -50,9 +51,9 @@ fn refuses_bad_input_and_keeps_state() {
     assert!(push(&mut s, 5, 100).is_ok());
     assert!(matches!(
         push(&mut s, 5, 100),
-        Err(FeatureError::Unsorted { previous: 5, .. })
+        Err(FeatureError::Bars(BarsError::Unsorted { previous: 5, .. }))
     ));
-    let cols = BarColumns {
+    let cols = BarsView {
         ts_event: &[6, 7],
         open: &[1, 1],
         high: &[1, 1],
@@ -63,9 +64,9 @@ fn refuses_bad_input_and_keeps_state() {
     };
     assert!(matches!(
         s.warm_columns(&cols),
-        Err(FeatureError::LengthMismatch { .. })
+        Err(FeatureError::Bars(BarsError::LengthMismatch { .. }))
     ));
-    let inconsistent = BarColumns {
+    let inconsistent = BarsView {
         volume: &[1, 1],
         sequence: None,
         high: &[1, 0],
@@ -73,7 +74,10 @@ fn refuses_bad_input_and_keeps_state() {
     };
     assert!(matches!(
         s.warm_columns(&inconsistent),
-        Err(FeatureError::InconsistentBar { index: 1, .. })
+        Err(FeatureError::Bars(BarsError::InconsistentBar {
+            index: 1,
+            ..
+        }))
     ));
     assert_eq!(s.last_ts_event(), Some(5));
     assert!(s.update_raw(&raw(9, 1, 1, 1, 1, -1)).is_err());
@@ -122,7 +126,7 @@ fn batch_equals_incremental_over_every_default() {
     let high: Vec<i64> = close.iter().map(|c| c + 25).collect();
     let low: Vec<i64> = close.iter().map(|c| c - 25).collect();
     let volume: Vec<i64> = (0..n).map(|i| ((i * 31) % 11) as i64 * 1000).collect();
-    let cols = BarColumns {
+    let cols = BarsView {
         ts_event: &ts,
         open: &close,
         high: &high,
@@ -199,8 +203,8 @@ fn part(c: &[Vec<i64>; 5], range: std::ops::Range<usize>) -> [Vec<i64>; 5] {
     c.clone().map(|column| column[range.clone()].to_vec())
 }
 
-fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarColumns<'a> {
-    BarColumns {
+fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarsView<'a> {
+    BarsView {
         ts_event: ts,
         open: &c[0],
         high: &c[1],
@@ -229,7 +233,7 @@ fn a_bad_bar_in_a_later_block_leaves_the_state_as_it_was() {
     inconsistent[1][bad_index] = inconsistent[3][bad_index] - 1; // high below the close
     assert!(matches!(
         s.warm_columns(&view(&ts[40..], &inconsistent)),
-        Err(FeatureError::InconsistentBar { index, .. }) if index == bad_index
+        Err(FeatureError::Bars(BarsError::InconsistentBar { index, .. })) if index == bad_index
     ));
     assert_eq!((s.row(), s.last_ts_event()), (before.clone(), last));
 
@@ -237,7 +241,7 @@ fn a_bad_bar_in_a_later_block_leaves_the_state_as_it_was() {
     unsorted_ts[bad_index] = unsorted_ts[bad_index - 1];
     assert!(matches!(
         s.warm_columns(&view(&unsorted_ts, &rest(&good))),
-        Err(FeatureError::Unsorted { index, .. }) if index == bad_index
+        Err(FeatureError::Bars(BarsError::Unsorted { index, .. })) if index == bad_index
     ));
     assert_eq!((s.row(), s.last_ts_event()), (before, last));
 

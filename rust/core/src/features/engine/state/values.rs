@@ -3,7 +3,7 @@
 
 use super::{FeatureState, Row};
 use crate::decimal::Fixed;
-use crate::features::kernel::Kernel;
+use crate::features::primitives::kernel::Kernel;
 use crate::features::registry::{AnyKernel, Compiled};
 use crate::features::spec::{OutputSpec, ValueType};
 use crate::features::value::{fixed_from_f64, AbsentReason, FeatureValue, Raw};

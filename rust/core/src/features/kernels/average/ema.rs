@@ -1,13 +1,14 @@
 //! Exponential moving average of the close: `alpha = 2 / (period + 1)`, seeded with the first
 //! close (as NautilusTrader and pandas `ewm(adjust=False)` do). Warm-up: `period` bars.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{tagged, untag, Packed};
-use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
+use crate::features::primitives::packed::{tagged, untag, Packed};
+use crate::features::primitives::recurrence::{self, Recurrence, Step};
 use crate::features::spec::ValueType;
 
 /// The EMA recurrence on its own, shared with MACD.
@@ -158,7 +159,7 @@ impl Kernel for Ema {
         self.seen += 1;
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 
@@ -215,8 +216,8 @@ impl Define for Ema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn seeded_with_the_first_close() {

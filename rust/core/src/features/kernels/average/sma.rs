@@ -3,11 +3,11 @@
 //! A window kernel ([`Windowed`]): the mean is summed from the window's closes, oldest
 //! first, when a row is read.
 
-use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Outputs};
 use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params, PRICE};
+use crate::features::primitives::define::{Declared, Params, PRICE};
+use crate::features::primitives::kernel::{one, real, Outputs};
+use crate::features::primitives::ring::Ring;
 use crate::features::spec::ValueType;
 
 /// SMA(period) of closes.
@@ -45,8 +45,8 @@ impl Statistic for Mean {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn mean_of_the_last_period_closes() {

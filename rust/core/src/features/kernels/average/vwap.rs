@@ -7,11 +7,11 @@
 //! A window kernel ([`Windowed`]) over a `BarRing`: the sums are computed when a row is
 //! read.
 
-use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Outputs};
 use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params, PRICE};
+use crate::features::primitives::bar_ring::{BarRing, CLOSE, HIGH, LOW, VOLUME};
+use crate::features::primitives::define::{Declared, Params, PRICE};
+use crate::features::primitives::kernel::{one, real, Outputs};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -55,9 +55,9 @@ impl Statistic for VolumeWeighted {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::engine::input::BarInput;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::input::BarInput;
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn weights_typical_price_by_volume() {

@@ -3,14 +3,15 @@
 //! (bar `slow`, seeded with that line value), `histogram` = line - signal.
 //! Warm-up: `slow + signal - 1` bars for every output (the same count as TA-Lib's first value).
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{tagged, untag, Packed};
-use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{real, Kernel, Outputs};
 use crate::features::kernels::average::ema::{EmaCore, EmaStep};
-use crate::features::registry::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{real, Kernel, Outputs};
+use crate::features::primitives::packed::{tagged, untag, Packed};
+use crate::features::primitives::recurrence::{self, Recurrence, Step};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -102,7 +103,7 @@ impl Kernel for Macd {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 
@@ -185,9 +186,9 @@ impl Define for Macd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
     use crate::features::kernels::average::ema::Ema;
-    use crate::features::testing::{batch_equals_incremental, first, nth, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, nth, series};
 
     #[test]
     fn line_is_the_difference_of_two_emas() {

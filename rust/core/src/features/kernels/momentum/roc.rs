@@ -4,11 +4,11 @@
 //!
 //! A window kernel ([`Windowed`]) over `period + 1` closes.
 
-use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params};
+use crate::features::primitives::define::{Declared, Params};
+use crate::features::primitives::kernel::{len_of, one, real, Outputs};
+use crate::features::primitives::ring::Ring;
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -50,8 +50,8 @@ impl Statistic for Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn percent_change_over_period() {

@@ -5,13 +5,14 @@
 //! RSI = `100 * avg_gain / (avg_gain + avg_loss)`; with no movement at all in the smoothed
 //! window (both averages zero) it is undefined and reported ABSENT `INPUT_UNAVAILABLE`.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{int, tagged, untag, word, Packed};
-use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{Declared, Define, Params};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Declared, Define, Params};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
+use crate::features::primitives::packed::{int, tagged, untag, word, Packed};
+use crate::features::primitives::recurrence::{self, Recurrence, Step};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -120,7 +121,7 @@ impl Kernel for Rsi {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 
@@ -189,8 +190,8 @@ impl Define for Rsi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn wilder_seed_then_smoothing() {

@@ -7,11 +7,11 @@
 //! A window kernel ([`Windowed`]) over a `BarRing` of `period + smoothing - 1` bars: each
 //! `k` of the `d` window is computed from the ring when a row is read.
 
-use crate::features::engine::bar_ring::{BarRing, CLOSE, HIGH, LOW};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params};
+use crate::features::primitives::bar_ring::{BarRing, CLOSE, HIGH, LOW};
+use crate::features::primitives::define::{Declared, Params};
+use crate::features::primitives::kernel::{len_of, real, Outputs};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -76,9 +76,9 @@ impl Statistic for Oscillator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::engine::input::BarInput;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, flat, nth, series};
+    use crate::features::primitives::input::BarInput;
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, flat, nth, series};
 
     fn bar(high: f64, low: f64, close: f64) -> BarInput {
         BarInput {
@@ -137,8 +137,8 @@ mod property_tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::features::engine::input::BarInput;
-    use crate::features::kernel::{Kernel, Owned};
+    use crate::features::primitives::input::BarInput;
+    use crate::features::primitives::kernel::{Kernel, Owned};
 
     /// `k` and `d` as a plain scan of the bars seen would compute them.
     fn direct(bars: &[BarInput], period: usize, smoothing: usize) -> (Option<f64>, Option<f64>) {

@@ -7,15 +7,16 @@
 //! beside a sign of +1. A non-positive average (no price level to compare against) makes
 //! both outputs ABSENT `INPUT_UNAVAILABLE`. Warm-up: `period` bars.
 
+use crate::bars::BarsView;
 use crate::decimal::Fixed;
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{int, word, Packed};
-use crate::features::engine::ring::RollingSum;
-use crate::features::engine::window::Window;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, Kernel, Outputs};
-use crate::features::registry::define::{Bound, Declared, Define, Params};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Bound, Declared, Define, Params};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{len_of, Kernel, Outputs};
+use crate::features::primitives::packed::{int, word, Packed};
+use crate::features::primitives::ring::RollingSum;
+use crate::features::primitives::window::Window;
 use crate::features::spec::ValueType;
 use crate::features::value::fixed_from_f64;
 use crate::features::value::Raw;
@@ -87,7 +88,7 @@ impl Kernel for Trend {
         self.close = bar.close;
     }
 
-    fn warm_block(&mut self, slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, slots: &mut [f64], block: &BarsView<'_, f64>) {
         self.sum.push_slice(slots, block.close);
         self.seen += block.len() as u64;
         if let Some(&close) = block.close.last() {
@@ -175,8 +176,8 @@ impl Define for Trend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, flat, nth, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, flat, nth, series};
 
     fn zero() -> Fixed {
         Fixed::zero(0)

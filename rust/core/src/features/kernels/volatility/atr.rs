@@ -3,13 +3,14 @@
 //! bar yields none. The first ATR is the simple mean of the first `period` true ranges, then
 //! `atr = (atr * (period - 1) + tr) / period`. Warm-up: `period + 1` bars.
 
-use crate::features::engine::block::{BarBlock, Inputs};
-use crate::features::engine::input::BarInput;
-use crate::features::engine::packed::{int, tagged, untag, word, Packed};
-use crate::features::engine::recurrence::{self, Recurrence, Step};
+use crate::bars::BarsView;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Kernel, Outputs};
-use crate::features::registry::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::block::Inputs;
+use crate::features::primitives::define::{Declared, Define, Params, PRICE};
+use crate::features::primitives::input::BarInput;
+use crate::features::primitives::kernel::{one, real, Kernel, Outputs};
+use crate::features::primitives::packed::{int, tagged, untag, word, Packed};
+use crate::features::primitives::recurrence::{self, Recurrence, Step};
 use crate::features::spec::ValueType;
 
 /// ATR(period), Wilder.
@@ -104,7 +105,7 @@ impl Kernel for Atr {
         }
     }
 
-    fn warm_block(&mut self, _slots: &mut [f64], block: &BarBlock<'_>) {
+    fn warm_block(&mut self, _slots: &mut [f64], block: &BarsView<'_, f64>) {
         recurrence::warm_alone(self, block);
     }
 
@@ -166,8 +167,8 @@ impl Define for Atr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, series};
 
     fn bar(ts: u64, high: f64, low: f64, close: f64) -> BarInput {
         BarInput {

@@ -7,11 +7,11 @@
 //! when a row is read, in two passes (the mean, then the squared deviations from it), so no
 //! running sum drifts, and the mid equals the SMA of the same period bit for bit.
 
-use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{to_f64, Bound, Declared, Params, PRICE};
+use crate::features::primitives::define::{to_f64, Bound, Declared, Params, PRICE};
+use crate::features::primitives::kernel::{len_of, real, Outputs};
+use crate::features::primitives::ring::Ring;
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -76,8 +76,8 @@ impl Statistic for Bands {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, flat, nth, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, flat, nth, series};
 
     #[test]
     fn bands_and_percent_b() {

@@ -6,11 +6,11 @@
 //! monotonic deques) cost every update a branch on the window and more state in cache, at
 //! midnight when every resolution of every instrument closes with its state out of cache.
 
-use crate::features::engine::bar_ring::{BarRing, HIGH, LOW};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{real, Outputs};
 use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params, PRICE};
+use crate::features::primitives::bar_ring::{BarRing, HIGH, LOW};
+use crate::features::primitives::define::{Declared, Params, PRICE};
+use crate::features::primitives::kernel::{real, Outputs};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -51,11 +51,11 @@ impl Statistic for Extremes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::engine::input::BarInput;
-    use crate::features::engine::packed::Packed;
-    use crate::features::kernel::Kernel;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, nth, series};
+    use crate::features::primitives::input::BarInput;
+    use crate::features::primitives::kernel::Kernel;
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::packed::Packed;
+    use crate::features::primitives::testing::{batch_equals_incremental, nth, series};
 
     #[test]
     fn extremes_of_the_window() {

@@ -9,11 +9,11 @@
 //! to every read: a close updates each state once, and a screener reads a row at most as
 //! often, mostly far less.
 
-use crate::features::engine::ring::Ring;
 use crate::features::error::FeatureError;
-use crate::features::kernel::{len_of, one, real, Outputs};
 use crate::features::kernels::windowed::{Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params};
+use crate::features::primitives::define::{Declared, Params};
+use crate::features::primitives::kernel::{len_of, one, real, Outputs};
+use crate::features::primitives::ring::Ring;
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -97,8 +97,8 @@ impl Statistic for LogReturns {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn sample_std_of_log_returns() {

@@ -5,11 +5,11 @@
 //! A window kernel ([`Windowed`]) over a `BarRing` (the bars' fields VWAP and Donchian
 //! read too): mean and variance are computed from it when a row is read (two passes).
 
-use crate::features::engine::bar_ring::{BarRing, VOLUME};
 use crate::features::error::FeatureError;
-use crate::features::kernel::{one, real, Outputs};
 use crate::features::kernels::windowed::{OfPeriod, Statistic, Windowed};
-use crate::features::registry::define::{Declared, Params};
+use crate::features::primitives::bar_ring::{BarRing, VOLUME};
+use crate::features::primitives::define::{Declared, Params};
+use crate::features::primitives::kernel::{one, real, Outputs};
 use crate::features::spec::ValueType;
 use crate::features::value::Raw;
 
@@ -54,8 +54,8 @@ impl Statistic for Zscore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::kernel::Owned;
-    use crate::features::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::kernel::Owned;
+    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
 
     #[test]
     fn z_of_the_current_volume() {
