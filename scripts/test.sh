@@ -16,7 +16,7 @@ step "rust: tests (spine-core needs no Python)"
 cargo test -p spine-core --quiet
 
 step "rust: criterion benches, smoke mode (each bench once, no timing claims)"
-cargo bench -p spine-core --quiet -- --test
+cargo bench -p spine-core --quiet --profile smoke -- --test
 
 step "wheel: maturin build --release installs into a clean venv and imports"
 wheel_dir=$(mktemp -d)
