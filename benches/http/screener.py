@@ -103,10 +103,12 @@ def _post(url: str, body: str) -> Any:
         return json.loads(response.read())
 
 
-def snapshot_rows(base: str, path: Path, tries: int = 50) -> Path:
+def snapshot_rows(base: str, path: Path, tries: int = 100) -> Path:
     """The screener's rows at one version, written to ``path``, once Spine's screen of them
-    ranks the same rows as the rival's (rows fold on meanwhile: retried until a snapshot, the
-    screen and the next snapshot stand at one version)."""
+    ranks the same rows as the rival's and matches at least one (rows fold on meanwhile: retried
+    until a snapshot, the screen and the next snapshot stand at one version, and until the
+    simulated market stands where the definition matches something)."""
+    unmatched = 0
     for _ in range(tries):
         first = _json(base + "/v2/screener/snapshot?limit=1000")
         rows = list(first["rows"])
@@ -127,10 +129,13 @@ def snapshot_rows(base: str, path: Path, tries: int = 50) -> Path:
         theirs = screen(frame, scales, DEFINITION)
         if ours != theirs:
             raise AssertionError(f"the rival ranks other rows than spine:\n{ours}\n{theirs}")
-        if not answer["rows"]:
-            raise AssertionError("the screen matched no rows: nothing is measured")
-        return path
-    raise RuntimeError(f"the screener's rows moved during each of {tries} checks")
+        if answer["rows"]:
+            return path
+        unmatched += 1
+        time.sleep(0.1)  # the venue runs at 600x: a few simulated minutes pass before the next look
+    raise RuntimeError(
+        f"no snapshot in {tries} checks stood still and matched rows ({unmatched} matched none): nothing to measure"
+    )
 
 
 def lua(work: Path) -> Path:
