@@ -56,35 +56,52 @@ def spawn(config: Path | None, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def poll(process: subprocess.Popen[Any], condition: Callable[[], bool], seconds: float, interval: float = 0.1) -> bool:
+    """Poll ``condition`` every ``interval`` (connection errors count as not yet) while ``process``
+    runs: whether it held before the process exited or ``seconds`` passed. The one waiting loop
+    of the process helpers here and in workers.py and test_up.py; each fails in its own words."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if condition():
+                return True
+        except (OSError, KeyError, ValueError):
+            pass
+        time.sleep(interval)
+    return False
+
+
+def terminate(process: subprocess.Popen[Any], seconds: float) -> tuple[bool, Any, Any]:
+    """SIGTERM (unless it already exited), then whether it exited within ``seconds`` (it is
+    SIGKILLed past them) and its output (None where not piped)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return (True, *process.communicate(timeout=seconds))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return (False, *process.communicate(timeout=10))
+
+
 def wait_for(
     process: subprocess.Popen[str], condition: Callable[[], bool], what: str, seconds: float = READY_SECS
 ) -> None:
     """Poll ``condition`` (connection errors count as not yet) until it holds; raise
     :class:`NodeNotReady` when the process exits or ``seconds`` pass first."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise NodeNotReady(f"the node exited ({process.returncode}) before {what}:\n{_tail(process)}")
-        try:
-            if condition():
-                return
-        except (OSError, KeyError, ValueError):
-            pass
-        time.sleep(0.1)
+    if poll(process, condition, seconds):
+        return
+    if process.poll() is not None:
+        raise NodeNotReady(f"the node exited ({process.returncode}) before {what}:\n{_tail(process)}")
     stop(process)
     raise NodeNotReady(f"the node was not {what} within {seconds:g} s:\n{_tail(process)}")
 
 
 def stop(process: subprocess.Popen[str], seconds: float = STOP_SECS) -> tuple[str, str]:
     """SIGTERM, then the process' output once it exited (SIGKILL past ``seconds``)."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        return process.communicate(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate(timeout=10)
-        raise NodeNotReady(f"the node ignored SIGTERM for {seconds:g} s:\n{err[-3000:]}") from None
+    stopped, out, err = terminate(process, seconds)
+    if not stopped:
+        raise NodeNotReady(f"the node ignored SIGTERM for {seconds:g} s:\n{err[-3000:]}")
+    return out, err
 
 
 def _tail(process: subprocess.Popen[str]) -> str:
