@@ -11,7 +11,7 @@ import pytest
 
 from jobs_helpers import STRATEGY, race_claims, rid, save, submit
 from reference.wire_validator import validate
-from spine.jobs import AlreadyFinished, JobExists, LeaseLost, NotFound, Store, documents
+from spine.jobs import AlreadyFinished, Job, JobExists, LeaseLost, NotFound, Store, documents
 from spine.jobs.queue import MAX_MESSAGE
 
 SECOND = 1_000_000_000
@@ -134,23 +134,28 @@ def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> 
     ]
 
 
+def started(store: Store) -> Job:
+    """A submitted job claimed by w1 at 20, its run started."""
+    job = submit(store, "1")
+    store.claim("w1", 20)
+    store.set_execution(job.job_id, EXECUTION)
+    return job
+
+
+def end(store: Store, job: Job, state: str, error: str, ts: int) -> Job:
+    """``job`` finished by w1 in ``state``: with a run id when COMPLETED, ``error`` when FAILED."""
+    run_id = rid("run") if state == "COMPLETED" else None
+    return store.finish(job.job_id, "w1", state, run_id, error if state == "FAILED" else None, ts)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str) -> None:
     """The run may see the cancel before its worker's heartbeat does (it polls the flag and
     stops with an error) or finish meanwhile: whatever the worker reports, the job ends
     CANCELLED, with no error and no run id."""
-    job = submit(store, "1")
-    store.claim("w1", 20)
-    store.set_execution(job.job_id, EXECUTION)
+    job = started(store)
     assert store.request_cancel(job.job_id, 21) == "RUNNING"
-    ended = store.finish(
-        job.job_id,
-        "w1",
-        state,
-        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-        "CANCELLED: stopped at bar close 5" if state == "FAILED" else None,
-        22,
-    )
+    ended = end(store, job, state, "CANCELLED: stopped at bar close 5", 22)
     assert (ended.state, ended.finished_ts, ended.last_error, ended.run_id) == ("CANCELLED", 22, None, None)
     assert kinds(store, job.job_id)[-1] == ("STATE", "CANCELLED")
     validate(documents.detail(ended))
@@ -158,17 +163,8 @@ def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str
 
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_cancel_of_a_finished_job_is_refused_naming_how_it_ended(store: Store, state: str) -> None:
-    job = submit(store, "1")
-    store.claim("w1", 20)
-    store.set_execution(job.job_id, EXECUTION)
-    store.finish(
-        job.job_id,
-        "w1",
-        state,
-        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-        "boom" if state == "FAILED" else None,
-        21,
-    )
+    job = started(store)
+    end(store, job, state, "boom", 21)
     with pytest.raises(AlreadyFinished) as refused:
         store.request_cancel(job.job_id, 22)
     assert refused.value.state == state
