@@ -199,11 +199,17 @@ def running_nodes(
 # HTTP
 
 
+def spine_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``spine ARGS`` run to its end (``env``: its whole environment; None: this one's); its exit
+    code and text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "spine.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def spine_import(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """``spine import`` with ``args``, which must succeed; what it printed."""
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "import", *args], env=env, capture_output=True, text=True, timeout=120
-    )
+    done = spine_cli("import", *args, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done
 

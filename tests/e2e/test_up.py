@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nodes import free_port, get, node_env, poll, terminate
+from nodes import free_port, get, node_env, poll, spine_cli, terminate
 
 from reference.wire_validator import validate
 
@@ -164,9 +164,7 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
 
 
 def test_a_bad_port_is_a_usage_error_naming_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True, text=True, timeout=60
-    )
+    done = spine_cli("up", "--port", "70000")
     assert done.returncode == 2 and "argument --port: 70000: allowed 0..65535" in done.stderr, done.stderr
 
 
