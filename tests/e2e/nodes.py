@@ -4,7 +4,9 @@ test module imports another.
 
 Every wait is bounded and fails loudly: a node that exits, or is not ready within its
 deadline, raises :class:`NodeNotReady` with its exit code and the tail of its stderr, so a
-broken start is one clear error rather than dozens of confusing failures.
+broken start is one clear error rather than dozens of confusing failures. The waiting loop
+(:func:`poll`) and the stop (:func:`terminate`) also serve workers.py and test_up.py, which
+fail in their own words; :func:`spine_cli` runs any ``spine`` command to its end.
 """
 
 from __future__ import annotations
