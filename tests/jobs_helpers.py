@@ -1,6 +1,7 @@
 """Shared pieces of the store and worker tests (tests/unit/jobs, tests/e2e/test_worker_*): a file's
 hash, a saved strategy, a submitted job, saves and claims racing from threads (on SQLite and
-PostgreSQL alike), and records as the documents the routes serve (checked against the schemas)."""
+PostgreSQL alike), and a revision as the document the routes serve (jobs and events have theirs in
+spine.jobs.documents)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from spine.jobs import HeadMoved, Job, JobEvent, Revision, Store
+from spine.jobs import HeadMoved, Job, Revision, Store
 
 STRATEGY = "ema_cross"
 TOML = '[strategy]\nname = "EMA cross — ü"\n'
@@ -105,46 +106,6 @@ def race_claims(url: str, workers: int = 4, log: bool = False) -> list[str]:
 
     in_threads(claim, workers)
     return taken
-
-
-def _nanos(value: int | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def event_document(event: JobEvent) -> dict[str, Any]:
-    return {
-        "version": "spine.v2",
-        "schema_id": "svc.backtest_job_event",
-        "schema_version": 1,
-        "job_id": event.job_id,
-        "sequence": event.sequence,
-        "type": event.type,
-        "state": event.state,
-        "level": event.level,
-        "message": event.message,
-        "ts_event": str(event.ts_event),
-    }
-
-
-def detail_document(job: Job) -> dict[str, Any]:
-    return {
-        "version": "spine.v2",
-        "schema_id": "svc.backtest_job_detail",
-        "schema_version": 2,
-        "job_id": job.job_id,
-        "strategy_id": job.strategy_id,
-        "revision_id": job.revision_id,
-        "state": job.state,
-        "instrument_id": job.instrument_id,
-        "start": str(job.start),
-        "end": str(job.end),
-        "submitted_ts": str(job.submitted_ts),
-        "started_ts": _nanos(job.started_ts),
-        "finished_ts": _nanos(job.finished_ts),
-        "execution": None if job.execution is None else json.loads(job.execution),
-        "run_id": job.run_id,
-        "last_error": job.last_error,
-    }
 
 
 def revision_document(revision: Revision) -> dict[str, Any]:

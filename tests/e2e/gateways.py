@@ -7,10 +7,12 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nodes import free_port, node_env, post
+from nodes import free_port, get, node_env, ok, post, stop, wait_for
 
 
 def spawn_gateway(
@@ -40,6 +42,21 @@ def spawn_gateway(
     return subprocess.Popen(
         args, env=node_env(directory, **environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ), f"http://127.0.0.1:{port}"
+
+
+@contextmanager
+def template_gateway(directory: Path, config: str = "") -> Iterator[str]:
+    """A private-operator gateway with no live upstream (its nodes and screener a dead port)
+    and the ema_cross template saved as strategy ``ema``; its URL. It must exit 0 when stopped."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    process, url = spawn_gateway(directory, [dead], dead, config, SPINE_DEPLOYMENT_MODE="private-operator")
+    try:
+        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
+        save_strategy(url, "ema", ok(url, "/v2/strategy-templates/ema_cross")["files"])
+        yield url
+    finally:
+        _, err = stop(process)
+        assert process.returncode == 0, err
 
 
 def save_strategy(url: str, strategy_id: str, files: list[dict[str, Any]], message: str = "") -> Any:

@@ -4,7 +4,9 @@ test module imports another.
 
 Every wait is bounded and fails loudly: a node that exits, or is not ready within its
 deadline, raises :class:`NodeNotReady` with its exit code and the tail of its stderr, so a
-broken start is one clear error rather than dozens of confusing failures.
+broken start is one clear error rather than dozens of confusing failures. The waiting loop
+(:func:`poll`) and the stop (:func:`terminate`) also serve workers.py and test_up.py, which
+fail in their own words; :func:`spine_cli` runs any ``spine`` command to its end.
 """
 
 from __future__ import annotations
@@ -56,35 +58,52 @@ def spawn(config: Path | None, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def poll(process: subprocess.Popen[Any], condition: Callable[[], bool], seconds: float, interval: float = 0.1) -> bool:
+    """Poll ``condition`` every ``interval`` (connection errors count as not yet) while ``process``
+    runs: whether it held before the process exited or ``seconds`` passed. The one waiting loop
+    of the process helpers here and in workers.py and test_up.py; each fails in its own words."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if condition():
+                return True
+        except (OSError, KeyError, ValueError):
+            pass
+        time.sleep(interval)
+    return False
+
+
+def terminate(process: subprocess.Popen[Any], seconds: float) -> tuple[bool, Any, Any]:
+    """SIGTERM (unless it already exited), then whether it exited within ``seconds`` (it is
+    SIGKILLed past them) and its output (None where not piped)."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return (True, *process.communicate(timeout=seconds))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return (False, *process.communicate(timeout=10))
+
+
 def wait_for(
     process: subprocess.Popen[str], condition: Callable[[], bool], what: str, seconds: float = READY_SECS
 ) -> None:
     """Poll ``condition`` (connection errors count as not yet) until it holds; raise
     :class:`NodeNotReady` when the process exits or ``seconds`` pass first."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise NodeNotReady(f"the node exited ({process.returncode}) before {what}:\n{_tail(process)}")
-        try:
-            if condition():
-                return
-        except (OSError, KeyError, ValueError):
-            pass
-        time.sleep(0.1)
+    if poll(process, condition, seconds):
+        return
+    if process.poll() is not None:
+        raise NodeNotReady(f"the node exited ({process.returncode}) before {what}:\n{_tail(process)}")
     stop(process)
     raise NodeNotReady(f"the node was not {what} within {seconds:g} s:\n{_tail(process)}")
 
 
 def stop(process: subprocess.Popen[str], seconds: float = STOP_SECS) -> tuple[str, str]:
     """SIGTERM, then the process' output once it exited (SIGKILL past ``seconds``)."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        return process.communicate(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate(timeout=10)
-        raise NodeNotReady(f"the node ignored SIGTERM for {seconds:g} s:\n{err[-3000:]}") from None
+    stopped, out, err = terminate(process, seconds)
+    if not stopped:
+        raise NodeNotReady(f"the node ignored SIGTERM for {seconds:g} s:\n{err[-3000:]}")
+    return out, err
 
 
 def _tail(process: subprocess.Popen[str]) -> str:
@@ -182,11 +201,17 @@ def running_nodes(
 # HTTP
 
 
+def spine_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``spine ARGS`` run to its end (``env``: its whole environment; None: this one's); its exit
+    code and text output."""
+    return subprocess.run(
+        [sys.executable, "-m", "spine.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def spine_import(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """``spine import`` with ``args``, which must succeed; what it printed."""
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "import", *args], env=env, capture_output=True, text=True, timeout=120
-    )
+    done = spine_cli("import", *args, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -26,6 +26,7 @@ from screeners import ok  # noqa: E402
 from workers import clean_environ, worker_argv  # noqa: E402
 
 from reference.wire_validator import validate  # noqa: E402
+from spine.wire.outputs import SERVED_PARTS  # noqa: E402
 
 #: Short heartbeats: a lost worker shows at once (tests/e2e/workers.py uses the same).
 FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05"}
@@ -120,17 +121,7 @@ def test_a_template_backtest_runs_end_to_end(stack: str) -> None:
     assert report["config_hash"] == receipt["config_hash"] and report["instruments"] == ["BTCUSDT.SIM"]
 
     parts = {}
-    for part in (
-        "statistics",
-        "equity",
-        "orders",
-        "fills",
-        "positions",
-        "signals",
-        "markers",
-        "retirements",
-        "engine_status",
-    ):
+    for part in (served.value for served in SERVED_PARTS):
         page = ok(gateway + f"/v2/backtests/{job_id}/outputs/{part}?limit=1000")
         assert page["part"] == part and page["run_id"] == report["run_id"] and page["next_cursor"] is None
         for item in page["items"]:

@@ -16,9 +16,9 @@ from jsonschema import Draft202012Validator
 from referencing.jsonschema import DRAFT202012
 from workers import FAST, WAIT_SECS, clean_environ, wait_until, worker_argv
 
-from jobs_helpers import detail_document, save
+from jobs_helpers import save
 from spine.http.bodies import BacktestBody
-from spine.jobs import Store
+from spine.jobs import Store, documents
 from spine.jobs.request import ExecutionConfig
 from spine.jobs.submission import build_request, submit_request
 from spine.strategies.templates import template_files
@@ -72,7 +72,7 @@ def test_a_backtest_job_completes_in_a_worker(tmp_path: Path, store: Store) -> N
         worker.wait(timeout=WAIT_SECS)
     done = store.job(job.job_id)
     assert done.state == "COMPLETED", (done.last_error, (tmp_path / "w1.log").read_text()[-4000:])
-    assert valid("svc.backtest_job_detail", detail_document(done)) == []
+    assert valid("svc.backtest_job_detail", documents.detail(done)) == []
     report = json.loads(store.outputs(job.job_id, "report")[0])
     assert valid("svc.backtest_run_result", report) == []
     assert report["run_id"] == done.run_id and json.loads(done.execution or "null") == report["execution"]

@@ -7,6 +7,9 @@ directory holding a 1-DAY bar type names its venue correctly."""
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,24 @@ def _page(url: str, query: str) -> dict[str, Any]:
     return ok(url, f"/v2/bars?{query}")  # 200, and valid against its schema
 
 
+def _bar_count(url: str) -> int:
+    return len(_page(url, f"instrument_id={IID}&limit=5000")["bars"])
+
+
+@contextmanager
+def _ready_node(directory: Path, config: Path, port: int, what: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A node over ``config``, its data under ``directory``/data, waited for until ready; its
+    process and URL. It must exit 0 when stopped."""
+    url = f"http://127.0.0.1:{port}"
+    process = spawn(config, node_env(directory / "data"))
+    try:
+        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), what)
+        yield process, url
+    finally:
+        _, err = stop(process)
+    assert process.returncode == 0, err
+
+
 def _fold(rows: list[tuple[int, str, str, str, str, str]], step: int) -> tuple[list[dict[str, str]], list[int]]:
     """The expected buckets of ``step`` minutes: whole ones as bars, the bucket ends of those
     holding the skipped minute."""
@@ -93,15 +114,8 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
     catalog = tmp_path / "imports"
     rows = _import(tmp_path, catalog)
     config, port = _config(tmp_path, catalog)
-    url = f"http://127.0.0.1:{port}"
-    process = spawn(config, node_env(tmp_path / "data"))
-    try:
-        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
-        wait_for(
-            process,
-            lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == len(rows),
-            "hydrated from the import catalog",
-        )
+    with _ready_node(tmp_path, config, port, "ready") as (process, url):
+        wait_for(process, lambda: _bar_count(url) == len(rows), "hydrated from the import catalog")
         # The skipped minute is an EXTERNAL gap, unresolved (no repair can fill it); health is
         # rebuilt at most every 100 ms, so it says so within a moment.
         wait_for(process, lambda: "UNRESOLVED_GAPS" in get(url + "/v2/health")[1]["degraded_reasons"], "degraded")
@@ -143,9 +157,6 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 
         hydration = ok(url, "/v2/hydration")
         assert [(h["instrument_id"], h["state"]) for h in hydration["items"]] == [(IID, "READY")]
-    finally:
-        out, err = stop(process)
-    assert process.returncode == 0, err
     # The node wrote its own durable copy under its data directory; the import is untouched.
     own = ParquetDataCatalog(str(tmp_path / "data" / "catalog" / "external")).bars(bar_types=[BAR_TYPE])
     assert [b.ts_event for b in own] == [r[0] for r in rows]
@@ -154,18 +165,13 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 
     # A restart reloads its own copy and resumes above its newest close: nothing new to ask
     # for, the same bars, sequences and gap.
-    process = spawn(config, node_env(tmp_path / "data"))
-    try:
-        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready again")
+    with _ready_node(tmp_path, config, port, "ready again") as (process, url):
         wait_for(
             process, lambda: [h["state"] for h in ok(url, "/v2/hydration")["items"]] == ["READY"], "hydrated again"
         )
         again = _page(url, f"instrument_id={IID}&limit=5000")
         assert again["bars"] == page["bars"] and again["coverage"]["gaps"] == page["coverage"]["gaps"]
         assert again["coverage"]["observed"] == page["coverage"]["observed"]
-    finally:
-        _, err = stop(process)
-    assert process.returncode == 0, err
 
 
 def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
@@ -176,15 +182,8 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     daily = ("--venue", VENUE, "--step", "1d", "--catalog", str(catalog), str(tmp_path / "spy.csv"))
     spine_import(*daily, env=node_env(tmp_path / "unused"))
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
-    url = f"http://127.0.0.1:{port}"
-    process = spawn(config, node_env(tmp_path / "data"))
-    try:
-        wait_for(process, lambda: bool(get(url + "/v2/health")[1]["ready"]), "ready")
-        wait_for(
-            process,
-            lambda: len(_page(url, f"instrument_id={IID}&limit=5000")["bars"]) == 100,
-            "hydrated with its capacity",
-        )
+    with _ready_node(tmp_path, config, port, "ready") as (process, url):
+        wait_for(process, lambda: _bar_count(url) == 100, "hydrated with its capacity")
         page = _page(url, f"instrument_id={IID}&limit=5000")
         assert [(int(b["ts_event"]), b["close"]) for b in page["bars"]] == [(r[0], r[4]) for r in rows[-100:]]
         assert page["coverage"]["gaps"] == []  # the skipped minute is older than the newest 100 bars
@@ -194,9 +193,6 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
         assert states == {IID: ("READY", "READY"), f"SPY.{VENUE}": ("READY", "NO_HISTORY")}, states
         daily = _page(url, f"instrument_id=SPY.{VENUE}&limit=5000")
         assert daily["bars"] == [] and daily["coverage"]["exhausted"] is True
-    finally:
-        _, err = stop(process)
-    assert process.returncode == 0, err
 
 
 def test_catalog_without_the_venue_is_refused(tmp_path: Path) -> None:

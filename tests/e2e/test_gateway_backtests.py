@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateways import save_strategy, spawn_gateway
+from gateways import save_strategy, spawn_gateway, template_gateway
 from nodes import envelope, free_port, get, post, spine_import, stop, wait_for
 from screeners import ok
 
@@ -40,19 +40,10 @@ def import_daily(directory: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    dead = f"http://127.0.0.1:{free_port()}"
     imports = import_daily(tmp_path_factory.mktemp("imports"))
-    process, url = spawn_gateway(
-        tmp_path_factory.mktemp("gateway"),
-        [dead],
-        dead,
-        f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n",
-        SPINE_DEPLOYMENT_MODE="private-operator",
-    )
-    try:
-        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
+    config = f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n"
+    with template_gateway(tmp_path_factory.mktemp("gateway"), config) as url:
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        save_strategy(url, "ema", files)
         # The template at quantity 1: whole units, as the equity trades.
         save_strategy(
             url,
@@ -65,9 +56,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             ],
         )
         yield url
-    finally:
-        _, err = stop(process)
-        assert process.returncode == 0, err
 
 
 def submit(gateway: str, **body: Any) -> tuple[int, Any]:

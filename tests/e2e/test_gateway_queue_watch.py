@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from gateways import save_strategy, spawn_gateway
-from nodes import free_port, get, post, stop, wait_for
+from gateways import template_gateway
+from nodes import get, post
 from screeners import ok
 
 from reference.wire_validator import validate
@@ -25,23 +25,13 @@ WAIT_SECS = 30.0
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
     directory = tmp_path_factory.mktemp("gateway")
-    dead = f"http://127.0.0.1:{free_port()}"
-    process, url = spawn_gateway(
-        directory,
-        [dead],
-        dead,
-        f"worker_stale_secs = {STALE_SECS}\nqueue_watch_secs = 0.2\nworker_max_attempts = 2\n",
-        SPINE_DEPLOYMENT_MODE="private-operator",
-    )
-    try:
-        wait_for(process, lambda: get(url + "/v2/health")[0] == 200, "answering")
-        files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        save_strategy(url, "ema", files)
-        with Store(f"sqlite:///{directory / 'spine.db'}") as store:
-            yield url, store
-    finally:
-        _, err = stop(process)
-        assert process.returncode == 0, err
+    with (
+        template_gateway(
+            directory, f"worker_stale_secs = {STALE_SECS}\nqueue_watch_secs = 0.2\nworker_max_attempts = 2\n"
+        ) as url,
+        Store(f"sqlite:///{directory / 'spine.db'}") as store,
+    ):
+        yield url, store
 
 
 def until(what: str, condition: Any) -> Any:

@@ -18,22 +18,12 @@ from nodes import get
 
 from reference.canonical_json import canonical_dumps
 from reference.wire_validator import validate
+from spine.http.routes import OPERATIONS
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
-ROUTES = [
-    "/bars",
-    "/catalog",
-    "/chart-markers",
-    "/engine-status",
-    "/health",
-    "/integration-capabilities",
-    "/provenance",
-    "/readiness",
-    "/retirements",
-    "/schemas",
-    "/screener-rows",
-    "/signals",
-]
+# The twelve v1 runtime routes, read from the route table (tests/unit/test_v1_fixtures.py holds the
+# table to the spec's list).
+ROUTES = [op.path for op in OPERATIONS if op.wire_version == "v1" and op.fixture is None and op.effect == "QUERY"]
 
 
 def ok(base: str, path: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import nodes
 import pytest
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
-from nodes import bars_seen, free_port, get, stop, wait_for
+from nodes import bars_seen, free_port, get, spine_cli, stop, wait_for
 
 START = 29_000_000 * 60 * 10**9
 
@@ -82,21 +82,13 @@ def test_sigterm_persists_bars_in_separate_roots_and_a_restart_reloads_them(tmp_
 def test_an_unwritable_catalog_volume_refuses_to_start(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("x")
-    result = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "node"], env=node_env(blocker), capture_output=True, text=True, timeout=60
-    )
+    result = spine_cli("node", env=node_env(blocker))
     assert result.returncode == 3 and "refusing to start" in result.stderr
 
 
 def test_an_unknown_config_key_is_refused_by_name(tmp_path: Path) -> None:
     bad = write_config(tmp_path / "bad.toml", "flush_seconds = 1\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "node", "--config", str(bad)],
-        env=node_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = spine_cli("node", "--config", str(bad), env=node_env(tmp_path))
     assert result.returncode == 2 and "flush_seconds" in result.stderr
 
 
@@ -162,13 +154,7 @@ def test_a_port_already_in_use_refuses_to_start(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = subprocess.run(
-            [sys.executable, "-m", "spine.cli", "node"],
-            env=node_env(tmp_path / "data", SPINE_PORT=str(port)),
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
+        result = spine_cli("node", env=node_env(tmp_path / "data", SPINE_PORT=str(port)), timeout=30)
     assert result.returncode == 3, result.stderr[-2000:]
     assert "refusing to start" in result.stderr and f"127.0.0.1:{port}" in result.stderr
     assert not (tmp_path / "data").exists()

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from nodes import envelope, free_port, get, node_env, running_node, stop, wait_for
+from nodes import envelope, free_port, get, node_env, running_node, spine_cli, stop, wait_for
 from screeners import ok, pages, screener, spawn_screener
 
 from reference.canonical_json import identity
@@ -152,13 +151,7 @@ def test_a_screener_whose_node_is_down_answers_its_health_and_stops(tmp_path: Pa
 
 
 def test_a_bad_configuration_exits_2_naming_it(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "screener", "--node", "nowhere"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=node_env(tmp_path),
-    )
+    done = spine_cli("screener", "--node", "nowhere", env=node_env(tmp_path))
     assert done.returncode == 2 and "nodes: 'nowhere' is not a node base URL" in done.stderr
 
 

@@ -11,13 +11,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nodes import free_port, get, node_env
+from nodes import free_port, get, node_env, poll, spine_cli, terminate
 
 from reference.wire_validator import validate
 
@@ -48,17 +47,9 @@ class Up:
     def until(self, what: str, condition: Any, seconds: float) -> None:
         """Poll ``condition`` until it holds (errors count as not yet); fail with the output
         when spine up exits or ``seconds`` pass first."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, (
-                f"spine up exited ({self.process.returncode}) before {what}:\n{self.text()}"
-            )
-            try:
-                if condition():
-                    return
-            except (OSError, KeyError, ValueError):
-                pass
-            time.sleep(0.2)
+        if poll(self.process, condition, seconds, interval=0.2):
+            return
+        assert self.process.poll() is None, f"spine up exited ({self.process.returncode}) before {what}:\n{self.text()}"
         raise AssertionError(f"spine up: not {what} within {seconds:g} s:\n{self.text()[-4000:]}")
 
     def urls(self) -> dict[str, Any]:
@@ -87,13 +78,10 @@ class Up:
 
     def stop(self) -> int:
         """SIGTERM; its exit code once it exited (fails past the bound)."""
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(STOP_SECS)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            raise AssertionError(f"spine up did not exit within {STOP_SECS:g} s of SIGTERM:\n{self.text()}") from None
+        stopped, _, _ = terminate(self.process, STOP_SECS)
+        if not stopped:
+            raise AssertionError(f"spine up did not exit within {STOP_SECS:g} s of SIGTERM:\n{self.text()}")
+        return self.process.returncode
 
 
 @contextmanager
@@ -176,9 +164,7 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
 
 
 def test_a_bad_port_is_a_usage_error_naming_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "spine.cli", "up", "--port", "70000"], capture_output=True, text=True, timeout=60
-    )
+    done = spine_cli("up", "--port", "70000")
     assert done.returncode == 2 and "argument --port: 70000: allowed 0..65535" in done.stderr, done.stderr
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from nodes import terminate
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Heartbeat 0.3 s, stale after 1 s: a lost worker's job is taken back within ~1.5 s.
 FAST = {
@@ -79,14 +81,10 @@ class Workers:
     def stop(self, name: str) -> int:
         """SIGTERM, then its exit code (SIGKILL and a failure past the deadline)."""
         process = self.processes[name]
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            return process.wait(timeout=WAIT_SECS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-            raise AssertionError(f"worker {name} ignored SIGTERM:\n{self.output()}") from None
+        stopped, _, _ = terminate(process, WAIT_SECS)
+        if not stopped:
+            raise AssertionError(f"worker {name} ignored SIGTERM:\n{self.output()}")
+        return process.returncode
 
 
 @contextmanager

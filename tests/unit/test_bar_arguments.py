@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -40,11 +40,20 @@ def _series() -> Series:
     return Series(channel="INTERNAL", price_precision=2, size_precision=0)
 
 
-# (name in errors, the callable, its Python function, the arguments before the six, the six,
-# keyword arguments it also needs)
-BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, ...], dict[str, Any]]] = [
-    ("fold_columns", fold_columns, fold_columns, (), COLUMNS, {"resolution": "5m", "channel": "INTERNAL"}),
-    (
+class Binding(NamedTuple):
+    """One binding that takes the six, and how to call it."""
+
+    name: str  # as Python's TypeError names it
+    call: Callable[..., Any]
+    function: Any  # the Python function inspect reads the signature of
+    before: tuple[Any, ...]  # the arguments before the six
+    six: tuple[Any, ...]
+    extra: dict[str, Any]  # keyword arguments it also needs
+
+
+BINDINGS: list[Binding] = [
+    Binding("fold_columns", fold_columns, fold_columns, (), COLUMNS, {"resolution": "5m", "channel": "INTERNAL"}),
+    Binding(
         "fold_columns_many",
         fold_columns_many,
         fold_columns_many,
@@ -52,10 +61,10 @@ BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, .
         COLUMNS,
         {"resolutions": ["5m"], "channel": "INTERNAL"},
     ),
-    ("bar_row", bar_row, bar_row, (1,), BAR, {"price_precision": 2, "size_precision": 0}),
-    ("Series.push", lambda *a, **k: _series().push(*a, **k), Series.push, (), BAR, {}),
-    ("Series.extend", lambda *a, **k: _series().extend(*a, **k), Series.extend, (), COLUMNS, {}),
-    (
+    Binding("bar_row", bar_row, bar_row, (1,), BAR, {"price_precision": 2, "size_precision": 0}),
+    Binding("Series.push", lambda *a, **k: _series().push(*a, **k), Series.push, (), BAR, {}),
+    Binding("Series.extend", lambda *a, **k: _series().extend(*a, **k), Series.extend, (), COLUMNS, {}),
+    Binding(
         "FeatureState.warm",
         lambda *a, **k: FeatureState(price_scale=2, size_scale=0).warm(*a, **k),
         FeatureState.warm,
@@ -63,7 +72,7 @@ BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, .
         COLUMNS,
         {},
     ),
-    (
+    Binding(
         "FeatureState.update",
         lambda *a, **k: FeatureState(price_scale=2, size_scale=0).update(*a, **k),
         FeatureState.update,
@@ -71,8 +80,8 @@ BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, .
         BAR,
         {},
     ),
-    ("FeatureUniverse.warm", lambda *a, **k: _universe().warm(*a, **k), FeatureUniverse.warm, (0,), COLUMNS, {}),
-    (
+    Binding("FeatureUniverse.warm", lambda *a, **k: _universe().warm(*a, **k), FeatureUniverse.warm, (0,), COLUMNS, {}),
+    Binding(
         "FeatureUniverse.close_minute",
         lambda *a, **k: _universe().close_minute(*a, **k),
         FeatureUniverse.close_minute,
@@ -80,7 +89,7 @@ BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, .
         tuple(c[:1] for c in COLUMNS),
         {},
     ),
-    (
+    Binding(
         "StrategyKernel.update",
         lambda *a, **k: StrategyKernel(features=[], rules=[], price_scale=2, size_scale=0).update(*a, **k),
         StrategyKernel.update,
@@ -89,34 +98,21 @@ BINDINGS: list[tuple[str, Callable[..., Any], Any, tuple[Any, ...], tuple[Any, .
         {},
     ),
 ]
-IDS = [binding[0] for binding in BINDINGS]
+IDS = [binding.name for binding in BINDINGS]
 
 
-@pytest.mark.parametrize(("name", "call", "function", "before", "six", "extra"), BINDINGS, ids=IDS)
-def test_the_signature_names_the_six_as_plain_parameters(
-    name: str,
-    call: Callable[..., Any],
-    function: Any,
-    before: tuple[Any, ...],
-    six: tuple[Any, ...],
-    extra: dict[str, Any],
-) -> None:
-    parameters = [p for p in inspect.signature(function).parameters.values() if p.name != "self"]
+@pytest.mark.parametrize("binding", BINDINGS, ids=IDS)
+def test_the_signature_names_the_six_as_plain_parameters(binding: Binding) -> None:
+    parameters = [p for p in inspect.signature(binding.function).parameters.values() if p.name != "self"]
     plain = [p.name for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    assert plain[len(before) :] == list(NAMES)
+    assert plain[len(binding.before) :] == list(NAMES)
     keyword_only = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    assert set(extra) <= set(keyword_only)
+    assert set(binding.extra) <= set(keyword_only)
 
 
-@pytest.mark.parametrize(("name", "call", "function", "before", "six", "extra"), BINDINGS, ids=IDS)
-def test_the_six_bind_by_position_by_name_or_both(
-    name: str,
-    call: Callable[..., Any],
-    function: Any,
-    before: tuple[Any, ...],
-    six: tuple[Any, ...],
-    extra: dict[str, Any],
-) -> None:
+@pytest.mark.parametrize("binding", BINDINGS, ids=IDS)
+def test_the_six_bind_by_position_by_name_or_both(binding: Binding) -> None:
+    _, call, _, before, six, extra = binding
     by_position = call(*before, *six, **extra)
     by_name = call(*before, **dict(zip(NAMES, six, strict=True)), **extra)
     both = call(*before, *six[:2], **dict(zip(NAMES[2:], six[2:], strict=True)), **extra)
@@ -126,15 +122,9 @@ def test_the_six_bind_by_position_by_name_or_both(
             assert result == by_position
 
 
-@pytest.mark.parametrize(("name", "call", "function", "before", "six", "extra"), BINDINGS, ids=IDS)
-def test_a_call_that_gets_the_six_wrong_is_refused_in_pythons_words(
-    name: str,
-    call: Callable[..., Any],
-    function: Any,
-    before: tuple[Any, ...],
-    six: tuple[Any, ...],
-    extra: dict[str, Any],
-) -> None:
+@pytest.mark.parametrize("binding", BINDINGS, ids=IDS)
+def test_a_call_that_gets_the_six_wrong_is_refused_in_pythons_words(binding: Binding) -> None:
+    name, call, _, before, six, extra = binding
     refusals: list[tuple[Callable[[], Any], str]] = [
         (lambda: call(*before, *six[:-1], **extra), "missing 1 required positional argument: 'volume'"),
         (

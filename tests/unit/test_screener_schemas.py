@@ -19,6 +19,7 @@ import pytest
 from jsonschema import ValidationError
 
 from reference.canonical_json import identity
+from reference.observations import PATTERNS, UP
 from reference.wire_validator import put, validate
 from spine.schemas import all_schemas, validator_for
 
@@ -388,32 +389,16 @@ def test_feature_state_rules(changes: Doc, ok: bool) -> None:
     assert valid("svc.feature_state", {**example("svc.feature_state"), **changes}) is ok
 
 
-# svc.pattern_observation
-
-UP = (
-    "MA_CROSS_UP",
-    "MACD_SIGNAL_CROSS_UP",
-    "RSI_ENTER_OVERBOUGHT",
-    "RSI_LEAVE_OVERSOLD",
-    "DONCHIAN_BREAKOUT_UP",
-    "BOLLINGER_BREAK_UP",
-)
-DOWN = (
-    "MA_CROSS_DOWN",
-    "MACD_SIGNAL_CROSS_DOWN",
-    "RSI_LEAVE_OVERBOUGHT",
-    "RSI_ENTER_OVERSOLD",
-    "DONCHIAN_BREAKOUT_DOWN",
-    "BOLLINGER_BREAK_DOWN",
-)
+# svc.pattern_observation (the vocabulary and its UP half: the oracle's, tests/reference/observations.py)
 
 
 def test_the_pattern_vocabulary_is_closed_and_split_by_direction() -> None:
     schema = all_schemas()[("svc.pattern_observation", 1)]
-    assert set(schema["properties"]["pattern"]["enum"]) == set(UP) | set(DOWN) and len(UP + DOWN) == 12
+    assert set(schema["properties"]["pattern"]["enum"]) == set(PATTERNS) and len(set(PATTERNS)) == 12
+    assert len(UP) == 6 and UP < set(PATTERNS)
 
 
-@pytest.mark.parametrize("pattern", UP + DOWN)
+@pytest.mark.parametrize("pattern", PATTERNS)
 def test_direction_follows_the_pattern(pattern: str) -> None:
     direction, other = ("UP", "DOWN") if pattern in UP else ("DOWN", "UP")
     observation = example("svc.pattern_observation")

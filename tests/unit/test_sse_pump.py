@@ -59,11 +59,17 @@ def app() -> tuple[NodeApp, FanOut]:
     return NodeApp(node, heartbeat_secs=60), hub
 
 
+def live(hub: FanOut, proto: Proto, heartbeat_secs: float = 60, **options: Any) -> asyncio.Task[None]:
+    """The task pumping a new subscription to ``hub`` into ``proto``, with no backlog (start it
+    inside a running loop); ``options``: pump's ``probe`` and ``egress``."""
+    return asyncio.create_task(pump(proto, hub.subscribe(), None, None, heartbeat_secs, **options))
+
+
 def test_one_turn_of_events_is_one_send_and_later_events_go_out_at_once() -> None:
     async def scenario() -> list[bytes]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60))
+        stream = live(hub, proto)
         await asyncio.sleep(0)
         for k in range(3):  # three turns, one event each
             hub.publish("bar", "A.SIM", ev(k))
@@ -83,7 +89,7 @@ def test_a_departed_client_ends_the_stream_and_its_subscription_at_once() -> Non
     async def scenario() -> tuple[int, int]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60))
+        stream = live(hub, proto)
         await asyncio.sleep(0)
         before = len(hub)
         proto.gone.set()
@@ -99,7 +105,7 @@ def test_a_quiet_stream_sends_heartbeats() -> None:
     async def scenario() -> list[bytes]:
         _, hub = app()
         proto = Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 0.02))
+        stream = live(hub, proto, 0.02)
         await asyncio.sleep(0.07)
         proto.gone.set()
         await asyncio.wait_for(stream, 1)
@@ -125,7 +131,7 @@ def test_a_failing_or_blocking_transport_ends_its_stream_only() -> None:
     async def scenario(broken: Transport) -> tuple[list[bytes], int]:
         _, hub = app()
         good, bad = Proto(), Proto(broken)
-        streams = [asyncio.create_task(pump(p, hub.subscribe(), None, None, 60)) for p in (good, bad)]
+        streams = [live(hub, p) for p in (good, bad)]
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.wait_for(streams[1], 1)  # ended without the client leaving
@@ -183,7 +189,7 @@ def test_a_client_that_stops_reading_is_held_and_loses_its_oldest_events(monkeyp
         subscription, backlog = node_app.journal.open(None, None)
         tasks = [
             asyncio.create_task(pump(slow, subscription, backlog, node_app.journal, 60, probe)),  # type: ignore[arg-type]
-            asyncio.create_task(pump(fast, node_app.journal.live.subscribe(), None, None, 60)),
+            live(node_app.journal.live, fast),
         ]
         await asyncio.sleep(0)
         node_app.journal.record("trade", "A.SIM", ev(0))
@@ -220,7 +226,7 @@ def test_a_held_stream_looks_again_less_and_less_often(monkeypatch: pytest.Monke
     async def scenario() -> tuple[int, int]:
         _, hub = app()
         probe, proto = Probe(), Proto()
-        stream = asyncio.create_task(pump(proto, hub.subscribe(), None, None, 60, probe))  # type: ignore[arg-type]
+        stream = live(hub, proto, probe=probe)
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.sleep(0)
@@ -284,17 +290,7 @@ def test_events_a_connected_slow_subscriber_drops_are_counted_while_it_is_connec
     async def scenario() -> tuple[int, int, int]:
         _, hub = app()
         egress, probe, proto = streams.Egress(), Probe(), Proto()
-        stream = asyncio.create_task(
-            pump(
-                proto,
-                hub.subscribe(),
-                None,
-                None,
-                60,
-                probe,  # type: ignore[arg-type]
-                egress=egress,
-            )
-        )
+        stream = live(hub, proto, probe=probe, egress=egress)
         await asyncio.sleep(0)
         hub.publish("bar", "A.SIM", ev(0))
         await asyncio.sleep(0)

@@ -17,6 +17,12 @@ from spine.importer import ImportOptions, ImportRefused
 BT = "BTCUSD.TEST-1-MINUTE-LAST-EXTERNAL"
 
 
+def _refused(tmp_path: Path, name: str, rows: list[tuple[object, ...]], pattern: str, **options: object) -> None:
+    """Importing ``rows``, written as the CSV file ``name``, is refused with ``pattern``."""
+    with pytest.raises(ImportRefused, match=pattern):
+        run(tmp_path, write_csv(tmp_path / name, rows), **options)
+
+
 def test_inferred_is_the_largest_scale_written(tmp_path: Path) -> None:
     rows = [(T0 + M, "1", "1.25", "1", "1.2", "3"), (T0 + 2 * M, "1.125", "1.5", "1.10", "1.5", "0.50")]
     summary = run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
@@ -25,12 +31,8 @@ def test_inferred_is_the_largest_scale_written(tmp_path: Path) -> None:
 
 def test_stated_precision_accepts_exact_values_and_refuses_others(tmp_path: Path) -> None:
     rows = [(T0 + M, "1.500", "1.5", "1", "1.25", "1"), (T0 + 2 * M, "1", "1.5", "1", "1.255", "1")]
-    with pytest.raises(
-        ImportRefused,
-        match=r"row 2 \(line 3\): close '1.255' is not exact at price precision 2 "
-        r"\(--price-precision 2\)",
-    ):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows), price_precision=2)
+    pattern = r"row 2 \(line 3\): close '1.255' is not exact at price precision 2 \(--price-precision 2\)"
+    _refused(tmp_path, "btcusd.csv", rows, pattern, price_precision=2)
     summary = run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows[:1]), price_precision=2, size_precision=1)
     assert (summary.price_precision, summary.size_precision) == (2, 1)
     assert stored(tmp_path / "catalog" / "external", BT)[0][1] == Decimal("1.5")
@@ -44,8 +46,7 @@ def test_precision_limit_is_nautilus_fixed_precision() -> None:
 @pytest.mark.parametrize("text", ["1e5", "+1", "1,5", "", "abc", "0x10"])
 def test_non_decimal_text_refused(tmp_path: Path, text: str) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", "1", text)]
-    with pytest.raises(ImportRefused, match=r"row 2 \(line 3\): volume .* is not a decimal number"):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
+    _refused(tmp_path, "btcusd.csv", rows, r"row 2 \(line 3\): volume .* is not a decimal number")
 
 
 def _floats(path: Path, close: list[float], kind: pa.DataType | None = None) -> Path:
@@ -102,24 +103,15 @@ def test_inexact_float_refused_naming_the_row(tmp_path: Path) -> None:
 
 def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "10.0"), (T0 + 2 * M, "1", "1", "1", "1", "2.5")]
-    with pytest.raises(
-        ImportRefused,
-        match=r"row 2 \(line 3\): volume '2.5' is not exact at size precision 0 "
-        r"\(an Equity trades whole units",
-    ):
-        run(tmp_path, write_csv(tmp_path / "aapl.csv", rows))
-    with pytest.raises(ImportRefused, match=r"--size-precision 2: AAPL.TEST is an Equity in USD"):
-        run(tmp_path, write_csv(tmp_path / "aapl.csv", rows), size_precision=2)
+    pattern = r"row 2 \(line 3\): volume '2.5' is not exact at size precision 0 \(an Equity trades whole units"
+    _refused(tmp_path, "aapl.csv", rows, pattern)
+    _refused(tmp_path, "aapl.csv", rows, r"--size-precision 2: AAPL.TEST is an Equity in USD", size_precision=2)
     assert run(tmp_path, write_csv(tmp_path / "aapl.csv", rows[:1])).size_precision == 0
 
 
 def test_inferred_precision_is_capped_by_nautilus(tmp_path: Path) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", "1." + "1" * 17, "1")]
-    with pytest.raises(
-        ImportRefused,
-        match=r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; "
-        r"allowed: at most 16",
-    ):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
+    pattern = r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; allowed: at most 16"
+    _refused(tmp_path, "btcusd.csv", rows, pattern)
     zeros = [(T0 + M, "1", "1", "1", "1." + "0" * 17, "1")]
     assert run(tmp_path, write_csv(tmp_path / "btcusd.csv", zeros), price_precision=4).price_precision == 4

@@ -30,30 +30,26 @@ def _refused(
     assert not [p for p in catalog.iterdir() if p.name.startswith(".")]
 
 
-def test_unsorted_timestamps_name_both_rows(tmp_path: Path) -> None:
-    rows = [
-        (T0 + 9 * M, "1", "1", "1", "1", "1"),
-        (T0 + 11 * M, "1", "1", "1", "1", "1"),
-        (T0 + 10 * M, "1", "1", "1", "1", "1"),
-    ]
-    _refused(
-        tmp_path,
-        rows,
-        r"^row 3 \(line 4\): close 2024-01-01T00:10:00Z is before 2024-01-01T00:11:00Z in "
-        r"row 2 \(line 3\); allowed: strictly increasing",
-        name="eurusd.csv",
-    )
-
-
-def test_duplicate_timestamps_name_both_rows(tmp_path: Path) -> None:
-    rows = [(T0 + 9 * M, "1", "1", "1", "1", "1"), (T0 + 9 * M, "1", "1", "1", "1", "1")]
-    _refused(
-        tmp_path,
-        rows,
-        r"^row 2 \(line 3\): close 2024-01-01T00:09:00Z is a duplicate of "
-        r"2024-01-01T00:09:00Z in row 1 \(line 2\)",
-        name="eurusd.csv",
-    )
+@pytest.mark.parametrize(
+    ("minutes", "pattern"),
+    [
+        pytest.param(
+            (9, 11, 10),
+            r"^row 3 \(line 4\): close 2024-01-01T00:10:00Z is before 2024-01-01T00:11:00Z in "
+            r"row 2 \(line 3\); allowed: strictly increasing",
+            id="unsorted",
+        ),
+        pytest.param(
+            (9, 9),
+            r"^row 2 \(line 3\): close 2024-01-01T00:09:00Z is a duplicate of "
+            r"2024-01-01T00:09:00Z in row 1 \(line 2\)",
+            id="duplicate",
+        ),
+    ],
+)
+def test_out_of_order_timestamps_name_both_rows(tmp_path: Path, minutes: tuple[int, ...], pattern: str) -> None:
+    rows = [(T0 + minute * M, "1", "1", "1", "1", "1") for minute in minutes]
+    _refused(tmp_path, rows, pattern, name="eurusd.csv")
 
 
 def test_order_is_checked_across_batches(tmp_path: Path) -> None:

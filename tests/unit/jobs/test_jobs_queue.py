@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs_helpers import STRATEGY, detail_document, event_document, race_claims, rid, save, submit
+from jobs_helpers import STRATEGY, race_claims, rid, save, submit
 from reference.wire_validator import validate
-from spine.jobs import AlreadyFinished, JobExists, LeaseLost, NotFound, Store
+from spine.jobs import AlreadyFinished, Job, JobExists, LeaseLost, NotFound, Store, documents
 from spine.jobs.queue import MAX_MESSAGE
 
 SECOND = 1_000_000_000
@@ -31,7 +31,7 @@ def kinds(store: Store, job_id: str) -> list[tuple[str, str | None]]:
     events = store.events(job_id)
     assert [e.sequence for e in events] == list(range(1, len(events) + 1))
     for event in events:
-        validate(event_document(event))
+        validate(documents.event(event))
     return [(e.type, e.state if e.type == "STATE" else e.level) for e in events]
 
 
@@ -45,7 +45,7 @@ def test_submit_queues_a_job_with_its_first_state_event(store: Store) -> None:
         '{"x":1}',
     )
     assert kinds(store, job.job_id) == [("STATE", "QUEUED")]
-    validate(detail_document(job))
+    validate(documents.detail(job))
     with pytest.raises(JobExists):
         submit(store, "1")
     with pytest.raises(NotFound):
@@ -113,7 +113,7 @@ def test_cancel_of_a_queued_job_ends_it_at_once(store: Store) -> None:
     assert (after.state, after.finished_ts) == ("CANCELLED", 30)
     assert kinds(store, job.job_id) == [("STATE", "QUEUED"), ("STATE", "CANCELLED")]
     assert store.claim("w1", 31) is None
-    validate(detail_document(after))
+    validate(documents.detail(after))
 
 
 def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> None:
@@ -134,47 +134,43 @@ def test_cancel_of_a_running_job_is_seen_at_the_next_heartbeat(store: Store) -> 
     ]
 
 
+def started(store: Store) -> Job:
+    """A submitted job claimed by w1 at 20, its run started."""
+    job = submit(store, "1")
+    store.claim("w1", 20)
+    store.set_execution(job.job_id, EXECUTION)
+    return job
+
+
+def end(store: Store, job: Job, state: str, error: str, ts: int) -> Job:
+    """``job`` finished by w1 in ``state``: with a run id when COMPLETED, ``error`` when FAILED."""
+    run_id = rid("run") if state == "COMPLETED" else None
+    return store.finish(job.job_id, "w1", state, run_id, error if state == "FAILED" else None, ts)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_any_end_of_a_cancel_requested_run_is_cancelled(store: Store, state: str) -> None:
     """The run may see the cancel before its worker's heartbeat does (it polls the flag and
     stops with an error) or finish meanwhile: whatever the worker reports, the job ends
     CANCELLED, with no error and no run id."""
-    job = submit(store, "1")
-    store.claim("w1", 20)
-    store.set_execution(job.job_id, EXECUTION)
+    job = started(store)
     assert store.request_cancel(job.job_id, 21) == "RUNNING"
-    ended = store.finish(
-        job.job_id,
-        "w1",
-        state,
-        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-        "CANCELLED: stopped at bar close 5" if state == "FAILED" else None,
-        22,
-    )
+    ended = end(store, job, state, "CANCELLED: stopped at bar close 5", 22)
     assert (ended.state, ended.finished_ts, ended.last_error, ended.run_id) == ("CANCELLED", 22, None, None)
     assert kinds(store, job.job_id)[-1] == ("STATE", "CANCELLED")
-    validate(detail_document(ended))
+    validate(documents.detail(ended))
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", "FAILED", "CANCELLED"])
 def test_cancel_of_a_finished_job_is_refused_naming_how_it_ended(store: Store, state: str) -> None:
-    job = submit(store, "1")
-    store.claim("w1", 20)
-    store.set_execution(job.job_id, EXECUTION)
-    store.finish(
-        job.job_id,
-        "w1",
-        state,
-        rid("run") if state == "COMPLETED" else None,  # type: ignore[arg-type]
-        "boom" if state == "FAILED" else None,
-        21,
-    )
+    job = started(store)
+    end(store, job, state, "boom", 21)
     with pytest.raises(AlreadyFinished) as refused:
         store.request_cancel(job.job_id, 22)
     assert refused.value.state == state
     with pytest.raises(NotFound):
         store.request_cancel(rid("nope"), 22)
-    validate(detail_document(store.job(job.job_id)))
+    validate(documents.detail(store.job(job.job_id)))
 
 
 def test_only_the_holding_worker_heartbeats_and_finishes(store: Store) -> None:
@@ -195,7 +191,7 @@ def test_only_the_holding_worker_heartbeats_and_finishes(store: Store) -> None:
     store.set_execution(job.job_id, EXECUTION)
     done = store.finish(job.job_id, "w1", "COMPLETED", rid("run"), None, 22)
     assert (done.state, done.run_id, done.finished_ts, done.worker_id) == ("COMPLETED", rid("run"), 22, "w1")
-    validate(detail_document(done))
+    validate(documents.detail(done))
     with pytest.raises(LeaseLost):
         store.heartbeat(job.job_id, "w1", 23)
 
@@ -225,7 +221,7 @@ def test_reap_requeues_a_lost_workers_job_then_fails_it(store: Store) -> None:
     ) == ("QUEUED", None, None, None, None, 1)
     assert store.outputs(job.job_id, "report") == []
     assert store.events(job.job_id)[-2].message == "worker w1 lost during attempt 1 of 2; requeued"
-    validate(detail_document(requeued))
+    validate(documents.detail(requeued))
     assert store.claim("w2", 13 * SECOND).attempts == 2  # type: ignore[union-attr]
     assert store.reap(30 * SECOND, 10 * SECOND) == [job.job_id]
     failed = store.job(job.job_id)
@@ -240,7 +236,7 @@ def test_reap_requeues_a_lost_workers_job_then_fails_it(store: Store) -> None:
         ("LOG", "ERROR"),
         ("STATE", "FAILED"),
     ]
-    validate(detail_document(failed))
+    validate(documents.detail(failed))
     assert store.reap(60 * SECOND, 10 * SECOND) == []
 
 
