@@ -36,7 +36,7 @@
 //! are, so history makes no observation. A row the writer has never read is only read.
 
 use super::encode;
-use super::ids::registered;
+use super::ids::{check_ids, check_rows, registered, take_visit_order};
 use super::patterns::{patterns, Pattern, Values, KEYS};
 use crate::bars::Resolution;
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -110,7 +110,7 @@ impl ObservationWriter {
     /// [`FeatureError::UnregisteredInstrument`], [`FeatureError::UnknownInstrument`] for
     /// `only` outside the universe.
     pub fn prime(&mut self, universe: &Universe, only: Option<u32>) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
+        check_ids(&self.ids, universe)?;
         let instruments = match only {
             Some(i) if i as usize >= universe.len() => {
                 return Err(FeatureError::UnknownInstrument {
@@ -145,16 +145,8 @@ impl ObservationWriter {
         universe: &Universe,
         rows: &[Updated],
     ) -> Result<Vec<Observation>, FeatureError> {
-        self.check_ids(universe)?;
-        if let Some(row) = rows
-            .iter()
-            .find(|r| r.instrument as usize >= universe.len())
-        {
-            return Err(FeatureError::UnknownInstrument {
-                index: row.instrument as usize,
-                len: universe.len(),
-            });
-        }
+        check_ids(&self.ids, universe)?;
+        check_rows(universe, rows)?;
         self.adopt_keys(universe);
         let mut seen = Vec::new();
         for &row in rows {
@@ -199,27 +191,12 @@ impl ObservationWriter {
         Ok(())
     }
 
-    /// Every instrument of `universe` has an id.
-    fn check_ids(&self, universe: &Universe) -> Result<(), FeatureError> {
-        let missing = (0..universe.len()).find(|&i| self.ids.get(i).is_none_or(Option::is_none));
-        match missing {
-            Some(index) => Err(FeatureError::UnregisteredInstrument { index }),
-            None => Ok(()),
-        }
-    }
-
     /// Map `universe`'s visit order onto [`KEYS`]' slots (kept while its selection is the
     /// one last seen).
     fn adopt_keys(&mut self, universe: &Universe) {
-        let visited = universe.features().iter().flat_map(|f| f.keys.iter());
-        if visited
-            .clone()
-            .map(String::as_str)
-            .eq(self.visited.iter().map(|k| &**k))
-        {
+        if !take_visit_order(universe, &mut self.visited) {
             return;
         }
-        self.visited = visited.map(|k| k.as_str().into()).collect();
         self.place = self
             .visited
             .iter()
