@@ -6,7 +6,7 @@
 //! a number that may have been served); below that ceiling a number costs one comparison.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
     fold_many, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution, Series,
     SeriesConfig,
@@ -339,10 +339,7 @@ impl PySeries {
                 &resolutions,
             ),
         )?;
-        Ok(outputs
-            .into_iter()
-            .map(|out| PyFoldResult { out })
-            .collect())
+        Ok(outputs.into_iter().map(PyFoldResult::from).collect())
     }
 
     /// The held bars as little-endian column buffers (ts_event, sequence: uint64; others int64).
@@ -363,18 +360,15 @@ impl PySeries {
     /// Counters: accepted, duplicates, out_of_order, evicted, too_old, rejected.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.series.counters();
-        let dict = PyDict::new(py);
-        for (name, value) in [
+        [
             ("accepted", c.accepted),
             ("duplicates", c.duplicates),
             ("out_of_order", c.out_of_order),
             ("evicted", c.evicted),
             ("too_old", c.too_old),
             ("rejected", c.rejected),
-        ] {
-            dict.set_item(name, value)?;
-        }
-        Ok(dict)
+        ]
+        .into_py_dict(py)
     }
 
     /// The resume hint: newest close, its sequence, and the first unobserved instant above it.
