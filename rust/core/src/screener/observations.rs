@@ -257,14 +257,7 @@ fn document(instrument_id: &str, seen: &Observation) -> Vec<u8> {
     w.raw(b",\"ts_event\":");
     w.string(ts_event);
     w.raw(b",\"values\":{");
-    for (k, (key, value)) in seen.values.iter().enumerate() {
-        if k > 0 {
-            w.comma();
-        }
-        w.string(key);
-        w.raw(b":");
-        encode::value(&mut w, *value);
-    }
+    encode::members(&mut w, seen.values.iter().copied(), encode::value);
     w.raw(b"}");
     Head::write_version(&mut w);
     w.raw(b"}");
