@@ -18,7 +18,7 @@
 use super::batch::Deltas;
 use super::delta_rows::{Published, Shared};
 use super::encode::{self, KeyPieces};
-use super::ids::{check_ids, check_rows, registered, take_visit_order};
+use super::ids::{check_ids, check_rows, register, take_visit_order};
 use crate::bars::{Bar, Resolution};
 use crate::features::universe::threads::{pool, THREADS};
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -59,14 +59,10 @@ impl DeltaWriter {
     /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
     /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        let i = registered(index, instrument_id, self.heads.len())?;
-        if self.heads.len() <= i {
-            self.heads.resize(i + 1, None);
-            self.published
-                .resize((i + 1) * RESOLUTIONS * self.keys.len(), None);
-            self.stamps.resize((i + 1) * RESOLUTIONS, None);
-        }
-        self.heads[i] = Some(encode::head(instrument_id));
+        let instruments = register(&mut self.heads, index, instrument_id, encode::head)?;
+        let rows = instruments * RESOLUTIONS;
+        self.published.resize(rows * self.keys.len(), None);
+        self.stamps.resize(rows, None);
         Ok(())
     }
 

@@ -19,16 +19,18 @@ fn is_instrument_id(id: &str) -> bool {
         && venue_ok
 }
 
-/// The slot of instrument `index` named `instrument_id` in a writer that has `next` named
-/// (an existing one renamed, or the next new one).
+/// Name instrument `index` in a writer's `names` (per instrument index, `None`: unnamed) with
+/// `name(instrument_id)`: an existing one renamed, or the next new one. Returns the number of
+/// instruments, for the writer to size its rows.
 ///
 /// # Errors
 /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
 /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
-pub(super) fn registered(
+pub(super) fn register<T>(
+    names: &mut Vec<Option<T>>,
     index: u32,
     instrument_id: &str,
-    next: usize,
+    name: impl FnOnce(&str) -> T,
 ) -> Result<usize, FeatureError> {
     if !is_instrument_id(instrument_id) {
         return Err(FeatureError::InvalidInstrumentId {
@@ -36,11 +38,15 @@ pub(super) fn registered(
             instrument_id: instrument_id.to_owned(),
         });
     }
-    let i = index as usize;
+    let (i, next) = (index as usize, names.len());
     if i > next {
         return Err(FeatureError::InstrumentIndexGap { index, next });
     }
-    Ok(i)
+    if i == next {
+        names.push(None);
+    }
+    names[i] = Some(name(instrument_id));
+    Ok(names.len())
 }
 
 /// Every instrument of `universe` has an id in `ids` (per instrument index; `None`: unnamed).

@@ -36,7 +36,7 @@
 //! are, so history makes no observation. A row the writer has never read is only read.
 
 use super::encode;
-use super::ids::{check_ids, check_rows, registered, take_visit_order};
+use super::ids::{check_ids, check_rows, register, take_visit_order};
 use super::patterns::{patterns, Pattern, Values, KEYS};
 use crate::bars::Resolution;
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -87,19 +87,14 @@ impl ObservationWriter {
         Self::default()
     }
 
-    /// Name instrument `index` (its documents' `instrument_id`): indexes in order from 0, as
-    /// [`Universe::add`] returns them. Renaming keeps what was read of it.
+    /// Name instrument `index` as [`super::DeltaWriter::register`] does. Renaming keeps what
+    /// was read of it.
     ///
     /// # Errors
-    /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
-    /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
+    /// As [`super::DeltaWriter::register`].
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        let i = registered(index, instrument_id, self.ids.len())?;
-        if self.ids.len() <= i {
-            self.ids.resize(i + 1, None);
-            self.held.resize((i + 1) * RESOLUTIONS, None);
-        }
-        self.ids[i] = Some(instrument_id.into());
+        let instruments = register(&mut self.ids, index, instrument_id, |id| id.into())?;
+        self.held.resize(instruments * RESOLUTIONS, None);
         Ok(())
     }
 
