@@ -60,15 +60,7 @@ fn rows(minute: u64) -> Rows {
             bars.iter().map(|b| b.volume).collect(),
         ];
         let ts: Vec<u64> = bars.iter().map(|b| b.ts_event).collect();
-        let view = BarsView {
-            ts_event: &ts,
-            open: &columns[0],
-            high: &columns[1],
-            low: &columns[2],
-            close: &columns[3],
-            volume: &columns[4],
-            sequence: None,
-        };
+        let view = BarsView::new(&ts, columns.each_ref().map(Vec::as_slice), None);
         let _ = universe.warm(index, &view);
     }
     let mut updated = Vec::new();

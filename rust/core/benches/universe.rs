@@ -47,15 +47,7 @@ fn columns_of(bars: &[Bar]) -> Columns {
 }
 
 fn view(c: &Columns) -> BarsView<'_> {
-    BarsView {
-        ts_event: &c.1,
-        open: &c.0[0],
-        high: &c.0[1],
-        low: &c.0[2],
-        close: &c.0[3],
-        volume: &c.0[4],
-        sequence: None,
-    }
+    BarsView::new(&c.1, c.0.each_ref().map(Vec::as_slice), None)
 }
 
 fn bench_warm(c: &mut Criterion) {

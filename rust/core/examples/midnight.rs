@@ -146,15 +146,7 @@ fn day_start(args: &Args, midnight: u64) -> Result<Universe, String> {
         let (open, high, low) = (column(|b| b.open), column(|b| b.high), column(|b| b.low));
         let (close, volume) = (column(|b| b.close), column(|b| b.volume));
         let ts_event: Vec<u64> = bars.iter().map(|b| b.ts_event).collect();
-        let view = BarsView {
-            ts_event: &ts_event,
-            open: &open,
-            high: &high,
-            low: &low,
-            close: &close,
-            volume: &volume,
-            sequence: None,
-        };
+        let view = BarsView::new(&ts_event, [&open, &high, &low, &close, &volume], None);
         universe.warm(index, &view).map_err(|e| e.to_string())?;
     }
     Ok(universe)

@@ -119,15 +119,8 @@ fn day_bucket_ends_at_midnight_utc() {
     let ts: Vec<u64> = (1..=1_441).map(|m| T0 + m * M).collect();
     let price: Vec<i64> = (0..1_441).collect();
     let volume = vec![1; 1_441];
-    let view = spine_core::bars::BarsView {
-        ts_event: &ts,
-        open: &price,
-        high: &price,
-        low: &price,
-        close: &price,
-        volume: &volume,
-        sequence: None,
-    };
+    let view =
+        spine_core::bars::BarsView::new(&ts, [&price, &price, &price, &price, &volume], None);
     let out = fold(&view, &coverage, Channel::External, Resolution::D1).unwrap();
     assert_eq!(out.bars.ts_event, vec![T0 + DAY]);
     assert_eq!(

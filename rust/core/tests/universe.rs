@@ -55,15 +55,11 @@ impl Columns {
     }
 
     fn view(&self) -> BarsView<'_> {
-        BarsView {
-            ts_event: &self.ts,
-            open: &self.o,
-            high: &self.h,
-            low: &self.l,
-            close: &self.c,
-            volume: &self.v,
-            sequence: None,
-        }
+        BarsView::new(
+            &self.ts,
+            [&self.o, &self.h, &self.l, &self.c, &self.v],
+            None,
+        )
     }
 }
 

@@ -3,7 +3,7 @@
 //! core, return.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList};
 use spine_core::bars::{
     fold, fold_many, write_bar_row, write_page, BarsError, BarsView, Channel, Coverage, FoldOutput,
     PageQuery, Resolution,
@@ -13,7 +13,7 @@ use spine_core::decimal::checked_scale;
 use crate::columns::le_bytes;
 use crate::errors::{bars_error, decimal_error};
 use crate::int_args;
-use crate::ohlcv::{argument, Columns, Named, Ohlcv, Positional, Refusal};
+use crate::ohlcv::{argument, Named, Ohlcv, Positional, Refusal};
 
 pub(crate) fn to_py<T>(py: Python<'_>, result: Result<T, BarsError>) -> PyResult<T> {
     result.map_err(|e| bars_error(py, &e))
@@ -25,20 +25,18 @@ pub(crate) fn columns_dict<'py>(
     py: Python<'py>,
     view: &BarsView<'_>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    dict.set_item("ts_event", le_bytes(py, view.ts_event, u64::to_le_bytes))?;
-    for (name, column) in [
-        ("open", view.open),
-        ("high", view.high),
-        ("low", view.low),
-        ("close", view.close),
-        ("volume", view.volume),
-    ] {
-        dict.set_item(name, le_bytes(py, column, i64::to_le_bytes))?;
-    }
-    let sequence = view.sequence.unwrap_or_default();
-    dict.set_item("sequence", le_bytes(py, sequence, u64::to_le_bytes))?;
-    Ok(dict)
+    let times = |column: &[u64]| le_bytes(py, column, u64::to_le_bytes);
+    let mantissas = |column: &[i64]| le_bytes(py, column, i64::to_le_bytes);
+    [
+        ("ts_event", times(view.ts_event)),
+        ("open", mantissas(view.open)),
+        ("high", mantissas(view.high)),
+        ("low", mantissas(view.low)),
+        ("close", mantissas(view.close)),
+        ("volume", mantissas(view.volume)),
+        ("sequence", times(view.sequence.unwrap_or_default())),
+    ]
+    .into_py_dict(py)
 }
 
 /// The JSON bar rows `query` selects at the given precisions, and whether more match after
@@ -91,6 +89,12 @@ pub fn bar_row<'py>(
 #[pyclass(module = "spine._core", name = "FoldResult", frozen)]
 pub struct PyFoldResult {
     pub(crate) out: FoldOutput,
+}
+
+impl From<FoldOutput> for PyFoldResult {
+    fn from(out: FoldOutput) -> Self {
+        Self { out }
+    }
 }
 
 #[pymethods]
@@ -172,12 +176,14 @@ pub fn fold_columns<'py>(
 ) -> PyResult<PyFoldResult> {
     let bar = Ohlcv::bind("fold_columns", bar, named)?;
     let resolution = to_py(py, Resolution::parse(resolution))?;
-    let channel = to_py(py, Channel::parse(channel))?;
-    let columns = bar.columns(sequence, Refusal::Layout)?;
-    let out = fold_offline(py, &columns, coverage, |view, coverage| {
-        fold(view, coverage, channel, resolution)
-    })?;
-    Ok(PyFoldResult { out })
+    fold_offline(
+        &bar,
+        channel,
+        coverage,
+        sequence,
+        |view, coverage, channel| fold(view, coverage, channel, resolution),
+    )
+    .map(PyFoldResult::from)
 }
 
 /// Fold bar columns offline to several resolutions (each from the next finer one requested).
@@ -197,32 +203,36 @@ pub fn fold_columns_many<'py>(
 ) -> PyResult<Vec<PyFoldResult>> {
     let bar = Ohlcv::bind("fold_columns_many", bar, named)?;
     let resolutions = to_py(py, parse_resolutions(&resolutions))?;
-    let channel = to_py(py, Channel::parse(channel))?;
-    let columns = bar.columns(sequence, Refusal::Layout)?;
-    let outputs = fold_offline(py, &columns, coverage, |view, coverage| {
-        fold_many(view, coverage, channel, &resolutions)
-    })?;
-    Ok(outputs
-        .into_iter()
-        .map(|out| PyFoldResult { out })
-        .collect())
+    let outputs = fold_offline(
+        &bar,
+        channel,
+        coverage,
+        sequence,
+        |view, coverage, channel| fold_many(view, coverage, channel, &resolutions),
+    )?;
+    Ok(outputs.into_iter().map(PyFoldResult::from).collect())
 }
 
-/// Validate offline columns, then `fold` them over the coverage stated with them (or, with
-/// none stated, the span they cover).
-fn fold_offline<T>(
-    py: Python<'_>,
-    columns: &Columns,
+/// Read an offline fold's channel and columns (in argument order, after the bars and the
+/// resolutions), validate the columns, then `fold` them over the coverage stated with them
+/// (or, with none stated, the span they cover).
+fn fold_offline<'py, T>(
+    bar: &Ohlcv<'py>,
+    channel: &str,
     coverage: Option<Vec<(u64, u64)>>,
-    fold: impl FnOnce(&BarsView<'_>, &Coverage) -> Result<T, BarsError>,
+    sequence: Option<&Bound<'py, PyAny>>,
+    fold: impl FnOnce(&BarsView<'_>, &Coverage, Channel) -> Result<T, BarsError>,
 ) -> PyResult<T> {
+    let py = bar.py();
+    let channel = to_py(py, Channel::parse(channel))?;
+    let columns = bar.columns(sequence, Refusal::Layout)?;
     let view = columns.view();
     to_py(py, view.validate())?;
     let coverage = match coverage {
         Some(spans) => to_py(py, Coverage::from_spans(spans))?,
         None => default_coverage(&view),
     };
-    to_py(py, fold(&view, &coverage))
+    to_py(py, fold(&view, &coverage, channel))
 }
 
 pub(crate) fn parse_resolutions(names: &[String]) -> Result<Vec<Resolution>, BarsError> {

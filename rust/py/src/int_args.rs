@@ -46,6 +46,18 @@ fn narrow_with<T: TryFrom<i128>>(
     })
 }
 
+/// `read(value)`, or `None` for Python's None.
+fn or_none<'py, T>(
+    value: &Bound<'py, PyAny>,
+    read: impl FnOnce(&Bound<'py, PyAny>) -> PyResult<T>,
+) -> PyResult<Option<T>> {
+    if value.is_none() {
+        Ok(None)
+    } else {
+        read(value).map(Some)
+    }
+}
+
 fn narrow<T: TryFrom<i128>>(value: &Bound<'_, PyAny>, allowed: &str) -> PyResult<T> {
     narrow_with(value, allowed, bars_refusal)
 }
@@ -62,11 +74,7 @@ pub fn sequence(value: &Bound<'_, PyAny>) -> PyResult<u64> {
 
 /// An optional sequence number (None stays None).
 pub fn sequence_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        Ok(None)
-    } else {
-        sequence(value).map(Some)
-    }
+    or_none(value, sequence)
 }
 
 /// A fixed-point mantissa (a price or a volume at its precision).
@@ -86,24 +94,21 @@ pub fn precision(value: &Bound<'_, PyAny>) -> PyResult<i64> {
 
 /// An optional nanosecond instant (None stays None).
 pub fn nanos_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
-    if value.is_none() {
-        Ok(None)
-    } else {
-        nanos(value).map(Some)
-    }
+    or_none(value, nanos)
+}
+
+/// Optional coverage spans (None stays None).
+pub fn spans_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<(u64, u64)>>> {
+    or_none(value, spans)
 }
 
 /// Coverage spans `[(start, end), ...]` of nanosecond instants.
-pub fn spans_or_none(value: &Bound<'_, PyAny>) -> PyResult<Option<Vec<(u64, u64)>>> {
-    if value.is_none() {
-        return Ok(None);
-    }
+fn spans(value: &Bound<'_, PyAny>) -> PyResult<Vec<(u64, u64)>> {
     let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = value.extract()?;
     pairs
         .iter()
         .map(|(start, end)| Ok((nanos(start)?, nanos(end)?)))
-        .collect::<PyResult<_>>()
-        .map(Some)
+        .collect()
 }
 
 /// A feature argument: a nanosecond instant.
@@ -126,11 +131,7 @@ pub fn instrument_index(value: &Bound<'_, PyAny>) -> PyResult<u32> {
 
 /// An optional instrument index (None stays None).
 pub fn optional_instrument_index(value: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
-    if value.is_none() {
-        Ok(None)
-    } else {
-        instrument_index(value).map(Some)
-    }
+    or_none(value, instrument_index)
 }
 
 /// A hub argument: a count (a queue bound, a number of events).

@@ -285,15 +285,10 @@ pub(crate) struct Columns {
 impl Columns {
     /// The columns as the bars core takes them.
     pub(crate) fn view(&self) -> BarsView<'_> {
-        let [open, high, low, close, volume] = self.values.each_ref().map(Column::slice);
-        BarsView {
-            ts_event: self.ts_event.slice(),
-            open,
-            high,
-            low,
-            close,
-            volume,
-            sequence: self.sequence.as_ref().map(Column::slice),
-        }
+        BarsView::new(
+            self.ts_event.slice(),
+            self.values.each_ref().map(Column::slice),
+            self.sequence.as_ref().map(Column::slice),
+        )
     }
 }

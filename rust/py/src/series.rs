@@ -6,10 +6,10 @@
 //! a number that may have been served); below that ceiling a number costs one comparison.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 use spine_core::bars::{
-    fold_many, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution, Series,
-    SeriesConfig,
+    fold_many, BarsError, Channel, Closed, IncrementalFold, PageQuery, PushOutcome, Resolution,
+    Series, SeriesConfig,
 };
 
 use crate::bars::{columns_dict, page_bytes, parse_resolutions, to_py, PyFoldResult};
@@ -47,6 +47,17 @@ impl PySeries {
         }
         self.ceiling = granted;
         Ok(())
+    }
+
+    /// The buckets the incremental fold closes in `step` over the series.
+    fn closing(
+        &mut self,
+        py: Python<'_>,
+        step: impl FnOnce(&mut IncrementalFold, &Series, &mut Vec<Closed>) -> Result<(), BarsError>,
+    ) -> PyResult<Vec<Closed>> {
+        let mut closed = Vec::new();
+        to_py(py, step(&mut self.incremental, &self.series, &mut closed))?;
+        Ok(closed)
     }
 }
 
@@ -195,7 +206,6 @@ impl PySeries {
     ) -> PyResult<(String, Bound<'py, PyList>)> {
         let bar = Ohlcv::new([ts_event, open, high, low, close, volume]).bar()?;
         self.make_room(py, self.series.last_sequence().saturating_add(1))?;
-        let mut closed = Vec::new();
         let outcome = self.series.push(bar);
         let label = match &outcome {
             PushOutcome::Appended(_) => "APPENDED",
@@ -204,11 +214,9 @@ impl PySeries {
             PushOutcome::TooOld => "TOO_OLD",
             PushOutcome::Rejected(error) => return Err(bars_error(py, error)),
         };
-        to_py(
-            py,
-            self.incremental
-                .on_push(&self.series, &bar, &outcome, &mut closed),
-        )?;
+        let closed = self.closing(py, |fold, series, out| {
+            fold.on_push(series, &bar, &outcome, out)
+        })?;
         Ok((label.to_owned(), closed_to_py(py, &closed)?))
     }
 
@@ -218,12 +226,7 @@ impl PySeries {
         py: Python<'py>,
         #[pyo3(from_py_with = int_args::nanos)] watermark: u64,
     ) -> PyResult<Bound<'py, PyList>> {
-        let mut closed = Vec::new();
-        to_py(
-            py,
-            self.incremental
-                .advance(&self.series, watermark, &mut closed),
-        )?;
+        let closed = self.closing(py, |fold, series, out| fold.advance(series, watermark, out))?;
         closed_to_py(py, &closed)
     }
 
@@ -247,12 +250,8 @@ impl PySeries {
         self.make_room(py, self.series.last_sequence().saturating_add(count))?;
         let outcomes = to_py(py, self.series.extend(&view))?;
         if let Some(&newest) = view.ts_event.last() {
-            let mut discarded = Vec::new();
-            to_py(
-                py,
-                self.incremental
-                    .on_bulk(&self.series, newest, &mut discarded),
-            )?;
+            // A bulk load streams nothing: what it closed is discarded.
+            self.closing(py, |fold, series, out| fold.on_bulk(series, newest, out))?;
         }
         Ok(outcomes
             .iter()
@@ -293,14 +292,11 @@ impl PySeries {
         #[pyo3(from_py_with = int_args::nanos)] end: u64,
     ) -> PyResult<Bound<'py, PyList>> {
         let confirmed = to_py(py, self.series.confirm_empty(start, end))?;
-        let mut closed = Vec::new();
-        for (start, end) in confirmed {
-            to_py(
-                py,
-                self.incremental
-                    .on_confirm(&self.series, start, end, &mut closed),
-            )?;
-        }
+        let closed = self.closing(py, |fold, series, out| {
+            confirmed
+                .into_iter()
+                .try_for_each(|(start, end)| fold.on_confirm(series, start, end, out))
+        })?;
         closed_to_py(py, &closed)
     }
 
@@ -339,10 +335,7 @@ impl PySeries {
                 &resolutions,
             ),
         )?;
-        Ok(outputs
-            .into_iter()
-            .map(|out| PyFoldResult { out })
-            .collect())
+        Ok(outputs.into_iter().map(PyFoldResult::from).collect())
     }
 
     /// The held bars as little-endian column buffers (ts_event, sequence: uint64; others int64).
@@ -363,18 +356,15 @@ impl PySeries {
     /// Counters: accepted, duplicates, out_of_order, evicted, too_old, rejected.
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.series.counters();
-        let dict = PyDict::new(py);
-        for (name, value) in [
+        [
             ("accepted", c.accepted),
             ("duplicates", c.duplicates),
             ("out_of_order", c.out_of_order),
             ("evicted", c.evicted),
             ("too_old", c.too_old),
             ("rejected", c.rejected),
-        ] {
-            dict.set_item(name, value)?;
-        }
-        Ok(dict)
+        ]
+        .into_py_dict(py)
     }
 
     /// The resume hint: newest close, its sequence, and the first unobserved instant above it.

@@ -27,7 +27,38 @@ pub struct BarsView<'a, V = i64> {
     pub sequence: Option<&'a [u64]>,
 }
 
-impl<V> BarsView<'_, V> {
+impl<'a, V> BarsView<'a, V> {
+    /// The view of close times `ts_event`, the columns `[open, high, low, close, volume]` and
+    /// the sequences, if any (lengths are checked by [`BarsView::validate`], not here).
+    #[must_use]
+    pub fn new(
+        ts_event: &'a [u64],
+        [open, high, low, close, volume]: [&'a [V]; 5],
+        sequence: Option<&'a [u64]>,
+    ) -> Self {
+        Self {
+            ts_event,
+            open,
+            high,
+            low,
+            close,
+            volume,
+            sequence,
+        }
+    }
+
+    /// The lengths of the price and volume columns, in field order.
+    #[must_use]
+    pub fn column_lengths(&self) -> [usize; 5] {
+        [
+            self.open.len(),
+            self.high.len(),
+            self.low.len(),
+            self.close.len(),
+            self.volume.len(),
+        ]
+    }
+
     /// Number of bars (the length of `ts_event`).
     #[must_use]
     pub fn len(&self) -> usize {
@@ -88,13 +119,7 @@ impl BarsView<'_> {
     /// [`BarsError`] naming the first offending index.
     pub fn validate(&self) -> Result<(), BarsError> {
         let n = self.ts_event.len();
-        let lengths = [
-            self.open.len(),
-            self.high.len(),
-            self.low.len(),
-            self.close.len(),
-            self.volume.len(),
-        ];
+        let lengths = self.column_lengths();
         if lengths.iter().any(|&l| l != n) || self.sequence.is_some_and(|s| s.len() != n) {
             return Err(BarsError::LengthMismatch {
                 expected: n,

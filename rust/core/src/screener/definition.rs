@@ -97,13 +97,7 @@ impl Screen {
                     "$.filter",
                     1,
                     OPS,
-                    |all, members| {
-                        if all {
-                            Condition::All(members)
-                        } else {
-                            Condition::Any(members)
-                        }
-                    },
+                    (Condition::All, Condition::Any),
                     &mut |test, path, op| compile_test(test, path, op, table),
                 )?),
             },

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use super::test_rows::snapshot;
 use super::{DeltaWriter, Deltas};
 use crate::bars::{Bar, Channel, Resolution, SeriesConfig, MINUTE_NS};
 use crate::features::{
@@ -52,19 +53,6 @@ fn writer(instruments: u32) -> DeltaWriter {
         w.register(i, &format!("I{i}.SIM")).unwrap();
     }
     w
-}
-
-/// Every row of `u`.
-/// Every row of `u` with its close time, instrument by instrument, resolutions in order.
-fn snapshot(u: &Universe) -> Vec<(Option<u64>, Row)> {
-    (0..u.len() as u32)
-        .flat_map(|i| {
-            Resolution::ALL.map(|r| {
-                let state = u.state(i, r).unwrap();
-                (state.last_ts_event(), state.row())
-            })
-        })
-        .collect()
 }
 
 fn value_text(v: &FeatureValue) -> String {

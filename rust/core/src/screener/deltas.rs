@@ -18,7 +18,7 @@
 use super::batch::Deltas;
 use super::delta_rows::{Published, Shared};
 use super::encode::{self, KeyPieces};
-use super::ids::registered;
+use super::ids::{check_ids, check_rows, register, take_visit_order};
 use crate::bars::{Bar, Resolution};
 use crate::features::universe::threads::{pool, THREADS};
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -59,14 +59,10 @@ impl DeltaWriter {
     /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
     /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        let i = registered(index, instrument_id, self.heads.len())?;
-        if self.heads.len() <= i {
-            self.heads.resize(i + 1, None);
-            self.published
-                .resize((i + 1) * RESOLUTIONS * self.keys.len(), None);
-            self.stamps.resize((i + 1) * RESOLUTIONS, None);
-        }
-        self.heads[i] = Some(encode::head(instrument_id));
+        let instruments = register(&mut self.heads, index, instrument_id, encode::head)?;
+        let rows = instruments * RESOLUTIONS;
+        self.published.resize(rows * self.keys.len(), None);
+        self.stamps.resize(rows, None);
         Ok(())
     }
 
@@ -83,7 +79,7 @@ impl DeltaWriter {
         bars: &[(u32, Bar)],
         out: &mut Deltas,
     ) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
+        check_ids(&self.heads, universe)?;
         out.reset(1);
         let mut updated = Vec::with_capacity(bars.len() * RESOLUTIONS);
         let closed = universe.close_minute(bars, &mut updated);
@@ -101,7 +97,7 @@ impl DeltaWriter {
         watermark: u64,
         out: &mut Deltas,
     ) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
+        check_ids(&self.heads, universe)?;
         let mut updated = Vec::new();
         let advanced = universe.advance(watermark, &mut updated);
         self.encode(universe, &updated, out)?;
@@ -120,16 +116,8 @@ impl DeltaWriter {
         rows: &[Updated],
         out: &mut Deltas,
     ) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
-        if let Some(row) = rows
-            .iter()
-            .find(|r| r.instrument as usize >= universe.len())
-        {
-            return Err(FeatureError::UnknownInstrument {
-                index: row.instrument as usize,
-                len: universe.len(),
-            });
-        }
+        check_ids(&self.heads, universe)?;
+        check_rows(universe, rows)?;
         self.encode(universe, rows, out)
     }
 
@@ -139,7 +127,7 @@ impl DeltaWriter {
     /// # Errors
     /// [`FeatureError::UnregisteredInstrument`].
     pub fn refresh(&mut self, universe: &Universe, out: &mut Deltas) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
+        check_ids(&self.heads, universe)?;
         let rows: Vec<Updated> = (0..universe.len())
             .flat_map(|i| {
                 Resolution::ALL.map(|resolution| Updated {
@@ -151,27 +139,12 @@ impl DeltaWriter {
         self.encode(universe, &rows, out)
     }
 
-    /// Every instrument of `universe` has an id.
-    fn check_ids(&self, universe: &Universe) -> Result<(), FeatureError> {
-        let missing = (0..universe.len()).find(|&i| self.heads.get(i).is_none_or(Option::is_none));
-        match missing {
-            Some(index) => Err(FeatureError::UnregisteredInstrument { index }),
-            None => Ok(()),
-        }
-    }
-
     /// Take `universe`'s selection: its keys join the union (published rows re-laid out when
     /// a key is new), and its visit order is mapped onto them.
     fn adopt_keys(&mut self, universe: &Universe) {
-        let visited = universe.features().iter().flat_map(|f| f.keys.iter());
-        if visited
-            .clone()
-            .map(String::as_str)
-            .eq(self.visited.iter().map(|k| &**k))
-        {
+        if !take_visit_order(universe, &mut self.visited) {
             return;
         }
-        self.visited = visited.map(|k| k.as_str().into()).collect();
         let mut keys = self.keys.clone();
         keys.extend(self.visited.iter().cloned());
         keys.sort_unstable();

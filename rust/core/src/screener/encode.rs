@@ -65,6 +65,23 @@ fn quoted(w: &mut CanonicalWriter, digits: &str) {
     w.raw(b"\"");
 }
 
+/// The members `"key":value` of a values object, comma separated, each value written by
+/// `value` (this module's canonical form, or a live frame's wire form).
+pub(super) fn members<K: AsRef<str>>(
+    w: &mut CanonicalWriter,
+    members: impl IntoIterator<Item = (K, FeatureValue)>,
+    value: fn(&mut CanonicalWriter, FeatureValue),
+) {
+    for (k, (key, v)) in members.into_iter().enumerate() {
+        if k > 0 {
+            w.comma();
+        }
+        w.string(key.as_ref());
+        w.raw(b":");
+        value(w, v);
+    }
+}
+
 /// One value, as `FeatureUniverse.row` serves it.
 pub(super) fn value(w: &mut CanonicalWriter, value: FeatureValue) {
     match value {

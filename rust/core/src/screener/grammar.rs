@@ -54,8 +54,12 @@ const EMPTY: (i128, i128, bool) = (1, 0, false);
 /// Every present value.
 const EVERYTHING: (i128, i128, bool) = (i128::MIN, i128::MAX, false);
 
-/// Compile a condition tree: groups here, each test (an object with `op`) by `leaf`, called
-/// with the test, its path and its `op`. `ops` lists the operators allowed (for refusals).
+/// How a compiled form makes a group of its compiled members.
+pub(crate) type Group<C> = fn(Vec<C>) -> C;
+
+/// Compile a condition tree: groups here (an `all` group made by `all`, an `any` group by
+/// `any`), each test (an object with `op`) by `leaf`, called with the test, its path and its
+/// `op`. `ops` lists the operators allowed (for refusals).
 ///
 /// # Errors
 /// [`ScreenError::Definition`] naming the path: too deep, not an object, a group of the wrong
@@ -65,7 +69,7 @@ pub(crate) fn compile_tree<C, F>(
     path: &str,
     depth: usize,
     ops: &str,
-    group: fn(bool, Vec<C>) -> C,
+    (all, any): (Group<C>, Group<C>),
     leaf: &mut F,
 ) -> Result<C, ScreenError>
 where
@@ -82,7 +86,7 @@ where
     let Value::Object(members) = value else {
         return Err(ScreenError::at(path, "expected a condition object: {\"all\": [...]}, {\"any\": [...]} or {\"key\", \"op\", ...}"));
     };
-    for (name, all) in [("all", true), ("any", false)] {
+    for (name, group) in [("all", all), ("any", any)] {
         if !members.iter().any(|(k, _)| k == name) {
             continue;
         }
@@ -99,10 +103,10 @@ where
             .enumerate()
             .map(|(i, item)| {
                 let path = format!("{path}.{name}[{i}]");
-                compile_tree(item, &path, depth + 1, ops, group, leaf)
+                compile_tree(item, &path, depth + 1, ops, (all, any), leaf)
             })
             .collect::<Result<Vec<C>, ScreenError>>()?;
-        return Ok(group(all, compiled));
+        return Ok(group(compiled));
     }
     let op = members
         .iter()

@@ -32,6 +32,8 @@ mod delta_tests;
 mod observation_tests;
 #[cfg(test)]
 mod screen_tests;
+#[cfg(test)]
+mod test_rows;
 
 pub use batch::Deltas;
 pub use definition::{Screen, MAX_DEPTH, MAX_GROUP, MAX_INSTRUMENTS, MAX_LIMIT, MAX_SORT};

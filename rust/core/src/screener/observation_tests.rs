@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::test_rows::snapshot;
 use super::{Observation, ObservationWriter, Pattern};
 use crate::bars::{Bar, Channel, Resolution, SeriesConfig, MINUTE_NS};
 use crate::decimal::Fixed;
@@ -133,18 +134,6 @@ fn scan(a: &Row, b: &Row, close: i128) -> Vec<(Pattern, Vec<(String, FeatureValu
         }
     }
     out
-}
-
-/// Every row of `u` with its newest bar.
-fn snapshot(u: &Universe) -> Vec<(Option<u64>, Row)> {
-    (0..u.len() as u32)
-        .flat_map(|i| {
-            Resolution::ALL.map(|r| {
-                let state = u.state(i, r).unwrap();
-                (state.last_ts_event(), state.row())
-            })
-        })
-        .collect()
 }
 
 /// What the direct scan sees from `before` to `after`, the closes taken from `closes` (per

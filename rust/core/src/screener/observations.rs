@@ -36,7 +36,7 @@
 //! are, so history makes no observation. A row the writer has never read is only read.
 
 use super::encode;
-use super::ids::registered;
+use super::ids::{check_ids, check_rows, register, take_visit_order};
 use super::patterns::{patterns, Pattern, Values, KEYS};
 use crate::bars::Resolution;
 use crate::features::{FeatureError, FeatureValue, Universe, Updated};
@@ -87,19 +87,14 @@ impl ObservationWriter {
         Self::default()
     }
 
-    /// Name instrument `index` (its documents' `instrument_id`): indexes in order from 0, as
-    /// [`Universe::add`] returns them. Renaming keeps what was read of it.
+    /// Name instrument `index` as [`super::DeltaWriter::register`] does. Renaming keeps what
+    /// was read of it.
     ///
     /// # Errors
-    /// [`FeatureError::InvalidInstrumentId`] for an id the schemas refuse,
-    /// [`FeatureError::InstrumentIndexGap`] for an index past the next one.
+    /// As [`super::DeltaWriter::register`].
     pub fn register(&mut self, index: u32, instrument_id: &str) -> Result<(), FeatureError> {
-        let i = registered(index, instrument_id, self.ids.len())?;
-        if self.ids.len() <= i {
-            self.ids.resize(i + 1, None);
-            self.held.resize((i + 1) * RESOLUTIONS, None);
-        }
-        self.ids[i] = Some(instrument_id.into());
+        let instruments = register(&mut self.ids, index, instrument_id, |id| id.into())?;
+        self.held.resize(instruments * RESOLUTIONS, None);
         Ok(())
     }
 
@@ -110,7 +105,7 @@ impl ObservationWriter {
     /// [`FeatureError::UnregisteredInstrument`], [`FeatureError::UnknownInstrument`] for
     /// `only` outside the universe.
     pub fn prime(&mut self, universe: &Universe, only: Option<u32>) -> Result<(), FeatureError> {
-        self.check_ids(universe)?;
+        check_ids(&self.ids, universe)?;
         let instruments = match only {
             Some(i) if i as usize >= universe.len() => {
                 return Err(FeatureError::UnknownInstrument {
@@ -145,16 +140,8 @@ impl ObservationWriter {
         universe: &Universe,
         rows: &[Updated],
     ) -> Result<Vec<Observation>, FeatureError> {
-        self.check_ids(universe)?;
-        if let Some(row) = rows
-            .iter()
-            .find(|r| r.instrument as usize >= universe.len())
-        {
-            return Err(FeatureError::UnknownInstrument {
-                index: row.instrument as usize,
-                len: universe.len(),
-            });
-        }
+        check_ids(&self.ids, universe)?;
+        check_rows(universe, rows)?;
         self.adopt_keys(universe);
         let mut seen = Vec::new();
         for &row in rows {
@@ -199,27 +186,12 @@ impl ObservationWriter {
         Ok(())
     }
 
-    /// Every instrument of `universe` has an id.
-    fn check_ids(&self, universe: &Universe) -> Result<(), FeatureError> {
-        let missing = (0..universe.len()).find(|&i| self.ids.get(i).is_none_or(Option::is_none));
-        match missing {
-            Some(index) => Err(FeatureError::UnregisteredInstrument { index }),
-            None => Ok(()),
-        }
-    }
-
     /// Map `universe`'s visit order onto [`KEYS`]' slots (kept while its selection is the
     /// one last seen).
     fn adopt_keys(&mut self, universe: &Universe) {
-        let visited = universe.features().iter().flat_map(|f| f.keys.iter());
-        if visited
-            .clone()
-            .map(String::as_str)
-            .eq(self.visited.iter().map(|k| &**k))
-        {
+        if !take_visit_order(universe, &mut self.visited) {
             return;
         }
-        self.visited = visited.map(|k| k.as_str().into()).collect();
         self.place = self
             .visited
             .iter()
@@ -280,14 +252,7 @@ fn document(instrument_id: &str, seen: &Observation) -> Vec<u8> {
     w.raw(b",\"ts_event\":");
     w.string(ts_event);
     w.raw(b",\"values\":{");
-    for (k, (key, value)) in seen.values.iter().enumerate() {
-        if k > 0 {
-            w.comma();
-        }
-        w.string(key);
-        w.raw(b":");
-        encode::value(&mut w, *value);
-    }
+    encode::members(&mut w, seen.values.iter().copied(), encode::value);
     w.raw(b"}");
     Head::write_version(&mut w);
     w.raw(b"}");

@@ -44,26 +44,22 @@ impl Pair {
     #[inline]
     fn order(&self, row: &[Option<i128>]) -> Option<Ordering> {
         let (a, b) = (row[self.a]?, row[self.b]?);
-        // An overflowing widening is past every i128, so its sign decides.
         Some(if self.widen_a {
-            a.checked_mul(self.factor).map_or(
-                if a > 0 {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                },
-                |a| a.cmp(&b),
-            )
+            widened_cmp(a, self.factor, b)
         } else {
-            b.checked_mul(self.factor).map_or(
-                if b > 0 {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                },
-                |b| a.cmp(&b),
-            )
+            widened_cmp(b, self.factor, a).reverse()
         })
+    }
+}
+
+/// The order of `x * factor` against `y`. An overflowing widening is past every i128, so its
+/// sign decides.
+#[inline]
+fn widened_cmp(x: i128, factor: i128, y: i128) -> Ordering {
+    match x.checked_mul(factor) {
+        Some(x) => x.cmp(&y),
+        None if x > 0 => Ordering::Greater,
+        None => Ordering::Less,
     }
 }
 
@@ -207,13 +203,7 @@ pub(crate) fn compile_value(value: &Value<'_>, keys: &Keys) -> Result<Node, Scre
         "$",
         1,
         OPS,
-        |all, members| {
-            if all {
-                Node::All(members)
-            } else {
-                Node::Any(members)
-            }
-        },
+        (Node::All, Node::Any),
         &mut |test, path, op| leaf(test, path, op, keys),
     )
 }

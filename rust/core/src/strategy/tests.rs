@@ -25,6 +25,15 @@ fn kernel(
     StrategyKernel::new(features, &rules(conditions), 2, 0)
 }
 
+/// A kernel as [`kernel`] with no declared feature and one rule, `name`.
+fn one_rule(name: &str, condition: &str) -> Result<StrategyKernel, StrategyError> {
+    kernel(&[], &[(name, condition)])
+}
+
+/// The rule the cross tests share.
+const CLOSE_CROSSES_ABOVE_ONE: &str =
+    r#"{"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1"}"#;
+
 fn refusal(features: &[FeatureDecl], conditions: &[(&str, &str)]) -> String {
     match StrategyKernel::new(features, &rules(conditions), 2, 0) {
         Ok(_) => "accepted".to_owned(),
@@ -130,13 +139,7 @@ fn crosses_a_value_and_a_ref_and_never_on_the_first_bar_or_after_a_gap() -> Resu
         // bar 4: 1.50 -> 1.00: reaches 1 (below needs < 1); 1.50 >= 1.25, 1.00 < 1.25.
         vec![0, 0b0010, 0b0100, 0b0001, 0b1000]
     );
-    let mut k = kernel(
-        &[],
-        &[(
-            "up",
-            r#"{"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1"}"#,
-        )],
-    )?;
+    let mut k = one_rule("up", CLOSE_CROSSES_ABOVE_ONE)?;
     assert_eq!(k.update(&bar(0, 50, 1)).ok(), Some(0));
     k.mark_gap();
     assert_eq!(
@@ -219,12 +222,9 @@ fn the_widest_widening_is_exact() -> Result<(), StrategyError> {
 
 #[test]
 fn groups_nest() -> Result<(), StrategyError> {
-    let mut k = kernel(
-        &[],
-        &[(
-            "r",
-            r#"{"any": [{"all": [{"key": "bar.close", "op": "GT", "value": "1"}, {"key": "bar.volume", "op": "GE", "value": "5"}]}, {"key": "bar.close", "op": "LT", "value": "0.5"}]}"#,
-        )],
+    let mut k = one_rule(
+        "r",
+        r#"{"any": [{"all": [{"key": "bar.close", "op": "GT", "value": "1"}, {"key": "bar.volume", "op": "GE", "value": "5"}]}, {"key": "bar.close", "op": "LT", "value": "0.5"}]}"#,
     )?;
     assert_eq!(k.update(&bar(0, 200, 4)).ok(), Some(0));
     assert_eq!(k.update(&bar(1, 200, 5)).ok(), Some(1));
@@ -235,13 +235,7 @@ fn groups_nest() -> Result<(), StrategyError> {
 
 #[test]
 fn a_refused_bar_changes_nothing() -> Result<(), StrategyError> {
-    let mut k = kernel(
-        &[],
-        &[(
-            "up",
-            r#"{"key": "bar.close", "op": "CROSSES_ABOVE", "value": "1"}"#,
-        )],
-    )?;
+    let mut k = one_rule("up", CLOSE_CROSSES_ABOVE_ONE)?;
     assert_eq!(k.update(&bar(1, 50, 1)).ok(), Some(0));
     let refused = k.update(&bar(0, 150, 1));
     assert!(matches!(refused, Err(StrategyError::Bar(_))));

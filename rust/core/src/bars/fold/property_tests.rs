@@ -15,16 +15,8 @@ struct Case {
 
 impl Case {
     fn view(&self) -> BarsView<'_> {
-        let [open, high, low, close, volume] = &self.columns;
-        BarsView {
-            ts_event: &self.ts,
-            open,
-            high,
-            low,
-            close,
-            volume,
-            sequence: self.sequence.as_deref(),
-        }
+        let columns = self.columns.each_ref().map(Vec::as_slice);
+        BarsView::new(&self.ts, columns, self.sequence.as_deref())
     }
 }
 

@@ -163,13 +163,7 @@ impl FeatureState {
     /// [`FeatureError::Bars`] naming the first offending index.
     pub fn validate(&self, columns: &BarsView<'_>) -> Result<(), FeatureError> {
         let n = columns.ts_event.len();
-        let lengths = [
-            columns.open.len(),
-            columns.high.len(),
-            columns.low.len(),
-            columns.close.len(),
-            columns.volume.len(),
-        ];
+        let lengths = columns.column_lengths();
         if lengths.iter().any(|&l| l != n) {
             return Err(BarsError::LengthMismatch {
                 expected: n,
@@ -269,15 +263,13 @@ impl FeatureState {
     /// # Errors
     /// As [`Self::validate`] for a one-bar batch.
     pub fn update_raw(&mut self, bar: &Bar) -> Result<(), FeatureError> {
-        self.validate(&BarsView {
-            ts_event: &[bar.ts_event],
-            open: &[bar.open],
-            high: &[bar.high],
-            low: &[bar.low],
-            close: &[bar.close],
-            volume: &[bar.volume],
-            sequence: None,
-        })?;
+        let values = [bar.open, bar.high, bar.low, bar.close, bar.volume];
+        let columns = values.each_ref().map(std::slice::from_ref);
+        self.validate(&BarsView::new(
+            std::slice::from_ref(&bar.ts_event),
+            columns,
+            None,
+        ))?;
         self.take_validated(bar);
         Ok(())
     }

@@ -145,15 +145,7 @@ mod tests {
                 })
                 .collect();
             let last_ts = [None, Some(0), Some(4), Some(u64::MAX)][next(4)];
-            let columns = BarsView {
-                ts_event: &ts,
-                open: &cols[0],
-                high: &cols[1],
-                low: &cols[2],
-                close: &cols[3],
-                volume: &cols[4],
-                sequence: None,
-            };
+            let columns = BarsView::new(&ts, cols.each_ref().map(Vec::as_slice), None);
             let mut check = QuickCheck::default();
             check.columns(&columns, 0..n, last_ts);
             let is_valid = valid(&columns, last_ts);

@@ -18,6 +18,16 @@ pub fn flat(ts: u64, close: f64, volume: f64) -> BarInput {
     }
 }
 
+/// `kernel`, with slots of its own, after one [`flat`] bar per close of `closes` (volume 1),
+/// at times 0, 1, ...
+pub fn after_closes<K: Kernel>(kernel: K, closes: &[f64]) -> Owned<K> {
+    let mut owned = Owned::new(kernel);
+    for (i, &close) in closes.iter().enumerate() {
+        owned.update(&flat(i as u64, close, 1.0));
+    }
+    owned
+}
+
 /// A deterministic wavy series of bars (no randomness in unit tests).
 pub fn series(n: usize) -> Vec<BarInput> {
     (0..n)

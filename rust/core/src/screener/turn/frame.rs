@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::super::encode;
 use crate::bars::Resolution;
 use crate::features::{AbsentReason, FeatureError, FeatureValue, Universe, Updated};
 use crate::json::CanonicalWriter;
@@ -57,14 +58,7 @@ pub(super) fn row(
         None => w.null(),
     }
     w.raw(b",\"values\":{");
-    for (k, (key, value)) in state.row().into_iter().enumerate() {
-        if k > 0 {
-            w.comma();
-        }
-        w.string(&key);
-        w.raw(b":");
-        wire_value(&mut w, value);
-    }
+    encode::members(&mut w, state.row(), wire_value);
     w.raw(b"}}");
     let mut out = head(version, "row");
     out.extend_from_slice(w.as_bytes());

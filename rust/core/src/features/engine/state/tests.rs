@@ -126,15 +126,7 @@ fn batch_equals_incremental_over_every_default() {
     let high: Vec<i64> = close.iter().map(|c| c + 25).collect();
     let low: Vec<i64> = close.iter().map(|c| c - 25).collect();
     let volume: Vec<i64> = (0..n).map(|i| ((i * 31) % 11) as i64 * 1000).collect();
-    let cols = BarsView {
-        ts_event: &ts,
-        open: &close,
-        high: &high,
-        low: &low,
-        close: &close,
-        volume: &volume,
-        sequence: None,
-    };
+    let cols = BarsView::new(&ts, [&close, &high, &low, &close, &volume], None);
     let Ok(mut batch) = FeatureState::new(default_registry().features().to_vec(), 2, 3) else {
         unreachable!("valid scales");
     };
@@ -204,15 +196,7 @@ fn part(c: &[Vec<i64>; 5], range: std::ops::Range<usize>) -> [Vec<i64>; 5] {
 }
 
 fn view<'a>(ts: &'a [u64], c: &'a [Vec<i64>; 5]) -> BarsView<'a> {
-    BarsView {
-        ts_event: ts,
-        open: &c[0],
-        high: &c[1],
-        low: &c[2],
-        close: &c[3],
-        volume: &c[4],
-        sequence: None,
-    }
+    BarsView::new(ts, c.each_ref().map(Vec::as_slice), None)
 }
 
 #[test]

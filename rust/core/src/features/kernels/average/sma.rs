@@ -46,14 +46,13 @@ impl Statistic for Mean {
 mod tests {
     use super::*;
     use crate::features::primitives::kernel::Owned;
-    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::testing::{
+        after_closes, batch_equals_incremental, first, series,
+    };
 
     #[test]
     fn mean_of_the_last_period_closes() {
-        let mut sma = Owned::new(Sma::new(3));
-        for (i, c) in [1.0, 2.0, 3.0, 4.0, 10.0].into_iter().enumerate() {
-            sma.update(&flat(i as u64, c, 1.0));
-        }
+        let sma = after_closes(Sma::new(3), &[1.0, 2.0, 3.0, 4.0, 10.0]);
         assert!((first(&sma) - 17.0 / 3.0).abs() < 1e-12);
         assert_eq!(sma.warmup_bars(), 3);
         assert_eq!(sma.bars_seen(), 5);

@@ -51,14 +51,13 @@ impl Statistic for Change {
 mod tests {
     use super::*;
     use crate::features::primitives::kernel::Owned;
-    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::testing::{
+        after_closes, batch_equals_incremental, first, flat, series,
+    };
 
     #[test]
     fn percent_change_over_period() {
-        let mut roc = Owned::new(Roc::new(2));
-        for (i, c) in [50.0, 80.0, 55.0, 60.0].into_iter().enumerate() {
-            roc.update(&flat(i as u64, c, 1.0));
-        }
+        let roc = after_closes(Roc::new(2), &[50.0, 80.0, 55.0, 60.0]);
         // 60 against 80 (two bars earlier).
         assert!((first(&roc) + 25.0).abs() < 1e-12);
         assert_eq!(roc.warmup_bars(), 3);

@@ -191,15 +191,14 @@ impl Define for Rsi {
 mod tests {
     use super::*;
     use crate::features::primitives::kernel::Owned;
-    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::testing::{
+        after_closes, batch_equals_incremental, first, flat, series,
+    };
 
     #[test]
     fn wilder_seed_then_smoothing() {
         // Changes: +1, -1, +2 (seed over period 2: gain 0.5, loss 0.5), then +2.
-        let mut rsi = Owned::new(Rsi::new(2));
-        for (i, c) in [10.0, 11.0, 10.0].into_iter().enumerate() {
-            rsi.update(&flat(i as u64, c, 1.0));
-        }
+        let mut rsi = after_closes(Rsi::new(2), &[10.0, 11.0, 10.0]);
         assert_eq!(rsi.warmup_bars(), 3);
         assert!((first(&rsi) - 50.0).abs() < 1e-12);
         rsi.update(&flat(3, 12.0, 1.0));

@@ -76,15 +76,13 @@ impl Statistic for Bands {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::primitives::kernel::Owned;
-    use crate::features::primitives::testing::{batch_equals_incremental, flat, nth, series};
+    use crate::features::primitives::testing::{
+        after_closes, batch_equals_incremental, nth, series,
+    };
 
     #[test]
     fn bands_and_percent_b() {
-        let mut bb = Owned::new(Bollinger::new(4, 2.0));
-        for (i, c) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
-            bb.update(&flat(i as u64, c, 1.0));
-        }
+        let bb = after_closes(Bollinger::new(4, 2.0), &[1.0, 2.0, 3.0, 4.0]);
         let std = 1.25f64.sqrt();
         assert!((nth(&bb, 0) - 2.5).abs() < 1e-12);
         assert!((nth(&bb, 1) - (2.5 + 2.0 * std)).abs() < 1e-12);
@@ -94,10 +92,7 @@ mod tests {
 
     #[test]
     fn flat_window_has_no_percent_b() {
-        let mut bb = Owned::new(Bollinger::new(3, 2.0));
-        for (i, c) in [9.0, 1.0, 2.0, 2.0, 2.0].into_iter().enumerate() {
-            bb.update(&flat(i as u64, c, 1.0));
-        }
+        let bb = after_closes(Bollinger::new(3, 2.0), &[9.0, 1.0, 2.0, 2.0, 2.0]);
         let values = bb.values();
         assert_eq!(values[0], Raw::Real(2.0));
         assert_eq!(values[1], Raw::Real(2.0));

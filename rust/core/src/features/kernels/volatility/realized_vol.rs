@@ -98,15 +98,14 @@ impl Statistic for LogReturns {
 mod tests {
     use super::*;
     use crate::features::primitives::kernel::Owned;
-    use crate::features::primitives::testing::{batch_equals_incremental, first, flat, series};
+    use crate::features::primitives::testing::{
+        after_closes, batch_equals_incremental, first, flat, series,
+    };
 
     #[test]
     fn sample_std_of_log_returns() {
         let closes = [100.0, 101.0, 99.0, 102.0];
-        let mut rv = Owned::new(RealizedVol::new(3, 1));
-        for (i, c) in closes.into_iter().enumerate() {
-            rv.update(&flat(i as u64, c, 1.0));
-        }
+        let rv = after_closes(RealizedVol::new(3, 1), &closes);
         let r: Vec<f64> = closes.windows(2).map(|w| (w[1] / w[0]).ln()).collect();
         let mean = r.iter().sum::<f64>() / 3.0;
         let var = r.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / 2.0;
