@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 from spine._core import (
-    WIRE_VERSION,
     DeltaWriter,
     FeatureUniverse,
     LiveBook,
@@ -25,6 +24,7 @@ from spine._core import (
     Turn,
     TurnRun,
 )
+from spine.features import feature_row_document
 from spine.screener.instrument import feature_state
 from spine.screener.node_client import Bars
 
@@ -261,15 +261,7 @@ class Rows:
         """The instrument's ``svc.feature_row`` at ``resolution``."""
         index = self.index[instrument_id]
         last = self.universe.last_ts_event(index, resolution)
-        return {
-            "version": WIRE_VERSION,
-            "schema_id": "svc.feature_row",
-            "schema_version": 1,
-            "instrument_id": instrument_id,
-            "resolution": resolution,
-            "ts_event": None if last is None else str(last),
-            "values": self.universe.row(index, resolution),
-        }
+        return feature_row_document(instrument_id, resolution, last, self.universe.row(index, resolution))
 
 
 def _distinct_runs(indexes: npt.NDArray[np.uint32]) -> list[npt.NDArray[np.intp]]:
