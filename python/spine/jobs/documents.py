@@ -32,34 +32,39 @@ def receipt(job: Any, config_hash: str) -> dict[str, Any]:
 
 
 def summary(job: Any) -> dict[str, Any]:
-    return {
-        **head("svc.backtest_job_summary"),
-        "job_id": job.job_id,
-        "strategy_id": job.strategy_id,
-        "revision_id": job.revision_id,
-        "state": job.state,
-        "submitted_ts": str(job.submitted_ts),
-        "started_ts": _ns(job.started_ts),
-        "finished_ts": _ns(job.finished_ts),
-    }
+    return {**head("svc.backtest_job_summary"), **_job(job), **_times(job)}
 
 
 def detail(job: Any) -> dict[str, Any]:
     return {
         **head("svc.backtest_job_detail", 2),
+        **_job(job),
+        "instrument_id": job.instrument_id,
+        "start": str(job.start),
+        "end": str(job.end),
+        **_times(job),
+        "execution": None if job.execution is None else json.loads(job.execution),
+        "run_id": job.run_id,
+        "last_error": _public(job.last_error),
+    }
+
+
+def _job(job: Any) -> dict[str, Any]:
+    """The fields that open a job's summary and detail (in this order, as documents list them)."""
+    return {
         "job_id": job.job_id,
         "strategy_id": job.strategy_id,
         "revision_id": job.revision_id,
         "state": job.state,
-        "instrument_id": job.instrument_id,
-        "start": str(job.start),
-        "end": str(job.end),
+    }
+
+
+def _times(job: Any) -> dict[str, str | None]:
+    """A job's submitted, started and finished times (None until it has them)."""
+    return {
         "submitted_ts": str(job.submitted_ts),
         "started_ts": _ns(job.started_ts),
         "finished_ts": _ns(job.finished_ts),
-        "execution": None if job.execution is None else json.loads(job.execution),
-        "run_id": job.run_id,
-        "last_error": _public(job.last_error),
     }
 
 
