@@ -51,12 +51,12 @@ def detail(job: Any) -> dict[str, Any]:
 
 def _job(job: Any) -> dict[str, Any]:
     """The fields that open a job's summary and detail (in this order, as documents list them)."""
-    return {
-        "job_id": job.job_id,
-        "strategy_id": job.strategy_id,
-        "revision_id": job.revision_id,
-        "state": job.state,
-    }
+    return _fields(job, "job_id", "strategy_id", "revision_id", "state")
+
+
+def _fields(row: Any, *names: str) -> dict[str, Any]:
+    """``row``'s attributes ``names``, served as stored, in that order."""
+    return {name: getattr(row, name) for name in names}
 
 
 def _times(job: Any) -> dict[str, str | None]:
@@ -71,11 +71,7 @@ def _times(job: Any) -> dict[str, str | None]:
 def event(row: Any) -> dict[str, Any]:
     return {
         **head("svc.backtest_job_event"),
-        "job_id": row.job_id,
-        "sequence": row.sequence,
-        "type": row.type,
-        "state": row.state,
-        "level": row.level,
+        **_fields(row, "job_id", "sequence", "type", "state", "level"),
         "message": _public(row.message),
         "ts_event": str(row.ts_event),
     }
