@@ -24,14 +24,13 @@ from spine._core import (
     Turn,
     TurnRun,
 )
+from spine.bars import RESOLUTIONS  # every instrument's rows are at these, finest first
 from spine.features import feature_row_document
 from spine.screener.instrument import feature_state
 from spine.screener.node_client import Bars
 
 __all__ = ["RESOLUTIONS", "Registering", "Rows", "Sequences", "TurnListener"]
 
-#: The seven resolutions of every instrument's rows, finest first.
-RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 _COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 MINUTE_NS = 60_000_000_000
 W = TypeVar("W", DeltaWriter, ObservationWriter, covariant=True)
