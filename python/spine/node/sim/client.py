@@ -21,7 +21,6 @@ from typing import Any
 from nautilus_trader.common.providers import InstrumentProvider
 from nautilus_trader.config import InstrumentProviderConfig, LiveDataClientConfig
 from nautilus_trader.live.data_client import LiveMarketDataClient
-from nautilus_trader.live.factories import LiveDataClientFactory
 from nautilus_trader.model.data import (
     Bar,
     BarType,
@@ -43,6 +42,7 @@ from spine.node.sim.history import HistoryAnswer, HistoryPlan
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 from spine.node.sim.market import MINUTE_NS, Candle, Profile, SimMarket
 from spine.node.sim.universe import SimUniverseConfig, make_instruments, reference_price
+from spine.node.venue_factory import VenueClientFactory
 
 __all__ = ["SimDataClient", "SimDataClientConfig", "SimDataClientFactory", "SimInstrumentProvider", "sim_market"]
 
@@ -398,15 +398,9 @@ class SimDataClient(LiveMarketDataClient):
             self._handle_bars(request.bar_type, bars, request.id, request.start, request.end, request.params)
 
 
-class SimDataClientFactory(LiveDataClientFactory):
+class SimDataClientFactory(VenueClientFactory):
     """Builds the simulated venue's client for a node."""
 
-    @staticmethod
-    def create(
-        loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any, clock: Any
-    ) -> SimDataClient:
-        if not isinstance(config, SimDataClientConfig):
-            raise TypeError(
-                f"the simulated venue's factory builds from a SimDataClientConfig, got {type(config).__name__}"
-            )
-        return SimDataClient(loop, msgbus, cache, clock, config)
+    CLIENT = SimDataClient
+    CONFIG = SimDataClientConfig
+    VENUE = "simulated"
