@@ -287,23 +287,11 @@ def _move_head(
     head = None if locked is None else str(locked.head_revision_id)
     if head != parent_revision_id:
         raise HeadMoved(head, _files(connection, strategy_id, head))
+    moved = {"name": name, "template_id": template_id, "head_revision_id": revision_id, "updated_ts": now_ns}
     if locked is None:
-        connection.execute(
-            insert(strategies).values(
-                strategy_id=strategy_id,
-                name=name,
-                template_id=template_id,
-                head_revision_id=revision_id,
-                created_ts=now_ns,
-                updated_ts=now_ns,
-            )
-        )
+        connection.execute(insert(strategies).values(strategy_id=strategy_id, created_ts=now_ns, **moved))
         return 1
-    connection.execute(
-        update(strategies)
-        .where(strategies.c.strategy_id == strategy_id)
-        .values(name=name, template_id=template_id, head_revision_id=revision_id, updated_ts=now_ns)
-    )
+    connection.execute(update(strategies).where(strategies.c.strategy_id == strategy_id).values(**moved))
     newest: int = connection.execute(
         select(func.max(revisions.c.seq)).where(revisions.c.strategy_id == strategy_id)
     ).scalar_one()
