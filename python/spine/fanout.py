@@ -71,14 +71,7 @@ class FanOut:
                 tap(kind, instrument_id, payload)
             except Exception:  # noqa: BLE001 - a tap's failure must not cost subscribers the event
                 log.exception("fan-out tap %r failed on a %s event", tap, kind)
-        kept = self._hub.publish(kind, instrument_id, payload)
-        waiting = self._waiting  # inlined _wake: this loop runs once per subscriber per event
-        for sid in kept:
-            waiter = waiting.get(sid)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-        if self._sinks and kept:
-            self._mark(kept)
+        self._deliver(self._hub.publish(kind, instrument_id, payload))
 
     def publish_frames(self, frames: Frames) -> None:
         """Offer a screener turn's events in order, as :meth:`publish` one after the other, in
@@ -87,8 +80,11 @@ class FanOut:
             for kind, instrument_id, payload in frames.events():
                 self.publish(kind, instrument_id, payload)
             return
-        kept = self._hub.publish_frames(frames)
-        waiting = self._waiting
+        self._deliver(self._hub.publish_frames(frames))
+
+    def _deliver(self, kept: Sequence[int]) -> None:
+        """Wake the pulling subscribers ``kept`` an event and mark the pushed ones for the flush."""
+        waiting = self._waiting  # inlined _wake: this loop runs once per subscriber per event
         for sid in kept:
             waiter = waiting.get(sid)
             if waiter is not None and not waiter.done():

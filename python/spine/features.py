@@ -23,6 +23,7 @@ __all__ = [
     "Row",
     "compute_features",
     "feature_row",
+    "feature_row_document",
     "feature_specs",
     "row_delta",
 ]
@@ -105,15 +106,19 @@ def feature_row(state: FeatureState, *, instrument_id: str, resolution: str) -> 
     if not isinstance(state, FeatureState):
         raise TypeError(f"state must be a FeatureState, got {type(state).__name__}")
     _check_names(instrument_id, resolution)
-    last = state.last_ts_event
+    return feature_row_document(instrument_id, resolution, state.last_ts_event, state.row())
+
+
+def feature_row_document(instrument_id: str, resolution: str, last_ts_event: int | None, values: Row) -> dict[str, Any]:
+    """The ``svc.feature_row`` document of a row's values, newest bar at ``last_ts_event``."""
     return {
         "version": WIRE_VERSION,
         "schema_id": "svc.feature_row",
         "schema_version": 1,
         "instrument_id": instrument_id,
         "resolution": resolution,
-        "ts_event": None if last is None else str(last),
-        "values": state.row(),
+        "ts_event": None if last_ts_event is None else str(last_ts_event),
+        "values": values,
     }
 
 
@@ -167,6 +172,11 @@ def row_delta(
 _DECIMAL = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?\Z")
 _INTEGER = re.compile(r"-?(0|[1-9][0-9]*)\Z")
 _NANOS = re.compile(r"(0|[1-9][0-9]*)\Z")
+#: The whole-number kinds: their pattern, bounds (low inclusive, high exclusive) and refusal.
+_WHOLE = {
+    "INTEGER": (_INTEGER, -(2**63), 2**63, "an INTEGER has exactly kind and value, a signed 64-bit integer string"),
+    "UNIX_NANOS": (_NANOS, 0, 2**64, "a UNIX_NANOS has exactly kind and value, a nanosecond string"),
+}
 _REASONS = ("WARMING_UP", "INPUT_UNAVAILABLE", "GAP_IN_INPUT")
 
 
@@ -191,22 +201,15 @@ def _value_defect(value: object) -> str | None:
         if len(text.partition(".")[2]) != scale:
             return f"DECIMAL value {text!r} does not have exactly scale {scale} fractional digits"
         return None
-    if kind == "INTEGER":
+    if kind in _WHOLE:
+        pattern, low, high, what = _WHOLE[kind]
         if (
             fields != {"kind", "value"}
-            or not (isinstance(text, str) and len(text) <= 20 and _INTEGER.match(text))
+            or not (isinstance(text, str) and len(text) <= 20 and pattern.match(text))
             or text == "-0"
-            or not -(2**63) <= int(text) < 2**63
+            or not low <= int(text) < high
         ):
-            return f"an INTEGER has exactly kind and value, a signed 64-bit integer string, got {text!r}"
-        return None
-    if kind == "UNIX_NANOS":
-        if (
-            fields != {"kind", "value"}
-            or not (isinstance(text, str) and len(text) <= 20 and _NANOS.match(text))
-            or int(text) >= 2**64
-        ):
-            return f"a UNIX_NANOS has exactly kind and value, a nanosecond string, got {text!r}"
+            return f"{what}, got {text!r}"
         return None
     if kind == "ABSENT":
         reason = value.get("reason")

@@ -58,6 +58,19 @@ class Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
             **{environment_variable(SHARED_PREFIX, key): key for key in cls.SHARED_KEYS},
         }
 
+    def check_range(self, name: str, low: int, high: int) -> None:
+        """Refuse the setting ``name`` outside ``low..high`` (both inclusive)."""
+        value = getattr(self, name)
+        if not low <= value <= high:
+            raise ConfigError(f"{name} {value}: allowed {low}..{high}")
+
+    def check_seconds(self, *names: str) -> None:
+        """Refuse any of the durations ``names`` not above 0 or longer than an hour."""
+        for name in names:
+            value = getattr(self, name)
+            if not 0 < value <= 3_600:
+                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+
 
 class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
     """What every serving process is configured with (a process's settings extend these)."""
@@ -80,14 +93,9 @@ class ServerSettings(Settings, forbid_unknown_fields=True, frozen=True):
     deployment_mode: str = "public-readonly"
 
     def __post_init__(self) -> None:
-        if not 0 < self.port < 65_536:
-            raise ConfigError(f"port {self.port}: allowed 1..65535")
-        if not 0 < self.http_backlog <= 65_535:
-            raise ConfigError(f"http_backlog {self.http_backlog}: allowed 1..65535")
-        for name in ("stream_heartbeat_secs", "http_body_secs"):
-            value = getattr(self, name)
-            if not 0 < value <= 3_600:
-                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+        self.check_range("port", 1, 65_535)
+        self.check_range("http_backlog", 1, 65_535)
+        self.check_seconds("stream_heartbeat_secs", "http_body_secs")
 
     @property
     def mode(self) -> Literal["public-readonly", "private-operator"]:

@@ -31,13 +31,7 @@ class Execution(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def document(self) -> dict[str, Any]:
         """The ``execution`` object of the report and the job detail."""
-        return {
-            "capital": self.capital,
-            "currency": self.currency,
-            "fee_model": self.fee_model,
-            "fill_model": self.fill_model,
-            "seed": self.seed,
-        }
+        return msgspec.structs.asdict(self)
 
 
 class RunSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -76,21 +76,15 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         check_nodes(self.nodes, MAX_NODES)
         if self.screener is not None:
             check_base_url(self.screener, "screener", "screener base URL")
-        for name in ("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "queue_watch_secs"):
-            value = getattr(self, name)
-            if not 0 < value <= 3_600:
-                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+        self.check_seconds("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "queue_watch_secs")
         if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
             raise ConfigError(
                 f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "
                 "at most 16 integer and 8 fractional digits"
             )
-        if not 1 <= self.worker_max_attempts <= 100:
-            raise ConfigError(f"worker_max_attempts {self.worker_max_attempts}: allowed 1..100")
-        if not 1 <= self.job_stream_subscribers <= 65_536:
-            raise ConfigError(f"job_stream_subscribers {self.job_stream_subscribers}: allowed 1..65536")
-        if not 0 <= self.backtest_seed <= 2**32 - 1:
-            raise ConfigError(f"backtest_seed {self.backtest_seed}: allowed 0..4294967295")
+        self.check_range("worker_max_attempts", 1, 100)
+        self.check_range("job_stream_subscribers", 1, 65_536)
+        self.check_range("backtest_seed", 0, 2**32 - 1)
 
 
 def load_config(path: str | None = None, environ: Mapping[str, str] = os.environ) -> GatewayConfig:

@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -77,21 +77,20 @@ def _unit_hint(value: int) -> str:
     return "milliseconds" if value >= 10**11 else "seconds"
 
 
+@dataclass(kw_only=True)
 class Parser:
     """Parses batch after batch of one file (see the module docs); keeps the last close so
     ordering is checked across batches."""
 
-    def __init__(
-        self, *, csv: bool, step_ns: int, step_name: str, open_time: bool, price: Fixed | None, size: Fixed | None
-    ) -> None:
-        self.csv = csv
-        self.step_ns = step_ns
-        self.step_name = step_name
-        self.open_time = open_time
-        self.price = price
-        self.size = size
-        self.rows = 0
-        self._last: int | None = None
+    csv: bool
+    step_ns: int
+    step_name: str
+    open_time: bool
+    price: Fixed | None
+    size: Fixed | None
+    #: Rows parsed so far (over every batch).
+    rows: int = field(default=0, init=False)
+    _last: int | None = field(default=None, init=False)
 
     def _at(self, index: int) -> str:
         return where(self.rows + index + 1, self.csv)

@@ -32,45 +32,46 @@ def receipt(job: Any, config_hash: str) -> dict[str, Any]:
 
 
 def summary(job: Any) -> dict[str, Any]:
-    return {
-        **head("svc.backtest_job_summary"),
-        "job_id": job.job_id,
-        "strategy_id": job.strategy_id,
-        "revision_id": job.revision_id,
-        "state": job.state,
-        "submitted_ts": str(job.submitted_ts),
-        "started_ts": _ns(job.started_ts),
-        "finished_ts": _ns(job.finished_ts),
-    }
+    return {**head("svc.backtest_job_summary"), **_job(job), **_times(job)}
 
 
 def detail(job: Any) -> dict[str, Any]:
     return {
         **head("svc.backtest_job_detail", 2),
-        "job_id": job.job_id,
-        "strategy_id": job.strategy_id,
-        "revision_id": job.revision_id,
-        "state": job.state,
+        **_job(job),
         "instrument_id": job.instrument_id,
         "start": str(job.start),
         "end": str(job.end),
-        "submitted_ts": str(job.submitted_ts),
-        "started_ts": _ns(job.started_ts),
-        "finished_ts": _ns(job.finished_ts),
+        **_times(job),
         "execution": None if job.execution is None else json.loads(job.execution),
         "run_id": job.run_id,
         "last_error": _public(job.last_error),
     }
 
 
+def _job(job: Any) -> dict[str, Any]:
+    """The fields that open a job's summary and detail (in this order, as documents list them)."""
+    return _fields(job, "job_id", "strategy_id", "revision_id", "state")
+
+
+def _fields(row: Any, *names: str) -> dict[str, Any]:
+    """``row``'s attributes ``names``, served as stored, in that order."""
+    return {name: getattr(row, name) for name in names}
+
+
+def _times(job: Any) -> dict[str, str | None]:
+    """A job's submitted, started and finished times (None until it has them)."""
+    return {
+        "submitted_ts": str(job.submitted_ts),
+        "started_ts": _ns(job.started_ts),
+        "finished_ts": _ns(job.finished_ts),
+    }
+
+
 def event(row: Any) -> dict[str, Any]:
     return {
         **head("svc.backtest_job_event"),
-        "job_id": row.job_id,
-        "sequence": row.sequence,
-        "type": row.type,
-        "state": row.state,
-        "level": row.level,
+        **_fields(row, "job_id", "sequence", "type", "state", "level"),
         "message": _public(row.message),
         "ts_event": str(row.ts_event),
     }

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,28 +62,40 @@ class RevisionStore(Connections):
         twice or a content hash that is not the SHA-256 of the
         file's UTF-8 bytes; :class:`StoreError` for a revision id the strategy already holds.
         """
-        paths = [path for path, _, _ in files]
-        if not paths:
-            raise ValueError("a revision holds at least one file")
-        if len(set(paths)) != len(paths):
-            raise ValueError(f"a revision names each path once; given {sorted(paths)}")
-        for path, content, content_hash in files:
-            if hashlib.sha256(_bytes(content)).hexdigest() != content_hash:
-                raise ValueError(f"{path}: content_hash {content_hash} is not the SHA-256 of its UTF-8 bytes")
+        _check_files(files)
+        with self._saving(strategy_id, parent_revision_id, revision_id) as connection:
+            seq = _move_head(connection, strategy_id, parent_revision_id, revision_id, name, template_id, now_ns)
+            connection.execute(
+                self._insert_ignore(blobs),
+                [{"content_hash": content_hash, "content": _bytes(content)} for _, content, content_hash in files],
+            )
+            connection.execute(
+                insert(revisions).values(
+                    strategy_id=strategy_id,
+                    revision_id=revision_id,
+                    parent_revision_id=parent_revision_id,
+                    message=message,
+                    instruments=json.dumps(list(instruments), separators=(",", ":")),
+                    created_ts=now_ns,
+                    seq=seq,
+                )
+            )
+            connection.execute(
+                insert(revision_files),
+                [
+                    {"strategy_id": strategy_id, "revision_id": revision_id, "path": path, "content_hash": content_hash}
+                    for path, _, content_hash in files
+                ],
+            )
+        return self.revision(strategy_id, revision_id)
+
+    @contextmanager
+    def _saving(self, strategy_id: str, parent_revision_id: str | None, revision_id: str) -> Iterator[Connection]:
+        """The save's transaction; a save refused by the database on a key is answered with the
+        head when the head moved (a concurrent first save), else as a :class:`StoreError`."""
         try:
             with self._write() as connection:
-                self._save(
-                    connection,
-                    strategy_id,
-                    parent_revision_id,
-                    message,
-                    files,
-                    revision_id,
-                    instruments,
-                    name,
-                    template_id,
-                    now_ns,
-                )
+                yield connection
         except exc.IntegrityError as error:
             with self._read() as connection:
                 head = _head(connection, strategy_id)
@@ -91,73 +104,6 @@ class RevisionStore(Connections):
             raise StoreError(
                 f"{StoreError.symbol}: revision {revision_id} of {strategy_id} not saved: {error.orig}"
             ) from error
-        return self.revision(strategy_id, revision_id)
-
-    def _save(
-        self,
-        connection: Connection,
-        strategy_id: str,
-        parent_revision_id: str | None,
-        message: str,
-        files: Sequence[tuple[str, str | bytes, str]],
-        revision_id: str,
-        instruments: Sequence[str],
-        name: str,
-        template_id: str | None,
-        now_ns: int,
-    ) -> None:
-        locked = connection.execute(
-            select(strategies.c.head_revision_id).where(strategies.c.strategy_id == strategy_id).with_for_update()
-        ).first()
-        head = None if locked is None else str(locked.head_revision_id)
-        if head != parent_revision_id:
-            raise HeadMoved(head, _files(connection, strategy_id, head))
-        if locked is None:
-            connection.execute(
-                insert(strategies).values(
-                    strategy_id=strategy_id,
-                    name=name,
-                    template_id=template_id,
-                    head_revision_id=revision_id,
-                    created_ts=now_ns,
-                    updated_ts=now_ns,
-                )
-            )
-            seq = 1
-        else:
-            connection.execute(
-                update(strategies)
-                .where(strategies.c.strategy_id == strategy_id)
-                .values(name=name, template_id=template_id, head_revision_id=revision_id, updated_ts=now_ns)
-            )
-            seq = (
-                1
-                + connection.execute(
-                    select(func.max(revisions.c.seq)).where(revisions.c.strategy_id == strategy_id)
-                ).scalar_one()
-            )
-        connection.execute(
-            self._insert_ignore(blobs),
-            [{"content_hash": content_hash, "content": _bytes(content)} for _, content, content_hash in files],
-        )
-        connection.execute(
-            insert(revisions).values(
-                strategy_id=strategy_id,
-                revision_id=revision_id,
-                parent_revision_id=parent_revision_id,
-                message=message,
-                instruments=json.dumps(list(instruments), separators=(",", ":")),
-                created_ts=now_ns,
-                seq=seq,
-            )
-        )
-        connection.execute(
-            insert(revision_files),
-            [
-                {"strategy_id": strategy_id, "revision_id": revision_id, "path": path, "content_hash": content_hash}
-                for path, _, content_hash in files
-            ],
-        )
 
     def strategy(self, strategy_id: str) -> Strategy:
         """# Errors
@@ -307,3 +253,46 @@ def _revision(row: Row[tuple[object, ...]], files: dict[str, str]) -> Revision:
         tuple(json.loads(row.instruments)),
         row.created_ts,
     )
+
+
+def _check_files(files: Sequence[tuple[str, str | bytes, str]]) -> None:
+    """Refuse no files, a path given twice, or a content hash that is not its file's SHA-256."""
+    paths = [path for path, _, _ in files]
+    if not paths:
+        raise ValueError("a revision holds at least one file")
+    if len(set(paths)) != len(paths):
+        raise ValueError(f"a revision names each path once; given {sorted(paths)}")
+    for path, content, content_hash in files:
+        if hashlib.sha256(_bytes(content)).hexdigest() != content_hash:
+            raise ValueError(f"{path}: content_hash {content_hash} is not the SHA-256 of its UTF-8 bytes")
+
+
+def _move_head(
+    connection: Connection,
+    strategy_id: str,
+    parent_revision_id: str | None,
+    revision_id: str,
+    name: str,
+    template_id: str | None,
+    now_ns: int,
+) -> int:
+    """Lock the strategy's row, check ``parent_revision_id`` is its head, and make
+    ``revision_id`` the head (creating the strategy on its first save); the revision's ``seq``.
+
+    # Errors
+    :class:`HeadMoved` when the parent is not the head."""
+    locked = connection.execute(
+        select(strategies.c.head_revision_id).where(strategies.c.strategy_id == strategy_id).with_for_update()
+    ).first()
+    head = None if locked is None else str(locked.head_revision_id)
+    if head != parent_revision_id:
+        raise HeadMoved(head, _files(connection, strategy_id, head))
+    moved = {"name": name, "template_id": template_id, "head_revision_id": revision_id, "updated_ts": now_ns}
+    if locked is None:
+        connection.execute(insert(strategies).values(strategy_id=strategy_id, created_ts=now_ns, **moved))
+        return 1
+    connection.execute(update(strategies).where(strategies.c.strategy_id == strategy_id).values(**moved))
+    newest: int = connection.execute(
+        select(func.max(revisions.c.seq)).where(revisions.c.strategy_id == strategy_id)
+    ).scalar_one()
+    return newest + 1

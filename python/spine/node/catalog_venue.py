@@ -23,14 +23,13 @@ import numpy as np
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from nautilus_trader.common.providers import InstrumentProvider
 from nautilus_trader.config import InstrumentProviderConfig, LiveDataClientConfig
-from nautilus_trader.live.data_client import LiveMarketDataClient
-from nautilus_trader.live.factories import LiveDataClientFactory
 from nautilus_trader.model.data import Bar
-from nautilus_trader.model.identifiers import ClientId, InstrumentId, Venue
+from nautilus_trader.model.identifiers import InstrumentId
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.hydrator import Answer
+from spine.node.venue_client import VenueClientFactory, VenueDataClient
 from spine.wire.bar_types import bar_type_of
 
 __all__ = [
@@ -165,25 +164,15 @@ class CatalogHistory:
         return Answer("history", found)
 
 
-class CatalogDataClient(LiveMarketDataClient):
+class CatalogDataClient(VenueDataClient):
     """The venue (see the module docs)."""
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, msgbus: Any, cache: Any, clock: Any, config: CatalogDataClientConfig
     ) -> None:
         root = import_root(config.path)
-        super().__init__(
-            loop=loop,
-            client_id=ClientId(config.venue_name),
-            venue=Venue(config.venue_name),
-            msgbus=msgbus,
-            cache=cache,
-            clock=clock,
-            instrument_provider=CatalogInstrumentProvider(
-                root, config.venue_name, InstrumentProviderConfig(load_all=True)
-            ),
-            config=config,
-        )
+        provider = CatalogInstrumentProvider(root, config.venue_name, InstrumentProviderConfig(load_all=True))
+        super().__init__(loop, msgbus, cache, clock, config, provider)
         self.root = root
         self.history_source = CatalogHistory(root)
 
@@ -255,15 +244,9 @@ class CatalogDataClient(LiveMarketDataClient):
         self._handle_bars(request.bar_type, bars, request.id, request.start, request.end, request.params)
 
 
-class CatalogDataClientFactory(LiveDataClientFactory):
+class CatalogDataClientFactory(VenueClientFactory):
     """Builds the catalog venue's client for a node."""
 
-    @staticmethod
-    def create(
-        loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any, clock: Any
-    ) -> CatalogDataClient:
-        if not isinstance(config, CatalogDataClientConfig):
-            raise TypeError(
-                f"the catalog venue's factory builds from a CatalogDataClientConfig, got {type(config).__name__}"
-            )
-        return CatalogDataClient(loop, msgbus, cache, clock, config)
+    CLIENT = CatalogDataClient
+    CONFIG = CatalogDataClientConfig
+    VENUE = "catalog"

@@ -144,8 +144,7 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(
                 "capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required"
             )
-        if not 0 <= self.external_grace_secs <= 3_600:
-            raise ConfigError(f"external_grace_secs {self.external_grace_secs}: allowed 0..3600")
+        self.check_range("external_grace_secs", 0, 3_600)
         if not 0.000_01 <= self.gil_switch_secs <= 0.1:
             raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:

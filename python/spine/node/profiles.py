@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import msgspec
 from nautilus_trader.config import InstrumentProviderConfig
 
 from spine.node.config import NodeConfig
@@ -21,17 +22,9 @@ __all__ = ["data_client"]
 
 def _sim(config: NodeConfig) -> tuple[str, Any, type]:
     s = config.sim
+    # Every [sim] setting is a client setting of the same name (the client's history is None when empty).
     client = SimDataClientConfig(
-        venue_name=s.venue_name,
-        seed=s.seed,
-        speed=s.speed,
-        start_ns=s.start_ns,
-        spot=s.spot,
-        perpetuals=s.perpetuals,
-        option_expiries=s.option_expiries,
-        option_strikes=s.option_strikes,
-        candle_skip=s.candle_skip,
-        history=dict(s.history) or None,
+        **{**msgspec.structs.asdict(s), "history": dict(s.history) or None},
         instrument_provider=InstrumentProviderConfig(load_all=True),
     )
     return s.venue_name, client, SimDataClientFactory

@@ -55,20 +55,12 @@ class ScreenerConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_nodes(self.nodes, MAX_NODES)
-        if not 1 <= self.observations_kept <= 10_000_000:
-            raise ConfigError(f"observations_kept {self.observations_kept}: allowed 1..10000000")
-        if not 1 <= self.stream_subscribers <= 65_536:
-            raise ConfigError(f"stream_subscribers {self.stream_subscribers}: allowed 1..65536")
-        if not 1 <= self.point_in_time_screens <= 64:
-            raise ConfigError(f"point_in_time_screens {self.point_in_time_screens}: allowed 1..64")
-        if not 0 <= self.point_in_time_queue <= 1_024:
-            raise ConfigError(f"point_in_time_queue {self.point_in_time_queue}: allowed 0..1024")
-        if not 1 <= self.warm_concurrency <= 64:
-            raise ConfigError(f"warm_concurrency {self.warm_concurrency}: allowed 1..64")
-        for name in ("upstream_timeout_secs", "checkpoint_secs", "reconnect_min_secs", "reconnect_max_secs"):
-            value = getattr(self, name)
-            if not 0 < value <= 3_600:
-                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+        self.check_range("observations_kept", 1, 10_000_000)
+        self.check_range("stream_subscribers", 1, 65_536)
+        self.check_range("point_in_time_screens", 1, 64)
+        self.check_range("point_in_time_queue", 0, 1_024)
+        self.check_range("warm_concurrency", 1, 64)
+        self.check_seconds("upstream_timeout_secs", "checkpoint_secs", "reconnect_min_secs", "reconnect_max_secs")
         if self.reconnect_min_secs > self.reconnect_max_secs:
             raise ConfigError(
                 f"reconnect_min_secs {self.reconnect_min_secs} is above reconnect_max_secs "

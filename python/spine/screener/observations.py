@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from spine._core import ObservationWriter, TurnRun
-from spine.screener.rows import Rows
+from spine.screener.rows import Registering, Rows
 
 __all__ = ["DEFAULT_CAPACITY", "Observations", "Observer", "Stored"]
 
@@ -110,18 +110,13 @@ class Observer:
 
     def __init__(self, rows: Rows, store: Observations) -> None:
         self.rows, self.store = rows, store
-        self._writer = ObservationWriter()
-        self._registered = 0
+        self._writer = Registering(rows, ObservationWriter())
         rows.listeners.append(self.changed)
         rows.observer = self
 
     def writer(self) -> ObservationWriter:
         """The observation writer, every instrument of the rows registered."""
-        rows = self.rows
-        while self._registered < len(rows.ids):
-            self._writer.register(self._registered, rows.ids[self._registered])
-            self._registered += 1
-        return self._writer
+        return self._writer()
 
     def took(self, run: TurnRun) -> None:
         """Keep a live turn's run's documents (written in Rust)."""

@@ -10,13 +10,12 @@ catch-up's close) calls each listener with the rows it changed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from spine._core import (
-    WIRE_VERSION,
     DeltaWriter,
     FeatureUniverse,
     LiveBook,
@@ -25,16 +24,17 @@ from spine._core import (
     Turn,
     TurnRun,
 )
+from spine.bars import RESOLUTIONS  # every instrument's rows are at these, finest first
+from spine.features import feature_row_document
 from spine.screener.instrument import feature_state
 from spine.screener.node_client import Bars
 
-__all__ = ["RESOLUTIONS", "Rows", "Sequences", "TurnListener"]
+__all__ = ["RESOLUTIONS", "Registering", "Rows", "Sequences", "TurnListener"]
 
-#: The seven resolutions of every instrument's rows, finest first.
-RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 _COLUMNS = ("ts_event", "open", "high", "low", "close", "volume")
 MINUTE_NS = 60_000_000_000
 W = TypeVar("W", DeltaWriter, ObservationWriter, covariant=True)
+R = TypeVar("R", DeltaWriter, ObservationWriter)
 
 
 class TurnListener(Protocol[W]):
@@ -47,6 +47,23 @@ class TurnListener(Protocol[W]):
     def writer(self) -> W: ...
 
     def took(self, run: TurnRun) -> None: ...
+
+
+class Registering(Generic[R]):
+    """A listener's writer, each instrument the rows have gained registered before it is used
+    (instruments are only ever appended to the rows, so the next index is the count so far)."""
+
+    def __init__(self, rows: Rows, writer: R) -> None:
+        self._rows = rows
+        self._writer: R = writer
+        self._registered = 0
+
+    def __call__(self) -> R:
+        ids = self._rows.ids
+        while self._registered < len(ids):
+            self._writer.register(self._registered, ids[self._registered])
+            self._registered += 1
+        return self._writer
 
 
 class Sequences(MutableMapping[str, int]):
@@ -261,15 +278,7 @@ class Rows:
         """The instrument's ``svc.feature_row`` at ``resolution``."""
         index = self.index[instrument_id]
         last = self.universe.last_ts_event(index, resolution)
-        return {
-            "version": WIRE_VERSION,
-            "schema_id": "svc.feature_row",
-            "schema_version": 1,
-            "instrument_id": instrument_id,
-            "resolution": resolution,
-            "ts_event": None if last is None else str(last),
-            "values": self.universe.row(index, resolution),
-        }
+        return feature_row_document(instrument_id, resolution, last, self.universe.row(index, resolution))
 
 
 def _distinct_runs(indexes: npt.NDArray[np.uint32]) -> list[npt.NDArray[np.intp]]:

@@ -23,7 +23,7 @@ import numpy as np
 from spine._core import DeltaWriter, TurnRun
 from spine.fanout import FanOut
 from spine.http.streams import Egress
-from spine.screener.rows import RESOLUTIONS, Rows
+from spine.screener.rows import RESOLUTIONS, Registering, Rows
 from spine.wire.projection import frame
 
 __all__ = ["RowStream", "Snapshot", "Subscribers"]
@@ -46,8 +46,7 @@ class RowStream:
         self.fanout = FanOut()
         self.egress = Egress()
         self.subscribers = Subscribers(max_subscribers)
-        self._writer = DeltaWriter()
-        self._registered = 0
+        self._writer = Registering(rows, DeltaWriter())
         rows.listeners.append(self.changed)
         rows.stream = self
 
@@ -63,11 +62,7 @@ class RowStream:
 
     def writer(self) -> DeltaWriter:
         """The delta writer, every instrument of the rows registered."""
-        rows = self.rows
-        while self._registered < len(rows.ids):
-            self._writer.register(self._registered, rows.ids[self._registered])
-            self._registered += 1
-        return self._writer
+        return self._writer()
 
     def took(self, run: TurnRun) -> None:
         """Publish a live turn's run: its events, framed in Rust."""

@@ -111,19 +111,12 @@ def project_document(
     updated_ts: int,
 ) -> dict[str, Any]:
     """svc.strategy_project: the head and its files by path (bytes and hashes)."""
-    return {
-        **head("svc.strategy_project", 1),
-        "strategy_id": strategy_id,
-        "name": name,
-        "template_id": template_id,
-        "head_revision_id": head_revision_id,
-        "files": [
-            {"path": path, "bytes": len(files[path].encode("utf-8")), "content_hash": content_hash(files[path])}
-            for path in sorted(files)
-        ],
-        "created_ts": str(created_ts),
-        "updated_ts": str(updated_ts),
-    }
+    listed = [
+        {"path": path, "bytes": len(files[path].encode("utf-8")), "content_hash": content_hash(files[path])}
+        for path in sorted(files)
+    ]
+    strategy = (strategy_id, name, template_id, head_revision_id)
+    return _strategy("svc.strategy_project", *strategy, created_ts, updated_ts, files=listed)
 
 
 def summary_document(
@@ -137,13 +130,28 @@ def summary_document(
     updated_ts: int,
 ) -> dict[str, Any]:
     """svc.strategy_summary: one row of the strategy list."""
+    strategy = (strategy_id, name, template_id, head_revision_id)
+    return _strategy("svc.strategy_summary", *strategy, created_ts, updated_ts, revisions=revisions)
+
+
+def _strategy(
+    schema_id: str,
+    strategy_id: str,
+    name: str,
+    template_id: str | None,
+    head_revision_id: str | None,
+    created_ts: int,
+    updated_ts: int,
+    **between: Any,
+) -> dict[str, Any]:
+    """A strategy's document of version 1: its names and head, the fields ``between``, then its times."""
     return {
-        **head("svc.strategy_summary", 1),
+        **head(schema_id, 1),
         "strategy_id": strategy_id,
         "name": name,
         "template_id": template_id,
         "head_revision_id": head_revision_id,
-        "revisions": revisions,
+        **between,
         "created_ts": str(created_ts),
         "updated_ts": str(updated_ts),
     }

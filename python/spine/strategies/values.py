@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from spine.bars import RESOLUTIONS  # a strategy runs at the screener's seven
+
 __all__ = [
     "INT64_MIN",
     "INT64_MAX",
@@ -27,8 +29,6 @@ __all__ = [
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-#: The resolutions a strategy runs at (the screener's seven).
-RESOLUTIONS = ("1m", "5m", "15m", "30m", "1h", "4h", "1d")
 CHANNELS = ("EXTERNAL", "INTERNAL")
 DIRECTIONS = ("LONG_ONLY", "SHORT_ONLY", "LONG_SHORT")
 

@@ -67,17 +67,13 @@ class WorkerConfig(Settings, forbid_unknown_fields=True, frozen=True):
             raise ConfigError(f"worker_id: {len(self.worker_id)} characters; allowed at most 128")
         if not self.catalogs or any(not directory for directory in self.catalogs):
             raise ConfigError(f"catalogs: {self.catalogs}; allowed: one or more directories")
-        for name in ("heartbeat_secs", "stale_secs", "poll_secs", "kill_grace_secs"):
-            value = getattr(self, name)
-            if not 0 < value <= 3_600:
-                raise ConfigError(f"{name} {value}: allowed above 0, at most 3600")
+        self.check_seconds("heartbeat_secs", "stale_secs", "poll_secs", "kill_grace_secs")
         if self.stale_secs < 2 * self.heartbeat_secs:
             raise ConfigError(
                 f"stale_secs {self.stale_secs} is below twice heartbeat_secs {self.heartbeat_secs}; "
                 "a live worker would be taken for lost"
             )
-        if not 1 <= self.max_attempts <= 100:
-            raise ConfigError(f"max_attempts {self.max_attempts}: allowed 1..100")
+        self.check_range("max_attempts", 1, 100)
         module, _ = split_runner(self.runner)
         try:
             found = importlib.util.find_spec(module) is not None

@@ -20,8 +20,6 @@ from typing import Any
 
 from nautilus_trader.common.providers import InstrumentProvider
 from nautilus_trader.config import InstrumentProviderConfig, LiveDataClientConfig
-from nautilus_trader.live.data_client import LiveMarketDataClient
-from nautilus_trader.live.factories import LiveDataClientFactory
 from nautilus_trader.model.data import (
     Bar,
     BarType,
@@ -35,7 +33,7 @@ from nautilus_trader.model.data import (
     TradeTick,
 )
 from nautilus_trader.model.enums import AggressorSide, MarketStatusAction
-from nautilus_trader.model.identifiers import ClientId, InstrumentId, TradeId, Venue
+from nautilus_trader.model.identifiers import InstrumentId, TradeId
 from nautilus_trader.model.instruments import CryptoOption, CryptoPerpetual, Instrument
 from nautilus_trader.model.objects import Price, Quantity
 
@@ -43,6 +41,7 @@ from spine.node.sim.history import HistoryAnswer, HistoryPlan
 from spine.node.sim.kinds import Liquidation, OptionGreeks
 from spine.node.sim.market import MINUTE_NS, Candle, Profile, SimMarket
 from spine.node.sim.universe import SimUniverseConfig, make_instruments, reference_price
+from spine.node.venue_client import VenueClientFactory, VenueDataClient
 
 __all__ = ["SimDataClient", "SimDataClientConfig", "SimDataClientFactory", "SimInstrumentProvider", "sim_market"]
 
@@ -126,7 +125,7 @@ class _Subscriptions:
     custom: set[str]
 
 
-class SimDataClient(LiveMarketDataClient):
+class SimDataClient(VenueDataClient):
     """The venue (see the module docs)."""
 
     def __init__(
@@ -138,16 +137,7 @@ class SimDataClient(LiveMarketDataClient):
         provider_config = config.instrument_provider or InstrumentProviderConfig(load_all=True)
         if not provider_config.load_all:
             provider_config = InstrumentProviderConfig(load_all=True)
-        super().__init__(
-            loop=loop,
-            client_id=ClientId(config.venue_name),
-            venue=Venue(config.venue_name),
-            msgbus=msgbus,
-            cache=cache,
-            clock=clock,
-            instrument_provider=SimInstrumentProvider(universe, provider_config),
-            config=config,
-        )
+        super().__init__(loop, msgbus, cache, clock, config, SimInstrumentProvider(universe, provider_config))
         self._sim = config
         self._instruments = make_instruments(universe)
         self.market = sim_market(config, self._instruments)
@@ -398,15 +388,9 @@ class SimDataClient(LiveMarketDataClient):
             self._handle_bars(request.bar_type, bars, request.id, request.start, request.end, request.params)
 
 
-class SimDataClientFactory(LiveDataClientFactory):
+class SimDataClientFactory(VenueClientFactory):
     """Builds the simulated venue's client for a node."""
 
-    @staticmethod
-    def create(
-        loop: asyncio.AbstractEventLoop, name: str, config: LiveDataClientConfig, msgbus: Any, cache: Any, clock: Any
-    ) -> SimDataClient:
-        if not isinstance(config, SimDataClientConfig):
-            raise TypeError(
-                f"the simulated venue's factory builds from a SimDataClientConfig, got {type(config).__name__}"
-            )
-        return SimDataClient(loop, msgbus, cache, clock, config)
+    CLIENT = SimDataClient
+    CONFIG = SimDataClientConfig
+    VENUE = "simulated"

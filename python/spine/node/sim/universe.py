@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from nautilus_trader.model.currencies import USDT
 from nautilus_trader.model.enums import CurrencyType, OptionKind
@@ -76,41 +77,40 @@ def reference_price(instrument: Instrument) -> Decimal:
 
 def _spot(venue: Venue, base: str, precision: int, ts: int) -> CurrencyPair:
     return CurrencyPair(
-        instrument_id=InstrumentId(Symbol(f"{base}USDT"), venue),
-        raw_symbol=Symbol(f"{base}USDT"),
-        base_currency=_currency(base),
+        **_traded(venue, f"{base}USDT", base, precision, ts),
         quote_currency=USDT,
-        price_precision=precision,
-        size_precision=3,
-        price_increment=Price(Decimal(1).scaleb(-precision), precision),
-        size_increment=Quantity.from_str("0.001"),
-        ts_event=ts,
-        ts_init=ts,
         maker_fee=Decimal("0.001"),
         taker_fee=Decimal("0.001"),
     )
 
 
 def _perpetual(venue: Venue, base: str, precision: int, ts: int) -> CryptoPerpetual:
-    symbol = f"{base}USDT-PERP"
     return CryptoPerpetual(
-        instrument_id=InstrumentId(Symbol(symbol), venue),
-        raw_symbol=Symbol(symbol),
-        base_currency=_currency(base),
+        **_traded(venue, f"{base}USDT-PERP", base, precision, ts),
         quote_currency=USDT,
         settlement_currency=USDT,
         is_inverse=False,
-        price_precision=precision,
-        size_precision=3,
-        price_increment=Price(Decimal(1).scaleb(-precision), precision),
-        size_increment=Quantity.from_str("0.001"),
-        ts_event=ts,
-        ts_init=ts,
         margin_init=Decimal("0.05"),
         margin_maint=Decimal("0.025"),
         maker_fee=Decimal("0.0002"),
         taker_fee=Decimal("0.0005"),
     )
+
+
+def _traded(venue: Venue, symbol: str, base: str, precision: int, ts: int) -> dict[str, Any]:
+    """What a spot pair and a perpetual on ``base`` are listed with alike: ids, the base, a
+    price step of one unit at ``precision``, a size step of 0.001, listed at ``ts``."""
+    return {
+        "instrument_id": InstrumentId(Symbol(symbol), venue),
+        "raw_symbol": Symbol(symbol),
+        "base_currency": _currency(base),
+        "price_precision": precision,
+        "size_precision": 3,
+        "price_increment": Price(Decimal(1).scaleb(-precision), precision),
+        "size_increment": Quantity.from_str("0.001"),
+        "ts_event": ts,
+        "ts_init": ts,
+    }
 
 
 def _options(config: SimUniverseConfig) -> list[CryptoOption]:
