@@ -134,8 +134,9 @@ class _Book:
 
 class DeclarativeStrategy(Strategy):  # type: ignore[misc]
     """Executes a StrategyPlan (see the module docs). After a run, ``signals`` holds the
-    actions taken, ``bars_seen`` and ``bars_exposed`` the bars taken and those closing with a
-    position open. ``cancelled`` (set before the run) is the cancel flag."""
+    actions taken, ``bars_seen`` and ``bars_exposed`` the bars taken and those from each
+    entry's bar to its exit's bar (or the last bar), both included. ``cancelled`` (set before
+    the run) is the cancel flag."""
 
     def __init__(self, config: DeclarativeConfig) -> None:
         super().__init__(config)
@@ -215,6 +216,7 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
             )
         side = book.side
         if side:
+            book.exposed += 1  # a position held into this bar: its exit bar counts too
             reason = None
             if fired & (book.exit_long if side > 0 else book.exit_short):
                 reason = "EXITED"
@@ -229,7 +231,6 @@ class DeclarativeStrategy(Strategy):  # type: ignore[misc]
                     )
                 )
                 return
-            book.exposed += 1
         elif fired:
             if self._longs and fired & book.entry_long:
                 book.side, direction, order_side = 1, "LONG", OrderSide.BUY
