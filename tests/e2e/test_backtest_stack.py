@@ -123,6 +123,7 @@ def test_a_template_backtest_runs_end_to_end(stack: str) -> None:
     for part in (
         "statistics",
         "equity",
+        "equity_daily",
         "orders",
         "fills",
         "positions",

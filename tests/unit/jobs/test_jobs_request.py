@@ -202,6 +202,7 @@ def test_the_output_parts_are_named_once() -> None:
         "report",
         "statistics",
         "equity",
+        "equity_daily",
         "orders",
         "fills",
         "positions",
@@ -215,6 +216,7 @@ def test_the_output_parts_are_named_once() -> None:
     # The route table's documents, in the order the OpenAPI document and the registry list them.
     assert OUTPUT_DOCUMENTS == (
         "svc.backtest_statistics",
+        "svc.equity_point",
         "svc.equity_point",
         "svc.order_summary",
         "svc.fill_summary",
