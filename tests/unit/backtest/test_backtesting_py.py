@@ -12,7 +12,6 @@ import json
 import math
 import warnings
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import msgspec
