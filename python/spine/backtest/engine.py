@@ -40,7 +40,7 @@ from spine._core import canonical_json, identity
 from spine.backtest.api import BacktestError, Execution, RunCancelled, RunFailed, RunOutputs, RunSpec
 from spine.backtest.bars import FIXED_SCALE, STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
-from spine.backtest.equity import Fill, Marks, Point, daily, marked_curve
+from spine.backtest.equity import Cycle, Fill, Marks, Point, balance_curve, daily, marked_curve
 from spine.backtest.signals import signal_documents
 from spine.backtest.statistics import Trade, statistics, statistics_document
 from spine.reasons import public_reason
@@ -144,9 +144,10 @@ def _run(
             f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one quote currency",
             "MIXED_CURRENCIES",
         )
-    for bars in loaded:
-        if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
-            raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
+    if plan.quantity is not None:  # a fraction or notional is sized at each entry, in whole size steps
+        for bars in loaded:
+            if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
+                raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
     execution = msgspec.structs.replace(spec.execution, currency=quotes[0])
     bar_fingerprint = identity("bar_fingerprint", [fingerprint(b) for b in loaded])
     state.run_id = identity(
@@ -271,30 +272,28 @@ def _count(state: _Status, strategy: Any, engine: Any) -> None:
     state.counters["fills"] = sum(len(fills_of(o)) for o in orders)
 
 
-def _balances(engine: Any, venues: list[str], currency: str, starting: Decimal) -> list[tuple[int, Decimal]]:
-    """The equity curve: after each account state of any venue (backtest time, then venue
-    order), the sum over venues of their latest total balance in ``currency`` (each venue's
-    first state: ``starting``, the capital)."""
+def _cycle(position: Any, currency: str) -> Cycle:
+    """A position cycle's commissions (its fills', in ``currency``) and realized PnL."""
+    from nautilus_trader.model.enums import PositionSide
+
+    commissions = [
+        (fill.ts_event, fill.commission.as_decimal())
+        for fill in position.events
+        if fill.commission.currency.code == currency
+    ]
+    closed = position.side == PositionSide.FLAT
+    realized = position.realized_pnl.as_decimal() if position.realized_pnl is not None else Decimal(0)
+    return Cycle(commissions, position.ts_closed if closed else None, realized)
+
+
+def _ending_balance(engine: Any, venues: list[str], currency: Any) -> Decimal:
+    """The venues' account balances summed, at the end of the run."""
     from nautilus_trader.model.identifiers import Venue
 
-    events = []
-    for v, venue in enumerate(venues):
-        account = engine.cache.account_for_venue(Venue(venue))
-        for k, event in enumerate(account.events):
-            total = next((b.total.as_decimal() for b in event.balances if b.currency.code == currency), Decimal(0))
-            # The opening state's balance objects are updated in place by the framework after
-            # it is recorded: the curve starts from the starting capital instead.
-            events.append((event.ts_event, v, k, starting if k == 0 else total))
-    events.sort()
-    latest: dict[int, Decimal] = {}
-    curve: list[tuple[int, Decimal]] = []
-    for ts, v, _, total in events:
-        latest[v] = total
-        if len(latest) == len(venues):
-            point = (ts, sum(latest.values(), Decimal(0)))
-            if not curve or curve[-1] != point:
-                curve.append(point)
-    return curve
+    total = Decimal(0)
+    for venue in venues:
+        total += engine.cache.account_for_venue(Venue(venue)).balance_total(currency).as_decimal()
+    return total
 
 
 def _marks(bars: InstrumentBars, orders: list[Any]) -> Marks:
@@ -416,9 +415,9 @@ def _collect(
         cycles[p["instrument_id"]] = cycles.get(p["instrument_id"], 0) + 1
         p["position_id"] = f"{p['instrument_id']}-{spec.strategy_id}-{cycles[p['instrument_id']]}"
     currency = execution.currency
-    balances = _balances(engine, venues, currency, Decimal(execution.capital))
     starting = Decimal(execution.capital) * len(venues)
-    ending = balances[-1][1] if balances else starting
+    balances = balance_curve(starting, [_cycle(p, currency) for p in raw_positions])
+    ending = _ending_balance(engine, venues, loaded[0].instrument.quote_currency)
     curve = marked_curve(starting, balances, [_marks(b, orders_raw) for b in loaded if len(b)])
     first_open = min(int(b.columns["ts_event"][0]) for b in loaded if len(b)) - STEP_NS[spec.resolution] * 10**9
     stats = statistics(

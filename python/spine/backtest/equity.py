@@ -6,8 +6,8 @@ and account change at or before ``t``:
 
     equity(t) = balance(t) + sum over instruments of multiplier * (qty * close - cost)
 
-``balance(t)``: the sum over venues of their latest account balance (realized PnL and
-commissions included; the starting capital before a venue's first change). ``qty``: the
+``balance(t)``: the starting capital (summed over venues) plus every commission paid and every
+closed cycle's realized PnL by ``t`` (:func:`balance_curve`). ``qty``: the
 instrument's net signed position from its fills; ``cost``: the signed cost of that position
 (``sum(qty_fill * px_fill)`` of the fills that opened it; a fill that reduces it takes its
 share of the cost, one that flips it opens the rest at its price). ``close``: the
@@ -25,7 +25,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from typing import NamedTuple
 
-__all__ = ["DAY_NS", "UNREALIZED_DIGITS", "Fill", "Marks", "Point", "daily", "marked_curve"]
+__all__ = ["DAY_NS", "UNREALIZED_DIGITS", "Cycle", "Fill", "Marks", "Point", "balance_curve", "daily", "marked_curve"]
 
 DAY_NS = 86_400 * 10**9
 UNREALIZED_DIGITS = 16
@@ -58,6 +58,34 @@ class Point(NamedTuple):
     ts: int
     balance: Decimal
     equity: Decimal
+
+
+class Cycle(NamedTuple):
+    """One position cycle for the balance: each fill's time and commission (in the run's
+    currency), its close time (None: still open) and its realized PnL (commissions included)."""
+
+    commissions: list[tuple[int, Decimal]]
+    ts_closed: int | None
+    realized: Decimal
+
+
+def balance_curve(capital: Decimal, cycles: list[Cycle]) -> list[tuple[int, Decimal]]:
+    """The account balance after every change, in time order: each commission when paid, and
+    each cycle's realized PnL (less the commissions already counted) when it closes. (The
+    framework's recorded account states cannot serve: it updates their balance objects in
+    place after recording them.)"""
+    changes: dict[int, Decimal] = {}
+    for cycle in cycles:
+        for ts, commission in cycle.commissions:
+            changes[ts] = changes.get(ts, Decimal(0)) - commission
+        if cycle.ts_closed is not None:
+            paid = sum((c for _, c in cycle.commissions), Decimal(0))
+            changes[cycle.ts_closed] = changes.get(cycle.ts_closed, Decimal(0)) + cycle.realized + paid
+    balance, curve = capital, []
+    for ts in sorted(changes):
+        balance += changes[ts]
+        curve.append((ts, balance))
+    return curve
 
 
 class _Position:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import warnings
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -20,10 +22,10 @@ import pytest
 from backtest_support import ema_plan, run_spec
 
 from reference.backtest_statistics import figures
-from spine.backtest import RunOutputs, run_backtest
+from spine.backtest import Execution, RunOutputs, run_backtest
 from spine.importer.config import ImportOptions
 from spine.importer.service import run_import
-from spine.strategies.plan import FeatureDecl
+from spine.strategies.plan import FeatureDecl, StrategyPlan
 
 backtesting = pytest.importorskip("backtesting", reason="backtesting.py is a test dependency (pyproject [test])")
 
@@ -40,7 +42,8 @@ def goog() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def spine_run(goog: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> RunOutputs:
+def catalog(goog: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """GOOG through ``spine import`` (``--step 1d``): a catalog dir holding its daily bars."""
     work = tmp_path_factory.mktemp("goog")
     csv = work / "goog.csv"
     goog.to_csv(csv, index_label="date")
@@ -49,15 +52,24 @@ def spine_run(goog: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> R
             file=csv, venue="NASDAQ", catalog_dir=work, symbol="GOOG", step="1d", open_time=True, progress=False
         )
     )
-    plan = msgspec.structs.replace(
-        ema_plan(10, 20, "LONG_ONLY", resolution="1d", instruments=(IID,)),
-        quantity=str(SHARES),
+    return work
+
+
+def sma_plan(fast: int, slow: int, direction: str) -> StrategyPlan:
+    """The cross of two SMAs of the close on GOOG's daily bars (the EMA-cross plan's rules)."""
+    return msgspec.structs.replace(
+        ema_plan(fast, slow, direction, resolution="1d", instruments=(IID,)),
         features=[
-            FeatureDecl("ema_fast", "spine_core.features.sma", {"period": "10"}),
-            FeatureDecl("ema_slow", "spine_core.features.sma", {"period": "20"}),
+            FeatureDecl("ema_fast", "spine_core.features.sma", {"period": str(fast)}),
+            FeatureDecl("ema_slow", "spine_core.features.sma", {"period": str(slow)}),
         ],
     )
-    return run_backtest(plan, run_spec(plan), [work], cancelled=lambda: False, log=lambda level, message: None)
+
+
+@pytest.fixture(scope="module")
+def spine_run(catalog: Path) -> RunOutputs:
+    plan = msgspec.structs.replace(sma_plan(10, 20, "LONG_ONLY"), quantity=str(SHARES))
+    return run_backtest(plan, run_spec(plan), [catalog], cancelled=lambda: False, log=lambda level, message: None)
 
 
 def replay(goog: pd.DataFrame, outputs: RunOutputs) -> Any:
@@ -144,3 +156,49 @@ def test_sharpe_and_sortino_are_the_documented_formula_on_the_served_equity(spin
     assert stats["trading_days_per_year"] == 252  # an equity
     for name in ("sharpe", "sortino", "cagr", "calmar", "max_drawdown", "total_return"):
         same(stats[name], reference[name])
+
+
+def test_the_canonical_sma_cross_reverses_as_backtesting_py_does(goog: pd.DataFrame, catalog: Path) -> None:
+    """backtesting.py's SmaCross example (SMA 10/20; on a cross, close and reverse; its default
+    size, all but an epsilon of the equity; commission 0; 10,000 cash) with ``trade_on_close``,
+    against the same strategy declared for Spine (LONG_SHORT, ``fraction`` sizing): every trade
+    and the final equity equal."""
+    from backtesting.lib import crossover
+    from backtesting.test import SMA
+
+    class SmaCross(backtesting.Strategy):  # type: ignore[misc,name-defined]
+        def init(self) -> None:
+            self.sma1 = self.I(SMA, self.data.Close, 10)
+            self.sma2 = self.I(SMA, self.data.Close, 20)
+
+        def next(self) -> None:
+            if crossover(self.sma1, self.sma2):
+                self.position.close()
+                self.buy()
+            elif crossover(self.sma2, self.sma1):
+                self.position.close()
+                self.sell()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = backtesting.Backtest(goog, SmaCross, cash=10_000, commission=0, trade_on_close=True).run()
+    plan = msgspec.structs.replace(
+        sma_plan(10, 20, "LONG_SHORT"), quantity=None, fraction=str(1 - sys.float_info.epsilon)
+    )
+    spec = run_spec(plan, execution=Execution(capital="10000"))
+    ours = run_backtest(plan, spec, [catalog], cancelled=lambda: False, log=lambda level, message: None)
+    positions = [json.loads(p) for p in ours.positions]
+    trades = list(theirs["_trades"].itertuples()) + [None] * len(theirs["_strategy"].trades)
+    assert len(positions) == len(trades) > 40
+    for position, trade in zip(positions, theirs["_trades"].itertuples(), strict=False):
+        assert int(position["ts_opened"]) - DAY == pd.Timestamp(trade.EntryTime).value
+        assert int(position["ts_closed"]) - DAY == pd.Timestamp(trade.ExitTime).value
+        assert Decimal(position["avg_px_open"]) == Decimal(str(trade.EntryPrice))
+        assert Decimal(position["avg_px_close"]) == Decimal(str(trade.ExitPrice))
+        # Equal prices and equal PnL: equal sizes.
+        assert Decimal(position["realized_pnl"]) == Decimal(str(round(trade.PnL, 6))), (position, trade)
+    stats = json.loads(ours.statistics)
+    same(stats["ending_equity"], theirs["Equity Final [$]"])
+    same(stats["total_return"], theirs["Return [%]"] / 100)
+    same(stats["max_drawdown"], -theirs["Max. Drawdown [%]"] / 100)
+    assert stats["trade_count"] == theirs["# Trades"]
