@@ -110,13 +110,15 @@ class _Position:
         self.qty = held + qty
 
 
-def _decimal(value: int | Fraction, scale: int) -> Decimal:
-    """``value / 10**scale`` exactly, or rounded at UNREALIZED_DIGITS when it does not end."""
-    if isinstance(value, int):
-        return Decimal(value).scaleb(-scale)
+def _pnl(unrealized: int | Fraction, scale: int, multiplier: Decimal) -> Decimal:
+    """``multiplier * unrealized / 10**scale`` exactly, or rounded at UNREALIZED_DIGITS when a
+    fraction of a cost share does not end."""
+    if isinstance(unrealized, int):
+        return multiplier * Decimal(unrealized).scaleb(-scale)
+    value = unrealized * Fraction(multiplier) / 10**scale
     with localcontext() as context:
         context.prec = 80
-        shown = (Decimal(value.numerator) / Decimal(value.denominator)).scaleb(-scale)
+        shown = Decimal(value.numerator) / Decimal(value.denominator)
         return shown.quantize(Decimal(1).scaleb(-UNREALIZED_DIGITS), rounding=ROUND_HALF_EVEN)
 
 
@@ -156,7 +158,7 @@ def _unrealized(
             next_fill[j] += 1
         if position.qty:
             unrealized = position.qty * last[j] - position.cost
-            total += mark.multiplier * _decimal(unrealized, mark.price_scale + mark.size_scale)
+            total += _pnl(unrealized, mark.price_scale + mark.size_scale, mark.multiplier)
     return total
 
 
