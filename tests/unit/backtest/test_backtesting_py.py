@@ -47,11 +47,7 @@ def catalog(goog: pd.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> Pat
     work = tmp_path_factory.mktemp("goog")
     csv = work / "goog.csv"
     goog.to_csv(csv, index_label="date")
-    run_import(
-        ImportOptions(
-            file=csv, venue="NASDAQ", catalog_dir=work, symbol="GOOG", step="1d", open_time=True, progress=False
-        )
-    )
+    run_import(ImportOptions(file=csv, venue="NASDAQ", catalog_dir=work, symbol="GOOG", step="1d", progress=False))
     return work
 
 
