@@ -217,7 +217,6 @@ def test_the_output_parts_are_named_once() -> None:
     assert OUTPUT_DOCUMENTS == (
         "svc.backtest_statistics",
         "svc.equity_point",
-        "svc.equity_point",
         "svc.order_summary",
         "svc.fill_summary",
         "svc.position_summary",
