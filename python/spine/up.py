@@ -1,12 +1,13 @@
 """``spine up``: the whole local stack in one command. A small supervisor that starts a venue
-node (the embedded defaults: the simulated venue SIM), a screener over it, the gateway in
-front of both and one backtest worker per core on the gateway's database, each a
+node (the embedded defaults: the simulated venue SIM), one catalog-venue node per venue
+``spine import`` loaded into ``DIR/imports`` (``node-NAME``), a screener over the nodes, the
+gateway in front of them and one backtest worker per core on the gateway's database, each a
 ``python -m spine.cli node|screener|gateway|worker`` subprocess configured by flags and
 environment, and imports none of their internals.
 
-Start order: the node, once its ``/v2/health`` is ready the screener, then the gateway, then
-the workers (they serve nothing, so there is nothing to wait for); each
-URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and removed again
+Start order: the node, then each catalog node, once each ``/v2/health`` is ready the
+screener, then the gateway, then the workers (they serve nothing, so there is nothing to wait
+for); each URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and removed again
 at exit, so its presence means "running". Every child runs in its own process group: a Ctrl-C
 in a terminal reaches ``spine up`` alone, which stops the children one at a time in reverse
 order with SIGTERM (the node flushes its closed bars on it), SIGKILL only past a bound. A child
@@ -62,6 +63,9 @@ RESTART_MIN_SECS, RESTART_MAX_SECS, RESTART_RESET_SECS = 1.0, 30.0, 60.0
 #: How long a new spine up waits for an earlier one's children (they stop on its death, the
 #: node flushing its bars) before it gives up.
 EARLIER_SECS = 90.0
+#: The simulated venue the default node serves; the gateway and the screener take at most
+#: MAX_NODES nodes (theirs), so at most MAX_NODES - 1 imported venues are served.
+SIM_VENUE, MAX_NODES = "SIM", 8
 _print_lock = threading.Lock()
 
 
@@ -216,7 +220,7 @@ class Up:
         url = f"http://{HOST}:{port}"
         child = Child(name, url, args, {**os.environ, **env})
         self._add(child)
-        deadline = time.monotonic() + READY_SECS[name]
+        deadline = time.monotonic() + READY_SECS[child.kind]
         while not _answers(url + health, ready):
             if self.signalled is not None:
                 return False
@@ -226,7 +230,10 @@ class Up:
                 return False
             if time.monotonic() > deadline:
                 self.failed = True
-                say(f"spine up: the {name} was not ready within {READY_SECS[name]:g} s ({url}{health})", sys.stderr)
+                say(
+                    f"spine up: the {name} was not ready within {READY_SECS[child.kind]:g} s ({url}{health})",
+                    sys.stderr,
+                )
                 return False
             time.sleep(POLL_SECS)
         say(f"spine up: {name:<8} {url}  (pid {child.process.pid})")
@@ -327,6 +334,33 @@ def _is_spine(pid: int) -> bool:
     return b"spine.cli" in argv and state != "Z"
 
 
+def imported_venues(imports: Path) -> list[str]:
+    """The venues ``spine import`` wrote instruments of into ``imports`` (its catalog dir):
+    the ``SYMBOL.VENUE`` directories of its definitions (``external/data/<kind>/``), read from
+    the file tree alone (spine up loads no framework)."""
+    data = imports / "external" / "data"
+    venues = {
+        entry.name.rpartition(".")[2]
+        for kind in (data.iterdir() if data.is_dir() else ())
+        if kind.is_dir() and kind.name != "bar"
+        for entry in kind.iterdir()
+        if entry.is_dir() and "." in entry.name
+    }
+    return sorted(venues)
+
+
+def _catalog_node_env(directory: Path, venue: str, port: int) -> dict[str, str]:
+    """A catalog-venue node serving ``venue``'s imports, its own data dir beside the others."""
+    return {
+        "SPINE_HOST": HOST,
+        "SPINE_PORT": str(port),
+        "SPINE_DATA_DIR": str(directory / "nodes" / venue),
+        "SPINE_VENUE": "catalog",
+        "SPINE_CATALOG_PATH": str(directory / "imports"),
+        "SPINE_CATALOG_VENUE_NAME": venue,
+    }
+
+
 def run_up(data_dir: str | None, port: int) -> int:
     """Run the stack until SIGINT, SIGTERM or SIGHUP; 0 when every process started, ran and
     stopped cleanly, 1 when one failed, 3 when ``DIR`` or the gateway's port is in use."""
@@ -356,10 +390,21 @@ def run_up(data_dir: str | None, port: int) -> int:
         if ports[name] != preferred:
             say(f"spine up: port {preferred} is in use; the {name} takes {ports[name]}")
         taken.add(ports[name])
+    # One catalog-venue node per venue `spine import` loaded, behind the gateway and the
+    # screener like the simulated one (the simulated venue's own name is left to it).
+    venues = [v for v in imported_venues(directory / "imports") if v != SIM_VENUE]
+    if len(venues) >= MAX_NODES:
+        venues = venues[: MAX_NODES - 1]
+        say(f"spine up: more imported venues than nodes it runs; serving the first {len(venues)}: {', '.join(venues)}")
+    for venue in venues:
+        ports[f"node-{venue}"] = _free_port(taken)
+        taken.add(ports[f"node-{venue}"])
     up = Up(directory)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, up._signal)
     node, screener = f"http://{HOST}:{ports['node']}", f"http://{HOST}:{ports['screener']}"
+    nodes = [node] + [f"http://{HOST}:{ports[f'node-{venue}']}" for venue in venues]
+    node_flags = [flag for url in nodes for flag in ("--node", url)]
     mode = "private-operator" if os.environ.get("SPINE_DEPLOYMENT_MODE") == "private-operator" else "public-readonly"
     say(
         f"spine up: deployment mode {mode}"
@@ -381,10 +426,21 @@ def run_up(data_dir: str | None, port: int) -> int:
                 "/v2/health",
                 lambda health: health["ready"] is True,
             )
+            and all(
+                up.start(
+                    f"node-{venue}",
+                    ports[f"node-{venue}"],
+                    [],
+                    _catalog_node_env(directory, venue, ports[f"node-{venue}"]),
+                    "/v2/health",
+                    lambda health: health["ready"] is True,
+                )
+                for venue in venues
+            )
             and up.start(
                 "screener",
                 ports["screener"],
-                ["--node", node, "--port", str(ports["screener"]), "--data-dir", str(directory / "screener")],
+                [*node_flags, "--port", str(ports["screener"]), "--data-dir", str(directory / "screener")],
                 {"SPINE_SCREENER_HOST": HOST},
                 "/v2/screener/health",
                 lambda health: True,
@@ -393,8 +449,7 @@ def run_up(data_dir: str | None, port: int) -> int:
                 "gateway",
                 gateway_port,
                 [
-                    "--node",
-                    node,
+                    *node_flags,
                     "--screener",
                     screener,
                     "--port",
@@ -422,7 +477,7 @@ def run_up(data_dir: str | None, port: int) -> int:
                     str(directory / "imports"),
                 ],
             )
-            urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": [node], "screener": screener, "web": None}
+            urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": nodes, "screener": screener, "web": None}
             temporary = directory / "up.json.tmp"
             temporary.write_text(json.dumps(urls, indent=2) + "\n")
             os.replace(temporary, up_json)

@@ -21,7 +21,8 @@ from spine.backtest import run_backtest
 plan = ema_plan(7, 25, "LONG_SHORT", "5m", stop_loss="0.005")
 out = run_backtest(plan, run_spec(plan), [Path({catalog!r})], cancelled=lambda: False, log=lambda l, m: None)
 digest = hashlib.sha256()
-for part in ("statistics", "equity", "orders", "fills", "positions", "signals", "markers", "retirements", "skipped"):
+PARTS = ("statistics", "equity", "equity_daily", "orders", "fills", "positions", "signals", "markers", "retirements")
+for part in PARTS + ("skipped",):
     value = getattr(out, part)
     for document in ([value] if isinstance(value, bytes) else value):
         digest.update(document)

@@ -33,7 +33,7 @@ def import_daily(directory: Path) -> Path:
     (directory / "spy.csv").write_text(
         "date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n2024-01-03,471,473,470,472.5,90\n"
     )
-    daily = ("--venue", "XNYS", "--step", "1d", "--open-time", "--catalog", str(directory / "imports"))
+    daily = ("--venue", "XNYS", "--step", "1d", "--catalog", str(directory / "imports"))  # a date is its day's bar
     spine_import(*daily, str(directory / "spy.csv"), env=dict(os.environ))
     return directory / "imports"
 
@@ -44,12 +44,12 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = f"catalogs = [{str(imports)!r}]\njob_stream_subscribers = 2\n"
     with template_gateway(tmp_path_factory.mktemp("gateway"), config) as url:
         files = ok(url + "/v2/strategy-templates/ema_cross")["files"]
-        # The template at quantity 1: whole units, as the equity trades.
+        # The template at a fixed quantity 1: whole units, as the equity trades.
         save_strategy(
             url,
             "whole",
             [
-                {**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "1"')}
+                {**f, "content": f["content"].replace('quantity = "{quantity}"', 'quantity = "1"')}
                 if f["path"] == "strategy.toml"
                 else f
                 for f in files
@@ -163,7 +163,7 @@ def test_a_revision_whose_validation_has_errors_is_refused(gateway: str) -> None
 def test_a_huge_quantity_is_refused_with_its_bound(gateway: str) -> None:
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
     huge = [
-        {**f, "content": f["content"].replace('quantity = "0.1"', 'quantity = "' + "9" * 40 + '"')}
+        {**f, "content": f["content"].replace('quantity = "{quantity}"', 'quantity = "' + "9" * 40 + '"')}
         if f["path"] == "strategy.toml"
         else f
         for f in files
@@ -224,6 +224,16 @@ def test_a_resolution_with_no_bars_is_refused(gateway: str) -> None:
 def test_a_quantity_finer_than_the_size_step_is_refused(gateway: str) -> None:
     text = envelope(submit(gateway, instrument_id=SPY, resolution="1d"), 400, "INVALID_QUANTITY")
     assert "quantity 0.1" in text and SPY in text and "size step 1 " in text, text
+
+
+def test_the_template_runs_on_an_equity_with_its_quantity_set(gateway: str) -> None:
+    """The template sizes by a parameter: ten shares need no new revision."""
+    status, receipt = submit(gateway, instrument_id=SPY, resolution="1d", parameters={"quantity": "10"})
+    assert status == 202, receipt
+    text = envelope(
+        submit(gateway, instrument_id=SPY, resolution="1d", parameters={"quantity": "10.5"}), 400, "INVALID_QUANTITY"
+    )
+    assert "quantity 10.5" in text and "size step 1 " in text, text
 
 
 def test_an_instrument_the_dead_node_may_list_is_not_refused_on_a_guess(gateway: str) -> None:

@@ -55,8 +55,8 @@ def test_refusal_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     done = spine_import("--venue", "XNYS", "--step", "1d", "--catalog", "cat", "spy.csv", cwd=tmp_path)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith(
-        "spine import: row 2 (line 3): close 2024-01-02T00:00:00Z is a duplicate of "
-        "2024-01-02T00:00:00Z in row 1 (line 2)"
+        "spine import: row 2 (line 3): close 2024-01-03T00:00:00Z is a duplicate of "
+        "2024-01-03T00:00:00Z in row 1 (line 2)"
     )
     assert done.stderr.rstrip().endswith("nothing was written")
     assert not (tmp_path / "cat").exists()

@@ -12,7 +12,8 @@ precision). Crosses compare those decimals exactly: CROSSES_ABOVE when ``prev_fa
 prev_slow`` and ``fast > slow``, both bars with both values present.
 
 Position logic, as the strategy document states it: with a position open, an exit cross
-closes it (reduce-only market order); else flat, an entry cross opens ``quantity`` at market
+closes it (reduce-only market order) and, for LONG_SHORT, opens the opposite position at once
+(the exit cross is the opposite entry); else flat, an entry cross opens ``quantity`` at market
 (long on a cross above, short on a cross below when the direction allows). One action per bar.
 """
 
@@ -103,6 +104,11 @@ class HandEmaCross(Strategy):
                     self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty, reduce_only=True
                 )
             )
+            if self.longs and self.shorts:  # stop-and-reverse: the exit cross is the opposite entry
+                self.side = -side
+                self.submit_order(
+                    self.order_factory.market(self.iid, OrderSide.SELL if side > 0 else OrderSide.BUY, self.qty)
+                )
         elif self.side == 0 and self.longs and above:
             self.side = 1
             self.submit_order(self.order_factory.market(self.iid, OrderSide.BUY, self.qty))

@@ -108,7 +108,7 @@ AT_VERSION_2 = {
 TAGS = ("version", "schema_id", "schema_version")
 # Integers are allowed only for counters, sequences, codes, scales, schema_version and the
 # confluence vote's small integers (a vote is +1, -1 or 0 by the spec; the sums and the
-# number of timeframes voting are bounded by 7).
+# number of timeframes voting are bounded by 7), and a backtest's annualisation (252 or 365 days).
 INTEGER_PLACES = {
     "count",
     "code",
@@ -120,6 +120,7 @@ INTEGER_PLACES = {
     "trend",
     "momentum",
     "voting",
+    "trading_days_per_year",
 }
 
 

@@ -58,6 +58,7 @@ class RunSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class RunOutputs(msgspec.Struct, frozen=True):
     """A finished run. ``report`` is its ``svc.backtest_run_result``; every other part is a
     list of canonical JSON documents in time order (``statistics``: one document;
+    ``equity``: a point per bar close, ``equity_daily``: the last point of each UTC day;
     ``engine_status``: the run's ``svc.engine_status`` documents in lifecycle order;
     ``skipped``: the withheld spans, ``{instrument_id, resolution, start, end, reason}``,
     also listed under ``skipped`` in the statistics document)."""
@@ -67,6 +68,7 @@ class RunOutputs(msgspec.Struct, frozen=True):
     report: bytes
     statistics: bytes
     equity: list[bytes]
+    equity_daily: list[bytes]
     orders: list[bytes]
     fills: list[bytes]
     positions: list[bytes]

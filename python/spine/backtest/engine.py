@@ -38,10 +38,11 @@ import msgspec
 
 from spine._core import canonical_json, identity
 from spine.backtest.api import BacktestError, Execution, RunCancelled, RunFailed, RunOutputs, RunSpec
-from spine.backtest.bars import STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
+from spine.backtest.bars import FIXED_SCALE, STEP_NS, InstrumentBars, fingerprint, load_instrument, nautilus_bars
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
+from spine.backtest.equity import Cycle, Fill, Marks, Point, balance_curve, daily, marked_curve
 from spine.backtest.signals import signal_documents
-from spine.backtest.statistics import statistics, statistics_document
+from spine.backtest.statistics import Trade, statistics, statistics_document
 from spine.reasons import public_reason
 from spine.strategies.plan import StrategyPlan
 from spine.strategies.values import size_step_problem
@@ -143,9 +144,10 @@ def _run(
             f"MIXED_CURRENCIES: the instruments quote {', '.join(quotes)}; a run holds one quote currency",
             "MIXED_CURRENCIES",
         )
-    for bars in loaded:
-        if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
-            raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
+    if plan.quantity is not None:  # a fraction or notional is sized at each entry, in whole size steps
+        for bars in loaded:
+            if (problem := size_step_problem(plan.quantity, bars.instrument_id, bars.size_precision)) is not None:
+                raise BacktestError(f"INVALID_QUANTITY: {problem}", "INVALID_QUANTITY")
     execution = msgspec.structs.replace(spec.execution, currency=quotes[0])
     bar_fingerprint = identity("bar_fingerprint", [fingerprint(b) for b in loaded])
     state.run_id = identity(
@@ -270,44 +272,102 @@ def _count(state: _Status, strategy: Any, engine: Any) -> None:
     state.counters["fills"] = sum(len(fills_of(o)) for o in orders)
 
 
-def _analyzer_returns(positions: list[Any]) -> dict[str, Any]:
-    """The framework's Sharpe and Sortino ratios (the statistics its portfolio analyzer
-    registers, called as the analyzer calls them) over the run's positions, closed cycles
-    included: the returns are each position's ``realized_return`` summed per close time, in
-    position order, as ``PortfolioAnalyzer.add_positions`` sums them; built without the
-    analyzer's per-position pandas writes, which cost more than the rest of the collection."""
-    from nautilus_trader.analysis import SharpeRatio, SortinoRatio
+def _cycle(position: Any, currency: str) -> Cycle:
+    """A position cycle's commissions (its fills', in ``currency``) and realized PnL."""
+    from nautilus_trader.model.enums import PositionSide
 
-    returns: dict[int, float] = {}
-    for position in positions:
-        returns[position.ts_closed] = returns.get(position.ts_closed, 0.0) + float(position.realized_return)
-    return {stat.name: stat.calculate_from_returns(returns) for stat in (SharpeRatio(), SortinoRatio())}
+    commissions = [
+        (fill.ts_event, fill.commission.as_decimal())
+        for fill in position.events
+        if fill.commission.currency.code == currency
+    ]
+    closed = position.side == PositionSide.FLAT
+    realized = position.realized_pnl.as_decimal() if position.realized_pnl is not None else Decimal(0)
+    return Cycle(commissions, position.ts_closed if closed else None, realized)
 
 
-def _balances(engine: Any, venues: list[str], currency: str, starting: Decimal) -> list[tuple[int, Decimal]]:
-    """The equity curve: after each account state of any venue (backtest time, then venue
-    order), the sum over venues of their latest total balance in ``currency`` (each venue's
-    first state: ``starting``, the capital)."""
+def _ending_balance(engine: Any, venues: list[str], currency: Any) -> Decimal:
+    """The venues' account balances summed, at the end of the run."""
     from nautilus_trader.model.identifiers import Venue
 
-    events = []
-    for v, venue in enumerate(venues):
-        account = engine.cache.account_for_venue(Venue(venue))
-        for k, event in enumerate(account.events):
-            total = next((b.total.as_decimal() for b in event.balances if b.currency.code == currency), Decimal(0))
-            # The opening state's balance objects are updated in place by the framework after
-            # it is recorded: the curve starts from the starting capital instead.
-            events.append((event.ts_event, v, k, starting if k == 0 else total))
-    events.sort()
-    latest: dict[int, Decimal] = {}
-    curve: list[tuple[int, Decimal]] = []
-    for ts, v, _, total in events:
-        latest[v] = total
-        if len(latest) == len(venues):
-            point = (ts, sum(latest.values(), Decimal(0)))
-            if not curve or curve[-1] != point:
-                curve.append(point)
-    return curve
+    total = Decimal(0)
+    for venue in venues:
+        total += engine.cache.account_for_venue(Venue(venue)).balance_total(currency).as_decimal()
+    return total
+
+
+def _marks(bars: InstrumentBars, orders: list[Any]) -> Marks:
+    """One instrument's closes and fills for the marked equity (mantissas at its scales)."""
+    from nautilus_trader.model.enums import OrderSide
+
+    price_unit = 10 ** (FIXED_SCALE - bars.price_precision)
+    size_unit = 10 ** (FIXED_SCALE - bars.size_precision)
+    # Fills in time order; on a tie, in order submission order (the engine fills them so).
+    fills = [
+        f
+        for _, _, f in sorted(
+            (
+                (f.ts_event, k, f)
+                for k, o in enumerate(orders)
+                if o.instrument_id.value == bars.instrument_id
+                for f in fills_of(o)
+            ),
+            key=lambda item: item[:2],
+        )
+    ]
+    return Marks(
+        ts=bars.columns["ts_event"].tolist(),
+        closes=bars.columns["close"].tolist(),
+        price_scale=bars.price_precision,
+        size_scale=bars.size_precision,
+        multiplier=bars.instrument.multiplier.as_decimal(),
+        fills=[
+            Fill(
+                f.ts_event,
+                (1 if f.order_side == OrderSide.BUY else -1) * (f.last_qty.raw // size_unit),
+                f.last_px.raw // price_unit,
+            )
+            for f in fills
+        ],
+    )
+
+
+def _trade(position: Any) -> Trade:
+    """A closed position as a trade: its PnL, and the notional of the fills that opened it."""
+    multiplier = position.multiplier.as_decimal()
+    opening = [f for f in position.events if f.order_side == position.entry]
+    notional = sum((f.last_qty.as_decimal() * f.last_px.as_decimal() for f in opening), Decimal(0)) * multiplier
+    pnl = position.realized_pnl.as_decimal() if position.realized_pnl is not None else Decimal(0)
+    return Trade(position.ts_opened, position.ts_closed, pnl, notional)
+
+
+def _buy_and_hold(loaded: list[InstrumentBars]) -> Decimal | None:
+    """The mean over the instruments of last close / first close - 1."""
+    returns = [
+        Decimal(int(b.columns["close"][-1])) / Decimal(int(b.columns["close"][0])) - 1
+        for b in loaded
+        if len(b) and int(b.columns["close"][0]) > 0
+    ]
+    return sum(returns, Decimal(0)) / len(returns) if returns else None
+
+
+def _trading_days(loaded: list[InstrumentBars]) -> int:
+    """252 when every instrument is an equity (traded on weekdays), else 365."""
+    from nautilus_trader.model.instruments import Equity
+
+    return 252 if all(isinstance(b.instrument, Equity) for b in loaded) else 365
+
+
+def _point(point: Point, currency: str) -> dict[str, Any]:
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.equity_point",
+        "schema_version": 2,
+        "ts_event": str(point.ts),
+        "balance": text(point.balance),
+        "equity": text(point.equity),
+        "currency": currency,
+    }
 
 
 def _collect(
@@ -355,20 +415,23 @@ def _collect(
         cycles[p["instrument_id"]] = cycles.get(p["instrument_id"], 0) + 1
         p["position_id"] = f"{p['instrument_id']}-{spec.strategy_id}-{cycles[p['instrument_id']]}"
     currency = execution.currency
-    curve = _balances(engine, venues, currency, Decimal(execution.capital))
     starting = Decimal(execution.capital) * len(venues)
-    ending = curve[-1][1] if curve else starting
-    equity = [{"ts_event": str(ts), "balance": text(balance), "currency": currency} for ts, balance in curve]
+    balances = balance_curve(starting, [_cycle(p, currency) for p in raw_positions])
+    ending = _ending_balance(engine, venues, loaded[0].instrument.quote_currency)
+    curve = marked_curve(starting, balances, [_marks(b, orders_raw) for b in loaded if len(b)])
+    first_open = min(int(b.columns["ts_event"][0]) for b in loaded if len(b)) - STEP_NS[spec.resolution] * 10**9
     stats = statistics(
         currency=currency,
-        starting=starting,
-        ending=ending,
-        balances=[b for _, b in curve],
-        closed_pnls=[Decimal(p["realized_pnl"]) for p in positions if p["side"] == "FLAT"],
+        capital=starting,
+        start=first_open,
+        curve=curve,
+        trades=[_trade(p) for p in raw_positions if p.is_closed],
+        buy_and_hold=_buy_and_hold(loaded),
+        trading_days=_trading_days(loaded),
         bars_seen=strategy.bars_seen,
         bars_exposed=strategy.bars_exposed,
-        analyzer_returns=_analyzer_returns(raw_positions),
     )
+    equity = [_point(point, currency) for point in curve]
     skipped = [
         {"instrument_id": b.instrument_id, "resolution": spec.resolution, "start": str(a), "end": str(z), "reason": r}
         for b in loaded
@@ -384,7 +447,6 @@ def _collect(
         precisions=precisions,
         last_close=last_close,
     )
-    first_open = min(int(b.columns["ts_event"][0]) for b in loaded if len(b)) - STEP_NS[spec.resolution] * 10**9
     body = {
         "version": "spine.v2",
         "schema_id": "svc.backtest_run_result",
@@ -428,15 +490,13 @@ def _collect(
     # The served documents: tagged, and named by the job and run (never hashed: a job id is
     # per submission, and the result hash is the same for every equal run).
     stats_document = statistics_document(stats, job_id=spec.job_id, run_id=run_id, bars=strategy.bars_seen)
-    points = [
-        {"version": "spine.v2", "schema_id": "svc.equity_point", "schema_version": 1, **point} for point in equity
-    ]
     return RunOutputs(
         run_id=run_id,
         result_hash=result_hash,
         report=canonical_json(report),
         statistics=canonical_json(stats_document),
-        equity=docs(points),
+        equity=docs(equity),
+        equity_daily=docs([_point(point, currency) for point in daily(curve)]),
         orders=docs(orders),
         fills=docs(fills),
         positions=docs(positions),

@@ -36,14 +36,14 @@ WHERE = "POST /v2/backtests"
 @dataclass(frozen=True)
 class Run:
     """What the checks need of a run: its instruments, resolution, channel, span (closes,
-    both inclusive) and order quantity."""
+    both inclusive) and fixed order quantity (None: sized at the signal, by fraction or notional)."""
 
     instruments: Sequence[str]
     resolution: str
     channel: str
     start: int
     end: int
-    quantity: str
+    quantity: str | None
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,7 @@ class RunChecks:
         for look in looks:
             if (
                 look.size_precision is not None
+                and run.quantity is not None
                 and (problem := size_step_problem(run.quantity, look.instrument_id, look.size_precision)) is not None
             ):
                 raise HttpError("INVALID_QUANTITY", f"{WHERE}: {problem}")

@@ -60,7 +60,7 @@ SELECTION = ("svc.selection_page", "svc.selection_row")
 #: A bar page's ``limit``: its default and its maximum, above a list's (``/v2/bars``, v1 ``/bars``).
 BAR_PAGE_DEFAULT, BAR_PAGE_MAX = 500, 5_000
 #: What a finished backtest's outputs route serves, by part (``/v2/backtests/{id}/outputs/{part}``).
-OUTPUT_DOCUMENTS = tuple(part.schema_id for part in SERVED_PARTS)
+OUTPUT_DOCUMENTS = tuple(dict.fromkeys(part.schema_id for part in SERVED_PARTS))  # equity parts share one
 #: The v1 documents with a fixture route: those a client cannot pin or provoke on demand on a
 #: live node (docs/contract.md, "v1 routes").
 V1_FIXTURES = ("bars", "catalog", "engine_status", "readiness", "records", "stream_event", "resync")

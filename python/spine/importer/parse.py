@@ -4,8 +4,9 @@
   columns (their text at the type's scale) and integer columns. The grammar is the wire's
   (``-?(0|[1-9][0-9]*)(\\.[0-9]+)?``, surrounding blanks trimmed). A value is exact at a
   precision when its value is (``1.500`` is exact at 2; ``1.505`` is not); never rounded.
-- Without a stated precision, a batch parses at the largest number of decimals written in it;
-  :func:`rescale` brings every batch to the file's largest at the end (the inferred precision).
+- Without a stated precision, a batch parses at the largest number of decimals written in it
+  (at most ``INFERRED_MAX``); :func:`rescale` brings every batch to the file's largest at the
+  end (the inferred precision).
 - Float columns (Parquet float32/float64) need the precision flag; each float becomes its
   shortest round-trip text (``numpy.format_float_positional(unique=True)``, so float32 reads
   as float32) and must be exact at that precision.
@@ -30,14 +31,21 @@ from numpy.typing import NDArray
 
 from spine._core import format_decimal, parse_decimal, parse_decimal_column
 from spine.errors import DecimalError
-from spine.importer.config import MAX_PRECISION
+from spine.importer.config import MAX_PRECISION, STEPS
 from spine.importer.refusal import ImportRefused, where
 
-__all__ = ["Chunk", "Fixed", "Parser", "iso", "rescale"]
+__all__ = ["INFERRED_MAX", "Chunk", "Fixed", "Parser", "iso", "rescale"]
 
 I64 = NDArray[np.int64]
+_STEPS = {name: step.ns for name, step in STEPS.items()}
 _INT64_MAX = 2**63 - 1
 _EPOCH_FLOOR = 10**17  # 1973-03-03T09:46:40Z in nanoseconds
+#: The largest precision read off the digits without a flag: more is float noise
+#: (``110.00000000000001``), refused naming the row.
+INFERRED_MAX = 8
+#: Local midnight with a zone offset other than UTC (``2004-08-19 00:00:00-04:00``, a
+#: yfinance daily export): the daily bar of that local date.
+_LOCAL_MIDNIGHT = r"^([0-9]{4}-[0-9]{2}-[0-9]{2})[T ]00:00(?::00(?:\.0+)?)?[+-](?:0[1-9]|1[0-9]|2[0-3]):?[0-5][0-9]$"
 _DECIMAL_GRAMMAR = "plain decimal text such as 123.45 (no exponent, no '+', no thousands separator)"
 
 
@@ -91,6 +99,8 @@ class Parser:
     #: Rows parsed so far (over every batch).
     rows: int = field(default=0, init=False)
     _last: int | None = field(default=None, init=False)
+    #: The smallest spacing of consecutive closes yet, and the (1-based) row that ends it.
+    _gap: tuple[int, int] | None = field(default=None, init=False)
 
     def _at(self, index: int) -> str:
         return where(self.rows + index + 1, self.csv)
@@ -143,7 +153,10 @@ class Parser:
         elif pa.types.is_timestamp(kind) or pa.types.is_date(kind):
             ns = pc.cast(pc.cast(column, pa.timestamp("ns")), pa.int64()).to_numpy().astype(np.int64)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-            ns = self._text_timestamps(pc.utf8_trim_whitespace(column))
+            column = pc.utf8_trim_whitespace(column)
+            if self.step_name == "1d":  # a stamp at local midnight labels its local date
+                column = pc.replace_substring_regex(column, _LOCAL_MIDNIGHT, r"\1")
+            ns = self._text_timestamps(column)
         else:
             raise ImportRefused(
                 f"the timestamp column is {kind}; allowed: integer nanoseconds, ISO-8601 text, "
@@ -157,6 +170,8 @@ class Parser:
             )
         if self.open_time:
             ns = ns + self.step_ns
+        elif self.step_name == "1d":
+            ns = ns + self.step_ns * _dates(column)  # a date is that day's bar: it closes at the next midnight
         return ns
 
     def _text_timestamps(self, texts: pa.Array) -> I64:
@@ -244,11 +259,12 @@ class Parser:
             return 0
         scales = _written_scales(texts)
         index = int(np.argmax(scales))
-        if scales[index] > MAX_PRECISION:
+        if scales[index] > INFERRED_MAX:
+            flag = "--size-precision" if name == "volume" else "--price-precision"
             raise ImportRefused(
                 f"{self._at(index)}: {name} {texts[index].as_py()!r} writes {scales[index]} decimals; "
-                f"allowed: at most {MAX_PRECISION} (NautilusTrader's precision), or a precision flag "
-                "if the extra digits are zeros"
+                f"allowed: at most {INFERRED_MAX} without a precision flag (more is float noise such as "
+                f"110.00000000000001), or {flag} N (N at most {MAX_PRECISION}) when the digits are real"
             )
         return int(scales[index])
 
@@ -324,8 +340,46 @@ class Parser:
                 f"{self._at(i)}: {label} {iso(b)} is {what} {iso(a)} in {self._at(i - 1)}; allowed: "
                 "strictly increasing times, one bar per close (sort the file, drop duplicates)"
             )
+        if len(full) > 1:
+            gaps = np.diff(full)
+            j = int(np.argmin(gaps))
+            if self._gap is None or gaps[j] < self._gap[0]:
+                self._gap = (int(gaps[j]), self.rows + j + 2 - base)
         if len(ts):
             self._last = int(ts[-1])
+
+    def finish(self) -> None:
+        """The file-wide check, after the last batch: consecutive bars as close as the step
+        somewhere (a daily file read as 1-minute bars would be every row a day apart)."""
+        if self._gap is None or self._gap[0] == self.step_ns:
+            return
+        gap, row = self._gap
+        fits = next((name for name, ns in _STEPS.items() if ns == gap), None)
+        hint = f"give --step {fits}" if fits else f"resample them to {self.step_name} bars"
+        raise ImportRefused(
+            f"{where(row, self.csv)}: the closest bars are {_span(gap)} apart (its close and the one before "
+            f"it); allowed: {self.step_name} bars, {_span(self.step_ns)} apart at least once: {hint}"
+        )
+
+
+def _span(ns: int) -> str:
+    """A spacing in words: ``1 minute``, ``5 minutes``, ``1 day``, ``36 hours``."""
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60), ("second", 1)):
+        if ns % (size * 10**9) == 0:
+            count = ns // (size * 10**9)
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    return f"{ns} ns"
+
+
+def _dates(column: pa.Array) -> NDArray[np.int64]:
+    """1 where a timestamp is a date alone (a date column, or ``YYYY-MM-DD`` text), else 0."""
+    if pa.types.is_date(column.type):
+        return np.ones(len(column), dtype=np.int64)
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        dates = pc.match_substring_regex(column, r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+        flags: NDArray[np.int64] = dates.to_numpy(zero_copy_only=False).astype(np.int64)
+        return flags
+    return np.zeros(len(column), dtype=np.int64)
 
 
 def _cell(column: pa.Array, index: int) -> str:

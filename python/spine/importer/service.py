@@ -218,6 +218,7 @@ def run_import(options: ImportOptions, *, progress: Progress | None = None) -> S
             chunks.append(parser.parse(batch))
             progress.update("read", parser.rows)
         progress.update("read", parser.rows, final=True)
+        parser.finish()
         chunks = [c for c in chunks if len(c.ts)]
         if not chunks:
             raise ImportRefused(f"{options.file}: no bars; allowed: a header and at least one row")

@@ -30,8 +30,8 @@ from spine.strategies.values import (
     is_instrument_id,
     is_integer,
     is_name,
-    quantity_problem,
     reference,
+    sizing_problem,
 )
 
 __all__ = ["validate", "plan", "check_overrides", "header", "Header", "load"]
@@ -115,9 +115,10 @@ def _resolve(
             condition = substitute(doc.rules[name], values)
             check_between(condition, ("rules", name), report)
             rules[name] = _core.canonical_json(condition).decode()
-    quantity = value(doc.quantity)
-    if (problem := quantity_problem(quantity)) is not None:
-        report(("sizing", "quantity"), f"{shown(doc.quantity)} {problem}")
+    sizing_key, sizing_text = doc.sizing
+    size = value(sizing_text)
+    if (problem := sizing_problem(sizing_key, size)) is not None:
+        report(("sizing", sizing_key), f"{shown(sizing_text)} {problem}")
     risk: dict[str, str | None] = {}
     for key in ("stop_loss", "take_profit"):
         text = getattr(doc, key)
@@ -141,7 +142,9 @@ def _resolve(
         values=dict(values),
         features=features,
         rules=rules,
-        quantity=quantity,
+        quantity=size if sizing_key == "quantity" else None,
+        fraction=size if sizing_key == "fraction" else None,
+        notional=size if sizing_key == "notional" else None,
         stop_loss=risk["stop_loss"],
         take_profit=risk["take_profit"],
     )

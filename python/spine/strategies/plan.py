@@ -53,8 +53,12 @@ class StrategyPlan(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     features: list[FeatureDecl]
     #: Rule name (one of RULE_NAMES) -> condition as canonical JSON text.
     rules: dict[str, str]
-    #: Order quantity per entry, exact decimal text in the instrument's size units.
-    quantity: str
+    #: The entry's size, exactly one of three (exact decimal text): ``quantity`` in the
+    #: instrument's size units; ``fraction`` of the equity at the signal; ``notional`` in the
+    #: quote currency. The last two are floored to whole size steps at the entry's close.
+    quantity: str | None = None
+    fraction: str | None = None
+    notional: str | None = None
     #: Fractions of the entry price, checked at each bar close; None: none.
     stop_loss: str | None = None
     take_profit: str | None = None

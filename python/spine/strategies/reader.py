@@ -42,12 +42,14 @@ __all__ = ["Document", "DeclaredFeature", "read_document", "MAX_PARAMETERS", "MA
 MAX_PARAMETERS = 32
 MAX_FEATURES = 32
 MAX_INSTRUMENTS = 16
+#: The ways to size an entry, one per strategy (``[sizing]``).
+SIZINGS = ("quantity", "fraction", "notional")
 _TABLES = {
     "": ("strategy", "parameters", "features", "rules", "sizing", "risk"),
     "strategy": ("name", "description", "template", "instruments", "resolution", "channel", "direction"),
     "parameter": ("type", "default", "min", "max", "description"),
     "rules": RULE_NAMES,
-    "sizing": ("quantity",),
+    "sizing": SIZINGS,
     "risk": ("stop_loss", "take_profit"),
 }
 
@@ -75,7 +77,8 @@ class Document:
     parameters: list[ParameterDecl] = field(default_factory=list)
     features: list[DeclaredFeature] = field(default_factory=list)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
-    quantity: str = ""
+    #: The one sizing key given (one of SIZINGS) and its exact text; a value may be a ``"{param}"``.
+    sizing: tuple[str, str] = ("quantity", "")
     stop_loss: str | None = None
     take_profit: str | None = None
 
@@ -342,16 +345,25 @@ class _Reader:
                 if self.errors == before:
                     doc.rules[name] = node
         self.directions(doc, rules, data)
-        sizing = self.table(
-            data.get("sizing", {}), ("sizing",), _TABLES["sizing"], ("quantity",) if "sizing" in data else ()
-        )
-        if "quantity" in sizing:
-            doc.quantity = self.decimal_text(sizing["quantity"], ("sizing", "quantity"), names) or ""
+        self.sizing(doc, data, names)
         risk = self.table(data.get("risk", {}), ("risk",), _TABLES["risk"])
         for key in ("stop_loss", "take_profit"):
             if key in risk:
                 setattr(doc, key, self.decimal_text(risk[key], ("risk", key), names))
         return doc if self.errors == 0 else None
+
+    def sizing(self, doc: Document, data: dict[str, Any], names: list[str]) -> None:
+        """``[sizing]``: exactly one of SIZINGS."""
+        sizing = self.table(data.get("sizing", {}), ("sizing",), _TABLES["sizing"])
+        given = [key for key in SIZINGS if key in sizing]
+        if "sizing" in data and len(given) != 1:
+            self.report(
+                ("sizing",),
+                f"[sizing] takes exactly one of {', '.join(SIZINGS)}; "
+                + (f"it gives {', '.join(given)}" if given else "it gives none"),
+            )
+        elif given:
+            doc.sizing = (given[0], self.decimal_text(sizing[given[0]], ("sizing", given[0]), names) or "")
 
     def directions(self, doc: Document, rules: dict[str, Any], data: dict[str, Any]) -> None:
         sides = {"LONG_ONLY": ("long",), "SHORT_ONLY": ("short",), "LONG_SHORT": ("long", "short")}[doc.direction]

@@ -24,6 +24,7 @@ __all__ = [
     "TomlFloat",
     "QUANTITY_MAX",
     "quantity_problem",
+    "sizing_problem",
     "size_step_problem",
 ]
 
@@ -90,6 +91,21 @@ def quantity_problem(text: str) -> str | None:
         return f"is too large: a quantity is at most {QUANTITY_MAX}"
     if -int(value.as_tuple().exponent) > QUANTITY_SCALE:
         return f"is too fine: a quantity has at most {QUANTITY_SCALE} decimal places"
+    return None
+
+
+def sizing_problem(key: str, text: str) -> str | None:
+    """Why exact decimal ``text`` cannot be ``[sizing] key`` (quantity, fraction or notional),
+    in words; None when it can be."""
+    if key == "quantity":
+        return quantity_problem(text)
+    value = Decimal(text)
+    if -int(value.as_tuple().exponent) > QUANTITY_SCALE:
+        return f"is too fine: at most {QUANTITY_SCALE} decimal places"
+    if key == "fraction" and not 0 < value <= 1:
+        return "must be a fraction of the equity in (0, 1]"
+    if key == "notional" and value <= 0:
+        return "must be > 0 (an amount of the quote currency)"
     return None
 
 

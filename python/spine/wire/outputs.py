@@ -18,6 +18,7 @@ class OutputPart(StrEnum):
     REPORT = "report"
     STATISTICS = "statistics"
     EQUITY = "equity"
+    EQUITY_DAILY = "equity_daily"
     ORDERS = "orders"
     FILLS = "fills"
     POSITIONS = "positions"
@@ -36,6 +37,7 @@ _SCHEMA_IDS: Final = {
     OutputPart.REPORT: "svc.backtest_run_result",
     OutputPart.STATISTICS: "svc.backtest_statistics",
     OutputPart.EQUITY: "svc.equity_point",
+    OutputPart.EQUITY_DAILY: "svc.equity_point",
     OutputPart.ORDERS: "svc.order_summary",
     OutputPart.FILLS: "svc.fill_summary",
     OutputPart.POSITIONS: "svc.position_summary",

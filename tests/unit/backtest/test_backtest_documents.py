@@ -22,6 +22,7 @@ from spine.backtest.statistics import SCALE
 
 PARTS = {
     "equity": "svc.equity_point",
+    "equity_daily": "svc.equity_point",
     "orders": "svc.order_summary",
     "fills": "svc.fill_summary",
     "positions": "svc.position_summary",
@@ -47,8 +48,12 @@ def run(catalog: Path, **plan_args: Any) -> RunOutputs:
 
 
 @pytest.fixture(scope="module")
-def outputs(tmp_path_factory: pytest.TempPathFactory) -> RunOutputs:
-    catalog = node_catalog(tmp_path_factory.mktemp("node"), bars=3000, skip=(100, 101, 102))
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return node_catalog(tmp_path_factory.mktemp("node"), bars=3000, skip=(100, 101, 102))
+
+
+@pytest.fixture(scope="module")
+def outputs(catalog: Path) -> RunOutputs:
     return run(
         catalog, fast=5, slow=20, direction="LONG_SHORT", resolution="5m", stop_loss="0.004", take_profit="0.006"
     )
@@ -97,12 +102,43 @@ def test_the_parts_agree(outputs: RunOutputs) -> None:
 def test_statistics_are_decimal_strings_at_the_scale(outputs: RunOutputs) -> None:
     stats = json.loads(outputs.statistics)
     assert all(len(stats[name].partition(".")[2]) <= SCALE for name in ("total_return", "max_drawdown", "exposure"))
-    for name in ("total_return", "max_drawdown", "win_rate", "profit_factor", "exposure", "sharpe", "sortino"):
+    ratios = ("total_return", "cagr", "max_drawdown", "win_rate", "profit_factor", "exposure", "sharpe", "sortino")
+    for name in ratios + ("calmar", "expectancy", "best_trade", "worst_trade", "avg_trade", "sqn"):
         value = stats[name]
         assert value is None or (isinstance(value, str) and len(value.partition(".")[2]) == SCALE), (name, value)
     assert int(stats["trade_count"]) == sum(json.loads(p)["side"] == "FLAT" for p in outputs.positions)
-    assert Decimal(stats["total_pnl"]) == Decimal(json.loads(outputs.report)["total_pnl"])
+    assert Decimal(stats["total_pnl"]) == Decimal(stats["ending_equity"]) - Decimal(stats["starting_balance"])
+    assert stats["ending_balance"] == json.loads(outputs.report)["ending_balance"]
     assert 0 < Decimal(stats["exposure"]) < 1
+
+
+def test_the_equity_is_marked_to_every_bar_close(catalog: Path, outputs: RunOutputs) -> None:
+    """One point per bar the run took, each the balance plus the open position at that bar's
+    close, from the served fills (every entry here opens from flat and every exit closes all);
+    the daily curve is the last point of each UTC day; the statistics end where the curve ends."""
+    bars = load_instrument([catalog], IID, "5m", "EXTERNAL", None, None)
+    closes = dict(zip(bars.columns["ts_event"].tolist(), bars.columns["close"].tolist(), strict=True))
+    points = [json.loads(e) for e in outputs.equity]
+    assert [int(p["ts_event"]) for p in points] == sorted(closes)
+    fills = [json.loads(f) for f in outputs.fills]
+    held = Decimal(0)
+    cost = Decimal(0)
+    k = 0
+    opened = 0
+    for point in points:
+        while k < len(fills) and int(fills[k]["ts_event"]) <= int(point["ts_event"]):
+            qty = Decimal(fills[k]["last_qty"]) * (1 if fills[k]["side"] == "BUY" else -1)
+            held, cost = held + qty, (cost + qty * Decimal(fills[k]["last_px"])) if held + qty else Decimal(0)
+            k += 1
+        close = Decimal(closes[int(point["ts_event"])]).scaleb(-2)
+        assert Decimal(point["equity"]) == Decimal(point["balance"]) + held * close - cost, point
+        opened += held != 0
+    assert 0 < opened < len(points)
+    days = [json.loads(e) for e in outputs.equity_daily]
+    by_day = {(int(p["ts_event"]) - 1) // 86_400_000_000_000: p for p in points}
+    assert days == [by_day[d] for d in sorted(by_day)]
+    stats = json.loads(outputs.statistics)
+    assert stats["ending_equity"] == points[-1]["equity"] and stats["bars"] == len(points)
 
 
 def test_withheld_buckets_are_never_filled(outputs: RunOutputs, tmp_path: Path) -> None:
@@ -211,32 +247,6 @@ def test_instruments_on_two_venues_run_in_one_engine(tmp_path: Path) -> None:
     )
     assert json.loads(one.report)["instruments"] == ["C001USDT.OTHER"]
     assert {json.loads(f)["instrument_id"] for f in one.fills} == {"C001USDT.OTHER"}
-
-
-def test_sharpe_and_sortino_are_the_framework_analyzers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The two ratios, computed from the positions without the analyzer's pandas writes,
-    equal what ``PortfolioAnalyzer.calculate_statistics`` over the same positions gives."""
-    import spine.backtest.engine as engine_module
-
-    seen: dict[str, Any] = {}
-    collect = engine_module._collect
-
-    def checked(*args: Any) -> Any:
-        outputs = collect(*args)
-        from nautilus_trader.model.identifiers import Venue
-
-        engine = args[5]
-        positions = list(engine.cache.position_snapshots()) + list(engine.cache.positions())
-        analyzer = engine.portfolio.analyzer
-        analyzer.calculate_statistics(engine.cache.account_for_venue(Venue("SIM")), positions)
-        seen["framework"] = analyzer.get_performance_stats_returns()
-        seen["ours"] = engine_module._analyzer_returns(positions)
-        return outputs
-
-    monkeypatch.setattr(engine_module, "_collect", checked)
-    outputs = run(node_catalog(tmp_path, bars=20_000), fast=5, slow=20, direction="LONG_SHORT")
-    assert seen["ours"] == {name: seen["framework"][name] for name in seen["ours"]}
-    assert json.loads(outputs.statistics)["sharpe"] is not None
 
 
 def test_a_quantity_finer_than_the_size_precision_is_refused(tmp_path: Path) -> None:

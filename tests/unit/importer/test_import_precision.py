@@ -3,6 +3,7 @@ float columns refused without a flag, accepted exactly with one, refused when in
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -109,9 +110,23 @@ def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
     assert run(tmp_path, write_csv(tmp_path / "aapl.csv", rows[:1])).size_precision == 0
 
 
-def test_inferred_precision_is_capped_by_nautilus(tmp_path: Path) -> None:
-    rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", "1." + "1" * 17, "1")]
-    pattern = r"row 2 \(line 3\): close '1.11111111111111111' writes 17 decimals; allowed: at most 16"
-    _refused(tmp_path, "btcusd.csv", rows, pattern)
+@pytest.mark.parametrize("close", ["110.00000000000001", "1." + "1" * 17, "0.123456789"])
+def test_an_inferred_precision_above_8_is_refused_as_float_noise(tmp_path: Path, close: str) -> None:
+    rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", close, "1")]
+    decimals = len(close.partition(".")[2])
+    with pytest.raises(
+        ImportRefused,
+        match=rf"row 2 \(line 3\): close '{re.escape(close)}' writes {decimals} decimals; allowed: at most 8 "
+        r"without a precision flag \(more is float noise such as 110.00000000000001\), or --price-precision N "
+        r"\(N at most 16\) when the digits are real",
+    ):
+        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
+    volume = [(T0 + M, "1", "1", "1", "1", "0.000000001")]
+    with pytest.raises(ImportRefused, match=r"volume '0.000000001' writes 9 decimals; .* or --size-precision N"):
+        run(tmp_path, write_csv(tmp_path / "btcusd.csv", volume))
+    eight = [(T0 + M, "1", "1.2", "1", "1.12345678", "1")]
+    assert run(tmp_path, write_csv(tmp_path / "sol.csv", eight)).price_precision == 8
+    stated = [(T0 + M, "1", "1", "0.1", "0.123456789", "1")]
+    assert run(tmp_path, write_csv(tmp_path / "eth.csv", stated), price_precision=9).price_precision == 9
     zeros = [(T0 + M, "1", "1", "1", "1." + "0" * 17, "1")]
     assert run(tmp_path, write_csv(tmp_path / "btcusd.csv", zeros), price_precision=4).price_precision == 4

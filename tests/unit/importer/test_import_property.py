@@ -18,6 +18,8 @@ def bar_sets(draw: st.DrawFn) -> tuple[list[tuple[object, ...]], int, int]:
     size_scale = draw(st.integers(0, 8))
     n = draw(st.integers(1, 30))
     gaps = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+    if n > 1:  # two bars one minute apart somewhere, else the file is no 1-minute series (refused)
+        gaps[draw(st.integers(1, n - 1))] = 1
     rows, ts = [], T0
     cents = st.integers(0, 10**12)
     for gap in gaps:

@@ -82,7 +82,7 @@ def test_parquet_date_column_daily(tmp_path: Path) -> None:
     summary = run(tmp_path, tmp_path / "spy.parquet", step="1d")
     assert summary.bar_type == "SPY.TEST-1-DAY-LAST-EXTERNAL"
     got = stored(tmp_path / "catalog" / "external", summary.bar_type)
-    assert [r[0] for r in got] == [T0 + DAY, T0 + 2 * DAY]
+    assert [r[0] for r in got] == [T0 + 2 * DAY, T0 + 3 * DAY]  # a date is that day's bar: its close is next midnight
 
 
 def test_stored_text_keeps_the_precision(tmp_path: Path) -> None:

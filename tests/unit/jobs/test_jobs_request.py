@@ -202,6 +202,7 @@ def test_the_output_parts_are_named_once() -> None:
         "report",
         "statistics",
         "equity",
+        "equity_daily",
         "orders",
         "fills",
         "positions",

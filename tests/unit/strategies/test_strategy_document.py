@@ -191,6 +191,17 @@ def test_floats_are_refused_where_written() -> None:
         ('["BTCUSDT.SIM"]', '["a..b.SIM"]', ["names no catalog path", "'..'"], "instruments"),
         ('quantity = "1"', 'quantity = "' + "9" * 40 + '"', ["at most 34028236692093"], "quantity"),
         ('quantity = "1"', 'quantity = "0.' + "0" * 16 + '1"', ["at most 16 decimal places"], "quantity"),
+        ('quantity = "1"', 'fraction = "0"', ["fraction of the equity in (0, 1]"], "fraction"),
+        ('quantity = "1"', 'fraction = "1.5"', ["fraction of the equity in (0, 1]"], "fraction"),
+        ('quantity = "1"', 'notional = "-100"', ["must be > 0 (an amount of the quote currency)"], "notional"),
+        ('quantity = "1"', 'notional = "0.' + "0" * 16 + '1"', ["at most 16 decimal places"], "notional"),
+        (
+            'quantity = "1"',
+            'quantity = "1"\nfraction = "0.5"',
+            ["[sizing] takes exactly one of quantity, fraction, notional; it gives quantity, fraction"],
+            "[sizing]",
+        ),
+        ('quantity = "1"', 'size = "1"', ["unknown key 'size'", "allowed: quantity, fraction, notional"], "size"),
         ('["BTCUSDT.SIM"]', "[]", ["1..16 instrument ids"], "instruments"),
         ('name = "Test"', 'name = "Test"\nresolution = "2m"', ["'2m' is not one of 1m, 5m"], "resolution"),
         ('name = "Test"', 'name = "Test"\nchannel = "BOTH"', ["'BOTH' is not one of EXTERNAL, INTERNAL"], "channel"),
@@ -206,6 +217,18 @@ def test_each_refusal_is_named_with_its_line(old: str, new: str, words: list[str
     match = [d for d in found if all(w in d.message for w in words)]
     assert match, found
     assert match[0].line == line_of(text, anchor), (match[0], anchor)
+
+
+@pytest.mark.parametrize("key", ["quantity", "fraction", "notional"])
+def test_each_sizing_takes_a_parameter_and_plans_only_itself(key: str) -> None:
+    share = '[parameters.share]\ntype = "decimal"\ndefault = "0.5"\nmin = "0.1"\nmax = "1"\n\n'
+    text = BASE.replace("[features.ema_fast]", share + "[features.ema_fast]").replace(
+        'quantity = "1"', f'{key} = "{{share}}"'
+    )
+    built = plan({"strategy.toml": text}, {"share": "0.25"})
+    assert (built.quantity, built.fraction, built.notional) == tuple(
+        "0.25" if name == key else None for name in ("quantity", "fraction", "notional")
+    )
 
 
 def test_unknown_feature_kind_makes_its_keys_unknown_too() -> None:

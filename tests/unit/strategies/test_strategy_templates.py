@@ -49,12 +49,21 @@ def test_ema_cross_parameters_and_rules() -> None:
     assert [(p.name, p.type, p.default, p.min, p.max) for p in built.parameters] == [
         ("fast", "integer", "10", "2", "100"),
         ("slow", "integer", "30", "5", "400"),
+        ("quantity", "decimal", "0.1", "0.001", "1000000"),
     ]
     assert [f.parameters for f in built.features] == [{"period": "10"}, {"period": "30"}]
+    assert built.quantity == "0.1"
+
     assert built.rules == {
         "entry_long": '{"key":"ema_fast.value","op":"CROSSES_ABOVE","ref":"ema_slow.value"}',
         "exit_long": '{"key":"ema_fast.value","op":"CROSSES_BELOW","ref":"ema_slow.value"}',
     }
+
+
+@pytest.mark.parametrize("template", ["ema_cross", "rsi_mean_reversion", "donchian_breakout", "bollinger_reversion"])
+def test_each_template_sizes_by_a_quantity_parameter(template: str) -> None:
+    """A backtest sets the size for the instrument at hand: whole shares for an equity."""
+    assert plan(template_files(template), {"quantity": "10"}).quantity == "10"
 
 
 def test_rsi_thresholds_are_on_the_rsi_scale() -> None:
