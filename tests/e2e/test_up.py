@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from nodes import free_port, get, node_env, poll, spine_cli, terminate
+from nodes import free_port, get, node_env, poll, spine_cli, spine_import, terminate
 
 from reference.wire_validator import validate
 
@@ -214,3 +214,43 @@ def test_a_dead_worker_is_restarted_and_a_killed_spine_up_takes_its_children_alo
         status, health = get(urls["gateway"] + "/v2/health")
         assert status == 200 and health["ready"] is True, health
         assert again.stop() == 0, again.text()
+
+
+def test_imported_venues_are_served_behind_the_gateway(tmp_path: Path) -> None:
+    """What ``spine import`` loaded into the stack's import catalog is served with no extra
+    configuration: one catalog-venue node per imported venue, behind the gateway and the
+    screener, its instruments listed and its bars paged through the gateway."""
+    start = 1_704_067_200  # 2024-01-01T00:00:00Z
+    rows = "".join(
+        f"{(start + 60 * k) * 10**9},{100 + k % 7},{108 + k % 7},99,{101 + k % 5},{10 + k}\n" for k in range(1, 301)
+    )
+    (tmp_path / "acme.csv").write_text("timestamp,open,high,low,close,volume\n" + rows)
+    imports = tmp_path / "stack" / "imports"
+    spine_import("--venue", "XTEST", "--catalog", str(imports), str(tmp_path / "acme.csv"), env=dict(os.environ))
+    with running_up(tmp_path) as up:
+        urls = up.urls()
+        assert len(urls["nodes"]) == 2, urls
+        gateway = urls["gateway"]
+        assert "spine up: node-XTEST" in up.out.read_text()
+        up.until("listing the import", lambda: "ACME.XTEST" in listed(gateway + "/v2/instruments?limit=500"), 60)
+        up.until(
+            "serving its bars",
+            lambda: (
+                len(get(gateway + "/v2/bars?bar_type=ACME.XTEST-1-MINUTE-LAST-EXTERNAL&limit=500")[1]["bars"]) == 300
+            ),
+            60,
+        )
+        up.until(
+            "screening it", lambda: "ACME.XTEST" in listed(gateway + "/v2/screener/snapshot?limit=1000", "rows"), 60
+        )
+        assert up.stop() == 0, up.text()
+
+
+def listed(url: str, key: str = "items") -> set[str]:
+    """The instrument ids of every page from ``url`` on (the gateway pages node by node)."""
+    ids: set[str] = set()
+    page: dict[str, Any] = {"next_cursor": ""}
+    while page["next_cursor"] is not None:
+        page = get(url + (f"&cursor={page['next_cursor']}" if page["next_cursor"] else ""))[1]
+        ids |= {item["instrument_id"] for item in page[key]}
+    return ids
