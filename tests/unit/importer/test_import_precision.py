@@ -114,16 +114,14 @@ def test_equity_volume_must_be_whole(tmp_path: Path) -> None:
 def test_an_inferred_precision_above_8_is_refused_as_float_noise(tmp_path: Path, close: str) -> None:
     rows = [(T0 + M, "1", "1", "1", "1", "1"), (T0 + 2 * M, "1", "1", "1", close, "1")]
     decimals = len(close.partition(".")[2])
-    with pytest.raises(
-        ImportRefused,
-        match=rf"row 2 \(line 3\): close '{re.escape(close)}' writes {decimals} decimals; allowed: at most 8 "
-        r"without a precision flag \(more is float noise such as 110.00000000000001\), or --price-precision N "
-        r"\(N at most 16\) when the digits are real",
-    ):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", rows))
+    noise = (
+        rf"row 2 \(line 3\): close '{re.escape(close)}' writes {decimals} decimals; allowed: at most 8 without a "
+        r"precision flag \(more is float noise such as 110.00000000000001\), or --price-precision N \(N at most 16\) "
+        r"when the digits are real"
+    )
+    _refused(tmp_path, "btcusd.csv", rows, noise)
     volume = [(T0 + M, "1", "1", "1", "1", "0.000000001")]
-    with pytest.raises(ImportRefused, match=r"volume '0.000000001' writes 9 decimals; .* or --size-precision N"):
-        run(tmp_path, write_csv(tmp_path / "btcusd.csv", volume))
+    _refused(tmp_path, "btcusd.csv", volume, r"volume '0.000000001' writes 9 decimals; .* or --size-precision N")
     eight = [(T0 + M, "1", "1.2", "1", "1.12345678", "1")]
     assert run(tmp_path, write_csv(tmp_path / "sol.csv", eight)).price_precision == 8
     stated = [(T0 + M, "1", "1", "0.1", "0.123456789", "1")]
