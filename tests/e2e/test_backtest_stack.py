@@ -183,7 +183,7 @@ def wait_for_state(gateway: str, job_id: str, state: str, seconds: float = 120.0
 
 
 def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
-    """An instrument no node lists, a span with no bars and a quantity fine_files than the size step
+    """An instrument no node lists, a span with no bars and a quantity finer than the size step
     the node serves are refused at submit (4xx naming what is allowed), never queued to fail."""
     gateway = stack
     files = ok(gateway + "/v2/strategy-templates/ema_cross")["files"]
@@ -210,7 +210,7 @@ def test_what_a_run_would_lack_is_refused_at_submit(stack: str) -> None:
     precision = ref["size_precision"]
     fine = "0." + "0" * precision + "1"
     fine_files = [
-        {**f, "content": f["content"].replace('quantity = "0.1"', f'quantity = "{fine}"')}
+        {**f, "content": f["content"].replace('quantity = "{quantity}"', f'quantity = "{fine}"')}
         if f["path"] == "strategy.toml"
         else f
         for f in files
