@@ -20,6 +20,7 @@ __all__ = [
     "bar_row",
     "fold_columns",
     "fold_columns_many",
+    "resolution_bars",
     "Series",
     "FoldResult",
     "feature_specs",
@@ -153,6 +154,20 @@ def fold_columns_many(
     sequence: _Column | None = None,
 ) -> list[FoldResult]:
     """Fold to several resolutions, each from the next finer one requested; results in request order."""
+
+def resolution_bars(
+    ts_event: _Column,
+    open: _Column,
+    high: _Column,
+    low: _Column,
+    close: _Column,
+    volume: _Column,
+    *,
+    resolution: str,
+    sequence: _Column | None = None,
+) -> FoldResult:
+    """Bars already at ``resolution`` (an import's daily bars) as a ``FoldResult``: checked as a
+    fold's input is, served as a fold's output is, nothing withheld."""
 
 @final
 class Series:

@@ -2,14 +2,15 @@
 skipped inside) into an import catalog, a real ``spine node`` with ``venue = "catalog"`` serves
 the instrument, its 1-minute bars exactly as the file wrote them, a 5-minute fold with the
 skipped minute's bucket withheld, and writes its own durable copy under its data directory. A
-catalog without an instrument of the node's venue is refused (exit 2, naming it); a data
-directory holding a 1-DAY bar type names its venue correctly."""
+catalog without an instrument of the node's venue is refused (exit 2, naming it); a daily import is
+served at 1d as imported; a data directory holding a 1-DAY bar type names its venue correctly."""
 
 from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ SKIPPED = 137  # the close T0 + SKIPPED minutes is not in the file
 VENUE = "MYDATA"
 IID = f"BTCUSD.{VENUE}"
 BAR_TYPE = f"{IID}-1-MINUTE-LAST-EXTERNAL"
+
+
+def _midnight_after(day: str) -> int:
+    """The close of the daily bar of ``day`` (YYYY-MM-DD), in seconds: the next midnight UTC."""
+    return int(datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()) + 86_400
 
 
 def _rows() -> list[tuple[int, str, str, str, str, str]]:
@@ -177,8 +183,15 @@ def test_catalog_venue_serves_imported_bars(tmp_path: Path) -> None:
 def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
     catalog = tmp_path / "imports"
     rows = _import(tmp_path, catalog)
-    # A daily import of the same venue: listed, no 1-minute history (NO_HISTORY), no bars.
-    (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n2024-01-02,470.5,472,469.25,471,100\n")
+    # A daily import of the same venue: listed, no 1-minute history (NO_HISTORY), its daily
+    # bars served as imported (a weekend between them is no gap).
+    daily_rows = [
+        ("2024-01-04", "470.5", "472", "469.25", "471", "100"),
+        ("2024-01-05", "471.1", "473.9", "470", "473.5", "250"),
+        ("2024-01-08", "473.5", "474", "468.75", "469", "90"),
+    ]
+    lines = "".join(",".join(row) + "\n" for row in daily_rows)
+    (tmp_path / "spy.csv").write_text("date,open,high,low,close,volume\n" + lines)
     daily = ("--venue", VENUE, "--step", "1d", "--catalog", str(catalog), str(tmp_path / "spy.csv"))
     spine_import(*daily, env=node_env(tmp_path / "unused"))
     config, port = _config(tmp_path, catalog, extra="capacity = 100\n")
@@ -191,8 +204,22 @@ def test_catalog_venue_keeps_the_newest_capacity_bars(tmp_path: Path) -> None:
         wait_for(process, lambda: len(ok(url, "/v2/hydration")["items"]) == 2, "both hydrated")
         states = {h["instrument_id"]: (h["state"], h["internal_state"]) for h in ok(url, "/v2/hydration")["items"]}
         assert states == {IID: ("READY", "READY"), f"SPY.{VENUE}": ("READY", "NO_HISTORY")}, states
-        daily = _page(url, f"instrument_id=SPY.{VENUE}&limit=5000")
-        assert daily["bars"] == [] and daily["coverage"]["exhausted"] is True
+        minutes = _page(url, f"instrument_id=SPY.{VENUE}&limit=5000")
+        assert minutes["bars"] == [] and minutes["coverage"]["exhausted"] is True
+        days = _page(url, f"bar_type=SPY.{VENUE}-1-DAY-LAST-EXTERNAL&limit=2")
+        keys = ("sequence", "ts_event", "open", "high", "low", "close", "volume")
+        served = [tuple(b[k] for k in keys) for b in days["bars"]]
+        closes = [str(_midnight_after(d) * 10**9) for d, *_ in daily_rows]
+        # At the instrument's precisions: the import inferred 2 decimals for prices, 0 for sizes.
+        expected = [
+            (n, close, *(f"{Decimal(p):.2f}" for p in row[1:5]), row[5])
+            for n, (close, row) in enumerate(zip(closes, daily_rows, strict=True), 1)
+        ]
+        assert served == expected[:2] and days["withheld"] == [] and days["next_cursor"], days
+        rest = _page(url, f"bar_type=SPY.{VENUE}-1-DAY-LAST-EXTERNAL&cursor={days['next_cursor']}")
+        assert [b["ts_event"] for b in rest["bars"]] == closes[2:] and rest["next_cursor"] is None
+        after = _page(url, f"bar_type=SPY.{VENUE}-1-DAY-LAST-EXTERNAL&start={closes[1]}&end={closes[1]}")
+        assert [b["ts_event"] for b in after["bars"]] == [closes[1]]
 
 
 def test_catalog_without_the_venue_is_refused(tmp_path: Path) -> None:

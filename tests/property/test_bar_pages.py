@@ -1,5 +1,6 @@
-"""Property tests: bar pages written by ``spine._core`` (``Series.page``, ``FoldResult.page``)
-against a plain-Python page built from the exported columns with ``decimal`` formatting."""
+"""Property tests: bar pages written by ``spine._core`` (``Series.page``, ``FoldResult.page``,
+including bars served as imported through ``resolution_bars``) against a plain-Python page
+built from the exported columns with ``decimal`` formatting."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -108,6 +110,55 @@ def test_fold_page_matches_the_reference(case: tuple[Any, dict[str, Any]], resol
     folded = series.fold(resolution)
     rows, more = folded.page(price_precision=series.price_precision, size_precision=series.size_precision, **q)
     assert (json.loads(rows), more) == _expected(folded, series, q)
+
+
+@st.composite
+def daily_bars_and_query(draw: st.DrawFn) -> tuple[dict[str, np.ndarray], int, int, dict[str, Any]]:
+    """Bars closing on distinct midnights, as a daily import holds them, numbered 1..n."""
+    n = draw(st.integers(0, 60))
+    days = sorted(draw(st.lists(st.integers(1, 400), min_size=n, max_size=n, unique=True)))
+    low = np.array(draw(st.lists(st.integers(-(10**12), 10**12), min_size=n, max_size=n)), dtype=np.int64)
+    spread = np.array(draw(st.lists(st.integers(0, 10**9), min_size=n, max_size=n)), dtype=np.int64)
+    columns = {
+        "ts_event": np.array([d * 1_440 * M for d in days], dtype=np.uint64),
+        "open": low + spread // 3,
+        "high": low + spread,
+        "low": low,
+        "close": low + spread // 2,
+        "volume": np.array(draw(st.lists(st.integers(0, 2**52), min_size=n, max_size=n)), dtype=np.int64),
+        "sequence": np.arange(1, n + 1, dtype=np.uint64),
+    }
+    bound = st.one_of(st.none(), st.integers(0, 402).map(lambda d: d * 1_440 * M))
+    query = {
+        "start": draw(bound),
+        "end": draw(bound),
+        "after_sequence": draw(st.one_of(st.none(), st.integers(0, n))),
+        "offset": draw(st.integers(0, n + 2)),
+        "limit": draw(st.integers(1, n + 2)),
+    }
+    return columns, draw(st.integers(0, 18)), draw(st.integers(0, 18)), query
+
+
+@given(daily_bars_and_query())
+def test_bars_served_as_imported_page_as_the_reference(case: tuple[Any, ...]) -> None:
+    columns, price, size, q = case
+    fields = ("ts_event", "open", "high", "low", "close", "volume")
+    served = spine._core.resolution_bars(*(columns[f] for f in fields), resolution="1d", sequence=columns["sequence"])
+    assert served.resolution == "1d" and len(served) == len(columns["ts_event"]) and served.withheld() == []
+    rows, more = served.page(price_precision=price, size_precision=size, **q)
+    expected = reference_page(columns, price, size, q["start"], q["end"], q["after_sequence"], q["offset"], q["limit"])
+    assert (json.loads(rows), more) == expected
+
+
+def test_bars_served_as_imported_are_checked_as_a_folds_input() -> None:
+    day = 1_440 * M
+    ts = np.array([2 * day, day], dtype=np.uint64)  # out of order
+    prices = [np.array([5, 5], dtype=np.int64)] * 4
+    volume = np.array([1, 1], dtype=np.int64)
+    with pytest.raises(ValueError, match="UNSORTED_BARS: bar 1"):
+        spine._core.resolution_bars(ts, *prices, volume, resolution="1d")
+    with pytest.raises(ValueError, match="UNKNOWN_RESOLUTION"):
+        spine._core.resolution_bars(ts[::-1].copy(), *prices, volume, resolution="1w")
 
 
 def test_page_refuses_a_bad_precision() -> None:

@@ -41,6 +41,9 @@ class View:
     def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         return self.coverage_doc
 
+    def imported(self, instrument_id: str, resolution: str, channel: str) -> None:
+        return None
+
 
 @pytest.fixture
 def node() -> Any:

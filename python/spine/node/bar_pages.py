@@ -1,9 +1,11 @@
 """``GET /v2/bars``: the page a bar query selects, as finished response bytes.
 
 The bar rows are written by ``spine._core`` straight from the series (no per-bar Python
-object); derived resolutions are folded on read. The finished bytes are cached per query and
-per series revision: a repeated request for an unchanged series is a dictionary lookup, and a
-new bar, a coverage change or a new observed watermark makes the next read rebuild it.
+object); derived resolutions are folded on read, except where an import holds the instrument's
+bars at that resolution (a catalog venue's daily import): those are served as imported. The
+finished bytes are cached per query and per series revision: a repeated request for an
+unchanged series is a dictionary lookup, and a new bar, a coverage change or a new observed
+watermark makes the next read rebuild it.
 """
 
 from __future__ import annotations
@@ -131,7 +133,8 @@ class BarPages:
         if r.resolution == "1m":
             rows, more = series.page(**window, offset=r.offset, limit=r.limit)
         else:
-            folded = series.fold(r.resolution)
+            imported = self.node.imported(r.instrument_id, r.resolution, r.channel)
+            folded = series.fold(r.resolution) if imported is None else imported
             p = self.node.precision(r.instrument_id)
             rows, more = folded.page(
                 price_precision=p.price, size_precision=p.size, **window, offset=r.offset, limit=r.limit

@@ -8,7 +8,9 @@ and stays connected. Its history is the imported 1-minute bars: the node hydrate
 :class:`CatalogHistory` (asked directly, like the simulated venue), whose :meth:`~CatalogHistory.span`
 gives each instrument's window (its newest ``capacity`` bars, whatever their age) and which
 never confirms a minute empty (a minute the file skipped is a gap, as a skipped candle on an
-EXTERNAL feed). The framework's ``request_bars`` is answered from the same bars.
+EXTERNAL feed). The framework's ``request_bars`` is answered from the same bars. Imported bars
+of a coarser step (``--step 1d``) are read once at connect (:class:`CatalogImports`) and served
+as imported at their resolution.
 docs/contract.md, "The catalog venue", records the decisions.
 """
 
@@ -27,16 +29,18 @@ from nautilus_trader.model.data import Bar
 from nautilus_trader.model.identifiers import InstrumentId
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
+from spine._core import FoldResult, parse_decimal, resolution_bars
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.hydrator import Answer
 from spine.node.venue_client import VenueClientFactory, VenueDataClient
-from spine.wire.bar_types import bar_type_of
+from spine.wire.bar_types import RESOLUTION_SPECS, bar_type_of
 
 __all__ = [
     "CatalogDataClient",
     "CatalogDataClientConfig",
     "CatalogDataClientFactory",
     "CatalogHistory",
+    "CatalogImports",
     "CatalogInstrumentProvider",
     "check_catalog",
     "import_root",
@@ -164,6 +168,54 @@ class CatalogHistory:
         return Answer("history", found)
 
 
+class CatalogImports:
+    """The imported bars of steps coarser than a minute (a ``--step 1d`` import), read once
+    (:meth:`load`, off the loop) and served as imported at their resolution: an import is its
+    own record of those bars, where a fold of the node's 1-minute window would hold days."""
+
+    #: The resolutions an import can hold besides its 1-minute bars.
+    RESOLUTIONS = tuple(name for name in RESOLUTION_SPECS if name not in ("1s", "1m"))
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._bars: dict[tuple[str, str], FoldResult] = {}
+
+    def load(self, instruments: list[Any]) -> None:
+        """Read every imported bar type of ``instruments`` at :attr:`RESOLUTIONS`."""
+        catalog = ParquetDataCatalog(str(self.root))
+        for instrument in instruments:
+            iid = str(instrument.id)
+            for resolution in self.RESOLUTIONS:
+                bar_type = bar_type_of(iid, resolution, "EXTERNAL")
+                if (self.root / "data" / "bar" / bar_type).is_dir():
+                    bars = catalog.bars(bar_types=[bar_type])
+                    self._bars[(iid, resolution)] = _columns(bars, resolution, instrument)
+
+    def imported(self, instrument_id: str, resolution: str) -> FoldResult | None:
+        """The instrument's imported bars at ``resolution``, numbered 1.. oldest first; None
+        when the import holds none."""
+        return self._bars.get((instrument_id, resolution))
+
+
+def _columns(bars: list[Bar], resolution: str, instrument: Any) -> FoldResult:
+    """``bars`` as served bars at the instrument's precisions."""
+    price, size = instrument.price_precision, instrument.size_precision
+    o, h, lo, c = (
+        np.array([parse_decimal(str(getattr(b, field)), price) for b in bars], np.int64)
+        for field in ("open", "high", "low", "close")
+    )
+    return resolution_bars(
+        np.array([b.ts_event for b in bars], np.uint64),
+        o,
+        h,
+        lo,
+        c,
+        np.array([parse_decimal(str(b.volume), size) for b in bars], np.int64),
+        resolution=resolution,
+        sequence=np.arange(1, len(bars) + 1, dtype=np.uint64),
+    )
+
+
 class CatalogDataClient(VenueDataClient):
     """The venue (see the module docs)."""
 
@@ -175,11 +227,13 @@ class CatalogDataClient(VenueDataClient):
         super().__init__(loop, msgbus, cache, clock, config, provider)
         self.root = root
         self.history_source = CatalogHistory(root)
+        self.imports = CatalogImports(root)
 
     # lifecycle
 
     async def _connect(self) -> None:
         await self._instrument_provider.initialize()
+        await asyncio.to_thread(self.imports.load, self._instrument_provider.list_all())
         for instrument in self._instrument_provider.list_all():
             self._handle_data(instrument)
 

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nautilus_trader.live.node import TradingNode
 
@@ -41,6 +41,9 @@ from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors
 from spine.node.repair import GapWatch, Repairer
 from spine.node.status import EngineStatusProducer
 from spine.wire.bar_types import CHANNELS
+
+if TYPE_CHECKING:
+    from spine.node.venue_view import Imports
 
 __all__ = ["NodeFailed", "VenueNode", "load_manifest"]
 
@@ -76,6 +79,8 @@ class VenueNode:
         self.run_id = f"{config.node_id}-{time.time_ns()}"
         self.status = EngineStatusProducer(self.run_id, ("EXTERNAL", "INTERNAL"))
         self.hydrator: Hydrator | None = None
+        #: The catalog venue's imports, whose daily bars are served as imported.
+        self.imports: Imports | None = None
         self.actor = IngestionActor(
             hub=self.hub,
             book=self.book,
@@ -193,6 +198,7 @@ class VenueNode:
     def _history_source(self, client: Any) -> HistorySource:
         own: HistorySource | None = getattr(client, "history_source", None)  # the catalog venue's
         if own is not None:
+            self.imports = getattr(client, "imports", None)
             return own
         return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from spine._core import Series
+from spine._core import FoldResult, Series
 from spine.fanout import FanOut
 from spine.node.persist.series_book import Precision
 from spine.node.view import Connection, Counts, CoverageView, NodeView
@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from spine.node.repair import GapWatch
     from spine.node.status import EngineStatusProducer
 
-__all__ = ["Venue", "VenueView"]
+__all__ = ["Imports", "Venue", "VenueView"]
+
+
+class Imports(Protocol):
+    """Bars an import holds at a resolution the node otherwise folds (``CatalogHistory``)."""
+
+    def imported(self, instrument_id: str, resolution: str) -> FoldResult | None: ...
 
 
 class Venue(Protocol):
@@ -41,6 +47,9 @@ class Venue(Protocol):
     connection: ConnectionWatch
     ledger: CoverageLedger
     book: SeriesBook
+
+    #: The catalog venue's imports (None on any other venue).
+    imports: Imports | None
 
     @property
     def refused_writes(self) -> int: ...
@@ -159,3 +168,7 @@ class VenueView(NodeView):
 
     def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         return self._node.actor.coverage(instrument_id, channel)
+
+    def imported(self, instrument_id: str, resolution: str, channel: str) -> FoldResult | None:
+        imports = self._node.imports
+        return None if imports is None or channel != "EXTERNAL" else imports.imported(instrument_id, resolution)

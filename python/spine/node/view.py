@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from spine._core import Series
+from spine._core import FoldResult, Series
 from spine.fanout import FanOut
 
 __all__ = ["Connection", "Counts", "CoverageView", "NodeView", "Precision"]
@@ -119,3 +119,7 @@ class NodeView(Protocol):
 
     def series_coverage(self, instrument_id: str, channel: str) -> dict[str, Any]:
         """The series' ``svc.series_coverage``: the same object while it is unchanged."""
+
+    def imported(self, instrument_id: str, resolution: str, channel: str) -> FoldResult | None:
+        """The bars an import holds at ``resolution`` (a catalog venue's daily import), served
+        as imported instead of folded; None where nothing is imported at that resolution."""

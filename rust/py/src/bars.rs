@@ -5,8 +5,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList};
 use spine_core::bars::{
-    fold, fold_many, write_bar_row, write_page, BarsError, BarsView, Channel, Coverage, FoldOutput,
-    PageQuery, Resolution,
+    fold, fold_many, write_bar_row, write_page, BarsError, BarsView, Channel, Coverage, Derived,
+    FoldOutput, PageQuery, Resolution,
 };
 use spine_core::decimal::checked_scale;
 
@@ -211,6 +211,41 @@ pub fn fold_columns_many<'py>(
         |view, coverage, channel| fold_many(view, coverage, channel, &resolutions),
     )?;
     Ok(outputs.into_iter().map(PyFoldResult::from).collect())
+}
+
+/// Bars already at `resolution` (an import's daily bars) as a `FoldResult`: checked as a
+/// fold's input is, then served as a fold's output is, with nothing withheld.
+#[pyfunction]
+#[pyo3(
+    signature = (*bar, resolution, sequence=None, **named),
+    text_signature = "(ts_event, open, high, low, close, volume, *, resolution, sequence=None)"
+)]
+pub fn resolution_bars<'py>(
+    py: Python<'py>,
+    bar: &Positional<'py>,
+    resolution: &str,
+    sequence: Option<&Bound<'py, PyAny>>,
+    named: Option<&Named<'py>>,
+) -> PyResult<PyFoldResult> {
+    let bar = Ohlcv::bind("resolution_bars", bar, named)?;
+    let resolution = to_py(py, Resolution::parse(resolution))?;
+    let columns = bar.columns(sequence, Refusal::Layout)?;
+    let view = columns.view();
+    to_py(py, view.validate())?;
+    let bars = Derived {
+        ts_event: view.ts_event.to_vec(),
+        open: view.open.to_vec(),
+        high: view.high.to_vec(),
+        low: view.low.to_vec(),
+        close: view.close.to_vec(),
+        volume: view.volume.to_vec(),
+        sequence: view.sequence.map(<[u64]>::to_vec).unwrap_or_default(),
+    };
+    Ok(PyFoldResult::from(FoldOutput {
+        resolution,
+        bars,
+        withheld: Vec::new(),
+    }))
 }
 
 /// Read an offline fold's channel and columns (in argument order, after the bars and the

@@ -40,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bars::bar_row, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns, m)?)?;
     m.add_function(wrap_pyfunction!(bars::fold_columns_many, m)?)?;
+    m.add_function(wrap_pyfunction!(bars::resolution_bars, m)?)?;
     m.add_class::<series::PySeries>()?;
     m.add_class::<bars::PyFoldResult>()?;
     features::register(m)?;
