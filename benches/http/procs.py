@@ -46,6 +46,8 @@ def environment(**extra: str) -> dict[str, str]:
     # SPINE_* from the caller's shell must not reconfigure the node under test.
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # A retention within the hydrated window: no background backfill in what is measured.
+    env["SPINE_RETENTION_DAYS"] = "0.01"
     return {**env, **extra}
 
 

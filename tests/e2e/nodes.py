@@ -49,6 +49,9 @@ def node_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """The test's environment without any ``SPINE_*`` of the caller's, plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env["SPINE_DATA_DIR"] = str(data_dir)
+    # A retention within the hydrated window: no background backfill competes with the test
+    # (test_backfill_node.py tests it).
+    env["SPINE_RETENTION_DAYS"] = "0.01"
     env.update(extra)
     return env
 

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import numpy as np
 import pytest
 from nodes import free_port, get, node_env, spawn, stop, wait_for
 
 from reference.wire_validator import validate
 from spine.node.config import NodeConfig
 from spine.node.framework import venue_config
+from spine.node.persist.store import file_span
 from spine.node.service import NodeFailed, VenueNode
 
 START = 29_000_000 * 60 * 10**9
@@ -124,7 +126,9 @@ def test_ledger_reconciles_with_discovery_and_status_follows_the_run(tmp_path: P
     assert [a["authority"] for a in status["authorities"]] == ["EXTERNAL", "INTERNAL"]
 
 
-def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path) -> None:
+def test_the_periodic_consolidation_leaves_one_file_per_series(tmp_path: Path) -> None:
+    """Consolidation merges the files reaching into each series' span into one; the files
+    below it (the retention, the backfill's days) stay as they are, disjoint."""
     node = VenueNode(
         msgspec.convert(
             {
@@ -139,9 +143,12 @@ def test_the_periodic_consolidation_leaves_one_file_per_bar_type(tmp_path: Path)
     )
     asyncio.run(run(node, 2.0))
     node.consolidate()
-    for channel in ("external", "internal"):
-        for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
-            assert len(list(directory.glob("*.parquet"))) == 1, directory
+    for iid, channel, series in node.book.held():
+        directory = tmp_path / "catalog" / channel.lower() / "data" / "bar" / f"{iid}-1-MINUTE-LAST-{channel}"
+        oldest = int(np.frombuffer(series.columns()["ts_event"], "<u8")[0]) if len(series) else None
+        spans = sorted(file_span(path) for path in directory.glob("*.parquet"))
+        assert oldest is None or [span for span in spans if span[1] >= oldest] == [spans[-1]], directory
+        assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans
 
 
 def test_a_manifest_gives_unretained_instruments_zero_demand(tmp_path: Path) -> None:
@@ -300,10 +307,9 @@ def test_an_accelerated_venue_restarted_carries_on_from_the_newest_close(tmp_pat
 
 
 def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
-    """Retention trims a bar type's files to ``capacity - slack`` while its series keeps up to
-    ``capacity`` bars: a clean stop makes the files hold the whole series, so a restart serves
-    every bar the stopped node served (same sequences, same coverage), not only those the last
-    retention rewrite left on disk."""
+    """The files hold more than a full series (its retention, the backfill below it): a
+    restart reloads exactly the bars the stopped node served (same sequences, same coverage),
+    not the newest ``capacity`` the files hold."""
     settings = {
         "data_dir": str(tmp_path),
         "flush_secs": 0.2,
@@ -313,7 +319,6 @@ def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
     }
     first = VenueNode(msgspec.convert(settings, NodeConfig))
     asyncio.run(run(first, 3.0))
-    assert first.stores["EXTERNAL"].counters.rewrites > 0  # retention trimmed the files
     before = {
         (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence) for iid, ch, s in first.book.held() if len(s)
     }
@@ -324,9 +329,8 @@ def test_a_restart_keeps_every_bar_of_a_full_series(tmp_path: Path) -> None:
         (iid, ch): (s.page(limit=5000), s.coverage(), s.last_sequence) for iid, ch, s in second.book.held() if len(s)
     }
     assert after == before
-    for channel in ("external", "internal"):  # retention still holds on disk
-        for directory in (tmp_path / "catalog" / channel / "data" / "bar").iterdir():
-            assert len(second.stores[channel.upper()].load(directory.name)) <= 40
+    btc = "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"
+    assert len(second.stores["EXTERNAL"].load(btc)) > 40  # the files keep what the series let go
 
 
 def test_a_run_that_fails_is_failed_flushed_and_raised(tmp_path: Path) -> None:
@@ -356,7 +360,9 @@ def test_a_run_that_fails_is_failed_flushed_and_raised(tmp_path: Path) -> None:
     validate(document)
     assert document["lifecycle"] == "FAILED" and "the venue feed broke" in document["last_error"]
     btc = "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL"
-    assert len(node.stores["EXTERNAL"].load(btc)) == len(node.book.series("BTCUSDT.SIM", "EXTERNAL")) > 0
+    series = node.book.series("BTCUSDT.SIM", "EXTERNAL")
+    durable = node.stores["EXTERNAL"].load(btc, newest=len(series))
+    assert [b.ts_event for b in durable] == np.frombuffer(series.columns()["ts_event"], "<u8").tolist() != []
 
 
 def test_an_http_server_that_cannot_listen_ends_the_run(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ class FakeNode(FakeUpstream):
     """A node listing BTCUSDT.SIM (size precision 3) and ETHUSDT.SIM (no bars); its bars page
     answers as :data:`HELD` says, or with ``bars_status``."""
 
-    def __init__(self, bars_status: int = 200) -> None:
+    def __init__(self, bars_status: int = 200, observed_from: int | None = None) -> None:
         super().__init__(
             [
                 {"instrument_id": "BTCUSDT.SIM", "size_precision": 3},
@@ -36,6 +36,8 @@ class FakeNode(FakeUpstream):
             ]
         )
         self.bars_status = bars_status
+        #: Where the served window's observed time begins (None: the page carries no coverage).
+        self.observed_from = observed_from
 
     async def more(self, request: web.Request) -> web.Response:
         if request.path == "/v2/bars":
@@ -44,7 +46,10 @@ class FakeNode(FakeUpstream):
             start, end = int(request.query["start"]), int(request.query["end"])
             btc = request.query["bar_type"].startswith("BTCUSDT.SIM-")
             held = btc and start <= HELD[1] and end >= HELD[0]
-            return web.json_response({"bars": [{"ts_event": str(HELD[0])}] if held else []})
+            page: dict[str, Any] = {"bars": [{"ts_event": str(HELD[0])}] if held else []}
+            if self.observed_from is not None:
+                page["coverage"] = {"observed": [{"start": str(self.observed_from), "end": str(HELD[1])}]}
+            return web.json_response(page)
         return await super().more(request)
 
 
@@ -112,6 +117,18 @@ def test_an_instrument_no_node_lists_is_not_found() -> None:
 def test_a_span_without_bars_is_refused_naming_the_bar_type() -> None:
     error = refused(FakeNode(), run("BTCUSDT.SIM", start=3_000, end=4_000, resolution="4h"))
     assert error.symbol == "NO_BARS" and "BTCUSDT.SIM-4-HOUR-LAST-EXTERNAL" in error.text, error.text
+
+
+def test_a_span_reaching_below_the_served_window_is_left_to_the_run() -> None:
+    """A node serves its newest minutes while its catalog keeps weeks below them: an empty
+    page refuses only a span inside the time the node observed."""
+    passes(FakeNode(observed_from=900), run("BTCUSDT.SIM", start=100, end=800))  # the catalog may hold it
+    error = refused(FakeNode(observed_from=900), run("BTCUSDT.SIM", start=3_000, end=4_000))
+    assert error.symbol == "NO_BARS" and "BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL" in error.text, error.text
+    decade = 3_650 * 86_400 * 10**9  # older than any node's retention: refused
+    error = refused(FakeNode(observed_from=decade + 900), run("BTCUSDT.SIM", start=100, end=800))
+    assert error.symbol == "NO_BARS", error.text
+    passes(FakeNode(observed_from=decade + 700), run("BTCUSDT.SIM", start=100, end=800))
 
 
 def test_a_run_fails_only_when_no_instrument_has_bars_so_does_the_submit() -> None:

@@ -29,6 +29,7 @@ PINNED: dict[str, tuple[Callable[..., Any], str, dict[str, tuple[str, str, Any]]
             "SPINE_HOST": ("0.0.0.0", "host", "0.0.0.0"),
             "SPINE_PORT": ("9001", "port", 9001),
             "SPINE_MANIFEST": ("m.txt", "manifest", "m.txt"),
+            "SPINE_RETENTION_DAYS": ("7.5", "retention_days", 7.5),
             "SPINE_SIM_SPEED": ("2.5", "sim.speed", 2.5),
             "SPINE_SIM_SEED": ("9", "sim.seed", 9),
             "SPINE_SIM_VENUE_NAME": ("XSIM", "sim.venue_name", "XSIM"),

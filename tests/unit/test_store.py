@@ -12,7 +12,7 @@ from nautilus_trader.model.data import Bar, BarType
 from nautilus_trader.model.objects import Price, Quantity
 from nautilus_trader.persistence.catalog import ParquetDataCatalog
 
-from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady
+from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors, VolumeNotReady, file_span
 
 M = 60 * 10**9
 T0 = 29_000_000 * M
@@ -62,19 +62,69 @@ def test_a_late_bar_never_reaches_the_catalog_as_an_overlap(tmp_path: Path) -> N
     assert len(files(tmp_path)) == 1
 
 
-def test_retention_holds_on_disk(tmp_path: Path) -> None:
-    store = CatalogStore(tmp_path, floors=OPEN, capacity=100, slack=10)
+def test_retention_holds_on_disk_and_a_rewrite_keeps_what_is_older_than_its_series(tmp_path: Path) -> None:
+    """The files keep every bar back to the retention before the newest close, whatever the
+    series (the newest 100 here) holds: a rewrite from the series replaces only the files
+    reaching into its span, keeping the older part of the file that straddles its oldest bar,
+    and files wholly older than the retention go."""
+    store = CatalogStore(tmp_path, floors=OPEN, retention_ns=400 * M)
     series: list[Bar] = []
-    for k in range(1, 301):
+    for k in range(1, 1001):
         series = (series + [bar(k)])[-100:]
         store.append(bar(k))
         if k % 30 == 0:
             store.flush(lambda _: series)
-            assert len(on_disk(tmp_path)) <= 100
+            store.trim(lambda _: series[0].ts_init)
+        if k % 170 == 0:
+            store.consolidate(lambda _: series)
+            assert len([p for p in files(tmp_path) if file_span(p)[1] >= series[0].ts_init]) == 1
     store.flush(lambda _: series)
+    store.trim(lambda _: series[0].ts_init)
     held = on_disk(tmp_path)
-    assert len(held) <= 100 and held[-1] == T0 + 300 * M
-    assert held == sorted(held) and store.counters.rewrites >= 2
+    # Nothing lost inside the retention; nothing kept wholly outside it.
+    assert held == [T0 + k * M for k in range(held[0] // M - T0 // M, 1001)], held[:3]
+    assert 1000 - 400 - 30 <= (held[0] - T0) // M <= 1000 - 400
+    assert store.counters.rewrites >= 5
+    spans = sorted(file_span(p) for p in files(tmp_path))
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))  # disjoint
+
+
+def test_the_retention_never_trims_a_bar_the_series_holds(tmp_path: Path) -> None:
+    """A sparse series (an INTERNAL one of a quiet instrument) may reach back further than the
+    retention: its files stay while it holds their bars."""
+    store = CatalogStore(tmp_path, floors=OPEN, retention_ns=10 * M)
+    for k in (1, 2, 50, 100):
+        store.append(bar(k))
+        store.flush()
+    assert store.trim(lambda _: T0 + 2 * M) == 1 and on_disk(tmp_path) == [T0 + k * M for k in (2, 50, 100)]
+    assert store.trim(lambda _: None) == 2 and on_disk(tmp_path) == [T0 + 100 * M]
+    assert CatalogStore(tmp_path / "all", floors=OPEN).trim(lambda _: None) == 0  # no retention: no trim
+
+
+def test_a_late_bar_rewrite_splits_the_straddling_file(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in (1, 2, 3, 4, 5, 7):
+        store.append(bar(k))
+    store.flush()
+    store.append(bar(6))  # late; the series holds 4..7 only
+    store.flush(lambda _: [bar(k) for k in (4, 5, 6, 7)])
+    assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 8)]
+    assert sorted(file_span(p) for p in files(tmp_path)) == [(T0 + M, T0 + 3 * M), (T0 + 4 * M, T0 + 7 * M)]
+
+
+def test_history_older_than_the_files_is_written_below_them(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in (50, 51, 52):
+        store.append(bar(k))
+    store.flush()
+    assert store.oldest_close(BT) == T0 + 50 * M
+    assert store.write_older(BT, [bar(k) for k in (40, 41, 41, 49, 50, 51, 60)]) == 3  # at/after 50: held
+    assert on_disk(tmp_path) == [T0 + k * M for k in (40, 41, 49, 50, 51, 52)]
+    assert store.oldest_close(BT) == T0 + 40 * M and store.last_close(BT) == T0 + 52 * M
+    assert [b.ts_event for b in store.load(BT, newest=2)] == [T0 + 51 * M, T0 + 52 * M]
+    assert [b.ts_event for b in store.load(BT, newest=4)] == [T0 + k * M for k in (49, 50, 51, 52)]
+    fresh = CatalogStore(tmp_path / "empty", floors=OPEN)
+    assert fresh.oldest_close(BT) is None and fresh.load(BT, newest=5) == []
 
 
 def test_a_flush_holding_a_late_bar_rewrites_from_the_series_it_took(tmp_path: Path) -> None:
@@ -136,26 +186,54 @@ def test_a_refused_write_is_counted_and_leaves_no_file_and_no_lost_bar(
     assert on_disk(tmp_path) == [T0 + M]
 
 
-def test_a_rewrite_whose_new_file_fails_puts_the_old_files_back_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("fails_at", [1, 2, 3])
+def test_a_rewrite_that_fails_puts_the_old_files_back_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails_at: int
 ) -> None:
+    """A rewrite placing two files (the older part of a straddling file, the series) that
+    fails at its n-th rename into place (the first moves an old file out) leaves the files
+    as they were."""
     store = CatalogStore(tmp_path, floors=OPEN)
-    for k in (1, 2, 4):
+    for k in (1, 2, 3, 4, 6):
         store.append(bar(k))
     store.flush()
     before = files(tmp_path)
+    renames = {"n": 0}
+    real = os.replace
 
-    def disk_full(data: list[Bar]) -> list[Path]:
-        raise OSError(28, "No space left on device")
+    def disk_full(source: object, target: object) -> None:
+        renames["n"] += 1
+        if renames["n"] == fails_at:
+            raise OSError(28, "No space left on device")
+        real(source, target)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "_staged", disk_full)
+    monkeypatch.setattr(os, "replace", disk_full)
     with pytest.raises(OSError):
-        store.rewrite(BT, [bar(k) for k in (1, 2, 3, 4)])
-    assert files(tmp_path) == before and on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 4)]
+        store.rewrite(BT, [bar(k) for k in (3, 4, 5, 6)])
+    monkeypatch.undo()
+    assert files(tmp_path) == before and on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3, 4, 6)]
     assert not any((tmp_path / ".trash").iterdir())
-    monkeypatch.undo()  # the disk clears: the next rewrite goes through
-    store.rewrite(BT, [bar(k) for k in (1, 2, 3, 4)])
-    assert on_disk(tmp_path) == [T0 + k * M for k in (1, 2, 3, 4)]
+    store.rewrite(BT, [bar(k) for k in (3, 4, 5, 6)])  # the disk clears: the next one goes through
+    assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 7)]
+
+
+def test_a_rewrite_cut_short_after_placing_part_is_rolled_back_at_start(tmp_path: Path) -> None:
+    store = CatalogStore(tmp_path, floors=OPEN)
+    for k in range(1, 6):
+        store.append(bar(k))
+    store.flush()
+    (old,) = files(tmp_path)
+    batch = tmp_path / ".trash" / "cut"
+    moved = batch / old.relative_to(tmp_path)
+    moved.parent.mkdir(parents=True)
+    os.replace(old, moved)
+    # The process died after placing one of the two new files it listed.
+    placed = old.parent / "2024-01-01T00-01-00-000000000Z_2024-01-01T00-02-00-000000000Z.parquet"
+    placed.write_bytes(b"partial")
+    (batch / "placing").write_text(f"{placed.relative_to(tmp_path)}\n{old.parent.relative_to(tmp_path)}/b.parquet\n")
+    CatalogStore(tmp_path, floors=OPEN)
+    assert files(tmp_path) == [old] and on_disk(tmp_path) == [T0 + k * M for k in range(1, 6)]
+    assert not batch.exists()
 
 
 def test_the_node_refuses_a_volume_that_is_not_writable_or_not_mounted(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ An instrument an import catalog holds is judged by the catalog alone (the files 
 a node serving it is a catalog venue, whose copy is the newest of those bars). Any other is
 asked of the node of its venue: its instrument list and size precisions as the upstream look
 last read them, and one ``GET /v2/bars?bar_type=...&start=&end=&limit=1`` (the node folds a
-derived resolution with the run's rules), bounded by the upstream timeout. What cannot be
+derived resolution with the run's rules), bounded by the upstream timeout. A node serves its
+newest minutes while its catalog keeps weeks (its retention): an empty page refuses only a span
+within the minutes it has observed, or wholly older than the longest retention a node keeps. What cannot be
 known now (a node out of reach, files mid-rename) is never refused: the run says what it
 lacks. The instruments are looked at concurrently."""
 
@@ -31,6 +33,9 @@ from spine.wire.bar_types import bar_type_of
 __all__ = ["Run", "RunChecks"]
 
 WHERE = "POST /v2/backtests"
+#: The longest retention a node's catalogs keep below the minutes it serves (``retention_days``
+#: at most 3,650): the gateway does not know each node's own.
+RETENTION_MAX_NS = 3_650 * 86_400 * 10**9
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,13 @@ class RunChecks:
             return None, ""
         if page["bars"]:
             return True, ""
+        observed = (page.get("coverage") or {}).get("observed") or []
+        if (
+            observed
+            and run.end >= int(observed[0]["start"]) - RETENTION_MAX_NS
+            and run.start < int(observed[0]["start"])
+        ):
+            return None, ""  # the span reaches below the served window, into what a catalog may keep
         return False, (
             f"{iid}: its node holds no {bar_type} closing in [{iso_utc(run.start)}, {iso_utc(run.end)}] "
             f"(GET /v2/bars?bar_type={bar_type} shows what it holds)"

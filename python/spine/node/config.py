@@ -33,6 +33,8 @@ __all__ = [
 DeploymentMode = Literal["public-readonly", "private-operator"]
 #: The simulated venue's fastest clock: a venue hour per wall second.
 MAX_SIM_SPEED = 3_600.0
+#: Ten years of minutes: a bound a catalog's disk can be planned for.
+MAX_RETENTION_DAYS = 3_650
 #: The longest simulated venue name; the name is a wire ``symbol`` (``^[A-Z][A-Z0-9_]*$``).
 MAX_VENUE_NAME = 32
 _VENUE_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -103,6 +105,7 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         "host",
         "port",
         "manifest",
+        "retention_days",
         "sim.speed",
         "sim.seed",
         "sim.venue_name",
@@ -126,6 +129,10 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     consolidation_secs: float = 86_400.0
     #: History requested for an empty series, in minutes.
     hydrate_minutes: int = 5_000
+    #: How many days of 1-minute bars the catalogs keep before each bar type's newest close
+    #: (the series serves the newest ``capacity``); on the simulated venue a fresh series
+    #: is backfilled that far (``spine.node.backfill``).
+    retention_days: float = 30.0
     floors: FloorsConfig = FloorsConfig()
     #: A path that must be a mount point for the catalogs to be written (None: no check).
     expect_mount: str | None = None
@@ -145,6 +152,8 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
                 "capacity >= 1, seconds_prefix >= 0, flush_secs > 0 and hydrate_minutes >= 0 are required"
             )
         self.check_range("external_grace_secs", 0, 3_600)
+        if not 0 < self.retention_days <= MAX_RETENTION_DAYS:
+            raise ConfigError(f"retention_days {self.retention_days:g}: allowed above 0, at most {MAX_RETENTION_DAYS}")
         if not 0.000_01 <= self.gil_switch_secs <= 0.1:
             raise ConfigError(f"gil_switch_secs {self.gil_switch_secs}: allowed 0.00001..0.1")
         if not 0 < self.sim.speed <= MAX_SIM_SPEED:

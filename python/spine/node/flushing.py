@@ -57,11 +57,10 @@ class Flushing:
     def flush(self, *, final: bool = False) -> None:
         """Write every pending closed bar (refusals are counted; the bars stay pending) and
         the series' state (sequences, coverage). A flush that wrote everything is a
-        checkpoint of the run. The ``final`` flush (at a stop) also makes the files hold each
-        whole series, which retention rewrites trim (see ``CatalogStore.complete``), and, when
-        it wrote everything, marks the sequence reservation clean: the state files now hold
-        every number the run handed out."""
-        written = self._flushed(self._write(Checkpoint(self.book, self.stores), complete=final))
+        checkpoint of the run. The ``final`` flush (at a stop), when it wrote everything, marks
+        the sequence reservation clean: the state files now hold every number the run handed
+        out."""
+        written = self._flushed(self._write(Checkpoint(self.book, self.stores)))
         if final and written:
             self.reservation.close(max((s.last_sequence for _, _, s in self.book.held()), default=0))
 
@@ -78,7 +77,7 @@ class Flushing:
         checkpoint = Checkpoint(self.book, self.stores)
         self._flushed(await asyncio.to_thread(self._write, checkpoint, consolidate=consolidate))
 
-    def _write(self, checkpoint: Checkpoint, *, consolidate: bool = False, complete: bool = False) -> Refusals:
+    def _write(self, checkpoint: Checkpoint, *, consolidate: bool = False) -> Refusals:
         """Write the series' state, every store, then the state again, all from
         ``checkpoint``; the refusals met.
 
@@ -87,7 +86,7 @@ class Flushing:
         their numbers. Until the bars are written the file keeps the spans observed as of the
         last complete write, so such a crash cannot claim minutes whose bars were lost."""
         refusals = self._write_state(checkpoint, self._observed)
-        refusals += self._write_stores(checkpoint, consolidate=consolidate, complete=complete)
+        refusals += self._write_stores(checkpoint, consolidate=consolidate)
         refusals += self._write_state(checkpoint)
         self._observed = checkpoint.coverage()
         return refusals
@@ -102,15 +101,15 @@ class Flushing:
                 refusals.append(("series state write", channel, AdmissionRefused("io_error", str(error))))
         return refusals
 
-    def _write_stores(self, checkpoint: Checkpoint, *, consolidate: bool, complete: bool = False) -> Refusals:
+    def _write_stores(self, checkpoint: Checkpoint, *, consolidate: bool) -> Refusals:
         refusals = []
         for channel, store in self.stores.items():
 
             def series_bars(bar_type: str, channel: str = channel) -> list[Any]:
                 return checkpoint.bars(bar_type, channel=channel)
 
-            def series_len(bar_type: str, channel: str = channel) -> int:
-                return checkpoint.length(bar_type, channel=channel)
+            def series_oldest(bar_type: str, channel: str = channel) -> int | None:
+                return checkpoint.oldest(bar_type, channel=channel)
 
             try:
                 store.write(checkpoint.pending[channel], series_bars)
@@ -119,14 +118,13 @@ class Flushing:
                 continue
             if consolidate:
                 try:
-                    store.consolidate(series_bars)
+                    store.consolidate(series_bars, series_oldest)
                 except AdmissionRefused as refused:
                     refusals.append(("consolidation", channel, refused))
-            if complete:
-                try:
-                    store.complete(series_bars, series_len)
-                except AdmissionRefused as refused:
-                    refusals.append(("completion", channel, refused))
+            try:
+                store.trim(series_oldest)
+            except OSError as error:
+                refusals.append(("retention", channel, AdmissionRefused("io_error", str(error))))
         return refusals
 
     def _flushed(self, refusals: Refusals) -> bool:

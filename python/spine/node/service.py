@@ -24,6 +24,7 @@ from nautilus_trader.live.node import TradingNode
 from spine.fanout import FanOut
 from spine.manifest import load_manifest
 from spine.node.actor import IngestionActor
+from spine.node.backfill import Backfill
 from spine.node.config import ConfigError, NodeConfig
 from spine.node.connection import ConnectionWatch
 from spine.node.flushing import Flushing
@@ -64,7 +65,10 @@ class VenueNode:
         # Separate roots: EXTERNAL and INTERNAL are never relabelled or cross-filled.
         self.stores = {
             channel: CatalogStore(
-                config.catalog_dir / channel.lower(), floors=floors, capacity=config.capacity, expect_mount=mount
+                config.catalog_dir / channel.lower(),
+                floors=floors,
+                retention_ns=round(config.retention_days * 86_400) * 10**9,
+                expect_mount=mount,
             )
             for channel in CHANNELS
         }
@@ -81,6 +85,8 @@ class VenueNode:
         self.hydrator: Hydrator | None = None
         #: The catalog venue's imports, whose daily bars are served as imported.
         self.imports: Imports | None = None
+        #: The catalog's backfill below the hydrated series (the simulated venue's).
+        self.backfill: Backfill | None = None
         self.actor = IngestionActor(
             hub=self.hub,
             book=self.book,
@@ -149,7 +155,7 @@ class VenueNode:
             asyncio.to_thread(self._write_instruments, instruments)
         )
         if self.hydrator is not None:
-            self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.hydrate_all(instrument_ids)))
+            self._tasks.append(asyncio.get_running_loop().create_task(self._hydrate(instrument_ids)))
             self._tasks.append(asyncio.get_running_loop().create_task(self.hydrator.retry_forever()))
             if not self.hydrator.confirms_empty:
                 # A source that cannot confirm a minute empty (the catalog venue: the import is
@@ -166,6 +172,13 @@ class VenueNode:
                 grace_ns=self.hydrator.grace_ns,
             )
             self._tasks.append(asyncio.get_running_loop().create_task(self.repairer.run_forever()))
+
+    async def _hydrate(self, instrument_ids: list[str]) -> None:
+        """Hydrate the series, then backfill the catalog below them where the venue can."""
+        assert self.hydrator is not None
+        await self.hydrator.hydrate_all(instrument_ids)
+        if self.backfill is not None:
+            await self.backfill.run(instrument_ids)
 
     def _write_instruments(self, instruments: list[Any]) -> None:
         for store in self.stores.values():
@@ -200,7 +213,12 @@ class VenueNode:
         if own is not None:
             self.imports = getattr(client, "imports", None)
             return own
-        return SimHistory(client) if hasattr(client, "history") else FrameworkHistory(self.actor)
+        if not hasattr(client, "history"):
+            return FrameworkHistory(self.actor)
+        # Generated history costs no venue's rate limit: the catalog is backfilled to the retention.
+        sim = SimHistory(client)
+        self.backfill = Backfill(self.stores["EXTERNAL"], sim, self.stores["EXTERNAL"].retention_ns or 0)
+        return sim
 
     def _on_bar(self, instrument_id: str, channel: str, bar: Any) -> None:
         self.stores[channel].append(bar)

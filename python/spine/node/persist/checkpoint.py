@@ -1,8 +1,8 @@
 """What one flush writes, taken on the event loop in one synchronous step: every store's pending
 bars and a copy of every series (its columns, last sequence and observed spans).
 
-The flush then writes the catalogs (appends and any rewrite: retention, consolidation,
-completion) and the series' state files from this copy only, on a worker thread if it likes.
+The flush then writes the catalogs (appends and any rewrite: late bars, consolidation) and
+the series' state files from this copy only, on a worker thread if it likes.
 Bars that close meanwhile wait for the next flush in the catalogs and in the state alike, so
 the catalog rows and the saved sequences always describe the same bars: a reload gives every
 durable bar the number it was served with. Taking costs what copying the state always cost
@@ -74,7 +74,8 @@ class Checkpoint:
         held = self.held[channel][instrument_of(bar_type)]
         return framework_bars(bar_type, held.columns, held.precision)
 
-    def length(self, bar_type: str, *, channel: str) -> int:
-        """How many bars the series held when taken (0 for a series not held)."""
+    def oldest(self, bar_type: str, *, channel: str) -> int | None:
+        """The oldest close of the series as taken (None for a series not held or empty)."""
         held = self.held[channel].get(instrument_of(bar_type))
-        return 0 if held is None else len(held.columns["ts_event"]) // 8
+        stamps = None if held is None else held.columns["ts_event"]
+        return int.from_bytes(stamps[:8], "little") if stamps else None

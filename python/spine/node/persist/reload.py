@@ -40,7 +40,10 @@ def reload_series(
             instrument_id = bar_type.split("-1-MINUTE-")[0]
             if instrument_id not in precisions or not bar_type.endswith(f"-1-MINUTE-LAST-{channel}"):
                 continue
-            bars = store.load(bar_type)
+            # The bars the series held: the catalog may hold weeks more (its retention).
+            known = saved.get(instrument_id)
+            since = int(known.ts_event[0]) if known is not None and len(known.ts_event) else None
+            bars = store.load(bar_type, newest=book.capacity, since=since)
             if not bars:
                 continue
             book.register(instrument_id, *precisions[instrument_id])
@@ -50,7 +53,6 @@ def reload_series(
             columns = [np.ascontiguousarray(rows[:, k]) for k in range(1, 6)]
             series = book.series(instrument_id, channel)
             total += series.extend(ts, *columns)
-            known = saved.get(instrument_id)
             try:
                 series_state.apply(series, known, floor=0 if reservation.clean and known else floor)
             except ValueError as error:  # a damaged state file: numbered afresh above the floor
