@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 from aiohttp import web
 from loopback_app import FakeUpstream, serving
@@ -172,3 +174,23 @@ def test_a_catalog_holding_other_bars_only_is_absent_for_the_run(tmp_path: Path)
     # An absent bar type fails its run whatever the other instruments hold.
     error = refused(FakeNode(), run("Y.IMP", "BTCUSDT.SIM"), catalogs)
     assert error.symbol == "NO_BARS" and "Y.IMP" in error.text and "BTCUSDT" not in error.text, error.text
+
+
+def test_imported_minutes_too_few_for_one_bar_of_the_resolution_are_refused(tmp_path: Path) -> None:
+    """A coarse run over a few imported minutes folds to nothing: refused at submit, naming the
+    count and what one bar needs; enough minutes pass (gaps are the run's to report)."""
+    directory = _bar_dir(tmp_path, "W.IMP-1-MINUTE-LAST-EXTERNAL")
+    closes = [k * 60 * 10**9 for k in range(1, 6)]
+    pq.write_table(pa.table({"ts_event": pa.array(closes, pa.uint64())}), directory / "part.parquet")
+    catalogs = [str(tmp_path)]
+    few = holding(catalogs, "W.IMP", "1h", "EXTERNAL", 0, 10**13)
+    assert (
+        few is not None
+        and few.bars is False
+        and "holds 5 1-minute bars" in few.reason
+        and "1h bar needs 60" in few.reason
+    )
+    enough = holding(catalogs, "W.IMP", "5m", "EXTERNAL", 0, 10**13)
+    assert enough is not None and enough.bars is True
+    error = refused(FakeNode(), run("W.IMP", end=10**13, resolution="15m"), tuple(catalogs))
+    assert error.symbol == "NO_BARS" and "15m bar needs 15" in error.text, error.text

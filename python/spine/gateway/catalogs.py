@@ -22,6 +22,9 @@ from spine.wire.instruments import catalog_id_problem
 
 __all__ = ["Holding", "held_in", "holding"]
 
+#: The 1-minute bars one bar of each resolution folds.
+_MINUTES = {"1m": 1, "5m": 5, "15m": 15, "30m": 30, "1h": 60, "4h": 240, "1d": 1_440}
+
 #: The framework's definition directories whose class fixes the size precision (whole units)
 #: and so writes no ``size_precision`` column.
 _WHOLE_UNITS = ("equity",)
@@ -68,16 +71,25 @@ def holding(
         return Holding(False, _missing(catalogs, instrument_id, resolution, channel), None, absent=True)
     root, directory = found
     size_precision = _size_precision(root, instrument_id)
+    need = _MINUTES[resolution] if directory.name.endswith("-1-MINUTE-LAST-" + channel) else 1
     try:
-        if _count(directory, start, end) > 0:
+        held = _count(directory, start, end)
+        if held >= need:
             return Holding(True, "", size_precision)
+        if held:  # fewer minutes than one bucket holds: the fold gives no bar
+            return Holding(
+                False,
+                f"{instrument_id}: the import catalog's {directory.name} holds {held} 1-minute bars closing in "
+                f"[{_iso(start)}, {_iso(end)}]; a {resolution} bar needs {need}",
+                size_precision,
+            )
         first, last = _extent(directory)
     except (OSError, pa.ArrowException):  # mid-rename by an import: not known now
         return Holding(None, "", size_precision)
-    held = "none" if first is None else f"closes from {_iso(first)} to {_iso(last)}"
+    extent = "none" if first is None else f"closes from {_iso(first)} to {_iso(last)}"
     return Holding(
         False,
-        f"{instrument_id}: the import catalog's {directory.name} {held}, none in [{_iso(start)}, {_iso(end)}]",
+        f"{instrument_id}: the import catalog's {directory.name} {extent}, none in [{_iso(start)}, {_iso(end)}]",
         size_precision,
     )
 
