@@ -1,11 +1,15 @@
 """``spine worker`` processes on a SQLite store with the test runner: jobs complete or fail
 with their reasons, a cancel ends a running job promptly, a worker killed mid-job leaves the
-job to another (or FAILED after two lost attempts), a stopped worker hands its job back."""
+job to another (or FAILED after two lost attempts), a stopped worker hands its job back, and
+every job runs in a fresh process that was started and warmed before the job was submitted
+(a standby that died is replaced)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -159,3 +163,61 @@ def test_a_stopped_worker_hands_its_job_back(store: Store, workers: Workers, tmp
     back = store.job(job.job_id)
     assert (back.state, back.attempts, back.worker_id) == ("QUEUED", 0, None)
     assert messages(store, job)[-2:] == ["LOG WARNING worker A stopped; requeued", "STATE QUEUED"]
+
+
+def _children(pid: int) -> list[int]:
+    """The job processes (multiprocessing spawns, not its resource tracker) of worker ``pid``."""
+    found = []
+    for tasks in Path(f"/proc/{pid}/task").glob("*/children"):
+        for child in tasks.read_text().split():
+            try:
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+            except FileNotFoundError:
+                continue  # it just ended
+            if b"spawn_main" in command:
+                found.append(int(child))
+    return found
+
+
+def _warmed(directory: Path, job: Job) -> tuple[int, int]:
+    warmed_ns, pid = (directory / f"{job.job_id}.warmed").read_text().split()
+    return int(warmed_ns), int(pid)
+
+
+def test_each_job_runs_in_a_fresh_process_warmed_before_it_was_submitted(
+    store: Store, workers: Workers, tmp_path: Path
+) -> None:
+    process = workers.start("w1", FAKE_RUNNER_WARMED=str(tmp_path))
+
+    def warmed_standby() -> int:
+        """The standby's pid, once it says it is warm."""
+        wait_until(
+            lambda: len(standbys := _children(process.pid)) == 1 and (tmp_path / f"{standbys[0]}.warm").exists(),
+            "a warmed standby process",
+            workers,
+        )
+        return _children(process.pid)[0]
+
+    standby = warmed_standby()
+    submitted = time.time_ns()
+    first = submit(store, "first", {"warmed": str(tmp_path)})
+    wait_until(lambda: state(store, first) == "COMPLETED", "first completed", workers)
+    warmed_ns, pid = _warmed(tmp_path, first)
+    assert pid == standby and warmed_ns < submitted
+    # The next standby was started as the first job was handed over: the second job too runs
+    # in a fresh process warmed before it was submitted.
+    standby = warmed_standby()
+    submitted = time.time_ns()
+    second = submit(store, "second", {"warmed": str(tmp_path)})
+    wait_until(lambda: state(store, second) == "COMPLETED", "second completed", workers)
+    warmed_ns, again = _warmed(tmp_path, second)
+    assert again == standby != pid and warmed_ns < submitted
+
+
+def test_a_standby_that_died_is_replaced_and_the_job_runs(store: Store, workers: Workers, tmp_path: Path) -> None:
+    process = workers.start("w1")
+    workers.ready("w1")
+    wait_until(lambda: len(_children(process.pid)) == 1, "a standby process", workers)
+    os.kill(_children(process.pid)[0], signal.SIGKILL)
+    job = submit(store, "after", {"warmed": str(tmp_path)})
+    wait_until(lambda: state(store, job) == "COMPLETED", "completed in a fresh process", workers)

@@ -29,7 +29,7 @@ from spine.backtest.engine import run_backtest
 from spine.jobs.request import BacktestRequest, body_document, decode_stored, with_plan
 from spine.wire.outputs import OutputPart
 
-__all__ = ["CANCEL_POLL_SECS", "RunStore", "parts", "run", "run_request", "run_spec"]
+__all__ = ["CANCEL_POLL_SECS", "RunStore", "parts", "run", "run_request", "run_spec", "warm"]
 
 CANCEL_POLL_SECS = 0.25
 
@@ -114,6 +114,17 @@ def run_request(job_id: str, request: BacktestRequest, catalogs: list[Path], sto
     )
     store.put_outputs(job_id, parts(outputs))
     return outputs.run_id
+
+
+def warm() -> None:
+    """Import what a run needs before its job arrives (a worker's standby process calls it):
+    the trading framework's engine, the strategy runtime, the catalog reader and the store,
+    seconds that are then off the job's critical path."""
+    import nautilus_trader.backtest.engine  # noqa: F401
+    import nautilus_trader.persistence.catalog  # noqa: F401
+
+    import spine.backtest.runtime  # noqa: F401
+    import spine.jobs.store  # noqa: F401
 
 
 def run(job: dict[str, Any], database_url: str, catalogs: list[str], store: RunStore | None = None) -> str:

@@ -1,6 +1,8 @@
 """A job's own process (multiprocessing ``spawn``: one fresh interpreter per job, since
-NautilusTrader keeps global state per process). It runs the configured runner and sends its
-answer to the worker over a pipe.
+NautilusTrader keeps global state per process). It is started before its job, as the worker's
+standby: it imports the configured runner and calls the runner module's optional ``warm()``
+(which imports what a run needs: the trading framework takes seconds), then waits for one job
+on its pipe, runs it and sends its answer to the worker over another.
 
 The runner contract: ``run(job: dict, database_url: str, catalogs: list[str]) -> str``. It is
 given the job's fields (``spine.jobs.Job.as_dict()``: ``request`` is the sealed request's
@@ -11,12 +13,14 @@ job COMPLETED with it (FAILED when no execution block was recorded). Whatever it
 ``last_error`` is the exception's text when it is a Spine refusal (a ``SpineError`` led by its
 wire symbol, written for any reader), else ``INTERNAL: the run failed; ...``
 (:func:`spine.reasons.public_reason`); the exception's type, text and traceback go to the
-worker's log. The worker alone writes STATE events.
+worker's log. A runner that cannot be imported or warmed fails the job it is given the same way.
+The worker alone writes STATE events.
 
 The process dies with its worker (``PR_SET_PDEATHSIG`` on Linux, a parent watch everywhere):
 a worker killed mid-job leaves no run behind writing into a job that is already requeued.
 Its stdout and stderr go to a file the worker reads the end of when the process dies without
-an answer. It ignores SIGINT: a Ctrl-C reaches the worker, which ends the run itself.
+an answer. It ignores SIGINT: a Ctrl-C reaches the worker, which ends the run itself. A standby
+whose job pipe closes without a job (its worker stopped) exits 0.
 """
 
 from __future__ import annotations
@@ -49,16 +53,16 @@ class Runner(Protocol):
 
 def main(
     runner: str,
-    job: dict[str, Any],
     database_url: str,
     catalogs: list[str],
     output: str,
     parent: int,
+    jobs: Connection,
     answer: Connection,
 ) -> None:
-    """The process' target: run ``runner`` on ``job``; send ``("ok", run_id)`` or
-    ``("error", public reason, "Type: text", traceback)`` on ``answer``; exit 0 after an answer
-    ok, 1 after an error."""
+    """The process' target: import and warm ``runner``, wait for a job on ``jobs``, run it;
+    send ``("ok", run_id)`` or ``("error", public reason, "Type: text", traceback)`` on
+    ``answer``; exit 0 after an answer ok, 1 after an error."""
     _die_with(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -66,8 +70,16 @@ def main(
     os.dup2(descriptor, 2)
     os.close(descriptor)
     try:
-        module, function = split_runner(runner)
-        run: Runner = getattr(importlib.import_module(module), function)
+        run: Runner | BaseException = _warmed(runner)
+    except BaseException as error:  # noqa: BLE001 - reported with the job it fails
+        run = error
+    try:
+        job = jobs.recv()
+    except (EOFError, OSError):
+        os._exit(0)  # no job came: the worker stopped
+    try:
+        if isinstance(run, BaseException):
+            raise run
         run_id = run(job, database_url, catalogs)
     except BaseException as error:  # noqa: BLE001 - whatever ends the run is its reason
         trace = traceback.format_exc()
@@ -84,6 +96,17 @@ def main(
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def _warmed(runner: str) -> Runner:
+    """The runner's function, its module imported and its optional ``warm()`` called."""
+    module_name, function = split_runner(runner)
+    module = importlib.import_module(module_name)
+    warm = getattr(module, "warm", None)
+    if callable(warm):
+        warm()
+    run: Runner = getattr(module, function)
+    return run
 
 
 def _chain(error: BaseException) -> str:

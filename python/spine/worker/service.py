@@ -1,6 +1,11 @@
 """The worker's loop: take back jobs whose workers were lost, claim the oldest queued job, run
 it in its own process, and finish it.
 
+A job's process is started before its job: the worker keeps one standby process that has
+already imported (and warmed) the runner, hands it the next job it claims and starts the next
+standby at once, so a job waits for no interpreter start or framework import
+(:mod:`spine.worker.child`). Each process still runs one job only.
+
 While a run's process lives, the worker heartbeats the job every ``heartbeat_secs`` and reads
 its cancel flag at each beat: a cancel ends the process (SIGTERM, SIGKILL after
 ``kill_grace_secs``) and the job CANCELLED (the store ends a cancel-requested job CANCELLED
@@ -23,6 +28,7 @@ import signal
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -50,6 +56,22 @@ def now_ns() -> int:
     return time.time_ns()
 
 
+@dataclass
+class _Process:
+    """A job's process (see the module docs): its pipes and the file its output goes to."""
+
+    process: BaseProcess
+    jobs: Connection
+    answer: Connection
+    output: str
+
+    def close(self) -> None:
+        self.jobs.close()
+        self.answer.close()
+        self.process.close()
+        os.unlink(self.output)
+
+
 class Worker:
     """One worker on ``config``'s store; :meth:`run` until :attr:`stop` is set."""
 
@@ -61,6 +83,8 @@ class Worker:
         #: Absolute: a runner may change its directory.
         self.catalogs = [str(Path(directory).resolve()) for directory in config.catalogs]
         self._context = multiprocessing.get_context("spawn")
+        #: The next job's process, already importing the runner.
+        self._standby: _Process | None = None
 
     def say(self, text: str) -> None:
         print(f"spine worker {self.name}: {text}", flush=True)
@@ -71,10 +95,14 @@ class Worker:
         outage), never fatal."""
         beat = threading.Thread(target=self._alive, name="spine-worker-alive", daemon=True)
         beat.start()
+        self._standby = self._started()
         try:
             self._loop()
         finally:
             beat.join()
+            if self._standby is not None:
+                self._end(self._standby.process)
+                self._standby.close()
             try:
                 self.store.gone(self.name)
             except exc.DBAPIError:
@@ -121,27 +149,45 @@ class Worker:
                 state = f"left to the reap: database error: {error.orig}"
             self.say(f"job {job.job_id}: {state}")
 
-    def _run(self, job: Job) -> str:
-        """Run ``job`` in a process of its own to its end; how it ended."""
-        descriptor, output = tempfile.mkstemp(prefix=f"spine-job-{job.job_id[:16]}-", suffix=".log")
+    def _started(self) -> _Process:
+        """A job's process, started: it imports the runner and waits for its job."""
+        descriptor, output = tempfile.mkstemp(prefix="spine-job-", suffix=".log")
         os.close(descriptor)
-        receiver, sender = self._context.Pipe(duplex=False)
+        job_receiver, job_sender = self._context.Pipe(duplex=False)
+        answer_receiver, answer_sender = self._context.Pipe(duplex=False)
         process = self._context.Process(
             target=child.main,
-            name=f"spine-job-{job.job_id[:16]}",
+            name="spine-job",
             daemon=False,
-            args=(self.config.runner, job.as_dict(), self.store.url, self.catalogs, output, os.getpid(), sender),
+            args=(self.config.runner, self.store.url, self.catalogs, output, os.getpid(), job_receiver, answer_sender),
         )
+        process.start()
+        job_receiver.close()
+        answer_sender.close()
+        return _Process(process, job_sender, answer_receiver, output)
+
+    def _run(self, job: Job) -> str:
+        """Run ``job`` in the standby process to its end, the next standby starting meanwhile;
+        how it ended."""
+        taken = self._standby if self._standby is not None and self._standby.process.is_alive() else None
+        if taken is None and self._standby is not None:
+            self._standby.close()  # it died waiting (its output says why; it had no job)
+        taken = taken or self._started()
+        self._standby = None
         try:
-            process.start()
-            sender.close()
-            return self._watch(job, process, receiver, output)
+            try:
+                taken.jobs.send(job.as_dict())
+            except OSError:  # it died as it was handed the job: a fresh one takes it
+                self._end(taken.process)
+                taken.close()
+                taken = self._started()
+                taken.jobs.send(job.as_dict())
+            self._standby = self._started()
+            return self._watch(job, taken.process, taken.answer, taken.output)
         finally:
-            receiver.close()
-            if process.is_alive():
-                self._end(process)
-            process.close()
-            os.unlink(output)
+            if taken.process.is_alive():
+                self._end(taken.process)
+            taken.close()
 
     def _watch(self, job: Job, process: BaseProcess, receiver: Connection, output: str) -> str:
         answer: tuple[Any, ...] | None = None

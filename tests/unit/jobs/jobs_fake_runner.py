@@ -8,7 +8,9 @@ what its request asks. Request keys, all optional:
 * ``bad_run_id``: return this instead of a run id;
 * ``cancel_self``: request the job's cancel as it starts (a run that sees the flag first);
 * ``runs``: a file each run appends ``job_id worker_id pid attempt`` to (one write, O_APPEND);
-* ``pids``: a directory the run writes ``<job_id>.pid`` into once it has logged its start.
+* ``pids``: a directory the run writes ``<job_id>.pid`` into once it has logged its start;
+* ``warmed``: a directory the run writes ``<job_id>.warmed`` into: when its process was warmed
+  (``warm()``, wall ns) and its pid.
 
 A run that finishes writes a ``report`` output naming the worker, process and attempt, and
 returns sha256(job_id).
@@ -27,9 +29,23 @@ from typing import Any
 from spine.errors import SpineError
 from spine.jobs import Store
 
+#: When this process was warmed (wall ns; None: never).
+WARMED_NS: int | None = None
+
+
+def warm() -> None:
+    """Note the time; with ``FAKE_RUNNER_WARMED`` set, also write ``<pid>.warm`` into that
+    directory (a test waits for it instead of sleeping)."""
+    global WARMED_NS
+    WARMED_NS = time.time_ns()
+    if "FAKE_RUNNER_WARMED" in os.environ:
+        (Path(os.environ["FAKE_RUNNER_WARMED"]) / f"{os.getpid()}.warm").write_text(str(WARMED_NS))
+
 
 def run(job: dict[str, Any], database_url: str, catalogs: list[str]) -> str:
     request = json.loads(job["request"])
+    if "warmed" in request:
+        (Path(request["warmed"]) / f"{job['job_id']}.warmed").write_text(f"{WARMED_NS} {os.getpid()}")
     job_id = job["job_id"]
     if "runs" in request:
         line = f"{job_id} {job['worker_id']} {os.getpid()} {job['attempts']}\n".encode()
