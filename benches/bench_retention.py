@@ -100,6 +100,16 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
+def _peak(call: Any) -> int:
+    """The peak of Python allocations while ``call()`` runs (tracemalloc), in bytes."""
+    tracemalloc.start()
+    try:
+        call()
+        return int(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
 def test_write_one_day_as_the_backfill_does(benchmark: BenchmarkFixture, month: dict[str, Any], tmp_path: Path) -> None:
     roots = iter(range(10**6))
 
@@ -108,10 +118,7 @@ def test_write_one_day_as_the_backfill_does(benchmark: BenchmarkFixture, month: 
         return store.write_older(BAR_TYPE, month["day"])
 
     assert benchmark(write) == len(month["day"])
-    tracemalloc.start()
-    write()
-    benchmark.extra_info["write_peak_bytes"] = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    benchmark.extra_info["write_peak_bytes"] = _peak(write)
     benchmark.extra_info.update(month["sizes"])
 
 
@@ -133,10 +140,7 @@ def test_read_the_month_as_a_backtest_does(benchmark: BenchmarkFixture, month: d
         return len(minute_columns(month["root"], BAR_TYPE, p, s, None, None)["ts_event"])
 
     assert benchmark(read) == month["bars"]
-    tracemalloc.start()
-    read()
-    benchmark.extra_info["read_peak_bytes"] = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    benchmark.extra_info["read_peak_bytes"] = _peak(read)
     benchmark.extra_info.update(month["sizes"])
 
 
@@ -145,8 +149,5 @@ def test_read_the_month_rival_pandas(benchmark: BenchmarkFixture, month: dict[st
         return len(pd.read_parquet(month["float_file"]))
 
     assert benchmark(read) == month["bars"]
-    tracemalloc.start()
-    read()
-    benchmark.extra_info["read_peak_bytes"] = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    benchmark.extra_info["read_peak_bytes"] = _peak(read)
     benchmark.extra_info.update(month["sizes"])

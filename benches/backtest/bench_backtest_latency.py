@@ -14,11 +14,8 @@ Smoke mode (CI): --benchmark-disable.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from gateways import save_strategy, spawn_gateway  # noqa: E402
-from nodes import free_port, get, post, stop, wait_for  # noqa: E402
-from workers import clean_environ, worker_argv  # noqa: E402
+from nodes import get, post  # noqa: E402
+
+from benches.backtest.stacks import stack  # noqa: E402
 
 backtesting = pytest.importorskip("backtesting", reason="backtesting.py is a test dependency (pyproject [test])")
 
@@ -60,35 +57,6 @@ def catalog(goog: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
-@contextmanager
-def stack(home: Path, catalog: Path) -> Iterator[str]:
-    """A gateway knowing the import catalog, the template saved on GOOG, and one idle worker."""
-    dead = f"http://127.0.0.1:{free_port()}"
-    process, gateway = spawn_gateway(
-        home / "gateway", [dead], dead, f'catalogs = ["{catalog}"]\n', SPINE_DEPLOYMENT_MODE="private-operator"
-    )
-    with ExitStack() as stack:
-        stack.callback(stop, process)
-        wait_for(process, lambda: get(gateway + "/v2/health")[0] == 200, "answering")
-        files = get(gateway + "/v2/strategy-templates/ema_cross")[1]["files"]
-        for f in files:
-            f["content"] = f["content"].replace("BTCUSDT.SIM", IID)
-        save_strategy(gateway, "latency", files)
-        log = stack.enter_context(open(home / "worker.log", "wb"))
-        worker = subprocess.Popen(
-            worker_argv(f"sqlite:///{home / 'gateway' / 'spine.db'}", [catalog], "w0"),
-            env=clean_environ(),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        stack.callback(lambda: (worker.terminate(), worker.wait(60)))
-        deadline = time.monotonic() + 120
-        while "store " not in (home / "worker.log").read_text():
-            assert time.monotonic() < deadline, (home / "worker.log").read_text()[-2000:]
-            time.sleep(0.05)
-        yield gateway
-
-
 def completed(gateway: str, label: str) -> str:
     """Submit the daily run and poll until it is COMPLETED; its job id."""
     body = {"strategy_id": "latency", "resolution": "1d", "parameters": {"quantity": "10"}, "label": label}
@@ -113,7 +81,7 @@ def _state_ts(gateway: str, job_id: str) -> dict[str, int]:
 def test_submit_to_completed_daily(benchmark: BenchmarkFixture, catalog: Path, tmp_path: Path) -> None:
     benchmark.group = "a 2,148-bar daily backtest, submit to COMPLETED on a warm stack"
     jobs: list[str] = []
-    with stack(tmp_path, catalog) as gateway:
+    with stack(tmp_path, catalog, 1, "latency", IID, f'catalogs = ["{catalog}"]\n') as gateway:
         completed(gateway, "warm-up")  # the first standby was warm; this starts the next
 
         def once() -> None:

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +30,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "backtest"))
 
-from backtest_support import IID, node_catalog  # noqa: E402
-from gateways import save_strategy, spawn_gateway  # noqa: E402
-from nodes import free_port, get, post, stop, wait_for  # noqa: E402
-from workers import clean_environ, worker_argv  # noqa: E402
+from backtest_support import node_catalog  # noqa: E402
+from nodes import get, post  # noqa: E402
+
+from benches.backtest.stacks import stack  # noqa: E402
 
 BARS = int(os.environ.get("SPINE_BENCH_QUEUE_BARS", "20000"))
 JOBS = 8
@@ -47,42 +44,6 @@ WAIT_SECS = 600.0
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return node_catalog(tmp_path_factory.mktemp("queue-node"), bars=BARS)
-
-
-@contextmanager
-def stack(home: Path, catalog: Path, workers: int) -> Iterator[str]:
-    """A gateway with the template saved on ``IID``, and ``workers`` idle workers."""
-    dead = f"http://127.0.0.1:{free_port()}"
-    process, gateway = spawn_gateway(home / "gateway", [dead], dead, SPINE_DEPLOYMENT_MODE="private-operator")
-    with ExitStack() as stack:
-        stack.callback(stop, process)
-        wait_for(process, lambda: get(gateway + "/v2/health")[0] == 200, "answering")
-        files = get(gateway + "/v2/strategy-templates/ema_cross")[1]["files"]
-        for f in files:
-            f["content"] = f["content"].replace("BTCUSDT.SIM", IID)
-        save_strategy(gateway, "queue", files)
-        env = clean_environ()
-        logs = []
-        for number in range(workers):
-            log = stack.enter_context(open(home / f"worker-{number}.log", "wb"))
-            logs.append(home / f"worker-{number}.log")
-            worker = subprocess.Popen(
-                worker_argv(f"sqlite:///{home / 'gateway' / 'spine.db'}", [catalog], f"w{number}"),
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            stack.callback(_end, worker)
-        deadline = time.monotonic() + 120
-        while not all("store " in p.read_text() for p in logs):  # each worker says when it is polling
-            assert time.monotonic() < deadline, [p.read_text()[-2000:] for p in logs]
-            time.sleep(0.05)
-        yield gateway
-
-
-def _end(worker: subprocess.Popen[bytes]) -> None:
-    worker.terminate()
-    worker.wait(60)
 
 
 def submit(gateway: str, label: str) -> str:

@@ -72,15 +72,19 @@ def series_and_query(draw: st.DrawFn) -> tuple[Any, dict[str, Any]]:
         series.push(
             int(m) * M, low, low + spread, low, low + spread // 2, int(rng.integers(0, 2**52 if big else 10**9))
         )
-    bound = st.one_of(st.none(), st.integers(0, 2_100).map(lambda k: k * M))
-    query = {
+    return series, _query(draw, n, st.integers(0, 2_100).map(lambda k: k * M))
+
+
+def _query(draw: st.DrawFn, n: int, bounds: st.SearchStrategy[int]) -> dict[str, Any]:
+    """A page query over ``n`` bars: optional bounds from ``bounds``, cursor arguments around ``n``."""
+    bound = st.one_of(st.none(), bounds)
+    return {
         "start": draw(bound),
         "end": draw(bound),
         "after_sequence": draw(st.one_of(st.none(), st.integers(0, n))),
         "offset": draw(st.integers(0, n + 2)),
         "limit": draw(st.integers(1, n + 2)),
     }
-    return series, query
 
 
 def _expected(paged: Any, series: Any, q: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
@@ -128,14 +132,7 @@ def daily_bars_and_query(draw: st.DrawFn) -> tuple[dict[str, np.ndarray], int, i
         "volume": np.array(draw(st.lists(st.integers(0, 2**52), min_size=n, max_size=n)), dtype=np.int64),
         "sequence": np.arange(1, n + 1, dtype=np.uint64),
     }
-    bound = st.one_of(st.none(), st.integers(0, 402).map(lambda d: d * 1_440 * M))
-    query = {
-        "start": draw(bound),
-        "end": draw(bound),
-        "after_sequence": draw(st.one_of(st.none(), st.integers(0, n))),
-        "offset": draw(st.integers(0, n + 2)),
-        "limit": draw(st.integers(1, n + 2)),
-    }
+    query = _query(draw, n, st.integers(0, 402).map(lambda d: d * 1_440 * M))
     return columns, draw(st.integers(0, 18)), draw(st.integers(0, 18)), query
 
 
