@@ -1,0 +1,3 @@
+"""Parameter studies: many backtests of one strategy revision, their parameters drawn by
+Optuna from a declared search space (:mod:`spine.studies.space`) and asked and told one trial
+at a time (:mod:`spine.studies.driver`)."""
