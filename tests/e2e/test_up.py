@@ -219,7 +219,8 @@ def test_a_dead_worker_is_restarted_and_a_killed_spine_up_takes_its_children_alo
 def test_imported_venues_are_served_behind_the_gateway(tmp_path: Path) -> None:
     """What ``spine import`` loaded into the stack's import catalog is served with no extra
     configuration: one catalog-venue node per imported venue, behind the gateway and the
-    screener, its instruments listed and its bars paged through the gateway."""
+    screener, its instruments listed, its bars paged through the gateway, and a daily import's
+    1d bars as imported."""
     start = 1_704_067_200  # 2024-01-01T00:00:00Z
     rows = "".join(
         f"{(start + 60 * k) * 10**9},{100 + k % 7},{108 + k % 7},99,{101 + k % 5},{10 + k}\n" for k in range(1, 301)
@@ -227,6 +228,11 @@ def test_imported_venues_are_served_behind_the_gateway(tmp_path: Path) -> None:
     (tmp_path / "acme.csv").write_text("timestamp,open,high,low,close,volume\n" + rows)
     imports = tmp_path / "stack" / "imports"
     spine_import("--venue", "XTEST", "--catalog", str(imports), str(tmp_path / "acme.csv"), env=dict(os.environ))
+    # A daily import of the same venue: its 1d bars are served as imported.
+    days_rows = "2024-01-04,10,12,9,11,100\n2024-01-05,11,13,10,12,50\n"
+    (tmp_path / "daily.csv").write_text("date,open,high,low,close,volume\n" + days_rows)
+    daily = ("--venue", "XTEST", "--step", "1d", "--symbol", "DAILY", "--catalog", str(imports))
+    spine_import(*daily, str(tmp_path / "daily.csv"), env=dict(os.environ))
     with running_up(tmp_path) as up:
         urls = up.urls()
         assert len(urls["nodes"]) == 2, urls
@@ -240,6 +246,11 @@ def test_imported_venues_are_served_behind_the_gateway(tmp_path: Path) -> None:
             ),
             60,
         )
+        days = get(gateway + "/v2/bars?bar_type=DAILY.XTEST-1-DAY-LAST-EXTERNAL")[1]["bars"]
+        assert [(b["ts_event"], b["close"]) for b in days] == [
+            (str((start + 4 * 86_400) * 10**9), "11"),
+            (str((start + 5 * 86_400) * 10**9), "12"),
+        ], days
         up.until(
             "screening it", lambda: "ACME.XTEST" in listed(gateway + "/v2/screener/snapshot?limit=1000", "rows"), 60
         )
