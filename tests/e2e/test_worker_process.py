@@ -19,6 +19,7 @@ from workers import Workers, gone, running_workers, wait_until
 
 from jobs_helpers import save, submit
 from spine.jobs import Job, Store
+from spine.reasons import INTERNAL_RUN
 
 
 @pytest.fixture
@@ -221,3 +222,14 @@ def test_a_standby_that_died_is_replaced_and_the_job_runs(store: Store, workers:
     os.kill(_children(process.pid)[0], signal.SIGKILL)
     job = submit(store, "after", {"warmed": str(tmp_path)})
     wait_until(lambda: state(store, job) == "COMPLETED", "completed in a fresh process", workers)
+
+
+def test_a_runner_that_fails_to_warm_fails_the_job_it_is_given(store: Store, workers: Workers) -> None:
+    """The standby's import or ``warm()`` failing is reported with the job it is handed: FAILED
+    with the public reason, the error in the worker's log; the next job meets the same."""
+    workers.start("w1", FAKE_RUNNER_WARM_FAILS="no framework in /srv/spine/lib")
+    first, second = submit(store, "first"), submit(store, "second")
+    wait_until(lambda: all(state(store, j) == "FAILED" for j in (first, second)), "both failed", workers)
+    for job in (first, second):
+        assert store.job(job.job_id).last_error == INTERNAL_RUN
+    assert "RuntimeError: no framework in /srv/spine/lib" in workers.output()

@@ -35,8 +35,11 @@ WARMED_NS: int | None = None
 
 def warm() -> None:
     """Note the time; with ``FAKE_RUNNER_WARMED`` set, also write ``<pid>.warm`` into that
-    directory (a test waits for it instead of sleeping)."""
+    directory (a test waits for it instead of sleeping); with ``FAKE_RUNNER_WARM_FAILS``, raise
+    its text instead."""
     global WARMED_NS
+    if "FAKE_RUNNER_WARM_FAILS" in os.environ:
+        raise RuntimeError(os.environ["FAKE_RUNNER_WARM_FAILS"])
     WARMED_NS = time.time_ns()
     if "FAKE_RUNNER_WARMED" in os.environ:
         (Path(os.environ["FAKE_RUNNER_WARMED"]) / f"{os.getpid()}.warm").write_text(str(WARMED_NS))
