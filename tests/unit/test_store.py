@@ -217,16 +217,23 @@ def test_a_rewrite_that_fails_puts_the_old_files_back_at_once(
     assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 7)]
 
 
-def test_a_rewrite_cut_short_after_placing_part_is_rolled_back_at_start(tmp_path: Path) -> None:
-    store = CatalogStore(tmp_path, floors=OPEN)
+def _cut_short(root: Path) -> tuple[Path, Path]:
+    """Five bars in one file, then a rewrite cut short after moving that file to its trash
+    batch: the old file's place and the batch."""
+    store = CatalogStore(root, floors=OPEN)
     for k in range(1, 6):
         store.append(bar(k))
     store.flush()
-    (old,) = files(tmp_path)
-    batch = tmp_path / ".trash" / "cut"
-    moved = batch / old.relative_to(tmp_path)
+    (old,) = files(root)
+    batch = root / ".trash" / "cut"
+    moved = batch / old.relative_to(root)
     moved.parent.mkdir(parents=True)
     os.replace(old, moved)
+    return old, batch
+
+
+def test_a_rewrite_cut_short_after_placing_part_is_rolled_back_at_start(tmp_path: Path) -> None:
+    old, batch = _cut_short(tmp_path)
     # The process died after placing one of the two new files it listed.
     placed = old.parent / "2024-01-01T00-01-00-000000000Z_2024-01-01T00-02-00-000000000Z.parquet"
     placed.write_bytes(b"partial")
@@ -246,17 +253,10 @@ def test_the_node_refuses_a_volume_that_is_not_writable_or_not_mounted(tmp_path:
 
 
 def test_a_rewrite_cut_short_is_rolled_back_at_start(tmp_path: Path) -> None:
-    store = CatalogStore(tmp_path, floors=OPEN)
-    for k in range(1, 6):
-        store.append(bar(k))
-    store.flush()
-    (old,) = files(tmp_path)
-    trashed = tmp_path / ".trash" / "cut" / old.relative_to(tmp_path)
-    trashed.parent.mkdir(parents=True)
-    os.replace(old, trashed)  # the process died after trashing, before placing the new file
+    _, batch = _cut_short(tmp_path)  # the process died after trashing, before placing the new file
     CatalogStore(tmp_path, floors=OPEN)
     assert on_disk(tmp_path) == [T0 + k * M for k in range(1, 6)]
-    assert not (tmp_path / ".trash" / "cut").exists()
+    assert not batch.exists()
 
 
 def test_a_restarted_store_reloads_and_resumes_after_its_last_close(tmp_path: Path) -> None:
