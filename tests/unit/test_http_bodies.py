@@ -90,7 +90,15 @@ def test_selection_bodies_hold_1_to_1000_canonical_ids(ids: object, ok: bool) ->
 
 def test_openapi_body_schemas_are_draft_2020_12_with_ecma_patterns() -> None:
     schemas = body_schemas("#/components/schemas/{name}")
-    assert set(schemas) == {"BacktestBody", "SearchBody", "SelectionBody"}
+    assert set(schemas) == {
+        "BacktestBody",
+        "SearchBody",
+        "SelectionBody",
+        "StudyBody",
+        "StudyObjective",
+        "StudySampler",
+        "Window",
+    }
     assert len(schemas["BacktestBody"]["properties"]) == 9  # the spec's sealed nine keys
     for schema in schemas.values():
         Draft202012Validator.check_schema(schema)

@@ -30,7 +30,7 @@ BY_ID = {op.id: op for op in OPERATIONS}
         ("spine.stream.backtests", "elsewhere", "elsewhere", "handler"),
         ("spine.v1.signals.get", "handler", "elsewhere", "handler"),
         ("spine.v1.engine_status.get", "handler", "elsewhere", "handler"),
-        ("spine.studies.list", "elsewhere", "elsewhere", "elsewhere"),
+        ("spine.studies.list", "elsewhere", "elsewhere", "handler"),
         ("spine.orders.list", "deferred", "deferred", "deferred"),
         ("spine.v1.bars.get", "handler", "elsewhere", "relayed"),
         ("spine.v1.screener_rows.get", "handler", "handler", "relayed"),

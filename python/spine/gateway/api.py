@@ -23,9 +23,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgspec
+import optuna
 
 from spine._core import WIRE_VERSION
-from spine.gateway.backtests import BacktestHandlers, execution_config
+from spine.gateway.backtests import BacktestHandlers
 from spine.gateway.config import GatewayConfig
 from spine.gateway.pipe import pipe
 from spine.gateway.queue_watch import QueueWatch
@@ -33,6 +34,7 @@ from spine.gateway.relay import Relay
 from spine.gateway.runnable import RunChecks
 from spine.gateway.strategies import StrategyHandlers
 from spine.gateway.streams import Feeds
+from spine.gateway.studies import StudyHandlers
 from spine.gateway.upstream_table import Upstream, Upstreams
 from spine.http.app import App, Relayed
 from spine.http.errors import HttpError
@@ -43,6 +45,7 @@ from spine.http.schema_routes import SchemaHandlers
 from spine.http.send_queue import SendQueue
 from spine.http.streams import market_kinds, pump
 from spine.http.v1 import V1_VERSION
+from spine.jobs.request import ExecutionConfig
 from spine.jobs.store import Store
 
 __all__ = ["GatewayApp", "GatewayHandlers", "GatewayView"]
@@ -50,7 +53,8 @@ __all__ = ["GatewayApp", "GatewayHandlers", "GatewayView"]
 
 class GatewayView(Protocol):
     """What the gateway's handlers and app read of the running gateway: its configuration and
-    start, its upstreams and their relay, the market feeds, the job store and its watch."""
+    start, its upstreams and their relay, the market feeds, the job store and its watch, the
+    execution block of its backtests and the studies' trial storage and scheduler."""
 
     @property
     def config(self) -> GatewayConfig: ...
@@ -66,6 +70,14 @@ class GatewayView(Protocol):
     def store(self) -> Store: ...
     @property
     def queue(self) -> QueueWatch: ...
+    @property
+    def execution(self) -> ExecutionConfig: ...
+    @property
+    def study_storage(self) -> optuna.storages.BaseStorage: ...
+
+    def wake_studies(self) -> None:
+        """Tell the study scheduler a study was created or changed state."""
+        ...
 
     def known_instrument(self, iid: str) -> bool | None:
         """Whether a node lists ``iid`` or a configured catalog holds it (None: cannot tell
@@ -197,7 +209,7 @@ class GatewayApp(App):
         self.backtests = BacktestHandlers(
             gateway.store,
             config.gateway_id,
-            execution_config(config.backtest_capital, config.backtest_seed),
+            gateway.execution,
             config.stream_heartbeat_secs,
             lambda query, params: gateway.relay.first_node(engine_status, query, params, None),
             instrument_check=lambda iid: gateway.known_instrument(iid) is not False,
@@ -205,9 +217,18 @@ class GatewayApp(App):
             job_stream_subscribers=config.job_stream_subscribers,
         )
         strategies = StrategyHandlers(gateway.store, gateway.known_instrument)
+        studies = StudyHandlers(
+            gateway.store,
+            gateway.study_storage,
+            config.gateway_id,
+            gateway.execution,
+            gateway.wake_studies,
+            run_checks=RunChecks(gateway.upstreams, config.catalogs),
+            instrument_check=lambda iid: gateway.known_instrument(iid) is not False,
+        )
         super().__init__(
             "gateway",
-            (self.handlers, strategies, self.backtests, SchemaHandlers()),
+            (self.handlers, strategies, self.backtests, studies, SchemaHandlers()),
             (self.backtests,),
             deployment_mode=config.mode,
             body_secs=config.http_body_secs,

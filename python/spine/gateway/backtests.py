@@ -34,7 +34,7 @@ from spine.jobs.submission import RequestRefused, build_request, check_body, sub
 from spine.reasons import scrub
 from spine.wire.outputs import SERVED_PARTS, OutputPart, served_part
 
-__all__ = ["BacktestHandlers", "execution_config"]
+__all__ = ["BacktestHandlers", "revision_files"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -45,11 +45,6 @@ _V1_PARTS = {"signals": OutputPart.SIGNALS, "chart_markers": OutputPart.MARKERS,
 TERMINAL = ("COMPLETED", "FAILED", "CANCELLED")
 #: How often the live job streams' one poller looks at their jobs (:mod:`spine.gateway.job_streams`).
 POLL_SECS = 0.1
-
-
-def execution_config(capital: str, seed: int) -> ExecutionConfig:
-    """The execution block the service fixes (its fee and fill models are the only ones)."""
-    return ExecutionConfig(capital=capital, seed=seed)
 
 
 class BacktestHandlers:
@@ -100,18 +95,7 @@ class BacktestHandlers:
         return Relayed(202, _encode(documents.receipt(job, request.config_hash)))
 
     async def _revision(self, body: BacktestBody) -> tuple[str, dict[str, str]]:
-        """The revision to run and its files; 404 for a strategy or revision that does not exist."""
-        try:
-            strategy = await asyncio.to_thread(self.store.strategy, body.strategy_id)
-        except NotFound:
-            raise HttpError("NOT_FOUND", f"POST /v2/backtests: no strategy {body.strategy_id!r}") from None
-        revision_id = body.revision_id or strategy.head_revision_id
-        try:
-            return revision_id, await asyncio.to_thread(self.store.revision_texts, body.strategy_id, revision_id)
-        except NotFound:
-            raise HttpError(
-                "NOT_FOUND", f"POST /v2/backtests: strategy {body.strategy_id!r} has no revision {revision_id}"
-            ) from None
+        return await revision_files(self.store, "POST /v2/backtests", body.strategy_id, body.revision_id)
 
     # jobs
 
@@ -298,6 +282,22 @@ class BacktestHandlers:
                 + (f" (last error: {scrub(job.last_error)})" if job.last_error else ""),
             )
         return job
+
+
+async def revision_files(
+    store: Store, route: str, strategy_id: str, revision_id: str | None
+) -> tuple[str, dict[str, str]]:
+    """The revision a body names (null: the strategy's head now) and its files; 404 for a
+    strategy or revision that does not exist."""
+    try:
+        strategy = await asyncio.to_thread(store.strategy, strategy_id)
+    except NotFound:
+        raise HttpError("NOT_FOUND", f"{route}: no strategy {strategy_id!r}") from None
+    revision_id = revision_id or strategy.head_revision_id
+    try:
+        return revision_id, await asyncio.to_thread(store.revision_texts, strategy_id, revision_id)
+    except NotFound:
+        raise HttpError("NOT_FOUND", f"{route}: strategy {strategy_id!r} has no revision {revision_id}") from None
 
 
 def _refused(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

@@ -66,6 +66,8 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     queue_watch_secs: float = 1.0
     #: Live job streams (``/v2/stream/backtests``) at once; more are 503 SUBSCRIBERS_FULL.
     job_stream_subscribers: int = 1_024
+    #: How often the study scheduler looks at its studies' trials (an action wakes it at once).
+    study_poll_secs: float = 0.1
 
     @property
     def database_url(self) -> str:
@@ -76,7 +78,9 @@ class GatewayConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         check_nodes(self.nodes, MAX_NODES)
         if self.screener is not None:
             check_base_url(self.screener, "screener", "screener base URL")
-        self.check_seconds("upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "queue_watch_secs")
+        self.check_seconds(
+            "upstream_timeout_secs", "refresh_secs", "worker_stale_secs", "queue_watch_secs", "study_poll_secs"
+        )
         if not re.fullmatch(r"[1-9][0-9]{0,15}(\.[0-9]{1,8})?", self.backtest_capital):
             raise ConfigError(
                 f"backtest_capital {self.backtest_capital!r}: allowed a positive decimal string, "

@@ -32,7 +32,6 @@ from spine.wire.bar_types import bar_type_of
 
 __all__ = ["Run", "RunChecks"]
 
-WHERE = "POST /v2/backtests"
 #: The longest retention a node's catalogs keep below the minutes it serves (``retention_days``
 #: at most 3,650): the gateway does not know each node's own.
 RETENTION_MAX_NS = 3_650 * 86_400 * 10**9
@@ -72,12 +71,13 @@ class RunChecks:
         self.upstreams = upstreams
         self.catalogs = tuple(catalogs)
 
-    async def check(self, run: Run) -> None:
-        """Refuse ``run`` (:class:`HttpError`) when it positively lacks what it reads."""
+    async def check(self, run: Run, where: str = "POST /v2/backtests") -> None:
+        """Refuse ``run`` (:class:`HttpError`, its text opening with the route ``where``) when
+        it positively lacks what it reads."""
         looks = await asyncio.gather(*(self._look(iid, run) for iid in run.instruments))
         for look in looks:
             if look.known is False:
-                raise HttpError("NOT_FOUND", f"{WHERE}: {look.reason}")
+                raise HttpError("NOT_FOUND", f"{where}: {look.reason}")
         # As the run: it fails on an instrument whose bar type is absent, and when no
         # instrument has a bar in the span.
         empty = [look for look in looks if look.absent] or (
@@ -86,7 +86,7 @@ class RunChecks:
         if empty:
             raise HttpError(
                 "NO_BARS",
-                f"{WHERE}: no {run.resolution} {run.channel} bars to run on: "
+                f"{where}: no {run.resolution} {run.channel} bars to run on: "
                 + "; ".join(look.reason for look in empty)
                 + "; give a span, resolution or channel that holds bars",
             )
@@ -96,7 +96,7 @@ class RunChecks:
                 and run.quantity is not None
                 and (problem := size_step_problem(run.quantity, look.instrument_id, look.size_precision)) is not None
             ):
-                raise HttpError("INVALID_QUANTITY", f"{WHERE}: {problem}")
+                raise HttpError("INVALID_QUANTITY", f"{where}: {problem}")
 
     async def _look(self, iid: str, run: Run) -> _Look:
         held: Holding | None = None

@@ -29,7 +29,7 @@ from spine.strategies import conditions, document, paths, revisions, templates
 from spine.strategies.errors import StrategyFileError
 from spine.wire.head import head
 
-__all__ = ["StrategyHandlers"]
+__all__ = ["StrategyHandlers", "revision_document", "save_files"]
 
 _encode = msgspec.json.Encoder().encode
 _ID = "^[a-z][a-z0-9_]{0,63}$"
@@ -92,11 +92,11 @@ class StrategyHandlers:
             f"/v2/strategies/{row.strategy_id}/revisions",
             lambda offset, limit: self.store.revisions(row.strategy_id, offset, limit),
         )
-        return page_document("svc.revision_page", [_revision(r) for r in rows], cursor)
+        return page_document("svc.revision_page", [revision_document(r) for r in rows], cursor)
 
     async def strategies_revision(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         row = await self._strategy(params["id"])
-        return _revision(await self._revision(row.strategy_id, params["revision"]))
+        return revision_document(await self._revision(row.strategy_id, params["revision"]))
 
     async def strategies_file(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return await self._file(params["id"], None, params["path"])
@@ -118,36 +118,10 @@ class StrategyHandlers:
 
     async def strategies_create(self, query: Query, params: dict[str, str], body: bytes) -> Relayed:
         request = _save_request(body)
-        strategy_id = request["strategy_id"]
         files = _files(request["files"])
-        hashes = revisions.content_hashes(files)
-        parent = request["parent_revision_id"]
-        revision_id = revisions.revision_id(parent, files)
-        header = document.header(files)
-        now = time.time_ns()
-        try:
-            revision = await asyncio.to_thread(
-                self.store.save_revision,
-                strategy_id,
-                parent,
-                request["message"],
-                [(path, files[path], hashes[path]) for path in sorted(files)],
-                revision_id,
-                header.instruments,
-                header.name or strategy_id,
-                header.template_id,
-                now,
-            )
-        except HeadMoved as moved:
-            base = {} if parent is None else await asyncio.to_thread(self._hashes_or_empty, strategy_id, parent)
-            conflict = revisions.conflict_document(
-                strategy_id=strategy_id,
-                expected_revision_id=parent,
-                head_revision_id=moved.head_revision_id,
-                paths=revisions.conflict_paths(base, moved.head_files, hashes),
-            )
-            return Relayed(409, _encode(conflict))
-        return Relayed(201, _encode(_revision(revision)))
+        return await asyncio.to_thread(
+            save_files, self.store, request["strategy_id"], request["parent_revision_id"], request["message"], files
+        )
 
     def _instrument_check(self) -> Callable[[str], bool] | None:
         """Validation's instrument check: an id no node lists is an error; one whose venue's
@@ -155,13 +129,6 @@ class StrategyHandlers:
         return lambda iid: self.known_instrument(iid) is not False
 
     # lookups
-
-    def _hashes_or_empty(self, strategy_id: str, revision_id: str) -> dict[str, str]:
-        """A revision's files by path (their hashes); empty for a revision the project lacks."""
-        try:
-            return self.store.revision_files(strategy_id, revision_id)
-        except NotFound:
-            return {}
 
     async def _strategy(self, strategy_id: str) -> Any:
         _check_id(strategy_id)
@@ -202,6 +169,45 @@ class StrategyHandlers:
         return revisions.file_document(
             strategy_id=row.strategy_id, revision_id=revision_id, path=path, content=found.content
         )
+
+
+def save_files(store: Store, strategy_id: str, parent: str | None, message: str, files: dict[str, str]) -> Relayed:
+    """Save ``files`` as a revision on ``parent``: 201 with the revision, or 409 with
+    ``svc.strategy_mutation_conflict`` when ``parent`` is not the head (nothing written).
+    Blocking: call it in a thread."""
+    hashes = revisions.content_hashes(files)
+    revision_id = revisions.revision_id(parent, files)
+    header = document.header(files)
+    try:
+        revision = store.save_revision(
+            strategy_id,
+            parent,
+            message,
+            [(path, files[path], hashes[path]) for path in sorted(files)],
+            revision_id,
+            header.instruments,
+            header.name or strategy_id,
+            header.template_id,
+            time.time_ns(),
+        )
+    except HeadMoved as moved:
+        base = {} if parent is None else _hashes_or_empty(store, strategy_id, parent)
+        conflict = revisions.conflict_document(
+            strategy_id=strategy_id,
+            expected_revision_id=parent,
+            head_revision_id=moved.head_revision_id,
+            paths=revisions.conflict_paths(base, moved.head_files, hashes),
+        )
+        return Relayed(409, _encode(conflict))
+    return Relayed(201, _encode(revision_document(revision)))
+
+
+def _hashes_or_empty(store: Store, strategy_id: str, revision_id: str) -> dict[str, str]:
+    """A revision's files by path (their hashes); empty for a revision the project lacks."""
+    try:
+        return store.revision_files(strategy_id, revision_id)
+    except NotFound:
+        return {}
 
 
 def _check_id(strategy_id: str) -> None:
@@ -262,7 +268,7 @@ def _summary(row: Any) -> dict[str, Any]:
     )
 
 
-def _revision(row: Any) -> dict[str, Any]:
+def revision_document(row: Any) -> dict[str, Any]:
     """svc.strategy_revision (version 2) of a stored revision: its files' hashes as stored."""
     return {
         **head("svc.strategy_revision", 2),

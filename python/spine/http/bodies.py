@@ -36,6 +36,7 @@ __all__ = [
     "InstrumentClass",
     "SearchBody",
     "SelectionBody",
+    "StudyBody",
     "body_schemas",
     "decode_body",
     "decode_document",
@@ -108,7 +109,67 @@ class BacktestBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     label: Annotated[str, msgspec.Meta(max_length=256)] | None = None
 
 
-BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody, BacktestBody)
+class Window(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A span of bar closes, both ends inclusive: nanoseconds or ISO-8601 UTC times."""
+
+    start: _TIME
+    end: _TIME
+
+
+class StudyObjective(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A statistic of the trial's report (``svc.backtest_statistics``) and its direction."""
+
+    metric: _NAME
+    direction: Literal["MAXIMIZE", "MINIMIZE"] = "MAXIMIZE"
+
+
+class StudySampler(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Optuna's sampler by name, and its seed."""
+
+    name: Literal["TPE", "RANDOM"] = "TPE"
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**32 - 1)] = 0
+
+
+_EXACT = _VALUE | _INTEGER
+#: One searched parameter: ``{"low", "high"[, "step"]}`` or ``{"choices": [...]}`` (checked
+#: against the revision's declaration by ``spine.studies.space``).
+_RANGE = Annotated[
+    dict[Annotated[str, msgspec.Meta(max_length=16)], _EXACT | Annotated[list[_EXACT], msgspec.Meta(max_length=1000)]],
+    msgspec.Meta(min_length=1, max_length=4),
+]
+
+
+class StudyBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/studies, sealed at these keys: many backtests of one revision, their parameters
+    drawn from ``search`` by Optuna, scored by ``objective`` on the ``training`` window."""
+
+    #: The strategy to study.
+    strategy_id: _NAME
+    #: The revision; null: the strategy's head when the study is created (then pinned).
+    revision_id: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")] | None = None
+    #: One instrument to run on instead of the revision's own.
+    instrument_id: Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)] | None = None
+    resolution: Literal["1m", "5m", "15m", "30m", "1h", "4h", "1d"] | None = None
+    channel: Literal["EXTERNAL", "INTERNAL"] | None = None
+    #: The declared parameters searched, each with its range or choices.
+    search: Annotated[dict[_NAME, _RANGE], msgspec.Meta(min_length=1, max_length=64)]
+    #: Values of parameters not searched, instead of the revision's defaults.
+    parameters: Annotated[dict[_NAME, _EXACT], msgspec.Meta(max_length=64)] | None = None
+    objective: StudyObjective
+    #: How many trials to run.
+    trials: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+    #: How many trials may run at once (each one backtest job on the queue).
+    parallel: Annotated[int, msgspec.Meta(ge=1, le=64)] = 1
+    sampler: StudySampler = msgspec.field(default_factory=StudySampler)
+    #: The window every trial runs on.
+    training: Window
+    #: A later window the best trial is checked on, never used to choose it.
+    holdout: Window | None = None
+    #: A note kept with the study.
+    label: Annotated[str, msgspec.Meta(max_length=256)] | None = None
+
+
+BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody, BacktestBody, StudyBody)
 
 
 @dataclass(frozen=True)

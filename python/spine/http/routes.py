@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody
+from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody, StudyBody
 from spine.wire.outputs import SERVED_PARTS
 
 __all__ = [
@@ -178,11 +178,6 @@ def _fixture(name: str) -> Operation:
         served_by=EVERY,
         fixture=document,
     )
-
-
-def _elsewhere(id: str, method: str, path: str, effect: Effect = "QUERY", schemas: tuple[str, ...] = ()) -> Operation:
-    """An operation a process still to come serves (the gateway, the strategy workers)."""
-    return Operation(id, method, path, effect, schemas, served_by=())
 
 
 def _gateway(
@@ -517,18 +512,49 @@ OPERATIONS: tuple[Operation, ...] = (
         params=("job_id", "after_sequence"),
         stream="backtests",
     ),
-    _elsewhere("spine.studies.list", "GET", "/v2/studies"),
-    _elsewhere("spine.studies.create", "POST", "/v2/studies", "COMMAND"),
-    _elsewhere("spine.studies.get", "GET", "/v2/studies/{id}"),
-    _elsewhere("spine.studies.best", "GET", "/v2/studies/{id}/best"),
-    _elsewhere("spine.studies.holdout", "GET", "/v2/studies/{id}/holdout"),
-    _elsewhere("spine.studies.promote", "GET", "/v2/studies/{id}/promote", "COMMAND"),
-    _elsewhere("spine.studies.retry", "GET", "/v2/studies/{id}/retry", "COMMAND"),
-    _elsewhere("spine.studies.trials", "GET", "/v2/studies/{id}/trials"),
-    _elsewhere("spine.studies.trial", "GET", "/v2/studies/{id}/trials/{trial}"),
-    _elsewhere("spine.studies.pause", "GET", "/v2/studies/{id}/pause", "COMMAND"),
-    _elsewhere("spine.studies.resume", "GET", "/v2/studies/{id}/resume", "COMMAND"),
-    _elsewhere("spine.studies.cancel", "GET", "/v2/studies/{id}/cancel", "COMMAND"),
+    _gateway(
+        "spine.studies.list",
+        "GET",
+        "/v2/studies",
+        schemas=("svc.study_page", "svc.optuna_study"),
+        params=("strategy_id", "state", *PAGE),
+    ),
+    Operation(
+        "spine.studies.create",
+        "POST",
+        "/v2/studies",
+        "COMMAND",
+        ("svc.optuna_study",),
+        body=StudyBody,
+        served_by=GATEWAY,
+        status=201,
+    ),
+    _gateway("spine.studies.get", "GET", "/v2/studies/{id}", schemas=("svc.optuna_study",)),
+    _gateway("spine.studies.best", "GET", "/v2/studies/{id}/best", schemas=("svc.study_best",)),
+    # It runs the best trial's parameters on the holdout window (a backtest job): a command.
+    _gateway("spine.studies.holdout", "GET", "/v2/studies/{id}/holdout", "COMMAND", ("svc.study_holdout",)),
+    Operation(
+        "spine.studies.promote",
+        "GET",
+        "/v2/studies/{id}/promote",
+        "COMMAND",
+        ("svc.strategy_revision", "svc.strategy_mutation_conflict"),
+        served_by=GATEWAY,
+        status=201,
+        conflict="svc.strategy_mutation_conflict",
+    ),
+    _gateway("spine.studies.retry", "GET", "/v2/studies/{id}/retry", "COMMAND", ("svc.optuna_study",)),
+    _gateway(
+        "spine.studies.trials",
+        "GET",
+        "/v2/studies/{id}/trials",
+        schemas=("svc.trial_page", "svc.optuna_trial"),
+        params=("state", *PAGE),
+    ),
+    _gateway("spine.studies.trial", "GET", "/v2/studies/{id}/trials/{trial}", schemas=("svc.optuna_trial",)),
+    _gateway("spine.studies.pause", "GET", "/v2/studies/{id}/pause", "COMMAND", ("svc.optuna_study",)),
+    _gateway("spine.studies.resume", "GET", "/v2/studies/{id}/resume", "COMMAND", ("svc.optuna_study",)),
+    _gateway("spine.studies.cancel", "GET", "/v2/studies/{id}/cancel", "COMMAND", ("svc.optuna_study",)),
     # v1: twelve read routes and the event stream (v1.* documents in schemas/v1/)
     _v1("bars.get", "/bars", ("svc.bar_envelope",), (*BARS, "cursor")),
     _v1("catalog.get", "/catalog", params=PAGE),

@@ -32,6 +32,7 @@ __all__ = [
     "job_events",
     "job_outputs",
     "workers",
+    "studies",
 ]
 
 #: Bumped whenever a table changes; a store refuses a database written at another version. A
@@ -161,4 +162,37 @@ workers = Table(
     Column("worker_id", String(_NAME), primary_key=True),
     Column("started_ts", BigInteger, nullable=False),
     Column("seen_ts", BigInteger, nullable=False),
+)
+
+#: Parameter studies: what each searches and scores (its trials are Optuna's, in Optuna's
+#: storage), its state, the progress its scheduler last wrote, and which gateway's scheduler
+#: drives it (``owner``, until ``lease_ts`` goes stale).
+studies = Table(
+    # Not "studies": Optuna's RDB storage names its own tables so, in the same database.
+    "parameter_studies",
+    metadata,
+    Column("study_id", String(_ID), primary_key=True),
+    Column("strategy_id", String(_ID), nullable=False),
+    Column("revision_id", String(_ID), nullable=False),
+    #: The definition as accepted (:class:`spine.studies.definition.Definition`), canonical JSON text.
+    Column("definition", Text, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("created_ts", BigInteger, nullable=False),
+    Column("updated_ts", BigInteger, nullable=False),
+    Column("last_error", Text),
+    #: Trials created (retried failures not counted), and by state.
+    Column("trials", Integer, nullable=False, default=0),
+    Column("complete", Integer, nullable=False, default=0),
+    Column("running", Integer, nullable=False, default=0),
+    Column("waiting", Integer, nullable=False, default=0),
+    Column("failed", Integer, nullable=False, default=0),
+    Column("best_trial", Integer),
+    #: The best trial's objective, exact decimal text.
+    Column("best_value", Text),
+    Column("owner", String(_NAME)),
+    Column("lease_ts", BigInteger),
+    #: The holdout run of the best trial: which trial, and its job.
+    Column("holdout_trial", Integer),
+    Column("holdout_job_id", String(_ID)),
+    Index("parameter_studies_by_created", "created_ts", "study_id"),
 )

@@ -1,5 +1,6 @@
-"""``Store``: strategies, revisions, backtest jobs and the workers' liveness in one database, SQLite (the default: one
-file under the data directory) or PostgreSQL. Synchronous: the HTTP layer calls it in a
+"""``Store``: strategies, revisions, backtest jobs, parameter studies and the workers'
+liveness in one database, SQLite (the default: one file under the data directory) or
+PostgreSQL. Synchronous: the HTTP layer calls it in a
 thread; each process opens one and shares it between its threads (every method runs its own
 transaction on a pooled connection and keeps no state between calls)."""
 
@@ -14,6 +15,7 @@ from spine.jobs.queue import JobStore
 from spine.jobs.records import StoreError
 from spine.jobs.revision_store import RevisionStore
 from spine.jobs.schema import SCHEMA_VERSION, meta, metadata
+from spine.jobs.study_rows import StudyRows
 from spine.jobs.workers import WorkerStore
 
 __all__ = ["Store"]
@@ -22,7 +24,7 @@ __all__ = ["Store"]
 _CREATE_LOCK = 0x5350494E45
 
 
-class Store(RevisionStore, JobStore, WorkerStore):
+class Store(RevisionStore, JobStore, WorkerStore, StudyRows):
     """The store at ``url`` (``sqlite:///path`` or ``postgresql+psycopg://...``); its tables
     are created on first open.
 

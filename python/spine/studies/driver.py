@@ -40,9 +40,11 @@ def journal_storage(path: Path) -> optuna.storages.BaseStorage:
 
 @dataclass(frozen=True)
 class Asked:
-    """A trial Optuna asked for: its number and one exact value per searched parameter."""
+    """A trial Optuna asked for: its number, its storage id and one exact value per searched
+    parameter."""
 
     number: int
+    trial_id: int
     params: dict[str, str]
 
 
@@ -69,6 +71,7 @@ class StudyDriver:
             raise ValueError(f"sampler {sampler!r}; allowed: {', '.join(SAMPLERS)}")
         chosen = optuna.samplers.TPESampler(seed=seed) if sampler == "TPE" else optuna.samplers.RandomSampler(seed=seed)
         self.space = space
+        self.storage = storage
         self.study = optuna.create_study(
             storage=storage,
             study_name=name,
@@ -79,7 +82,8 @@ class StudyDriver:
 
     def ask(self) -> Asked:
         trial = self.study.ask()
-        return Asked(trial.number, self.space.suggest(trial))
+        # Optuna names a trial in its storage by this id (no public accessor on a Trial).
+        return Asked(trial.number, trial._trial_id, self.space.suggest(trial))
 
     def tell(self, number: int, value: Decimal | None) -> None:
         """The trial's objective; None when its run failed (Optuna's FAIL)."""

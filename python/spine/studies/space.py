@@ -67,6 +67,9 @@ class IntegerRange:
     def suggest(self, trial: Trial) -> str:
         return str(trial.suggest_int(self.name, self.low, self.high, step=self.step))
 
+    def exact(self, value: Any) -> str:
+        return str(int(value))
+
 
 @dataclass(frozen=True)
 class DecimalRange:
@@ -83,6 +86,9 @@ class DecimalRange:
         x = trial.suggest_float(self.name, float(self.low), float(self.high), step=float(self.step))
         return self.on_grid(x)
 
+    def exact(self, value: Any) -> str:
+        return self.on_grid(float(value))
+
     def on_grid(self, x: float) -> str:
         """The grid value nearest Optuna's ``x``, as exact text without trailing zeros."""
         k = ((Decimal(repr(x)) - self.low) / self.step).to_integral_value(ROUND_HALF_EVEN)
@@ -98,6 +104,9 @@ class Choices:
     def suggest(self, trial: Trial) -> str:
         return trial.suggest_categorical(self.name, list(self.values))
 
+    def exact(self, value: Any) -> str:
+        return str(value)
+
 
 Dimension = IntegerRange | DecimalRange | Choices
 
@@ -111,6 +120,11 @@ class SearchSpace:
     def suggest(self, trial: Trial) -> dict[str, str]:
         """One value per searched parameter, as exact text, asked of ``trial``."""
         return {d.name: d.suggest(trial) for d in self.dimensions}
+
+    def exact(self, params: Mapping[str, Any]) -> dict[str, str]:
+        """The exact values of a trial's ``params`` as Optuna holds them (its floats mapped onto
+        the grid), in name order; parameters the trial lacks are left out."""
+        return {d.name: d.exact(params[d.name]) for d in self.dimensions if d.name in params}
 
     @property
     def names(self) -> list[str]:
