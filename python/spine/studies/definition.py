@@ -85,8 +85,18 @@ def spans(body: StudyBody) -> tuple[Span, Span | None]:
     """The body's training and holdout windows as nanoseconds.
 
     # Errors
-    :class:`DefinitionError` for a time it cannot read or one past 2^63-1."""
-    return _span("training", body.training), None if body.holdout is None else _span("holdout", body.holdout)
+    :class:`DefinitionError` for a time it cannot read or one past 2^63-1, an end before its
+    start, or a holdout that does not follow the training window."""
+    training = _span("training", body.training)
+    holdout = None if body.holdout is None else _span("holdout", body.holdout)
+    try:
+        Windows(
+            (int(training.start), int(training.end)),
+            None if holdout is None else (int(holdout.start), int(holdout.end)),
+        )
+    except ObjectiveError as error:
+        raise DefinitionError(str(error)) from None
+    return training, holdout
 
 
 def resolve(
@@ -100,10 +110,6 @@ def resolve(
     try:
         space = parse_space(body.search, declared)
         objective = Objective(body.objective.metric, body.objective.direction)
-        Windows(
-            (int(training.start), int(training.end)),
-            None if holdout is None else (int(holdout.start), int(holdout.end)),
-        )
     except (SpaceError, ObjectiveError) as error:
         raise DefinitionError(str(error)) from None
     fixed = {name: str(value) for name, value in (body.parameters or {}).items()}
