@@ -390,3 +390,41 @@ def test_a_public_readonly_gateway_refuses_every_study_command(tmp_path: Path) -
         envelope(get(f"{gateway}/v2/studies/{some}/best"), 404, "NOT_FOUND")
     finally:
         stop(process)
+
+
+def test_a_new_gateway_adopts_the_trials_a_killed_one_was_running(tmp_path: Path) -> None:
+    """SIGKILL the gateway mid-trial: the next gateway on its data directory takes the study
+    up, follows the running trial's job to its end and asks for the rest (nothing runs twice)."""
+    import signal
+
+    from gateways import save_strategy, spawn_gateway
+    from nodes import free_port, stop, wait_for
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    home, gate, runs = tmp_path / "gateway", tmp_path / "gate", tmp_path / "runs.txt"
+    config = "study_poll_secs = 0.05\n"
+    first, gateway = spawn_gateway(home, [dead], dead, config, SPINE_DEPLOYMENT_MODE="private-operator")
+    with running_workers(tmp_path, f"sqlite:///{home / 'spine.db'}") as workers:
+        try:
+            wait_for(first, lambda: get(gateway + "/v2/health")[0] == 200, "answering")
+            save_strategy(gateway, "ema", ok(gateway + "/v2/strategy-templates/ema_cross")["files"])
+            workers.start("w1", **RUNNER, STUDY_FAKE_GATE=str(gate), STUDY_FAKE_RUNS=str(runs))
+            gate.write_text("")
+            status, study = post(gateway + "/v2/studies", body(trials=3, parallel=1, holdout=None))
+            assert status == 201, study
+            wait_until(lambda: runs.exists() and runs.read_text() != "", "a trial running", workers)
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.communicate(timeout=30)  # and its pipes closed
+        second, gateway = spawn_gateway(home, [dead], dead, config, SPINE_DEPLOYMENT_MODE="private-operator")
+        try:
+            wait_for(second, lambda: get(gateway + "/v2/health")[0] == 200, "answering")
+            gate.unlink()
+            url = f"{gateway}/v2/studies/{study['study_id']}"
+            wait_until(lambda: ok(url)["state"] == "COMPLETED", "the study completed", workers)
+            items = ok(url + "/trials")["items"]
+        finally:
+            stop(second)
+    assert [t["state"] for t in items] == ["COMPLETE"] * 3
+    ran = [line.split()[0] for line in runs.read_text().splitlines()]
+    assert sorted(ran) == sorted(t["job_id"] for t in items)  # each once, the first adopted
