@@ -39,7 +39,8 @@ def test_line_endings_and_comments_stay() -> None:
 def test_a_default_it_cannot_place_is_refused() -> None:
     text = template_files("ema_cross")["strategy.toml"]
     inline = text.replace(
-        '[parameters.fast]\ntype = "integer"\ndefault = 10\nmin = 2\nmax = 100\ndescription = "Period of the fast EMA, in bars."\n',
+        '[parameters.fast]\ntype = "integer"\ndefault = 10\nmin = 2\nmax = 100\n'
+        'description = "Period of the fast EMA, in bars."\n',
         '[parameters]\nfast = { type = "integer", default = 10, min = 2, max = 100 }\n',
     )
     assert inline != text and document.plan({"strategy.toml": inline}).values["fast"] == "10"

@@ -58,7 +58,9 @@ def put(store: Store, study_id: str, state: str) -> None:
 
 
 @pytest.mark.parametrize(("start", "sources", "target"), ALLOWED)
-def test_each_allowed_transition_moves_the_study(store: Store, start: str, sources: tuple[str, ...], target: str) -> None:
+def test_each_allowed_transition_moves_the_study(
+    store: Store, start: str, sources: tuple[str, ...], target: str
+) -> None:
     study_id = make(store)
     put(store, study_id, start)
     moved = store.move_study(study_id, sources, target, 5, "why" if target == "FAILED" else None)
