@@ -16,9 +16,11 @@ Identities (``spine._core.identity`` over canonical JSON):
 - ``run_id = identity("run_id", {"request": spec.request, "revision_id", "bar_fingerprint",
   "execution": the effective execution block})``;
 - ``result_hash = identity("result_hash", {"report": the report without run_id, job_id,
-  config_hash, result_hash and ts_finished; "orders", "fills", "positions", "statistics",
-  "equity"})``: business fields only (backtest-clock times, framework ids that the clock and
-  counters derive, exact decimals), never a framework UUID or a wall-clock time.
+  config_hash, revision_id, result_hash and ts_finished; "orders", "fills", "positions",
+  "statistics", "equity"})``: business fields only (backtest-clock times, framework ids that
+  the clock and counters derive, exact decimals), never a framework UUID or a wall-clock time.
+  It names what the run did, not which revision asked: a revision whose defaults are another's
+  values (a study's promote) reproduces that run's result_hash.
 
 Engine status documents: STARTING (before the bars are read; run_id null), RUNNING (bars
 loaded; ``bars_accepted`` the bars fed, ``bars_rejected`` the withheld buckets), then
@@ -467,7 +469,7 @@ def _collect(
     result_hash = identity(
         "result_hash",
         {
-            "report": body,
+            "report": {key: value for key, value in body.items() if key != "revision_id"},
             "orders": orders,
             "fills": fills,
             "positions": positions,
