@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["fresh_database", "initdb", "postgres_cluster"]
+__all__ = ["cluster_or_skip", "fresh_database", "initdb", "postgres_cluster"]
 
 #: Bounds every PostgreSQL command (a slow host is slow, not broken).
 COMMAND_SECS = 120
@@ -72,6 +72,20 @@ def postgres_cluster() -> Iterator[str]:
             command(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def cluster_or_skip() -> Iterator[str]:
+    """:func:`postgres_cluster`, or the test skipped, saying why, when PostgreSQL is not installed."""
+    import pytest
+
+    if initdb() is None:
+        pytest.skip(
+            "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
+            "scripts/setup.sh installs Debian's postgresql when run as root"
+        )
+    with postgres_cluster() as url:
+        yield url
 
 
 def fresh_database(url: str, name: str) -> str:

@@ -61,8 +61,3 @@ def stack(
 def _end(worker: subprocess.Popen[bytes]) -> None:
     worker.terminate()
     worker.wait(60)
-
-
-def _end(worker: subprocess.Popen[bytes]) -> None:
-    worker.terminate()
-    worker.wait(60)

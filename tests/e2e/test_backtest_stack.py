@@ -7,7 +7,6 @@ and schema-valid, and agree with each other."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 import urllib.request
@@ -23,13 +22,11 @@ from backtest_support import IID, node_catalog  # noqa: E402
 from gateways import save_strategy, spawn_gateway  # noqa: E402
 from nodes import envelope, free_port, get, post, running_node, stop, wait_for  # noqa: E402
 from screeners import ok  # noqa: E402
-from workers import clean_environ, worker_argv  # noqa: E402
+from workers import real_worker  # noqa: E402
 
 from reference.wire_validator import validate  # noqa: E402
 from spine.wire.outputs import SERVED_PARTS  # noqa: E402
 
-#: Short heartbeats: a lost worker shows at once (tests/e2e/workers.py uses the same).
-FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05"}
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED"}
 
 
@@ -49,30 +46,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             f"catalogs = [{str(long_history)!r}]\n",
             SPINE_DEPLOYMENT_MODE="private-operator",
         )
-        env = clean_environ() | FAST
-        log = open(home / "worker.log", "wb")
         database = f"sqlite:///{home / 'gateway' / 'spine.db'}"
-        worker = subprocess.Popen(
-            worker_argv(database, [home / "node" / "data" / "catalog", long_history], "w1"),
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
         try:
-            wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
-            # The node flushes its closed bars to its catalog every 0.5 s.
-            wait_for(
-                process,
-                lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
-                "a flushed catalog",
-            )
-            yield gateway
+            with real_worker(home, database, [home / "node" / "data" / "catalog", long_history]):
+                wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
+                # The node flushes its closed bars to its catalog every 0.5 s.
+                wait_for(
+                    process,
+                    lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
+                    "a flushed catalog",
+                )
+                yield gateway
         finally:
-            worker.terminate()
-            worker.wait(30)
-            log.close()
             stop(process)
-            print((home / "worker.log").read_text()[-3000:])
 
 
 def follow(gateway: str, job_id: str) -> list[dict[str, Any]]:

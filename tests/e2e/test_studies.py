@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -147,23 +148,25 @@ def test_a_seeded_study_draws_the_same_trials_and_best_twice(stack: Stack) -> No
     assert [values(t) for t in trials(stack, other["study_id"])] != runs[0][0]
 
 
-def wait_running(stack: Stack, study_id: str, count: int) -> None:
-    url = f"{stack.gateway}/v2/studies/{study_id}"
-    wait_until(lambda: ok(url)["progress"]["running"] == count, f"{count} trials running", stack.workers)
-
-
-def test_pause_lets_running_trials_finish_and_starts_none(stack: Stack) -> None:
+@contextmanager
+def two_held(stack: Stack) -> Iterator[str]:
+    """A 5-trial study with two trials running, held (the runs wait on the gate file) until
+    the block ends; its id."""
     gate = stack.home / "gate"
     gate.write_text("")
     try:
-        study = create(stack, trials=5, parallel=2)
-        study_id = study["study_id"]
-        wait_running(stack, study_id, 2)
-        paused = ok(f"{stack.gateway}/v2/studies/{study_id}/pause")
-        assert paused["state"] == "PAUSED"
-        assert ok(f"{stack.gateway}/v2/studies/{study_id}/pause")["state"] == "PAUSED"  # again: no change
+        study_id = create(stack, trials=5, parallel=2)["study_id"]
+        url = f"{stack.gateway}/v2/studies/{study_id}"
+        wait_until(lambda: ok(url)["progress"]["running"] == 2, "2 trials running", stack.workers)
+        yield study_id
     finally:
         gate.unlink()
+
+
+def test_pause_lets_running_trials_finish_and_starts_none(stack: Stack) -> None:
+    with two_held(stack) as study_id:
+        assert ok(f"{stack.gateway}/v2/studies/{study_id}/pause")["state"] == "PAUSED"
+        assert ok(f"{stack.gateway}/v2/studies/{study_id}/pause")["state"] == "PAUSED"  # again: no change
     done = settled(stack, study_id, ("PAUSED",))
     assert done["progress"]["complete"] == 2 and done["trials"] == 2
     assert ok(f"{stack.gateway}/v2/studies/{study_id}/resume")["state"] == "RUNNING"
@@ -178,16 +181,9 @@ def test_pause_lets_running_trials_finish_and_starts_none(stack: Stack) -> None:
 
 
 def test_cancel_cancels_the_running_trials(stack: Stack) -> None:
-    gate = stack.home / "gate"
-    gate.write_text("")
-    try:
-        study = create(stack, trials=5, parallel=2)
-        study_id = study["study_id"]
-        wait_running(stack, study_id, 2)
+    with two_held(stack) as study_id:
         assert ok(f"{stack.gateway}/v2/studies/{study_id}/cancel")["state"] == "CANCELLED"
         done = settled(stack, study_id, ("CANCELLED",))
-    finally:
-        gate.unlink()
     items = trials(stack, study_id)
     assert [t["state"] for t in items] == ["FAIL", "FAIL"] and done["progress"]["failed"] == 2
     for trial in items:

@@ -17,7 +17,7 @@ from gateways import template_gateway  # noqa: E402
 from nodes import get, post  # noqa: E402
 from workers import running_workers, wait_until  # noqa: E402
 
-from pg import fresh_database, initdb, postgres_cluster  # noqa: E402
+from pg import cluster_or_skip, fresh_database  # noqa: E402
 from reference.wire_validator import validate  # noqa: E402
 
 RUNNER = {"SPINE_WORKER_RUNNER": "study_fake_runner:run"}
@@ -26,12 +26,7 @@ TRAINING = {"start": "1704067200000000000", "end": "1706745599999999999"}
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    if initdb() is None:
-        pytest.skip(
-            "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
-            "scripts/setup.sh installs Debian's postgresql when run as root"
-        )
-    with postgres_cluster() as url:
+    with cluster_or_skip() as url:
         yield url
 
 

@@ -6,18 +6,15 @@ window; the holdout runs them on the window after it."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from gateways import save_strategy, spawn_gateway
 from nodes import free_port, get, post, running_node, stop, wait_for
-from workers import clean_environ, wait_until, worker_argv
+from workers import real_worker, wait_until
 
 from reference.wire_validator import validate
-
-FAST = {"SPINE_WORKER_HEARTBEAT_SECS": "0.3", "SPINE_WORKER_STALE_SECS": "1.0", "SPINE_WORKER_POLL_SECS": "0.05"}
 
 
 def ok(url: str) -> Any:
@@ -36,28 +33,18 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process, url = spawn_gateway(
             home / "gateway", [node], dead, "study_poll_secs = 0.05\n", SPINE_DEPLOYMENT_MODE="private-operator"
         )
-        log = open(home / "worker.log", "wb")
-        worker = subprocess.Popen(
-            worker_argv(f"sqlite:///{home / 'gateway' / 'spine.db'}", [home / "node" / "data" / "catalog"], "w1"),
-            env=clean_environ() | FAST,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
         try:
-            wait_for(process, lambda: get(url + "/v2/health")[1]["ready"] is True, "ready")
-            wait_for(
-                process,
-                lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
-                "a flushed catalog",
-            )
-            save_strategy(url, "ema_study", ok(url + "/v2/strategy-templates/ema_cross")["files"])
-            yield url
+            with real_worker(home, f"sqlite:///{home / 'gateway' / 'spine.db'}", [home / "node" / "data" / "catalog"]):
+                wait_for(process, lambda: get(url + "/v2/health")[1]["ready"] is True, "ready")
+                wait_for(
+                    process,
+                    lambda: any((home / "node" / "data" / "catalog" / "external").rglob("*.parquet")),
+                    "a flushed catalog",
+                )
+                save_strategy(url, "ema_study", ok(url + "/v2/strategy-templates/ema_cross")["files"])
+                yield url
         finally:
-            worker.terminate()
-            worker.wait(30)
-            log.close()
             stop(process)
-            print((home / "worker.log").read_text()[-3000:])
 
 
 def test_a_real_study_promotes_a_revision_that_reproduces_its_best_trial(gateway: str) -> None:

@@ -14,18 +14,13 @@ import pytest
 from workers import running_workers, wait_until
 
 from jobs_helpers import STRATEGY, one_winner, race_claims, race_saves, rid, save, submit
-from pg import fresh_database, initdb, postgres_cluster
+from pg import cluster_or_skip, fresh_database
 from spine.jobs import Store
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    if initdb() is None:
-        pytest.skip(
-            "PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin or on PATH); "
-            "scripts/setup.sh installs Debian's postgresql when run as root"
-        )
-    with postgres_cluster() as url:
+    with cluster_or_skip() as url:
         yield url
 
 

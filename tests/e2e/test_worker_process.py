@@ -167,7 +167,13 @@ def test_a_stopped_worker_hands_its_job_back(store: Store, workers: Workers, tmp
 
 
 def _children(pid: int) -> list[int]:
-    """The job processes (multiprocessing spawns, not its resource tracker) of worker ``pid``."""
+    """The job processes of worker ``pid``: the processes its fork server forked (not its
+    resource tracker, not the server)."""
+    return [job for server in _kids(pid, b"forkserver") for job in _kids(server)]
+
+
+def _kids(pid: int, marked: bytes = b"") -> list[int]:
+    """The child processes of ``pid`` whose command line holds ``marked``."""
     found = []
     for tasks in Path(f"/proc/{pid}/task").glob("*/children"):
         for child in tasks.read_text().split():
@@ -175,7 +181,7 @@ def _children(pid: int) -> list[int]:
                 command = Path(f"/proc/{child}/cmdline").read_bytes()
             except FileNotFoundError:
                 continue  # it just ended
-            if b"spawn_main" in command:
+            if marked in command:
                 found.append(int(child))
     return found
 

@@ -25,6 +25,8 @@ FAST = {
     "SPINE_WORKER_KILL_GRACE_SECS": "1.0",
     "SPINE_WORKER_RUNNER": "jobs_fake_runner:run",
 }
+#: The same beats for a worker with the real runner.
+REAL = {k: v for k, v in FAST.items() if k != "SPINE_WORKER_RUNNER"}
 #: The longest any wait here takes (a loaded host is slow, not broken).
 WAIT_SECS = 60.0
 
@@ -97,6 +99,22 @@ def running_workers(directory: Path, database: str) -> Iterator[Workers]:
             if process.poll() is None:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextmanager
+def real_worker(home: Path, database: str, catalogs: Sequence[Path], name: str = "w1") -> Iterator[None]:
+    """A ``spine worker`` with the real runner and short beats on ``database``, reading
+    ``catalogs``; its output in ``home/<name>.log``, whose tail is printed when it stops."""
+    with open(home / f"{name}.log", "wb") as log:
+        worker = subprocess.Popen(
+            worker_argv(database, catalogs, name), env=clean_environ() | REAL, stdout=log, stderr=subprocess.STDOUT
+        )
+        try:
+            yield
+        finally:
+            worker.terminate()
+            worker.wait(30)
+    print((home / f"{name}.log").read_text()[-3000:])
 
 
 def wait_until(

@@ -1,6 +1,6 @@
-"""A job's own process (multiprocessing ``spawn``: one fresh interpreter per job, since
-NautilusTrader keeps global state per process). It is started before its job, as the worker's
-standby: it imports the configured runner and calls the runner module's optional ``warm()``
+"""A job's own process (one per job, since NautilusTrader keeps global state per process),
+forked from the worker's fork server (:mod:`spine.worker.preload`). It is started before its
+job, as the worker's standby: it imports the configured runner and calls the runner module's optional ``warm()``
 (which imports what a run needs: the trading framework takes seconds), then waits for one job
 on its pipe, runs it and sends its answer to the worker over another.
 
@@ -16,7 +16,8 @@ wire symbol, written for any reader), else ``INTERNAL: the run failed; ...``
 worker's log. A runner that cannot be imported or warmed fails the job it is given the same way.
 The worker alone writes STATE events.
 
-The process dies with its worker (``PR_SET_PDEATHSIG`` on Linux, a parent watch everywhere):
+The process dies with its worker (its fork server ends with the worker; ``PR_SET_PDEATHSIG``
+on Linux and a parent watch everywhere end the process with the server):
 a worker killed mid-job leaves no run behind writing into a job that is already requeued.
 Its stdout and stderr go to a file the worker reads the end of when the process dies without
 an answer. It ignores SIGINT: a Ctrl-C reaches the worker, which ends the run itself. A standby
@@ -56,14 +57,13 @@ def main(
     database_url: str,
     catalogs: list[str],
     output: str,
-    parent: int,
     jobs: Connection,
     answer: Connection,
 ) -> None:
     """The process' target: import and warm ``runner``, wait for a job on ``jobs``, run it;
     send ``("ok", run_id)`` or ``("error", public reason, "Type: text", traceback)`` on
     ``answer``; exit 0 after an answer ok, 1 after an error."""
-    _die_with(parent)
+    _die_with(os.getppid())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     descriptor = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.dup2(descriptor, 1)
@@ -77,6 +77,7 @@ def main(
         job = jobs.recv()
     except (EOFError, OSError):
         os._exit(0)  # no job came: the worker stopped
+    _end_with_worker(jobs)
     try:
         if isinstance(run, BaseException):
             raise run
@@ -109,6 +110,20 @@ def _warmed(runner: str) -> Runner:
     return run
 
 
+def _end_with_worker(jobs: Connection) -> None:
+    """End this process when the worker ends: once its job came, nothing more is sent on the
+    job pipe, whose other end only the worker holds, so the pipe turning readable is its EOF.
+    (The fork server, this process' parent, outlives a killed worker while a process it
+    forked holds the server's alive pipe: the parent watch alone would not see it go.)"""
+
+    def watch() -> None:
+        while not jobs.poll(_WATCH_SECS):
+            pass
+        os._exit(70)
+
+    threading.Thread(target=watch, name="spine-worker-watch", daemon=True).start()
+
+
 def _chain(error: BaseException) -> str:
     """``Type: text`` of the error and each error that caused it (for the worker's log)."""
     parts: list[str] = []
@@ -120,7 +135,8 @@ def _chain(error: BaseException) -> str:
 
 
 def _die_with(parent: int) -> None:
-    """End this process when ``parent`` (the worker) ends."""
+    """End this process when ``parent`` ends: the worker's fork server, which ends with the
+    worker."""
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG

@@ -4,7 +4,10 @@ it in its own process, and finish it.
 A job's process is started before its job: the worker keeps one standby process that has
 already imported (and warmed) the runner, hands it the next job it claims and starts the next
 standby at once, so a job waits for no interpreter start or framework import
-(:mod:`spine.worker.child`). Each process still runs one job only.
+(:mod:`spine.worker.child`). Each process still runs one job only. The processes are forked
+from the worker's fork server, which imported and warmed the runner once
+(:mod:`spine.worker.preload`): a standby costs a fork, not an interpreter and the framework's
+import, so back-to-back jobs (a study's trials) do not pay the import each.
 
 While a run's process lives, the worker heartbeats the job every ``heartbeat_secs`` and reads
 its cancel flag at each beat: a cancel ends the process (SIGTERM, SIGKILL after
@@ -38,7 +41,7 @@ from sqlalchemy import exc
 
 from spine.jobs import Job, JobState, LeaseLost, Store
 from spine.reasons import INTERNAL_RUN
-from spine.worker import child
+from spine.worker import child, preload
 from spine.worker.config import WorkerConfig
 
 __all__ = ["Worker"]
@@ -82,7 +85,11 @@ class Worker:
         self.stop = threading.Event()
         #: Absolute: a runner may change its directory.
         self.catalogs = [str(Path(directory).resolve()) for directory in config.catalogs]
-        self._context = multiprocessing.get_context("spawn")
+        # Each job's process is forked from one server that imported (and warmed) the runner
+        # once (spine.worker.preload): a job's process starts with the framework imported.
+        os.environ[preload.RUNNER_VARIABLE] = config.runner
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(["spine.worker.preload"])
         #: The next job's process, already importing the runner.
         self._standby: _Process | None = None
 
@@ -159,7 +166,7 @@ class Worker:
             target=child.main,
             name="spine-job",
             daemon=False,
-            args=(self.config.runner, self.store.url, self.catalogs, output, os.getpid(), job_receiver, answer_sender),
+            args=(self.config.runner, self.store.url, self.catalogs, output, job_receiver, answer_sender),
         )
         process.start()
         job_receiver.close()
