@@ -12,6 +12,7 @@ Optuna's: a journal file (``JournalFileBackend``) by default, or an RDB URL.
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = ["SAMPLERS", "Asked", "Best", "StudyDriver", "journal_storage"]
 
 Direction = Literal["MAXIMIZE", "MINIMIZE"]
 SAMPLERS = ("TPE", "RANDOM")
+_OPTIMIZE_ONLY = "Heartbeat of storage is supposed to be used with Study.optimize"
 
 # Optuna reports every trial at INFO; the study's own records and events say what happened.
 logging.getLogger("optuna").setLevel(logging.WARNING)
@@ -81,7 +83,11 @@ class StudyDriver:
         )
 
     def ask(self) -> Asked:
-        trial = self.study.ask()
+        with warnings.catch_warnings():
+            # A storage with heartbeats expects Study.optimize to beat them; the scheduler
+            # beats its trials itself (spine.studies.scheduler).
+            warnings.filterwarnings("ignore", _OPTIMIZE_ONLY, UserWarning)
+            trial = self.study.ask()
         # Optuna names a trial in its storage by this id (no public accessor on a Trial).
         return Asked(trial.number, trial._trial_id, self.space.suggest(trial))
 

@@ -20,8 +20,9 @@ objective, reason and times) is Optuna's user attribute ``spine`` on the trial; 
 trial states are the trials' states.
 
 Trials running when a scheduler took a study over are adopted by their job. One asked but
-never submitted (its scheduler died in between) is failed: by Optuna's heartbeat check, which
-asks it again, on a storage with heartbeats; at once, with its reason, on the journal file.
+never submitted (its scheduler died in between) is failed with its reason, and on a storage
+with heartbeats (PostgreSQL) asked again with its parameters by Optuna's stale-trial callback,
+which also catches any trial whose heartbeat (beaten from its ask on) went stale.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from spine.strategies import document
 from spine.studies.definition import Definition, Span, trial_body
 from spine.studies.driver import StudyDriver
 from spine.studies.objective import objective_value
-from spine.studies.storage import HEARTBEAT_SECS
 from spine.wire.outputs import OutputPart
 
 __all__ = ["ATTR", "Scheduler", "submit_run", "trial_record"]
@@ -134,18 +134,19 @@ class StudyRun:
         return self.driver.study
 
     def _adopt(self) -> None:
+        """Follow the trials a previous scheduler left running, by their jobs; fail one it
+        asked for but never submitted (and, where the storage retries stale trials, ask it
+        again with its parameters, as Optuna's heartbeat check would)."""
         for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             record = trial_record(trial)
             if record.get("job_id"):
                 self.flights[trial.number] = Flight(trial._trial_id, record["job_id"], dict(record))
-            elif not self._heartbeats:
-                self._tell(
-                    trial.number,
-                    trial._trial_id,
-                    {"number": trial.number},
-                    None,
-                    "its scheduler stopped before submitting it",
-                )
+                continue
+            reason = "its scheduler stopped before submitting it"
+            self._tell(trial.number, trial._trial_id, {"number": trial.number}, None, reason)
+            retry = self._heartbeats and self.scheduler.storage.get_heartbeat_stale_trial_callback()  # type: ignore[attr-defined]
+            if retry:
+                retry(self.study, self.study.get_trials(deepcopy=True)[trial.number])
 
     @property
     def _heartbeats(self) -> bool:
@@ -171,7 +172,7 @@ class StudyRun:
         )
 
     def _heartbeat(self) -> None:
-        if time.monotonic() - self.beat < HEARTBEAT_SECS:
+        if time.monotonic() - self.beat < self.scheduler.storage.get_heartbeat_interval():  # type: ignore[attr-defined]
             return
         storage = self.scheduler.storage
         for flight in self.flights.values():
@@ -234,6 +235,8 @@ class StudyRun:
         definition = self.definition
         while len(self.flights) < definition.parallel and used < definition.trials:
             asked = self.driver.ask()
+            if self._heartbeats:  # from now: a trial never beaten is never found stale
+                self.scheduler.storage.record_heartbeat(asked.trial_id)  # type: ignore[attr-defined]
             used += 1
             record: dict[str, Any] = {"number": asked.number, "started_ts": str(time.time_ns())}
             try:
