@@ -8,7 +8,8 @@ States and transitions (``docs/contract.md`` lists them for users)::
     QUEUED | RUNNING -> PAUSED  pause: no trial is asked for; running ones finish
     PAUSED  -> RUNNING          resume
     RUNNING -> COMPLETED        every trial ran, at least one COMPLETE
-    RUNNING -> FAILED           every trial ran and failed, or the study cannot go on
+    RUNNING -> FAILED           every trial ran and failed
+    QUEUED | RUNNING | PAUSED -> FAILED   its scheduler cannot run it (its revision gone)
     QUEUED | RUNNING | PAUSED -> CANCELLED   cancel (its running trials' jobs are cancelled)
     COMPLETED | FAILED | PAUSED | RUNNING -> RUNNING   retry of failed trials
 

@@ -45,6 +45,7 @@ from spine.jobs.study_rows import Progress, StudyRecord, StudyStateRefused
 from spine.jobs.submission import RequestRefused, build_request, submit_request
 from spine.reasons import scrub
 from spine.strategies import document
+from spine.strategies.errors import StrategyError
 from spine.studies.definition import Definition, Span, trial_body
 from spine.studies.driver import StudyDriver
 from spine.studies.objective import objective_value
@@ -344,10 +345,21 @@ class Scheduler:
             record = self.store.study(study_id)
             run = self.runs.get(study_id)
             if run is None:
-                run = self.runs[study_id] = StudyRun(record, self)
+                try:
+                    run = self.runs[study_id] = StudyRun(record, self)
+                except (NotFound, StrategyError) as error:  # its revision is gone or no longer plans
+                    self._give_up(study_id, f"the study cannot run: {scrub(str(error))}")
+                    return
             run.step(record.state)
             if record.state not in ("QUEUED", "RUNNING") and not run.flights:
                 self.runs.pop(study_id, None)  # nothing left to do until an action wakes it
         except Exception:
             log.exception("study %s: the scheduler's turn failed; it is tried again next turn", study_id)
             self.runs.pop(study_id, None)
+
+    def _give_up(self, study_id: str, reason: str) -> None:
+        log.warning("study %s: %s", study_id, reason)
+        try:
+            self.store.move_study(study_id, ("QUEUED", "RUNNING", "PAUSED"), "FAILED", time.time_ns(), reason)
+        except StudyStateRefused:
+            pass  # it ended meanwhile

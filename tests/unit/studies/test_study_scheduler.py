@@ -141,3 +141,25 @@ def test_a_driver_of_another_seed_asks_otherwise(tmp_path: Path) -> None:
         )
         drawn.append([driver.ask().params for _ in range(3)])
     assert drawn[0] == drawn[1] != drawn[2]
+
+
+def test_a_study_whose_revision_cannot_be_read_fails_saying_why(store: Store, tmp_path: Path) -> None:
+    sid = created(store)
+    with store._write() as connection:  # its revision's definition names one the store lacks
+        from sqlalchemy import update
+
+        from spine.jobs.schema import studies
+
+        connection.execute(
+            update(studies).where(studies.c.study_id == sid).values(definition=_other_revision(store, sid))
+        )
+    Scheduler(store, journal_storage(tmp_path / "studies.journal"), "g", EXECUTION).turn(claim=True)
+    failed = store.study(sid)
+    assert failed.state == "FAILED" and failed.last_error.startswith("the study cannot run: NOT_FOUND"), failed
+
+
+def _other_revision(store: Store, sid: str) -> str:
+    from spine.studies.definition import Definition
+
+    definition = Definition.decode(store.study(sid).definition)
+    return msgspec.structs.replace(definition, revision_id="f" * 64).encode()
