@@ -72,6 +72,13 @@ def _cmd_screener(args: argparse.Namespace) -> int:
     return run_screener(args.config, args.node or (), args.port, args.data_dir)
 
 
+def _cmd_web(args: argparse.Namespace) -> int:
+    """Serve the UI and the /api/engine/ proxy until SIGINT or SIGTERM."""
+    from spine.web.main import run_web
+
+    return run_web(args.config, args.gateway, args.port)
+
+
 def _cmd_gateway(args: argparse.Namespace) -> int:
     """Run the public gateway over venue nodes and the screener until SIGINT or SIGTERM."""
     from spine.gateway.main import run_gateway
@@ -206,6 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="a catalog dir the workers read beside the nodes' (spine import's; repeat for several): "
         "its instruments are known at submit",
     )
+    web = commands.add_parser("web", help="serve the browser UI and its same-origin proxy to the gateway")
+    web.add_argument("--config", metavar="TOML", help="web configuration file (default: SPINE_WEB_CONFIG or built-in)")
+    web.add_argument("--gateway", metavar="URL", help="the gateway's base URL (default http://127.0.0.1:8800)")
+    web.add_argument("--port", type=int, help="the port it serves on (default 8900)")
+    web.set_defaults(handler=_cmd_web)
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
     up.add_argument("--data-dir", metavar="DIR", help="their data directories and up.json (default var/spine-up)")
     up.add_argument(

@@ -53,7 +53,7 @@ def test_health_status_and_registry(gateway: str, base: str, screener: str) -> N
     assert availability["spine.health.get"] == availability["spine.status.get"] == "READY"
     assert availability["spine.selection.set"] == "DISABLED"  # public-readonly
     assert availability["spine.backtests.list"] == "READY"
-    assert availability["spine.studies.list"] == "UNSUPPORTED"
+    assert availability["spine.studies.list"] == "READY"
     assert availability["spine.orders.list"] == "UNAVAILABLE"
 
 

@@ -14,9 +14,10 @@ import pytest
 from imports import PACKAGE, imported, offenders, within
 
 #: The packages of a process each (its command, service and app).
-PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer")
-#: The packages processes share beyond the kit: the job queue, the strategy projects, the backtest runner.
-SHARED_PACKAGES = ("jobs", "strategies", "backtest")
+PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer", "web")
+#: The packages processes share beyond the kit: the job queue, the strategy projects, the backtest
+#: runner, the parameter studies.
+SHARED_PACKAGES = ("jobs", "strategies", "backtest", "studies")
 PROCESSES = tuple(f"spine.{name}" for name in (*PROCESS_PACKAGES, *SHARED_PACKAGES))
 #: The node's API: its app and handlers (they read the node through ``NodeView``).
 NODE_API = ("api", "reads", "bar_pages", "search", "selection", "v1_reads", "v1_stream")

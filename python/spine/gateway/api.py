@@ -8,7 +8,7 @@ relayed (:mod:`spine.gateway.relay`).
 
 Streams: bars, quotes and trades are served from the gateway's hub, fed by one subscription
 per node and stream; the screener's stream and the v1 ``/stream`` are relayed per subscriber
-(:mod:`spine.gateway.pipe`). A v1 stream goes to the node of its ``instrument_id``'s venue,
+(:mod:`spine.http.pipe`). A v1 stream goes to the node of its ``instrument_id``'s venue,
 or, without one, to the gateway's only node: its cursor is one node's journal position, so a
 gateway over several nodes refuses it without an instrument (400 INVALID_PARAMETER).
 
@@ -28,7 +28,6 @@ import optuna
 from spine._core import WIRE_VERSION
 from spine.gateway.backtests import BacktestHandlers
 from spine.gateway.config import GatewayConfig
-from spine.gateway.pipe import pipe
 from spine.gateway.queue_watch import QueueWatch
 from spine.gateway.relay import Relay
 from spine.gateway.runnable import RunChecks
@@ -38,6 +37,7 @@ from spine.gateway.studies import StudyHandlers
 from spine.gateway.upstream_table import Upstream, Upstreams
 from spine.http.app import App, Relayed
 from spine.http.errors import HttpError
+from spine.http.pipe import pipe
 from spine.http.registry import registry_entry
 from spine.http.request import Query
 from spine.http.routes import OPERATIONS, Operation, operation, relayed

@@ -34,7 +34,7 @@ from spine.http.routes import OPERATIONS, Operation, Process, serving
 from spine.http.streams import SSE
 from spine.http.v1 import V1_VERSION
 
-__all__ = ["App", "MAX_URI_BYTES", "Relayed"]
+__all__ = ["App", "MAX_URI_BYTES", "Relayed", "operation_router", "read_body"]
 
 log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
@@ -76,9 +76,7 @@ class App:
         self.v2, self.v1 = (*v2, openapi), v1
         self.deployment_mode = deployment_mode
         self.body_secs = body_secs
-        self.router = Router(trim_last_slash=False)
-        for op in OPERATIONS:
-            self.router.route(_router_path(op.path), methods=[op.method])(op)
+        self.router = operation_router()
         # Paths without parameters resolve by one dictionary lookup before the router.
         self.static = {(op.method, op.path): op for op in OPERATIONS if "{" not in op.path}
         self._serving = {op.id: serving(op, process) for op in OPERATIONS}
@@ -170,7 +168,7 @@ class App:
                 return
             handler = self._handler(op)
             if op.body is not None:
-                document = handler(query, params, self._body(op, await _read_body(proto, self.body_secs)))
+                document = handler(query, params, self._body(op, await read_body(proto, self.body_secs)))
             else:
                 document = handler(query, params)
             if inspect.isawaitable(document):  # a handler that waits on an upstream
@@ -244,7 +242,7 @@ class _HeadOnly:
         return getattr(self._proto, name)
 
 
-async def _read_body(proto: Any, seconds: float) -> bytes:
+async def read_body(proto: Any, seconds: float) -> bytes:
     """The request body, refused once it passes ``MAX_BODY_BYTES`` or has not arrived whole
     within ``seconds`` (the rest is never read)."""
     chunks, size = [], 0
@@ -279,6 +277,15 @@ def _is_v1(path: str) -> bool:
 
 #: The path parameter that names a file: it may hold slashes (``src/signals/main.py``).
 FILE_PATH = "{path}"
+
+
+def operation_router() -> Router:
+    """A router of every operation of the route table by method and path (its target the
+    :class:`Operation`)."""
+    router = Router(trim_last_slash=False)
+    for op in OPERATIONS:
+        router.route(_router_path(op.path), methods=[op.method])(op)
+    return router
 
 
 def _router_path(template: str) -> str:

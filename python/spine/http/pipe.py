@@ -1,9 +1,10 @@
-"""A stream relayed per subscriber: the gateway opens the upstream's stream with the client's
+"""A stream relayed per subscriber: a proxy opens the upstream's stream with the client's
 query (and ``Last-Event-ID``) and pipes its bytes through as they come, whole frames at a time.
 
-Used where one shared subscription cannot serve every client: the screener's stream starts
-each subscriber with its own ``row`` frames (then deltas against them), and a v1 stream
-resumes from the subscriber's own cursor in one node's journal. The upstream's refusal (its
+The gateway uses it where one shared subscription cannot serve every client: the screener's
+stream starts each subscriber with its own ``row`` frames (then deltas against them), and a v1
+stream resumes from the subscriber's own cursor in one node's journal. The web server's
+same-origin proxy relays every stream with it. The upstream's refusal (its
 status and envelope) is passed on as it answered; one it cannot reach is 502
 UPSTREAM_UNAVAILABLE.
 
@@ -23,14 +24,14 @@ from typing import Any
 
 import httpx
 
-from spine.gateway.upstream_table import plain_cause
 from spine.http.errors import HttpError
 from spine.http.send_queue import SendQueue
 from spine.http.streams import BEHIND_BYTES, CHECK_BYTES, RETRY_MAX_SECS, RETRY_SECS, SSE, heartbeat
+from spine.upstream_errors import plain_cause
 
 __all__ = ["pipe"]
 
-log = logging.getLogger("spine.gateway")
+log = logging.getLogger("spine.http")
 JSON = [("content-type", "application/json")]
 
 
@@ -97,11 +98,15 @@ async def _relay(
             )
             if not reading.done():
                 continue
+            done, reading = reading, None
             try:
-                chunk = reading.result()  # an upstream failure propagates (see pipe)
+                chunk = done.result()  # an upstream failure propagates (see pipe)
             except StopAsyncIteration:
+                # The upstream ended. The client's transport must go with this frame: its end
+                # ends the response, and the finished read (its exception's traceback holds
+                # this frame) must not keep it alive in a cycle.
+                del done
                 return
-            reading = None
             data = rest + chunk if rest else chunk
             cut = data.rfind(b"\n\n") + 2
             if cut < 2:
