@@ -1,12 +1,12 @@
 """``spine up``: the whole local stack in one command. A small supervisor that starts a venue
 node (the embedded defaults: the simulated venue SIM), one catalog-venue node per venue
 ``spine import`` loaded into ``DIR/imports`` (``node-NAME``), a screener over the nodes, the
-gateway in front of them and one backtest worker per core on the gateway's database, each a
-``python -m spine.cli node|screener|gateway|worker`` subprocess configured by flags and
-environment, and imports none of their internals.
+gateway in front of them, the web UI in front of the gateway and one backtest worker per core
+on the gateway's database, each a ``python -m spine.cli node|screener|gateway|web|worker``
+subprocess configured by flags and environment, and imports none of their internals.
 
 Start order: the node, then each catalog node, once each ``/v2/health`` is ready the
-screener, then the gateway, then the workers (they serve nothing, so there is nothing to wait
+screener, then the gateway, then the web server, then the workers (they serve nothing, so there is nothing to wait
 for); each URL is printed as it answers, then ``DIR/up.json`` is written (atomically) and removed again
 at exit, so its presence means "running". Every child runs in its own process group: a Ctrl-C
 in a terminal reaches ``spine up`` alone, which stops the children one at a time in reverse
@@ -49,12 +49,12 @@ DEFAULT_DIR = "var/spine-up"
 DEFAULT_PORT = 8800
 HOST = "127.0.0.1"
 #: The node's and the screener's own default ports, taken when free (else any free port).
-PREFERRED = {"node": 8700, "screener": 8710}
+PREFERRED = {"node": 8700, "screener": 8710, "web": 8900}
 #: How long each child may take to answer ready (a cold node imports nautilus_trader, then
 #: reloads its series), and to exit after SIGTERM (the node's contract: 60 s, flush included).
-READY_SECS = {"node": 120.0, "screener": 60.0, "gateway": 60.0}
+READY_SECS = {"node": 120.0, "screener": 60.0, "gateway": 60.0, "web": 60.0}
 #: A worker ends its running job's child (the job goes back to the queue) within its own bound.
-STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0, "worker": 30.0}
+STOP_SECS = {"node": 60.0, "screener": 30.0, "gateway": 30.0, "web": 30.0, "worker": 30.0}
 TAIL_LINES = 20
 POLL_SECS = 0.1
 #: A worker that dies is started again after this back-off, doubling to the cap; a worker
@@ -463,6 +463,14 @@ def run_up(data_dir: str | None, port: int) -> int:
                 "/v2/health",
                 lambda health: health["ready"] is True,
             )
+            and up.start(
+                "web",
+                ports["web"],
+                ["--gateway", f"http://{HOST}:{gateway_port}", "--port", str(ports["web"])],
+                {"SPINE_WEB_HOST": HOST},
+                "/api/mode",
+                lambda mode: True,
+            )
         )
         if started:
             # The workers read the node's catalogs and what `spine import` loaded (its default DIR).
@@ -477,15 +485,19 @@ def run_up(data_dir: str | None, port: int) -> int:
                     str(directory / "imports"),
                 ],
             )
-            urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": nodes, "screener": screener, "web": None}
+            web = f"http://{HOST}:{ports['web']}/"
+            urls = {"gateway": f"http://{HOST}:{gateway_port}", "nodes": nodes, "screener": screener, "web": web}
             temporary = directory / "up.json.tmp"
             temporary.write_text(json.dumps(urls, indent=2) + "\n")
             os.replace(temporary, up_json)
-            say(f"spine up: wrote {up_json}; the gateway is {urls['gateway']}; Ctrl-C or SIGTERM stops everything")
+            say(
+                f"spine up: the UI is {web}; the gateway is {urls['gateway']}; wrote {up_json}; "
+                "Ctrl-C or SIGTERM stops everything"
+            )
             up.watch()
     finally:
         if up.signalled is not None:
-            say(f"spine up: {signal.Signals(up.signalled).name}: stopping workers, gateway, screener, node")
+            say(f"spine up: {signal.Signals(up.signalled).name}: stopping workers, web, gateway, screener, node")
         clean = up.stop()
         up_json.unlink(missing_ok=True)
         (directory / "up.pids").unlink(missing_ok=True)

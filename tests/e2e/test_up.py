@@ -109,7 +109,10 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
     port = free_port()
     with running_up(tmp_path, port) as up:
         urls = up.urls()
-        assert set(urls) == {"gateway", "nodes", "screener", "web"} and urls["web"] is None
+        assert set(urls) == {"gateway", "nodes", "screener", "web"} and URL.fullmatch(urls["web"].rstrip("/"))
+        assert f"spine up: the UI is {urls['web']}" in up.out.read_text()
+        status, through = get(urls["web"] + "api/engine/v2/health")  # the UI's proxy to this gateway
+        assert status == 200 and through["deployment_mode"] == "public-readonly", through
         assert urls["gateway"] == f"http://127.0.0.1:{port}"
         assert len(urls["nodes"]) == 1 and all(URL.fullmatch(u) for u in (urls["screener"], *urls["nodes"]))
         gateway = urls["gateway"]
@@ -125,7 +128,7 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         assert status == 200 and screener["process_state"] in ("STARTING", "RUNNING"), screener
         children = up.children()
         workers = [f"worker-{n}" for n in range(1, (os.cpu_count() or 1) + 1)]
-        assert sorted(children) == sorted(["gateway", "node", "screener", *workers]), children
+        assert sorted(children) == sorted(["gateway", "node", "screener", "web", *workers]), children
         out = up.out.read_text()
         for name, pid in children.items():
             assert f"spine up: {name:<8} " in out and f"(pid {pid})" in out, out
@@ -154,7 +157,7 @@ def test_a_child_that_dies_is_reported_and_the_others_keep_running(tmp_path: Pat
             lambda: "the screener exited on its own with code -9 (SIGKILL)" in up.err.read_text(),
             10,
         )
-        assert "still running: node, gateway, worker-1" in up.err.read_text()
+        assert "still running: node, gateway, web, worker-1" in up.err.read_text()
         status, health = get(gateway + "/v2/health")
         assert status == 200 and health["ready"] is True, health
         assert not gone(children["node"]) and not gone(children["gateway"])
@@ -207,7 +210,7 @@ def test_a_dead_worker_is_restarted_and_a_killed_spine_up_takes_its_children_alo
 
     # At once, on the same directory and ports: it waits for the orphans, which end by themselves.
     with running_up(tmp_path, port) as again:
-        again.until("its own up.json", lambda: "spine up: wrote" in again.out.read_text(), UP_SECS)
+        again.until("its own up.json", lambda: "spine up: the UI is" in again.out.read_text(), UP_SECS)
         urls = again.urls()
         assert all(gone(pid) for pid in children.values()), (children, again.text())
         assert urls["gateway"] == f"http://127.0.0.1:{port}"
