@@ -3,7 +3,7 @@
 # pinned dependencies. Safe to re-run.
 #   bash scripts/setup.sh          what running Spine needs (scripts/run.sh)
 #   bash scripts/setup.sh --test   also the test and benchmark extras, and the system packages
-#                                  the tests use (wrk, a PostgreSQL server) when root can install
+#                                  the tests use (wrk, PostgreSQL, chromium) when root can install
 #                                  them (scripts/test.sh, CI)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +69,16 @@ if [ "$mode" = --test ]; then
     else
       echo "setup: warning: PostgreSQL (initdb) is missing and cannot be installed here (needs root and" \
            "apt-get); the PostgreSQL queue tests will skip" >&2
+    fi
+  fi
+  # Debian's chromium runs the web UI's browser tests (playwright drives it; it downloads no
+  # browser). Installed when missing; without root those tests skip, saying why.
+  if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+      progress "installing chromium (apt)" apt_install chromium
+    else
+      echo "setup: warning: chromium is missing and cannot be installed here (needs root and apt-get);" \
+           "the browser tests will skip" >&2
     fi
   fi
 fi

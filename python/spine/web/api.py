@@ -26,6 +26,9 @@ JSON = [("content-type", "application/json")]
 _encode = msgspec.json.encode
 #: The UI's files, shipped in the package.
 STATIC = resources.files("spine.web") / "static"
+#: Third-party files served from their own installed packages (pinned in pyproject.toml),
+#: never copied into the repository or fetched from a CDN.
+VENDOR = {"plotly.min.js": resources.files("plotly") / "package_data" / "plotly.min.js"}
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -61,12 +64,17 @@ class WebApp:
             proto.response_bytes(status, [*JSON, *error.headers], _encode(body))
 
     def _file(self, scope: Any, proto: Any, path: str) -> None:
-        """``/`` is the UI's page; ``/static/<name>`` one of its files."""
-        name = "index.html" if path == "/" else path.removeprefix("/static/") if path.startswith("/static/") else ""
+        """``/`` is the UI's page; ``/static/<name>`` one of its files, ``/vendor/<name>`` a
+        library's file from its package."""
         if scope.method not in ("GET", "HEAD"):
             raise HttpError("METHOD_NOT_ALLOWED", f"{scope.method} {path}; the UI's files take GET")
-        file = STATIC / name
-        if not _NAME.match(name) or not file.is_file():
+        if path.startswith("/vendor/"):
+            name = path.removeprefix("/vendor/")
+            file = VENDOR.get(name)
+        else:
+            name = "index.html" if path == "/" else path.removeprefix("/static/") if path.startswith("/static/") else ""
+            file = STATIC / name if _NAME.match(name) else None
+        if file is None or not file.is_file():
             raise HttpError("NOT_FOUND", f"no file {path}; the UI is at /, the backend under {PREFIX}/")
         kind = _TYPES.get(name[name.rfind(".") :], "application/octet-stream")
         proto.response_bytes(200, [("content-type", kind), ("cache-control", "no-cache")], file.read_bytes())

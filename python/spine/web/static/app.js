@@ -5,11 +5,12 @@
 const ENGINE = "/api/engine";
 const PAGES = {
   health: { title: "Health", render: renderHealth },
-  market: { title: "Market", routes: ["spine.instruments.list", "spine.bars.get", "spine.stream.bars"] },
   screener: { title: "Screener", routes: ["spine.screener.snapshot", "spine.stream.screener", "spine.screener.screen"] },
   strategies: { title: "Strategies", routes: ["spine.strategies.list", "spine.backtests.list", "spine.backtests.submit"] },
   studies: { title: "Studies", routes: ["spine.studies.list", "spine.studies.create", "spine.studies.trials"] },
 };
+
+const ORDER = ["market", "screener", "strategies", "studies", "health"];
 
 // The host's mode: operator-only controls stay withheld until it is positively private-operator.
 let mode = null;
@@ -55,8 +56,12 @@ async function renderPending(page, spec) {
   page.append(el("p", {}, "This page is not built yet; the routes it will use:"), availability(wanted));
 }
 
+let shown = null;
+
 async function show(name) {
   const spec = PAGES[name] || PAGES.health;
+  if (shown && shown.leave) shown.leave();
+  shown = spec;
   for (const link of document.querySelectorAll("#pages a")) link.classList.toggle("current", link.dataset.page === name);
   const page = document.getElementById("page");
   page.replaceChildren(el("h1", {}, spec.title));
@@ -82,10 +87,8 @@ async function resolveMode() {
 
 function main() {
   const nav = document.getElementById("pages");
-  for (const [name, spec] of Object.entries(PAGES)) nav.append(el("a", { href: "#" + name, "data-page": name }, spec.title));
-  window.addEventListener("hashchange", () => show(location.hash.slice(1)));
+  for (const name of ORDER) nav.append(el("a", { href: "#" + name, "data-page": name }, PAGES[name].title));
+  window.addEventListener("hashchange", () => show(location.hash.slice(1).split("?")[0]));
   resolveMode();
-  show(location.hash.slice(1) || "health");
+  show(location.hash.slice(1).split("?")[0] || "health");
 }
-
-main();

@@ -1,0 +1,158 @@
+// The Market page: the instrument list and search, a candlestick chart of /v2/bars at a chosen
+// resolution with its volume, the withheld buckets marked with their reason, the series'
+// coverage and hydration, and live bars from /v2/stream/bars. Every value is as served: the
+// chart plots the served decimal strings, and its hover text shows them exactly.
+"use strict";
+
+const RESOLUTIONS = { "1m": "1-MINUTE", "5m": "5-MINUTE", "15m": "15-MINUTE", "30m": "30-MINUTE", "1h": "1-HOUR", "4h": "4-HOUR", "1d": "1-DAY" };
+//: The most candles the chart holds (the node serves its newest 5,000 minutes).
+const MAX_CANDLES = 5000;
+//: Pages of bars read at most for one chart.
+const MAX_PAGES = 10;
+
+const market = { stream: null, bars: [], withheld: [] };
+
+PAGES.market = { title: "Market", render: renderMarket, leave: closeMarketStream };
+
+function closeMarketStream() {
+  if (market.stream) market.stream.close();
+  market.stream = null;
+}
+
+async function renderMarket(page) {
+  const instruments = (await engine("/v2/instruments?limit=1000")).items;
+  const select = el("select", { id: "instrument" }, ...instruments.map((i) => el("option", { value: i.instrument_id }, i.instrument_id)));
+  const resolution = el("select", { id: "resolution" }, ...Object.keys(RESOLUTIONS).map((r) => el("option", { value: r }, r)));
+  const search = el("input", { id: "search", placeholder: "search instruments", size: "16" });
+  const found = el("span", { id: "found" });
+  page.append(
+    el("div", { class: "controls" }, "Instrument ", select, " resolution ", resolution, " ", search, found),
+    el("div", { id: "chart", style: "height: 520px" }),
+    el("div", { id: "withheld" }),
+    el("h2", {}, "Coverage"), el("div", { id: "coverage" }),
+    el("h2", {}, "Hydration"), el("div", { id: "hydration" }),
+  );
+  search.addEventListener("change", () => searchInstruments(search.value, select, found));
+  const redraw = () => showSeries(select.value, resolution.value).catch((error) => page.append(unavailable(error)));
+  select.addEventListener("change", redraw);
+  resolution.addEventListener("change", redraw);
+  const wanted = new URLSearchParams(location.hash.split("?")[1] || "").get("instrument_id");
+  if (wanted) select.value = wanted;
+  if (select.value) await showSeries(select.value, resolution.value);
+}
+
+async function searchInstruments(text, select, found) {
+  if (!text) return;
+  const response = await fetch(ENGINE + "/v2/instruments/search", {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text, limit: 50 }),
+  });
+  const result = await response.json();
+  const items = response.ok ? result.items || result.instruments || [] : [];
+  found.textContent = response.ok ? ` ${items.length} found` : " " + result.error.detail;
+  if (items.length) select.value = items[0].instrument_id;
+  select.dispatchEvent(new Event("change"));
+}
+
+function barType(instrument, resolution) {
+  return `${instrument}-${RESOLUTIONS[resolution]}-LAST-EXTERNAL`;
+}
+
+async function readBars(instrument, resolution) {
+  const type = encodeURIComponent(barType(instrument, resolution));
+  let page = await engine(`/v2/bars?bar_type=${type}&limit=5000`);
+  const bars = [...page.bars];
+  let withheld = [...page.withheld];
+  for (let n = 1; page.next_cursor && n < MAX_PAGES; n++) {
+    page = await engine(`/v2/bars?bar_type=${type}&limit=5000&cursor=${encodeURIComponent(page.next_cursor)}`);
+    bars.push(...page.bars);
+    withheld.push(...page.withheld);
+  }
+  return { bars: bars.slice(-MAX_CANDLES), withheld, coverage: page.coverage };
+}
+
+async function showSeries(instrument, resolution) {
+  closeMarketStream();
+  const series = await readBars(instrument, resolution);
+  market.bars = series.bars;
+  market.withheld = series.withheld;
+  drawChart(instrument, resolution);
+  showCoverage(series.coverage);
+  await showHydration(instrument);
+  follow(instrument, resolution);
+}
+
+function nanosToDate(ns) {
+  // Milliseconds for the axis only; the exact nanoseconds stay in the hover text.
+  return new Date(Number(BigInt(ns) / 1000000n));
+}
+
+function drawChart(instrument, resolution) {
+  const bars = market.bars;
+  const x = bars.map((b) => nanosToDate(b.ts_event));
+  const candles = {
+    type: "candlestick", name: barType(instrument, resolution), x,
+    open: bars.map((b) => b.open), high: bars.map((b) => b.high), low: bars.map((b) => b.low), close: bars.map((b) => b.close),
+    text: bars.map((b) => `close ${b.ts_event}<br>O ${b.open} H ${b.high} L ${b.low} C ${b.close}<br>V ${b.volume}`),
+    hoverinfo: "text", xaxis: "x", yaxis: "y",
+  };
+  const volume = { type: "bar", name: "volume", x, y: bars.map((b) => b.volume), yaxis: "y2", marker: { color: "#9aa7b8" }, hoverinfo: "skip" };
+  const shapes = market.withheld.map((w) => ({
+    type: "rect", xref: "x", yref: "paper", x0: nanosToDate(w.start), x1: nanosToDate(w.end), y0: 0, y1: 1,
+    fillcolor: "#f5a623", opacity: 0.25, line: { width: 0 },
+  }));
+  const annotations = market.withheld.map((w) => ({
+    xref: "x", yref: "paper", x: nanosToDate(w.start), y: 1, text: w.reason, showarrow: false, font: { size: 10, color: "#8a4b00" },
+  }));
+  const layout = {
+    margin: { t: 30, r: 20, b: 30, l: 60 }, showlegend: false, shapes, annotations,
+    xaxis: { rangeslider: { visible: false } }, yaxis: { domain: [0.25, 1] }, yaxis2: { domain: [0, 0.2] },
+  };
+  Plotly.react("chart", [candles, volume], layout, { responsive: true, displaylogo: false });
+  document.getElementById("withheld").replaceChildren(
+    market.withheld.length
+      ? table(["withheld from", "to", "reason"], market.withheld.map((w) => [w.start, w.end, w.reason]))
+      : el("p", {}, "No bucket withheld in this range."),
+  );
+}
+
+function showCoverage(coverage) {
+  const target = document.getElementById("coverage");
+  if (!coverage) return target.replaceChildren(el("p", {}, "No coverage served."));
+  target.replaceChildren(
+    table(["bars", "newest close", "retention", "exhausted"], [[coverage.bar_count, coverage.newest_close ?? "", coverage.retention_state, coverage.exhausted]]),
+    table(["observed from", "to"], coverage.observed.map((s) => [s.start, s.end])),
+    table(["gap from", "to", "resolved"], coverage.gaps.map((g) => [g.start, g.end, g.resolved])),
+  );
+}
+
+async function showHydration(instrument) {
+  const target = document.getElementById("hydration");
+  const response = await fetch(`${ENGINE}/v2/hydration/${encodeURIComponent(instrument)}`);
+  const body = await response.json();
+  if (!response.ok) return target.replaceChildren(el("p", {}, body.error.detail));
+  const items = body.items || [body];
+  target.replaceChildren(table(["state", "attempts", "last error"], items.map((h) => [h.state, h.attempts, h.last_error ?? ""])));
+}
+
+function follow(instrument, resolution) {
+  const url = `${ENGINE}/v2/stream/bars?instrument_id=${encodeURIComponent(instrument)}&resolution=${resolution}&channel=EXTERNAL`;
+  const stream = new EventSource(url);
+  market.stream = stream;
+  stream.addEventListener("bar", (event) => {
+    const envelope = JSON.parse(event.data);
+    if (envelope.bar_type !== barType(instrument, resolution)) return;
+    for (const bar of envelope.bars) place(bar);
+    drawChart(instrument, resolution);
+    document.getElementById("chart").dataset.live = String(Number(document.getElementById("chart").dataset.live || 0) + 1);
+  });
+}
+
+function place(bar) {
+  // A bar closing at the last candle's time replaces it; a later one is appended.
+  const bars = market.bars;
+  const last = bars.length ? BigInt(bars[bars.length - 1].ts_event) : -1n;
+  const ts = BigInt(bar.ts_event);
+  if (ts === last) bars[bars.length - 1] = bar;
+  else if (ts > last) bars.push(bar);
+  if (bars.length > MAX_CANDLES) bars.splice(0, bars.length - MAX_CANDLES);
+}
