@@ -167,15 +167,13 @@ class StudyHandlers:
         definition = Definition.decode(record.definition)
         trial = await self._best(record)
         statistics = await self._statistics(trial_record(trial)["job_id"])
-        return {
-            "version": "spine.v2",
-            "schema_id": "svc.study_best",
-            "schema_version": 1,
-            "study_id": record.study_id,
-            "objective": {"metric": definition.metric, "direction": definition.direction},
-            "trial": trial_document(record.study_id, definition.search, trial),
-            "statistics": statistics,
-        }
+        return _answer(
+            "svc.study_best",
+            record,
+            definition,
+            trial=trial_document(record.study_id, definition.search, trial),
+            statistics=statistics,
+        )
 
     # actions
 
@@ -242,17 +240,15 @@ class StudyHandlers:
             job_id = await asyncio.to_thread(self._run_holdout, record, definition, trial.number, values)
         else:
             job_id = record.holdout_job_id
-        return {
-            "version": "spine.v2",
-            "schema_id": "svc.study_holdout",
-            "schema_version": 1,
-            "study_id": record.study_id,
-            "objective": {"metric": definition.metric, "direction": definition.direction},
-            "trial": trial.number,
-            "params": [{"name": n, "value": v} for n, v in values.items()],
-            "training": await self._run(definition.training, trial_record(trial)["job_id"]),
-            "holdout": await self._run(definition.holdout, job_id),
-        }
+        return _answer(
+            "svc.study_holdout",
+            record,
+            definition,
+            trial=trial.number,
+            params=[{"name": n, "value": v} for n, v in values.items()],
+            training=await self._run(definition.training, trial_record(trial)["job_id"]),
+            holdout=await self._run(definition.holdout, job_id),
+        )
 
     def _run_holdout(self, record: StudyRecord, definition: Definition, number: int, values: dict[str, str]) -> str:
         files = self.store.revision_texts(definition.strategy_id, definition.revision_id)
@@ -352,6 +348,18 @@ class StudyHandlers:
             raise HttpError("CONFLICT", f"study {record.study_id} is {refused.state}; {rule}") from None
         self.wake()
         return study_document(moved)
+
+
+def _answer(schema_id: str, record: StudyRecord, definition: Definition, **fields: Any) -> dict[str, Any]:
+    """An own study document: its head, the study and its objective, then ``fields``."""
+    return {
+        "version": "spine.v2",
+        "schema_id": schema_id,
+        "schema_version": 1,
+        "study_id": record.study_id,
+        "objective": {"metric": definition.metric, "direction": definition.direction},
+        **fields,
+    }
 
 
 def _holdout(definition: Definition) -> Span:
