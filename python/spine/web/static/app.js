@@ -7,7 +7,6 @@ const PAGES = {
   health: { title: "Health", render: renderHealth },
   screener: { title: "Screener", routes: ["spine.screener.snapshot", "spine.stream.screener", "spine.screener.screen"] },
   strategies: { title: "Strategies", routes: ["spine.strategies.list", "spine.backtests.list", "spine.backtests.submit"] },
-  studies: { title: "Studies", routes: ["spine.studies.list", "spine.studies.create", "spine.studies.trials"] },
 };
 
 const ORDER = ["market", "screener", "strategies", "studies", "health"];
@@ -85,10 +84,11 @@ async function resolveMode() {
   document.body.dataset.mode = mode ?? "unresolved";
 }
 
-function main() {
+async function main() {
   const nav = document.getElementById("pages");
   for (const name of ORDER) nav.append(el("a", { href: "#" + name, "data-page": name }, PAGES[name].title));
   window.addEventListener("hashchange", () => show(location.hash.slice(1).split("?")[0]));
-  resolveMode();
-  show(location.hash.slice(1).split("?")[0] || "health");
+  // Operator-only controls are drawn only once the mode is known (withheld meanwhile).
+  await resolveMode();
+  show(location.hash.slice(1).split("?")[0] || "market");
 }
