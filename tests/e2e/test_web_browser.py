@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from gateways import spawn_gateway, template_gateway
-from nodes import free_port, get, running_node, stop, wait_for
+from nodes import get, running_node, stop, wait_for
+from screeners import spawn_screener
 from test_web import spine_web
 from workers import running_workers
 
@@ -40,20 +41,22 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Any]]:
-    """A node at 600x, a public-readonly gateway over it, ``spine web`` in front; the gateway's
-    and the web server's URLs and the gateway's process."""
+    """A node at 600x, a screener over it, a public-readonly gateway over both, ``spine web``
+    in front; the gateway's and the web server's URLs and the gateway's process."""
     home = tmp_path_factory.mktemp("browser")
-    dead = f"http://127.0.0.1:{free_port()}"
     (home / "node").mkdir()
     with running_node(home / "node", warm_bars=300) as node:
-        process, gateway = spawn_gateway(home / "gateway", [node], dead)
+        screening, screener = spawn_screener(home / "screener", node)
+        process, gateway = spawn_gateway(home / "gateway", [node], screener)
         try:
             wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
+            wait_for(screening, lambda: get(screener + "/v2/screener/health")[0] == 200, "the screener answering")
             with spine_web(home, gateway) as web:
                 yield gateway, web, process
         finally:
             if process.poll() is None:
                 stop(process)
+            stop(screening)
 
 
 class Page:
@@ -197,6 +200,32 @@ def test_a_public_host_withholds_every_operator_control(
     page.goto(web + "/#studies")
     page.wait_for_selector("#page table", timeout=WAIT_MS)
     assert page.query_selector("#study-create") is None and page.query_selector("#study-body") is None
+    assert view.errors == []
+
+
+def test_the_screener_table_follows_its_stream_and_a_screen_runs(
+    browser: Any, stack: tuple[str, str, Any], tmp_path: Path
+) -> None:
+    _, web, _ = stack
+    view = Page(browser, tmp_path)
+    page = view.page
+    page.goto(web + "/#screener")
+    page.wait_for_selector("#screener-table table", timeout=WAIT_MS)
+    # A delta updates its cells in place (the venue runs at 600x: bars, and so deltas, keep coming).
+    page.wait_for_function(
+        "() => Number(document.getElementById('screener-table').dataset.updates || 0) >= 2", timeout=WAIT_MS
+    )
+    assert page.query_selector("#screener-table td.changed") is not None
+    cells = page.eval_on_selector_all("#screener-table td[data-key]", "cells => cells.map(c => c.textContent)")
+    assert cells and all(text.strip() for text in cells)  # never blank
+    assert all(
+        text.startswith("ABSENT ")
+        for text in page.eval_on_selector_all("#screener-table td.absent", "cells => cells.map(c => c.textContent)")
+    )
+    page.click("#screen-run")
+    page.wait_for_selector("#screen-answer p", timeout=WAIT_MS)
+    assert "matched" in page.inner_text("#screen-answer p")
+    view.shot("screener")
     assert view.errors == []
 
 

@@ -5,7 +5,6 @@
 const ENGINE = "/api/engine";
 const PAGES = {
   health: { title: "Health", render: renderHealth },
-  screener: { title: "Screener", routes: ["spine.screener.snapshot", "spine.stream.screener", "spine.screener.screen"] },
   strategies: { title: "Strategies", routes: ["spine.strategies.list", "spine.backtests.list", "spine.backtests.submit"] },
 };
 
