@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateways import spawn_gateway, template_gateway
+from gateways import save_strategy, spawn_gateway, template_gateway
 from nodes import get, running_node, stop, wait_for
 from screeners import spawn_screener
 from test_web import spine_web
-from workers import running_workers
+from workers import real_worker, running_workers
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 60_000
@@ -59,6 +59,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, 
             stop(screening)
 
 
+@pytest.fixture
+def view(browser: Any, tmp_path: Path) -> Iterator[Page]:
+    """A page of its own for one test, closed after it (an open page holds its streams open,
+    and a server stopping waits for them)."""
+    opened = Page(browser, tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.page.close()
+
+
 class Page:
     """A browser page that records its console errors and uncaught exceptions."""
 
@@ -81,10 +92,9 @@ class Page:
 
 
 def test_the_market_chart_is_the_bars_page_and_follows_live_bars(
-    browser: Any, stack: tuple[str, str, Any], tmp_path: Path
+    view: Page, stack: tuple[str, str, Any], tmp_path: Path
 ) -> None:
     gateway, web, _ = stack
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#market?instrument_id=BTCUSDT.SIM")
     page.wait_for_function(
@@ -112,13 +122,19 @@ def test_the_market_chart_is_the_bars_page_and_follows_live_bars(
     served = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["bars"]
     by_close = {bar["ts_event"]: bar for bar in served}
     assert five and all(by_close[bar["ts_event"]] == bar for bar in five if bar["ts_event"] in by_close)
+    # A bucket the backend withheld (the first 5-minute bucket is only partly observed) is
+    # shaded and named with its reason, as served.
+    marked = page.evaluate("() => ({withheld: market.withheld, layout: document.getElementById('chart').layout})")
+    served_withheld = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["withheld"]
+    assert marked["withheld"] and marked["withheld"][0] == served_withheld[0]
+    assert len(marked["layout"]["shapes"]) == len(marked["withheld"])
+    assert [a["text"] for a in marked["layout"]["annotations"]] == [w["reason"] for w in marked["withheld"]]
     view.shot("market")
     assert view.errors == []
 
 
-def test_the_health_page_and_a_refused_mutation(browser: Any, stack: tuple[str, str, Any], tmp_path: Path) -> None:
+def test_the_health_page_and_a_refused_mutation(view: Page, stack: tuple[str, str, Any]) -> None:
     _, web, _ = stack
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#health")
     page.wait_for_selector("text=spine.studies.create", timeout=WAIT_MS)
@@ -165,9 +181,8 @@ STUDY = {
 }
 
 
-def test_a_study_created_and_followed_in_the_ui(browser: Any, operator_stack: tuple[str, str], tmp_path: Path) -> None:
+def test_a_study_created_and_followed_in_the_ui(view: Page, operator_stack: tuple[str, str]) -> None:
     gateway, web = operator_stack
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#studies")
     page.wait_for_selector("#study-create", timeout=WAIT_MS)
@@ -192,10 +207,9 @@ def test_a_study_created_and_followed_in_the_ui(browser: Any, operator_stack: tu
 
 
 def test_a_public_host_withholds_every_operator_control(
-    browser: Any, stack: tuple[str, str, Any], tmp_path: Path
+    view: Page, stack: tuple[str, str, Any], tmp_path: Path
 ) -> None:
     _, web, _ = stack
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#studies")
     page.wait_for_selector("#page table", timeout=WAIT_MS)
@@ -204,10 +218,9 @@ def test_a_public_host_withholds_every_operator_control(
 
 
 def test_the_screener_table_follows_its_stream_and_a_screen_runs(
-    browser: Any, stack: tuple[str, str, Any], tmp_path: Path
+    view: Page, stack: tuple[str, str, Any], tmp_path: Path
 ) -> None:
     _, web, _ = stack
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#screener")
     page.wait_for_selector("#screener-table table", timeout=WAIT_MS)
@@ -229,11 +242,73 @@ def test_the_screener_table_follows_its_stream_and_a_screen_runs(
     assert view.errors == []
 
 
-def test_a_stopped_gateway_shows_unavailable(browser: Any, stack: tuple[str, str, Any], tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def backtesting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A node at 600x, a private-operator gateway over it with the ema_cross template saved as
+    ``ema``, a worker with the real runner on the node's catalog, a private-operator ``spine
+    web``; the gateway's and the web server's URLs."""
+    home = tmp_path_factory.mktemp("backtesting")
+    (home / "node").mkdir()
+    with running_node(home / "node", warm_bars=600) as node:
+        process, gateway = spawn_gateway(home / "gateway", [node], node, SPINE_DEPLOYMENT_MODE="private-operator")
+        try:
+            wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
+            catalog = home / "node" / "data" / "catalog"
+            wait_for(process, lambda: any((catalog / "external").rglob("*.parquet")), "a flushed catalog")
+            save_strategy(gateway, "ema", get(gateway + "/v2/strategy-templates/ema_cross")[1]["files"])
+            with real_worker(home, f"sqlite:///{home / 'gateway' / 'spine.db'}", [catalog]):
+                with spine_web(home, gateway, "private-operator") as web:
+                    yield gateway, web
+        finally:
+            stop(process)
+
+
+def test_a_backtest_submitted_from_the_ui_reaches_its_report_and_markers(
+    view: Page, backtesting: tuple[str, str], tmp_path: Path
+) -> None:
+    gateway, web = backtesting
+    page = view.page
+    page.goto(web + "/#strategies?strategy_id=ema")
+    page.wait_for_selector("#backtest-submit", timeout=WAIT_MS)
+    assert page.input_value("#file-editor") == get(gateway + "/v2/strategies/ema/files/strategy.toml")[1]["content"]
+    bars = get(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5000")[1]["bars"]
+    body = {"strategy_id": "ema", "parameters": {"fast": "3", "slow": "8"}, "end": bars[-40]["ts_event"]}
+    page.fill("#backtest-body", json.dumps(body))
+    page.click("#backtest-submit")
+    page.wait_for_function("() => location.hash.includes('job_id=')", timeout=WAIT_MS)
+    job_id = page.evaluate("() => new URLSearchParams(location.hash.split('?')[1]).get('job_id')")
+    page.wait_for_function(
+        "() => document.getElementById('report') && document.getElementById('report').dataset.ready === '1'",
+        timeout=120_000,
+    )
+    assert "COMPLETED" in page.inner_text("#job-state")
+    events = get(f"{gateway}/v2/backtests/{job_id}/events?limit=1000")[1]["items"]
+    assert page.evaluate("() => document.querySelectorAll('#job-events tr').length") == 1 + len(events)
+    page.wait_for_function("() => document.getElementById('run-chart').data", timeout=WAIT_MS)
+    fills = outputs(gateway, job_id, "fills")
+    plotted = page.evaluate("() => document.getElementById('run-chart').data[1]")
+    assert fills and plotted["y"] == [f["last_px"] for f in fills]
+    equity = outputs(gateway, job_id, "equity")
+    assert page.evaluate("() => document.getElementById('equity').data[0].y") == [p["equity"] for p in equity]
+    view.shot("backtest")
+    assert view.errors == []
+
+
+def outputs(gateway: str, job_id: str, part: str) -> list[Any]:
+    """Every document of a run's output part, page after page."""
+    url = f"{gateway}/v2/backtests/{job_id}/outputs/{part}?limit=1000"
+    page = get(url)[1]
+    items = list(page["items"])
+    while page["next_cursor"]:
+        page = get(f"{url}&cursor={page['next_cursor']}")[1]
+        items += page["items"]
+    return items
+
+
+def test_a_stopped_gateway_shows_unavailable(view: Page, stack: tuple[str, str, Any]) -> None:
     """Last in this module: it stops the gateway."""
     _, web, process = stack
     stop(process)
-    view = Page(browser, tmp_path)
     page = view.page
     page.goto(web + "/#health")
     page.wait_for_selector("#unavailable", timeout=WAIT_MS)

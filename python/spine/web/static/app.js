@@ -5,7 +5,6 @@
 const ENGINE = "/api/engine";
 const PAGES = {
   health: { title: "Health", render: renderHealth },
-  strategies: { title: "Strategies", routes: ["spine.strategies.list", "spine.backtests.list", "spine.backtests.submit"] },
 };
 
 const ORDER = ["market", "screener", "strategies", "studies", "health"];
