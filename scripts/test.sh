@@ -36,7 +36,7 @@ step "python: types and the hand-written stub"
 .venv/bin/python -m mypy.stubtest spine._core
 
 step "python: benchmarks, smoke mode (rivals agree; each case once)"
-SPINE_BENCH_INSTRUMENTS=5 SPINE_BENCH_BACKTEST_BARS=2000 SPINE_BENCH_QUEUE_BARS=500 SPINE_BENCH_RETENTION_DAYS=1 SPINE_BENCH_STUDY_TRIALS=5 SPINE_BENCH_STUDY_BARS=2000 \
+SPINE_BENCH_INSTRUMENTS=5 SPINE_BENCH_BACKTEST_BARS=2000 SPINE_BENCH_QUEUE_BARS=500 SPINE_BENCH_RETENTION_DAYS=1 SPINE_BENCH_STUDY_TRIALS=5 SPINE_BENCH_STUDY_BARS=2000 SPINE_BENCH_CHART_ROUNDS=1 \
   .venv/bin/python -m pytest benches --benchmark-disable -q
 
 step "python: tests"

@@ -91,32 +91,29 @@ class Page:
         self.page.screenshot(path=str(self.shots / f"{name}.png"), full_page=True)
 
 
-def test_the_market_chart_is_the_bars_page_and_follows_live_bars(
-    view: Page, stack: tuple[str, str, Any], tmp_path: Path
-) -> None:
+def test_the_market_chart_is_the_bars_page_and_follows_live_bars(view: Page, stack: tuple[str, str, Any]) -> None:
     gateway, web, _ = stack
     page = view.page
     page.goto(web + "/#market?instrument_id=BTCUSDT.SIM")
     page.wait_for_function(
-        "() => document.getElementById('chart') && document.getElementById('chart').data", timeout=WAIT_MS
+        "() => document.getElementById('chart') && document.getElementById('chart').dataset.series", timeout=WAIT_MS
     )
-    # One look at the chart's series and its trace together (live bars keep arriving).
-    seen = page.evaluate("() => ({bars: market.bars, trace: document.getElementById('chart').data[0]})")
-    shown, trace = seen["bars"], seen["trace"]
+    # One look at the page's bars and the chart's candles together (live bars keep arriving).
+    seen = page.evaluate("() => ({bars: market.bars, candles: marketChart.candles.data()})")
+    shown, drawn = seen["bars"], seen["candles"]
     served = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL&limit=5000")[1]["bars"]
     by_close = {bar["ts_event"]: bar for bar in served}
     assert len(shown) >= 30
     assert all(by_close[bar["ts_event"]] == bar for bar in shown if bar["ts_event"] in by_close)
     assert [bar["ts_event"] for bar in shown][: len(served)] == [bar["ts_event"] for bar in served][: len(shown)]
-    assert trace["type"] == "candlestick"
-    assert trace["close"] == [bar["close"] for bar in shown] and trace["open"] == [bar["open"] for bar in shown]
+    assert drawn == [candle(bar) for bar in shown]
     # Live: the stream's bars reach the chart (the venue runs at 600x: a bar every 0.1 s).
     page.wait_for_function("() => Number(document.getElementById('chart').dataset.live || 0) >= 3", timeout=WAIT_MS)
     later = page.evaluate("() => market.bars")
     assert int(later[-1]["ts_event"]) > int(shown[-1]["ts_event"])
     page.select_option("#resolution", "5m")
     page.wait_for_function(
-        "() => document.getElementById('chart').data[0].name.endsWith('5-MINUTE-LAST-EXTERNAL')", timeout=WAIT_MS
+        "() => document.getElementById('chart').dataset.series.endsWith('5-MINUTE-LAST-EXTERNAL')", timeout=WAIT_MS
     )
     five = page.evaluate("() => market.bars")
     served = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["bars"]
@@ -124,13 +121,24 @@ def test_the_market_chart_is_the_bars_page_and_follows_live_bars(
     assert five and all(by_close[bar["ts_event"]] == bar for bar in five if bar["ts_event"] in by_close)
     # A bucket the backend withheld (the first 5-minute bucket is only partly observed) is
     # shaded and named with its reason, as served.
-    marked = page.evaluate("() => ({withheld: market.withheld, layout: document.getElementById('chart').layout})")
+    marked = page.evaluate(
+        "() => ({withheld: market.withheld, columns: marketChart.withheld.data(),"
+        " markers: marketChart.withheld.markers()})"
+    )
     served_withheld = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["withheld"]
     assert marked["withheld"] and marked["withheld"][0] == served_withheld[0]
-    assert len(marked["layout"]["shapes"]) == len(marked["withheld"])
-    assert [a["text"] for a in marked["layout"]["annotations"]] == [w["reason"] for w in marked["withheld"]]
+    assert [c["time"] for c in marked["columns"]] == [int(w["end"]) // 10**9 for w in marked["withheld"]]
+    assert [m["text"] for m in marked["markers"]] == [w["reason"] for w in marked["withheld"]]
     view.shot("market")
     assert view.errors == []
+
+
+def candle(bar: dict[str, str]) -> dict[str, Any]:
+    """A served bar as the chart draws it: its close in whole seconds, its prices as numbers."""
+    return {
+        "time": int(bar["ts_event"]) // 10**9,
+        **{key: float(bar[key]) for key in ("open", "high", "low", "close")},
+    }
 
 
 def test_the_health_page_and_a_refused_mutation(view: Page, stack: tuple[str, str, Any]) -> None:

@@ -28,7 +28,10 @@ _encode = msgspec.json.encode
 STATIC = resources.files("spine.web") / "static"
 #: Third-party files served from their own installed packages (pinned in pyproject.toml),
 #: never copied into the repository or fetched from a CDN.
-VENDOR = {"plotly.min.js": resources.files("plotly") / "package_data" / "plotly.min.js"}
+VENDOR = {
+    "plotly.min.js": resources.files("plotly") / "package_data" / "plotly.min.js",
+    "lightweight-charts.js": resources.files("lightweight_charts") / "js" / "lightweight-charts.js",
+}
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
