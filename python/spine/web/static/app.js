@@ -19,6 +19,20 @@ async function engine(path) {
   return body;
 }
 
+// plotly (4.8 MB) is loaded on the first page that plots with it, not with the UI: the market
+// page draws its candles with Lightweight Charts (docs/performance.md: its first render).
+let plotly = null;
+
+function needPlotly() {
+  plotly = plotly || new Promise((resolve, reject) => {
+    const script = el("script", { src: "/vendor/plotly.min.js" });
+    script.addEventListener("load", () => resolve(window.Plotly));
+    script.addEventListener("error", () => reject(new Error("plotly.min.js did not load")));
+    document.head.append(script);
+  });
+  return plotly;
+}
+
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);

@@ -12,7 +12,9 @@ const MAX_CANDLES = 5000;
 //: Pages of bars read at most for one chart.
 const MAX_PAGES = 10;
 
-const market = { stream: null, bars: [], withheld: [] };
+// `arrivals`: when each live bar reached the page ([its close, Date.now()], the newest 1,000),
+// read by benches/web/bench_ui.py to time a bar's way from the node to the chart.
+const market = { stream: null, bars: [], withheld: [], arrivals: [] };
 
 PAGES.market = { title: "Market", render: renderMarket, leave: closeMarketStream };
 
@@ -119,6 +121,7 @@ function drawChart(instrument, resolution) {
   marketChart.withheld.setMarkers(market.withheld.map((w) => ({ time: chartTime(w.end), position: "aboveBar", color: "#8a4b00", shape: "square", text: w.reason })));
   marketChart.chart.timeScale().fitContent();
   target.dataset.series = barType(instrument, resolution);
+  target.dataset.drawnMs = performance.now().toFixed(1);
   document.getElementById("withheld").replaceChildren(
     market.withheld.length
       ? table(["withheld from", "to", "reason"], market.withheld.map((w) => [w.start, w.end, w.reason]))
@@ -164,6 +167,8 @@ function follow(instrument, resolution) {
     const envelope = JSON.parse(event.data);
     if (envelope.bar_type !== barType(instrument, resolution)) return;
     for (const bar of envelope.bars) {
+      market.arrivals.push([bar.ts_event, Date.now()]);
+      if (market.arrivals.length > 1000) market.arrivals.shift();
       place(bar);
       marketChart.candles.update(candle(bar));
       marketChart.volume.update({ time: chartTime(bar.ts_event), value: Number(bar.volume) });

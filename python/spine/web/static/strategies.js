@@ -149,10 +149,11 @@ async function showReport(jobId) {
     el("h3", {}, "Orders"), table(["side", "quantity", "status", "ts"], orders.map((o) => [o.side, o.quantity, o.status, o.ts_last])),
     el("h3", {}, "Fills"), table(["side", "qty", "price", "commission", "ts"], fills.map((f) => [f.side, f.last_qty, f.last_px, f.commission, f.ts_event])),
   );
-  target.dataset.ready = "1";
+  await needPlotly();
   Plotly.react("equity", [{ type: "scatter", mode: "lines", name: "equity", x: equity.map((p) => nanosToDate(p.ts_event)), y: equity.map((p) => p.equity), text: equity.map((p) => p.equity), hoverinfo: "x+text" }],
     { title: { text: "Equity (marked to each bar close)" }, margin: { t: 40, r: 20, b: 30, l: 70 } }, { displaylogo: false });
   await runChart(report, request.run.resolution, fills, markers);
+  target.dataset.ready = "1";
 }
 
 async function runChart(report, resolution, fills, markers) {

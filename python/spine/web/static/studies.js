@@ -76,6 +76,7 @@ async function renderStudy(page, studyId) {
   );
   if (operator()) page.append(actions(base));
   page.append(el("div", { id: "study-answer" }), el("div", { id: "history", style: "height: 320px" }));
+  await needPlotly();
   history(trials, study);
   page.append(el("h2", {}, "Trials"), trialTable(trials));
   if (study.state === "QUEUED" || study.state === "RUNNING" || study.progress.running > 0) {
