@@ -225,10 +225,8 @@ def test_a_public_host_withholds_every_operator_control(
     assert view.errors == []
 
 
-def test_the_screener_table_follows_its_stream_and_a_screen_runs(
-    view: Page, stack: tuple[str, str, Any], tmp_path: Path
-) -> None:
-    _, web, _ = stack
+def test_the_screener_table_follows_its_stream_and_a_screen_runs(view: Page, stack: tuple[str, str, Any]) -> None:
+    gateway, web, _ = stack
     page = view.page
     page.goto(web + "/#screener")
     page.wait_for_selector("#screener-table table", timeout=WAIT_MS)
@@ -247,6 +245,20 @@ def test_the_screener_table_follows_its_stream_and_a_screen_runs(
     page.wait_for_selector("#screen-answer p", timeout=WAIT_MS)
     assert "matched" in page.inner_text("#screen-answer p")
     view.shot("screener")
+    # One instrument: its confluence vote as served, its observations as markers on its candles.
+    page.goto(web + "/#screener?instrument_id=BTCUSDT.SIM&resolution=1m")
+    page.wait_for_function(
+        "() => document.getElementById('observed-chart') && document.getElementById('observed-chart').dataset.markers",
+        timeout=WAIT_MS,
+    )
+    served = get(gateway + "/v2/screener/instrument/BTCUSDT.SIM")[1]["confluence"]
+    timeframes = page.eval_on_selector_all("#confluence tr", "rows => rows.slice(1).map(r => r.cells[0].textContent)")
+    assert timeframes == [t["resolution"] for t in served["timeframes"]] + ["all"]
+    markers = page.evaluate("() => screener.instrumentSeries.markers()")
+    observed = get(gateway + "/v2/screener/observations?instrument_id=BTCUSDT.SIM&resolution=1m&limit=1000")[1]["items"]
+    patterns = {(int(o["ts_event"]) // 10**9, o["pattern"]) for o in observed}
+    assert {(m["time"], m["text"]) for m in markers} <= patterns
+    view.shot("screener-instrument")
     assert view.errors == []
 
 

@@ -21,6 +21,8 @@ function closeScreenerStream() {
 }
 
 async function renderScreener(page) {
+  const wanted = new URLSearchParams(location.hash.split("?")[1] || "").get("instrument_id");
+  if (wanted) return renderScreenerInstrument(page, wanted);
   const health = await engine("/v2/screener/health");
   const resolution = el("select", { id: "screener-resolution" }, ...SCREENER_RESOLUTIONS.map((r) => el("option", { value: r }, r)));
   resolution.value = screener.resolution;
@@ -89,7 +91,8 @@ function drawScreener(changedInstrument, changedKeys) {
       const changed = id === changedInstrument && changedKeys && changedKeys.includes(key);
       return el("td", { class: value && value.kind === "ABSENT" ? "absent" : changed ? "changed" : "", "data-key": key }, cellText(value));
     });
-    return [el("td", {}, id), el("td", {}, row.ts_event), ...cells];
+    const link = el("a", { href: `#screener?instrument_id=${encodeURIComponent(id)}&resolution=${screener.resolution}` }, id);
+    return [el("td", {}, link), el("td", {}, row.ts_event), ...cells];
   });
   target.replaceChildren(table(["instrument", "bar close", ...keys], rows));
   target.dataset.updates = String(updated);
@@ -111,4 +114,40 @@ function screenBuilder() {
     );
   });
   return el("div", {}, el("h2", {}, "Screen (a svc.screen_definition; set as_of for a point-in-time screen)"), body, el("br"), button, answer);
+}
+
+// One instrument: its confluence vote over the timeframes, its feature states, and the pattern
+// observations at a resolution drawn as markers on its candles.
+async function renderScreenerInstrument(page, instrument) {
+  const resolution = new URLSearchParams(location.hash.split("?")[1]).get("resolution") || screener.resolution;
+  const view = await engine(`/v2/screener/instrument/${encodeURIComponent(instrument)}`);
+  const observations = (await engine(`/v2/screener/observations?instrument_id=${encodeURIComponent(instrument)}&resolution=${resolution}&limit=1000`)).items;
+  const vote = view.confluence;
+  page.append(
+    el("p", {}, el("a", { href: "#screener" }, "All instruments")),
+    el("h2", {}, `${instrument} at ${resolution}`),
+    el("div", { id: "confluence" }, table(
+      ["timeframe", "voting", "trend", "momentum"],
+      [...vote.timeframes.map((t) => [t.resolution, t.voting, t.trend, t.momentum]), ["all", vote.voting, vote.trend, vote.momentum]],
+    )),
+    table(["resolution", "bars folded", "warm", "absent", "as of"], view.states.map((s) => [s.resolution, s.bars_folded, s.warm, s.absent, s.ts_event])),
+    el("div", { id: "observed-chart", style: "height: 420px" }),
+    el("h3", {}, "Pattern observations"),
+    table(["close", "pattern", "direction"], observations.map((o) => [o.ts_event, o.pattern, o.direction])),
+  );
+  const bars = (await engine(`/v2/bars?bar_type=${encodeURIComponent(barType(instrument, resolution))}&limit=5000`)).bars;
+  const target = document.getElementById("observed-chart");
+  const chart = LightweightCharts.createChart(target, { height: 420, timeScale: { timeVisible: true } });
+  const series = chart.addCandlestickSeries();
+  series.setData(bars.map(candle));
+  // Markers need a candle: an observation is drawn on the bar that closed when it was made.
+  const closes = new Set(bars.map((b) => b.ts_event));
+  const drawn = observations.filter((o) => closes.has(o.ts_event)).sort((a, b) => (BigInt(a.ts_event) < BigInt(b.ts_event) ? -1 : 1));
+  series.setMarkers(drawn.map((o) => ({
+    time: chartTime(o.ts_event), position: o.direction === "DOWN" ? "aboveBar" : "belowBar",
+    color: o.direction === "DOWN" ? "#b42318" : "#1a7f37", shape: o.direction === "DOWN" ? "arrowDown" : "arrowUp", text: o.pattern,
+  })));
+  chart.timeScale().fitContent();
+  target.dataset.markers = String(series.markers().length);
+  screener.instrumentSeries = series;
 }
