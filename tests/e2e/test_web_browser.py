@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from gateways import save_strategy, spawn_gateway, template_gateway
-from nodes import get, running_node, stop, wait_for
+from nodes import get, post, running_node, stop, wait_for
 from screeners import spawn_screener
 from test_web import spine_web
 from workers import real_worker, running_workers
@@ -234,7 +234,7 @@ def test_the_screener_table_follows_its_stream_and_a_screen_runs(view: Page, sta
     page.wait_for_function(
         "() => Number(document.getElementById('screener-table').dataset.updates || 0) >= 2", timeout=WAIT_MS
     )
-    assert page.query_selector("#screener-table td.changed") is not None
+    page.wait_for_selector("#screener-table td.changed", timeout=WAIT_MS)  # a delta's cells, marked
     cells = page.eval_on_selector_all("#screener-table td[data-key]", "cells => cells.map(c => c.textContent)")
     assert cells and all(text.strip() for text in cells)  # never blank
     assert all(
@@ -312,6 +312,59 @@ def test_a_backtest_submitted_from_the_ui_reaches_its_report_and_markers(
     assert page.evaluate("() => document.getElementById('equity').data[0].y") == [p["equity"] for p in equity]
     view.shot("backtest")
     assert view.errors == []
+
+
+def test_a_save_on_a_moved_head_shows_its_conflict_and_a_save_on_the_head_lands(
+    view: Page, backtesting: tuple[str, str]
+) -> None:
+    gateway, web = backtesting
+    page = view.page
+    page.goto(web + "/#strategies?strategy_id=ema")
+    page.wait_for_selector("#save-revision", timeout=WAIT_MS)
+    seen = get(gateway + "/v2/strategies/ema")[1]["head_revision_id"]
+    # Someone else saves on the head the page read: the page's save is a conflict, nothing written.
+    text = get(gateway + "/v2/strategies/ema/files/strategy.toml")[1]["content"]
+    moved = save_on(gateway, seen, text + "# elsewhere\n")
+    page.fill("#file-editor", page.input_value("#file-editor") + "# from the UI\n")
+    page.fill("#save-message", "from the UI")
+    page.click("#save-revision")
+    page.wait_for_selector("#conflict", timeout=WAIT_MS)
+    assert moved in page.inner_text("#conflict") and "strategy.toml" in page.inner_text("#conflict")
+    assert get(gateway + "/v2/strategies/ema")[1]["head_revision_id"] == moved
+    # On the head it read now, the save lands: the page shows the new head.
+    page.reload()
+    page.wait_for_selector("#save-revision", timeout=WAIT_MS)
+    page.fill("#file-editor", page.input_value("#file-editor") + "# from the UI\n")
+    page.click("#save-revision")
+    page.wait_for_function(
+        f"() => (h => h && !h.textContent.includes('{moved[:12]}'))(document.getElementById('project-head'))",
+        timeout=WAIT_MS,
+    )
+    head = get(gateway + "/v2/strategies/ema")[1]["head_revision_id"]
+    assert head != moved and head[:12] in page.inner_text("#project-head")
+    assert get(gateway + "/v2/strategies/ema/files/strategy.toml")[1]["content"].endswith("# from the UI\n")
+    assert view.errors == [f"409 {web}/api/engine/v2/strategies", CONSOLE_409], view.errors
+
+
+CONSOLE_409 = "Failed to load resource: the server responded with a status of 409 (Conflict)"
+
+
+def save_on(gateway: str, parent: str, text: str) -> str:
+    """Save ``text`` as ``strategy.toml`` of ``ema`` on ``parent``; the new head."""
+    status, revision = post(
+        gateway + "/v2/strategies",
+        {
+            "version": "spine.v2",
+            "schema_id": "svc.strategy_revision_save_request",
+            "schema_version": 2,
+            "strategy_id": "ema",
+            "parent_revision_id": parent,
+            "message": "elsewhere",
+            "files": [{"path": "strategy.toml", "content": text}],
+        },
+    )
+    assert status == 201, revision
+    return str(revision["revision_id"])
 
 
 def outputs(gateway: str, job_id: str, part: str) -> list[Any]:

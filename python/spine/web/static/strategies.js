@@ -37,18 +37,26 @@ async function renderProject(page, strategyId) {
   ]);
   const files = {};
   for (const file of project.files) files[file.path] = (await engine(`${base}/files/${file.path}`)).content;
-  const path = project.files[0].path;
+  // One editor over the project's files: switching files keeps each one's edits.
+  const picker = el("select", { id: "file-path" }, ...project.files.map((f) => el("option", { value: f.path }, f.path)));
   const editor = el("textarea", { id: "file-editor", rows: "24", cols: "100" });
+  let path = picker.value;
   editor.value = files[path];
+  picker.addEventListener("change", () => {
+    files[path] = editor.value;
+    path = picker.value;
+    editor.value = files[path];
+  });
+  editor.addEventListener("input", () => { files[path] = editor.value; });
   if (!operator()) editor.setAttribute("readonly", "");
   page.append(
     el("p", {}, el("a", { href: "#strategies" }, "All strategies")),
-    el("h2", {}, `${project.name} (${strategyId}), head ${project.head_revision_id.slice(0, 12)}`),
-    el("h3", {}, path), editor,
+    el("h2", { id: "project-head" }, `${project.name} (${strategyId}), head ${project.head_revision_id.slice(0, 12)}`),
+    el("div", { class: "controls" }, "File ", picker), editor,
     el("h3", {}, receipt.valid ? "Valid" : "Not valid"),
     table(["file", "line", "severity", "message"], receipt.diagnostics.map((d) => [d.path, d.line ?? "", d.severity, d.message])),
   );
-  if (operator()) page.append(saveForm(strategyId, project, files, path, editor), backtestForm(strategyId));
+  if (operator()) page.append(saveForm(strategyId, project, files), backtestForm(strategyId));
   page.append(
     el("h3", {}, "Revisions"),
     table(["revision", "parent", "message", "created"], revisions.items.map((r) => [r.revision_id.slice(0, 12), (r.parent_revision_id || "").slice(0, 12), r.message, r.created_ts])),
@@ -57,7 +65,7 @@ async function renderProject(page, strategyId) {
   );
 }
 
-function saveForm(strategyId, project, files, path, editor) {
+function saveForm(strategyId, project, files) {
   const message = el("input", { id: "save-message", placeholder: "what changed", size: "40" });
   const answer = el("div", { id: "save-answer" });
   const button = el("button", { id: "save-revision" }, "Save revision");
@@ -65,7 +73,7 @@ function saveForm(strategyId, project, files, path, editor) {
     const request = {
       version: "spine.v2", schema_id: "svc.strategy_revision_save_request", schema_version: 2,
       strategy_id: strategyId, parent_revision_id: project.head_revision_id, message: message.value,
-      files: Object.entries({ ...files, [path]: editor.value }).map(([p, content]) => ({ path: p, content })),
+      files: Object.entries(files).map(([p, content]) => ({ path: p, content })),
     };
     const response = await fetch(ENGINE + "/v2/strategies", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
     const body = await response.json();
