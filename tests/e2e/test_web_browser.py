@@ -119,17 +119,22 @@ def test_the_market_chart_is_the_bars_page_and_follows_live_bars(view: Page, sta
     served = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["bars"]
     by_close = {bar["ts_event"]: bar for bar in served}
     assert five and all(by_close[bar["ts_event"]] == bar for bar in five if bar["ts_event"] in by_close)
-    # A bucket the backend withheld (the first 5-minute bucket is only partly observed) is
-    # shaded and named with its reason, as served.
+    view.shot("market")
+    # A bucket the backend withheld is shaded and named with its reason, as served. At 1h the
+    # first bucket is all but surely partly observed (the node's history starts where its
+    # hydration ran) and the newest one still open.
+    page.select_option("#resolution", "1h")
+    page.wait_for_function(
+        "() => document.getElementById('chart').dataset.series.endsWith('1-HOUR-LAST-EXTERNAL')", timeout=WAIT_MS
+    )
     marked = page.evaluate(
         "() => ({withheld: market.withheld, columns: marketChart.withheld.data(),"
         " markers: marketChart.withheld.markers()})"
     )
-    served_withheld = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-5-MINUTE-LAST-EXTERNAL&limit=5000")[1]["withheld"]
+    served_withheld = get(gateway + "/v2/bars?bar_type=BTCUSDT.SIM-1-HOUR-LAST-EXTERNAL&limit=5000")[1]["withheld"]
     assert marked["withheld"] and marked["withheld"][0] == served_withheld[0]
     assert [c["time"] for c in marked["columns"]] == [int(w["end"]) // 10**9 for w in marked["withheld"]]
     assert [m["text"] for m in marked["markers"]] == [w["reason"] for w in marked["withheld"]]
-    view.shot("market")
     assert view.errors == []
 
 
@@ -222,6 +227,9 @@ def test_a_public_host_withholds_every_operator_control(
     page.goto(web + "/#studies")
     page.wait_for_selector("#page table", timeout=WAIT_MS)
     assert page.query_selector("#study-create") is None and page.query_selector("#study-body") is None
+    page.goto(web + "/#health")
+    page.wait_for_selector("text=Workers", timeout=WAIT_MS)
+    assert page.query_selector("button") is None  # no page here offers an action
     assert view.errors == []
 
 
@@ -306,8 +314,10 @@ def test_a_backtest_submitted_from_the_ui_reaches_its_report_and_markers(
     assert page.evaluate("() => document.querySelectorAll('#job-events tr').length") == 1 + len(events)
     page.wait_for_function("() => document.getElementById('run-chart').data", timeout=WAIT_MS)
     fills = outputs(gateway, job_id, "fills")
-    plotted = page.evaluate("() => document.getElementById('run-chart').data[1]")
-    assert fills and plotted["y"] == [f["last_px"] for f in fills]
+    plotted = page.evaluate("() => document.getElementById('run-chart').data")
+    assert fills and plotted[1]["y"] == [f["last_px"] for f in fills]
+    signals = [m for m in outputs(gateway, job_id, "markers") if m["kind"] == "SIGNAL"]
+    assert signals and len(plotted[2]["x"]) == len(signals)  # every signal on the chart
     equity = outputs(gateway, job_id, "equity")
     assert page.evaluate("() => document.getElementById('equity').data[0].y") == [p["equity"] for p in equity]
     view.shot("backtest")

@@ -50,9 +50,14 @@ function unavailable(error) {
 }
 
 async function renderHealth(page) {
-  const [health, status, registry] = await Promise.all([engine("/v2/health"), engine("/v2/status"), engine("/v2/registry")]);
-  page.append(el("h2", {}, "Gateway"), table(["live", "ready", "degraded", "reasons"], [[health.live, health.ready, health.degraded, health.degraded_reasons.join(", ")]]));
-  page.append(el("h2", {}, "Upstreams"), table(["name", "kind", "reachable", "last error"], status.upstreams.map((u) => [u.name, u.kind, u.reachable, u.last_error ?? ""])));
+  const [health, status, screener, registry] = await Promise.all(
+    [engine("/v2/health"), engine("/v2/status"), engine("/v2/screener/health"), engine("/v2/registry")],
+  );
+  page.append(el("h2", {}, "Gateway"), table(["live", "ready", "degraded", "reasons", "mode"], [[health.live, health.ready, health.degraded, health.degraded_reasons.join(", "), health.deployment_mode]]));
+  page.append(el("h2", {}, "Upstreams"), table(["name", "kind", "reachable", "venues", "last seen", "last error"], status.upstreams.map((u) => [u.name, u.kind, u.reachable, (u.venues || []).join(", "), u.last_seen ?? "", u.last_error ?? ""])));
+  page.append(el("h3", {}, "Their streams into the gateway"), table(["upstream", "path", "connected", "connects", "events", "last error"], status.upstreams.flatMap((u) => u.streams.map((st) => [u.name, st.path, st.connected, st.connects, st.events, st.last_error ?? ""]))));
+  page.append(el("h2", {}, "Screener"), table(["state", "processed", "dropped", "input lag (ns)", "last error"], [[screener.process_state, screener.processed, screener.dropped, screener.input_lag_nanos ?? "", screener.last_error ?? ""]]));
+  page.append(el("h2", {}, "Workers"), table(["live workers", "queued", "running"], [[status.workers.live.length, status.workers.queued, status.workers.running]]));
   page.append(el("h2", {}, "Registry"), availability(registry.operations));
 }
 

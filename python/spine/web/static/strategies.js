@@ -172,7 +172,9 @@ async function runChart(report, resolution, fills, markers) {
   const bars = page.bars;
   const candles = { type: "candlestick", name: instrument, x: bars.map((b) => nanosToDate(b.ts_event)), open: bars.map((b) => b.open), high: bars.map((b) => b.high), low: bars.map((b) => b.low), close: bars.map((b) => b.close) };
   const fillMarks = { type: "scatter", mode: "markers", name: "fills", x: fills.map((f) => nanosToDate(f.ts_event)), y: fills.map((f) => f.last_px), text: fills.map((f) => `${f.side} ${f.last_qty} @ ${f.last_px}`), hoverinfo: "text", marker: { size: 10, symbol: fills.map((f) => f.side === "BUY" ? "triangle-up" : "triangle-down"), color: fills.map((f) => f.side === "BUY" ? "#1a7f37" : "#b42318") } };
-  const signals = markers.filter((m) => m.kind === "SIGNAL");
-  const signalMarks = { type: "scatter", mode: "markers", name: "signals", x: signals.map((m) => nanosToDate(m.ts_event)), y: signals.map((m) => m.price), text: signals.map((m) => `signal ${m.direction}`), hoverinfo: "text", yaxis: "y", marker: { size: 7, symbol: "circle-open", color: "#6a5acd" } };
+  // A signal is drawn at its price, or (a marker without one) at the close of the bar it fired on.
+  const closes = new Map(bars.map((b) => [b.ts_event, b.close]));
+  const signals = markers.filter((m) => m.kind === "SIGNAL" && (m.price !== null || closes.has(m.ts_event)));
+  const signalMarks = { type: "scatter", mode: "markers", name: "signals", x: signals.map((m) => nanosToDate(m.ts_event)), y: signals.map((m) => m.price ?? closes.get(m.ts_event)), text: signals.map((m) => `signal ${m.direction} at ${m.ts_event}`), hoverinfo: "text", yaxis: "y", marker: { size: 9, symbol: signals.map((m) => m.direction === "DOWN" ? "triangle-down-open" : "triangle-up-open"), color: "#6a5acd" } };
   Plotly.react("run-chart", [candles, fillMarks, signalMarks], { title: { text: "The run's bars, fills and signals" }, xaxis: { rangeslider: { visible: false } }, margin: { t: 40, r: 20, b: 30, l: 70 } }, { displaylogo: false });
 }
