@@ -67,7 +67,8 @@ def view(browser: Any, tmp_path: Path) -> Iterator[Page]:
     try:
         yield opened
     finally:
-        opened.page.close()
+        if not opened.page.is_closed():
+            opened.page.close()
 
 
 class Page:
@@ -386,6 +387,29 @@ def outputs(gateway: str, job_id: str, part: str) -> list[Any]:
         page = get(f"{url}&cursor={page['next_cursor']}")[1]
         items += page["items"]
     return items
+
+
+def test_the_ui_of_spine_up(view: Page, tmp_path: Path) -> None:
+    """``spine up``'s own UI (its URL from up.json): the market chart over the stack's node is
+    the gateway's bars page, and the public-readonly page offers no action."""
+    from test_up import running_up
+
+    with running_up(tmp_path) as up:
+        urls = up.urls()
+        page = view.page
+        page.goto(urls["web"] + "#market?instrument_id=BTCUSDT.SIM")
+        page.wait_for_function(
+            "() => document.getElementById('chart') && document.getElementById('chart').dataset.series",
+            timeout=WAIT_MS,
+        )
+        shown = page.evaluate("() => market.bars")
+        served = get(urls["gateway"] + "/v2/bars?bar_type=BTCUSDT.SIM-1-MINUTE-LAST-EXTERNAL&limit=5000")[1]["bars"]
+        by_close = {bar["ts_event"]: bar for bar in served}
+        assert shown and all(by_close[bar["ts_event"]] == bar for bar in shown if bar["ts_event"] in by_close)
+        assert page.inner_text("#mode") == "mode: public-readonly" and page.query_selector("button") is None
+        view.page.close()  # before spine up stops its web server
+        assert up.stop() == 0, up.text()
+    assert view.errors == []
 
 
 def test_a_stopped_gateway_shows_unavailable(view: Page, stack: tuple[str, str, Any]) -> None:
