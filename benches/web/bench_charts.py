@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
+import sys
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -24,7 +24,10 @@ from typing import Any
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))
+
+from browsers import chromium  # noqa: E402
+
 CANDLES, LIVE = 5_000, 200
 ROUNDS = int(os.environ.get("SPINE_BENCH_CHART_ROUNDS", "5"))
 LIBRARIES = {
@@ -77,16 +80,8 @@ def candles() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if shutil.which("chromium") is None and not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (scripts/setup.sh installs Debian's chromium when run as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.mark.parametrize("library", list(LIBRARIES))

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,11 +26,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
+from browsers import chromium  # noqa: E402
 from gateways import spawn_gateway  # noqa: E402
 from nodes import free_port, get, node_env, running_node, spawn, spine_import, stop, wait_for  # noqa: E402
 from test_web import spine_web  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
 ROUNDS = int(os.environ.get("SPINE_BENCH_UI_ROUNDS", "5"))
 SECONDS = float(os.environ.get("SPINE_BENCH_UI_SECONDS", "10"))
 MINUTES, VENUE = 6_000, "BENCH"
@@ -40,16 +39,8 @@ IID = f"BTCUSD.{VENUE}"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if shutil.which("chromium") is None and not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (scripts/setup.sh installs Debian's chromium when run as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _csv(path: Path) -> None:

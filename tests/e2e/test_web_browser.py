@@ -8,35 +8,26 @@ test's directory."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browsers import chromium
 from gateways import save_strategy, spawn_gateway, template_gateway
 from nodes import get, post, running_node, stop, wait_for
 from screeners import spawn_screener
 from test_web import spine_web
 from workers import real_worker, running_workers
 
-CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 60_000
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if shutil.which("chromium") is None and not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (scripts/setup.sh installs Debian's chromium when run as root)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
