@@ -13,6 +13,7 @@ import msgspec
 from spine.http.bodies import DocumentBody, body_schemas
 from spine.http.request import Query
 from spine.http.routes import BAR_PAGE_MAX, OPERATIONS, Operation, Process, Serving, serving
+from spine.http.summaries import SUMMARIES
 from spine.wire.bar_types import BAR_RESOLUTIONS
 from spine.wire.cursors import MAX_LIMIT, MIN_LIMIT
 
@@ -101,6 +102,7 @@ def openapi_document(operations: tuple[Operation, ...], process: Process) -> dic
         ]
         operation: dict[str, Any] = {
             "operationId": op.id,
+            "summary": SUMMARIES[op.id],
             "parameters": parameters,
             "responses": _responses(op, serving(op, process), process),
         }
