@@ -33,7 +33,7 @@ from spine.reasons import scrub
 from spine.studies.definition import Definition, DefinitionError, Span, resolve, spans, study_id, trial_body
 from spine.studies.documents import exact_params, study_document, trial_document
 from spine.studies.promote import PromoteError, with_defaults
-from spine.studies.scheduler import retried, submit_run, trial_record
+from spine.studies.study_run import retried, submit_run, trial_record
 from spine.wire.outputs import OutputPart
 
 __all__ = ["StudyHandlers"]

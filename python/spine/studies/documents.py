@@ -10,8 +10,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from spine.jobs.study_rows import StudyRecord
 from spine.studies.definition import Definition
-from spine.studies.scheduler import trial_record
 from spine.studies.space import DecimalRange
+from spine.studies.study_run import trial_record
 
 __all__ = ["exact_params", "study_document", "trial_document"]
 

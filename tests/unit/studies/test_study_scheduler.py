@@ -20,7 +20,8 @@ from spine.strategies import document, revisions
 from spine.strategies.templates import template_files
 from spine.studies.definition import resolve, spans, study_id
 from spine.studies.driver import StudyDriver, journal_storage
-from spine.studies.scheduler import Scheduler, trial_record
+from spine.studies.scheduler import Scheduler
+from spine.studies.study_run import StudyRun, trial_record
 
 EXECUTION = ExecutionConfig(capital="100000", seed=42)
 BODY = {
@@ -65,10 +66,7 @@ def created(store: Store) -> str:
 
 def orphan(storage: optuna.storages.BaseStorage, sid: str, store: Store) -> dict[str, str]:
     """A trial asked by a scheduler that died before submitting it; its exact parameters."""
-    scheduler = Scheduler(store, storage, "dead", EXECUTION)
-    from spine.studies.scheduler import StudyRun
-
-    run = StudyRun(store.study(sid), scheduler)
+    run = StudyRun(store.study(sid), store, storage, "dead", EXECUTION)
     return run.driver.ask().params
 
 
