@@ -79,6 +79,13 @@ def _cmd_web(args: argparse.Namespace) -> int:
     return run_web(args.config, args.gateway, args.port)
 
 
+def _cmd_tools(args: argparse.Namespace) -> int:
+    """Serve the tool table to an agent over stdin and stdout (Model Context Protocol)."""
+    from spine.tools.main import run_tools
+
+    return run_tools(args.config, args.gateway)
+
+
 def _cmd_gateway(args: argparse.Namespace) -> int:
     """Run the public gateway over venue nodes and the screener until SIGINT or SIGTERM."""
     from spine.gateway.main import run_gateway
@@ -218,6 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
     web.add_argument("--gateway", metavar="URL", help="the gateway's base URL (default http://127.0.0.1:8800)")
     web.add_argument("--port", type=int, help="the port it serves on (default 8900)")
     web.set_defaults(handler=_cmd_web)
+    tools = commands.add_parser(
+        "tools", help="serve the gateway's operations as tools to an agent (MCP over stdio; no listener)"
+    )
+    tools.add_argument(
+        "--config", metavar="TOML", help="tool server configuration file (default: SPINE_TOOLS_CONFIG or built-in)"
+    )
+    tools.add_argument("--gateway", metavar="URL", help="the gateway's base URL (default http://127.0.0.1:8800)")
+    tools.set_defaults(handler=_cmd_tools)
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
     up.add_argument("--data-dir", metavar="DIR", help="their data directories and up.json (default var/spine-up)")
     up.add_argument(

@@ -14,10 +14,10 @@ import pytest
 from imports import PACKAGE, imported, offenders, within
 
 #: The packages of a process each (its command, service and app).
-PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer", "web")
+PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer", "web", "tools")
 #: The packages processes share beyond the kit: the job queue, the strategy projects, the backtest
-#: runner, the parameter studies.
-SHARED_PACKAGES = ("jobs", "strategies", "backtest", "studies")
+#: runner, the parameter studies, the client (the tool table and its calls).
+SHARED_PACKAGES = ("jobs", "strategies", "backtest", "studies", "client")
 PROCESSES = tuple(f"spine.{name}" for name in (*PROCESS_PACKAGES, *SHARED_PACKAGES))
 #: The node's API: its app and handlers (they read the node through ``NodeView``).
 NODE_API = ("api", "reads", "bar_pages", "search", "selection", "v1_reads", "v1_stream")
@@ -43,6 +43,19 @@ def test_a_shared_package_imports_no_process_package(package: str) -> None:
 @pytest.mark.parametrize("module", ["spine.http.app", "spine.http.streams", "spine.http.openapi"])
 def test_importing_the_http_kit_loads_no_trading_framework_and_no_process(module: str) -> None:
     prefixes = ("nautilus_trader", *PROCESSES)
+    probe = f"import sys, {module}; print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert loaded.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("module", ["spine.client", "spine.tools.api", "spine.tools.main", "spine.cli"])
+def test_the_client_and_the_tool_server_load_no_server_side_package(module: str) -> None:
+    """A notebook's client and an agent's tool server need neither the trading framework nor
+    Granian, nor any process's or shared package's code but the client's."""
+    servers = tuple(
+        f"spine.{name}" for name in (*PROCESS_PACKAGES, *SHARED_PACKAGES) if name not in ("client", "tools")
+    )
+    prefixes = ("nautilus_trader", "granian", "optuna", "sqlalchemy", *servers)
     probe = f"import sys, {module}; print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))"
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert loaded.stdout.strip() == "[]"

@@ -83,7 +83,6 @@ class Operation:
     #: Defined but not yet served by any process (501 CAPABILITY_DEFERRED).
     deferred: bool = False
     wire_version: Literal["v1", "v2"] = "v2"
-    tool: str | None = None
     providers: tuple[str, ...] = field(default=())
     requires_paper: bool = False
     requires_confirmation: bool = False
@@ -120,6 +119,13 @@ class Operation:
     @property
     def handler(self) -> str:
         return self.id.removeprefix("spine.").replace(".", "_")
+
+    @property
+    def tool(self) -> str | None:
+        """The one tool that fronts the operation (spine tools, spine client, spine.client):
+        every v2 operation some process serves has its own, named as its handler; v1 routes
+        and deferred operations have none."""
+        return None if self.deferred or self.wire_version != "v2" else self.handler
 
 
 def operation(id: str) -> Operation:
@@ -204,7 +210,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "GET",
         "/v2/health",
         schema_ids=("svc.health", "svc.engine_status"),
-        tool="health",
         served_by=EVERY,
     ),
     Operation(
@@ -212,7 +217,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "GET",
         "/v2/status",
         schema_ids=("svc.node_status", "svc.gateway_status"),
-        tool="status",
         served_by=("node", "gateway"),
         response_by=(("gateway", "svc.gateway_status"),),
     ),
@@ -221,7 +225,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "GET",
         "/v2/registry",
         schema_ids=("svc.capability_registry",),
-        tool="registry",
         served_by=EVERY,
     ),
     Operation("spine.engine_pin.get", "GET", "/v2/engine-pin", schema_ids=("svc.integration_capability",)),
@@ -238,7 +241,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "/v2/instruments",
         schema_ids=("svc.instrument_page", "svc.instrument_ref"),
         params=PAGE,
-        tool="instruments_list",
     ),
     Operation(
         "spine.instruments.search",
@@ -246,7 +248,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "/v2/instruments/search",
         schema_ids=("svc.search_result", "svc.search_query", "svc.instrument_ref"),
         body=SearchBody,
-        tool="instruments_search",
     ),
     Operation(
         "spine.instruments.search_result",
@@ -262,7 +263,6 @@ OPERATIONS: tuple[Operation, ...] = (
         "/v2/bars",
         schema_ids=("svc.bar_envelope", "svc.series_coverage"),
         params=(*BARS, "cursor"),
-        tool="bars_list",
     ),
     Operation(
         "spine.facts.list",
