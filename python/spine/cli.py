@@ -233,6 +233,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tools.add_argument("--gateway", metavar="URL", help="the gateway's base URL (default http://127.0.0.1:8800)")
     tools.set_defaults(handler=_cmd_tools)
+    commands.add_parser(
+        "client",
+        help="the gateway's operations as commands: bars, screens, strategies, backtests, studies",
+        add_help=False,  # main() hands everything after "client" to spine.client.cli
+    )
     up = commands.add_parser("up", help="run a node on SIM, a screener and the gateway together; Ctrl-C stops all")
     up.add_argument("--data-dir", metavar="DIR", help="their data directories and up.json (default var/spine-up)")
     up.add_argument(
@@ -271,6 +276,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     die_with_parent()  # started by `spine up`: end with it
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["client"]:  # its own parser: the tool table is read only when asked for
+        from spine.client.cli import main as client_main
+
+        return client_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:

@@ -29,13 +29,13 @@ URL = re.compile(r"http://127\.0\.0\.1:\d{1,5}")
 
 
 class Up:
-    def __init__(self, directory: Path, port: int) -> None:
+    def __init__(self, directory: Path, port: int, **env: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory, self.out, self.err = directory, directory / "up.out", directory / "up.err"
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "spine.cli", "up", "--data-dir", str(directory / "stack"), "--port", str(port)],
-                env=node_env(directory / "unused", SPINE_SIM_SPEED="600"),
+                env=node_env(directory / "unused", SPINE_SIM_SPEED="600", **env),
                 stdout=out,
                 stderr=err,
                 text=True,
@@ -85,8 +85,8 @@ class Up:
 
 
 @contextmanager
-def running_up(directory: Path, port: int = 0) -> Iterator[Up]:
-    up = Up(directory, port)
+def running_up(directory: Path, port: int = 0, **env: str) -> Iterator[Up]:
+    up = Up(directory, port, **env)
     try:
         yield up
     finally:
