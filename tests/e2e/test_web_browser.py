@@ -88,7 +88,7 @@ def test_the_market_chart_is_the_bars_page_and_follows_live_bars(view: Page, sta
     page = view.page
     page.goto(web + "/#market?instrument_id=BTCUSDT.SIM")
     page.wait_for_function(
-        "() => document.getElementById('chart') && document.getElementById('chart').dataset.series", timeout=WAIT_MS
+        "() => document.getElementById('chart') && document.getElementById('chart').dataset.synced", timeout=WAIT_MS
     )
     # One look at the page's bars and the chart's candles together (live bars keep arriving).
     seen = page.evaluate("() => ({bars: market.bars, candles: marketChart.candles.data()})")

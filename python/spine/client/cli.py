@@ -187,7 +187,8 @@ def _jobs(client: Client, args: argparse.Namespace) -> int:
         row["parameters"] = " ".join(f"{k}={v}" for k, v in sorted(run.get("parameters", {}).items()))
         statistics = _statistics(client, job["job_id"]) if job["state"] == "COMPLETED" else {}
         rows.append(row | {name: statistics.get(name, "") for name in KEY_STATISTICS})
-    print(csv_text({"items": rows}) if args.csv else table_text({"items": rows}), end="")
+    listed = {"items": rows, "next_cursor": page["next_cursor"]}
+    print(csv_text(listed) if args.csv else table_text(listed), end="")
     return EXIT["done"]
 
 

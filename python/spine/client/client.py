@@ -38,7 +38,8 @@ def decode(answer: Answer, found: Tool) -> Any:
         error = wire.decode_error_body(answer.body)["error"]
     except ContractViolation as violation:  # e.g. a proxy's page: the status still says what happened
         raise GatewayError(answer.status, answer.body, None, f"no error envelope ({violation.reason})") from None
-    raise GatewayError(answer.status, answer.body, error["code"], error["detail"])
+    detail = error["detail"]
+    raise GatewayError(answer.status, answer.body, error["code"], detail, symbol=detail.split(":", 1)[0])
 
 
 def strategy_files(directory: str | Path) -> list[dict[str, str]]:

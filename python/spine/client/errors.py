@@ -25,10 +25,11 @@ class GatewayUnreachable(SpineError, ConnectionError):
 class GatewayError(SpineError):
     """The gateway answered with an error: ``status``, the envelope's numeric ``code`` and
     ``detail`` (which starts with the condition's symbol), and ``body``, the answer as it came
-    (a 409 may carry a conflict document instead of the envelope)."""
+    (a 409 may carry a conflict document instead of the envelope). ``symbol`` is the
+    envelope's condition (its detail's first word); GATEWAY_ERROR for an answer without one."""
 
-    def __init__(self, status: int, body: bytes, code: int | None, detail: str) -> None:
-        super().__init__(
-            f"HTTP {status}: {detail}", symbol=detail.split(":", 1)[0] if ":" in detail else "GATEWAY_ERROR"
-        )
+    symbol = "GATEWAY_ERROR"
+
+    def __init__(self, status: int, body: bytes, code: int | None, detail: str, symbol: str | None = None) -> None:
+        super().__init__(f"HTTP {status}: {detail}", symbol=symbol)
         self.status, self.body, self.code, self.detail = status, body, code, detail

@@ -44,11 +44,21 @@ def frame(
 def _polars(data: dict[str, list[Any]], decimals: Sequence[str], times: Sequence[str]) -> Any:
     import polars as pl
 
-    scale = {name: max((-v.as_tuple().exponent for v in data[name] if v is not None), default=0) for name in decimals}
-    schema_overrides: dict[str, Any] = {name: pl.Decimal(38, int(scale[name])) for name in decimals if name in data}
+    schema_overrides: dict[str, Any] = {name: _decimal_type(pl, name, data[name]) for name in decimals if name in data}
     schema_overrides |= {name: pl.Int64 for name in times if name in data}
     out = pl.DataFrame(data, schema_overrides=schema_overrides)
     return out.with_columns(pl.from_epoch(pl.col(name), time_unit="ns").dt.replace_time_zone("UTC") for name in times)
+
+
+def _decimal_type(pl: Any, name: str, values: list[Decimal | None]) -> Any:
+    """The column's exact polars type: the largest scale served, and room for the largest
+    integer part; a column polars cannot hold exactly (over 38 digits) is refused, never nulled."""
+    present = [v.as_tuple() for v in values if v is not None]
+    scale = max((-t.exponent for t in present), default=0)
+    whole = max((len(t.digits) + t.exponent for t in present), default=1)
+    if whole + scale > 38:
+        raise ValueError(f"{name}: {whole} integer and {scale} decimal digits; a polars Decimal holds 38 (use pandas)")
+    return pl.Decimal(38, scale)
 
 
 def _pandas(data: dict[str, list[Any]], times: Sequence[str]) -> Any:

@@ -165,6 +165,8 @@ class Gateway:
         except TimeoutError:
             return Batch(tuple(events), "seconds")
         except (httpx.HTTPError, SSEError) as error:
+            if events:  # the stream was cut after these: what was read is kept
+                return Batch(tuple(events), "closed")
             raise GatewayUnreachable(f"the gateway at {self.base_url} did not answer: {error}") from None
         return Batch(tuple(events), "closed")
 

@@ -163,6 +163,14 @@ function follow(instrument, resolution) {
   const url = `${ENGINE}/v2/stream/bars?instrument_id=${encodeURIComponent(instrument)}&resolution=${resolution}&channel=EXTERNAL`;
   const stream = new EventSource(url);
   market.stream = stream;
+  const target = document.getElementById("chart");
+  delete target.dataset.synced;
+  // Bars that closed between the page read and the stream's start reach neither: once the
+  // stream is open, read what follows the page's last bar (`synced` says it is done).
+  const through = market.bars.length ? market.bars[market.bars.length - 1].sequence : null;
+  stream.addEventListener("open", () => fillGap(stream, instrument, resolution, through).finally(() => {
+    target.dataset.synced = "1";
+  }), { once: true });
   stream.addEventListener("bar", (event) => {
     const envelope = JSON.parse(event.data);
     if (envelope.bar_type !== barType(instrument, resolution)) return;
@@ -178,12 +186,24 @@ function follow(instrument, resolution) {
   });
 }
 
+async function fillGap(stream, instrument, resolution, through) {
+  if (through === null) return;
+  const type = encodeURIComponent(barType(instrument, resolution));
+  const page = await engine(`/v2/bars?bar_type=${type}&after_sequence=${through}&limit=5000`);
+  if (market.stream !== stream || !page.bars.length) return; // another series is shown now
+  for (const bar of page.bars) place(bar);
+  marketChart.candles.setData(market.bars.map(candle));
+  marketChart.volume.setData(market.bars.map((b) => ({ time: chartTime(b.ts_event), value: Number(b.volume) })));
+}
+
 function place(bar) {
-  // A bar closing at the last candle's time replaces it; a later one is appended.
+  // A bar closing at a candle's time replaces it; any other goes where its close puts it
+  // (live bars append; a gap's bars may land before a live one).
   const bars = market.bars;
-  const last = bars.length ? BigInt(bars[bars.length - 1].ts_event) : -1n;
   const ts = BigInt(bar.ts_event);
-  if (ts === last) bars[bars.length - 1] = bar;
-  else if (ts > last) bars.push(bar);
+  let at = bars.length;
+  while (at > 0 && BigInt(bars[at - 1].ts_event) > ts) at--;
+  if (at > 0 && BigInt(bars[at - 1].ts_event) === ts) bars[at - 1] = bar;
+  else bars.splice(at, 0, bar);
   if (bars.length > MAX_CANDLES) bars.splice(0, bars.length - MAX_CANDLES);
 }

@@ -1,0 +1,161 @@
+"""The tool server, the commands and the Python client against a real private-operator
+``spine up``: each saves a strategy, submits a backtest of it, follows its events to the end
+and reads its report, exactly as the gateway serves them; a stream-backed tool reads a bounded
+batch (ended by its count or its seconds)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clients import client, raw, template_dir, text_of, with_tools
+from mcp import Client as McpClient
+from test_up import running_up
+
+from reference.wire_validator import validate
+from spine.client import Client, GatewayError, equity_frame, fills_frame
+
+
+class Stack:
+    def __init__(self, gateway: str, files: list[dict[str, str]], end: str) -> None:
+        self.gateway, self.files, self.end = gateway, files, end
+
+    def body(self, strategy_id: str) -> dict[str, Any]:
+        """A backtest of the ema_cross template saved as ``strategy_id``, up to a served bar."""
+        return {"strategy_id": strategy_id, "parameters": {"fast": "3", "slow": "8"}, "end": self.end}
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    home = tmp_path_factory.mktemp("operator")
+    with running_up(home, SPINE_DEPLOYMENT_MODE="private-operator") as up:
+        url: str = up.urls()["gateway"]
+        catalog = home / "stack" / "node" / "catalog" / "external"
+        up.until("a flushed catalog", lambda: any(catalog.rglob("*.parquet")), 120)
+        bars = json.loads(raw("GET", url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5000")[1])["bars"]
+        files = json.loads(raw("GET", url + "/v2/strategy-templates/ema_cross")[1])["files"]
+        yield Stack(url, files, bars[-40]["ts_event"])
+        assert up.stop() == 0, up.text()
+
+
+def save_body(strategy_id: str, files: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "version": "spine.v2",
+        "schema_id": "svc.strategy_revision_save_request",
+        "schema_version": 2,
+        "strategy_id": strategy_id,
+        "parent_revision_id": None,
+        "message": "",
+        "files": files,
+    }
+
+
+def test_an_agent_saves_runs_and_follows_a_backtest_to_its_report(stack: Stack) -> None:
+    async def session(tools: McpClient) -> tuple[Any, Any, list[dict[str, Any]], Any]:
+        saved = await tools.call_tool("strategies_create", {"body": save_body("agent", stack.files)})
+        job = json.loads(text_of(await tools.call_tool("backtests_submit", {"body": stack.body("agent")})))
+        events: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not any(e["state"] == "COMPLETED" for e in events):
+            after = events[-1]["sequence"] if events else "0"
+            batch = await tools.call_tool(
+                "stream_backtests", {"job_id": job["job_id"], "after_sequence": str(after), "seconds": 30}
+            )
+            assert not batch.is_error, batch
+            events += [json.loads(block.text) for block in batch.content]
+        report = await tools.call_tool("backtests_report", {"id": job["job_id"]})
+        return saved, job, events, report
+
+    saved, job, events, report = with_tools(stack.gateway, session)
+    assert not saved.is_error and saved.meta["spine/status"] == 201, saved
+    validate(job)
+    assert [e["state"] for e in events if e["type"] == "STATE"][-1] == "COMPLETED", events
+    for event in events:
+        validate(event)
+    assert not report.is_error
+    assert text_of(report).encode() == raw("GET", f"{stack.gateway}/v2/backtests/{job['job_id']}/report")[1]
+    validate(json.loads(text_of(report)))
+
+
+def test_a_stream_tool_reads_a_batch_bounded_by_count_or_by_seconds(stack: Stack) -> None:
+    async def session(tools: McpClient) -> tuple[Any, Any, float]:
+        counted = await tools.call_tool("stream_bars", {"instrument_id": "BTCUSDT.SIM", "max_events": 2})
+        began = time.monotonic()
+        # Daily bars: at most one closes in the 20 venue minutes two seconds are at 600x.
+        quiet = {"instrument_id": "BTCUSDT.SIM", "resolution": "1d", "max_events": 1000, "seconds": 2}
+        timed = await tools.call_tool("stream_bars", quiet)
+        return counted, timed, time.monotonic() - began
+
+    counted, timed, took = with_tools(stack.gateway, session)
+    assert counted.meta["spine/ended"] == "count" and len(counted.content) == 2
+    assert counted.meta["spine/events"] == ["bar", "bar"]
+    for block in counted.content:
+        bar = json.loads(block.text)
+        validate(bar)
+        assert bar["instrument_id"] == "BTCUSDT.SIM"
+    assert timed.meta["spine/ended"] == "seconds" and len(timed.content) <= 1
+    assert 2 <= took < 30  # ends at its seconds, not at the count
+
+
+def test_the_commands_save_run_and_follow_a_backtest_and_list_it(stack: Stack, tmp_path: Path) -> None:
+    project = template_dir(tmp_path / "ema", stack.files)
+    code, out, err = client("strategy-save", "terminal", str(project), gateway=stack.gateway)
+    assert code == 0 and out.startswith("saved terminal revision "), (out, err)
+    (tmp_path / "backtest.json").write_text(json.dumps(stack.body("terminal")))
+    code, out, err = client("backtest", "--body", str(tmp_path / "backtest.json"), "--json", gateway=stack.gateway)
+    assert code == 0, err
+    report = json.loads(out)
+    validate(report)
+    assert "submitted backtest " in err and "COMPLETED" in err  # the progress line
+    assert out.encode() == raw("GET", f"{stack.gateway}/v2/backtests/{report['job_id']}/report")[1] + b"\n"
+    code, out, err = client("jobs", "--strategy-id", "terminal", gateway=stack.gateway)
+    assert code == 0, err
+    header, row = out.splitlines()[:2]
+    assert header.split() == ["job_id", "strategy_id", "state", "parameters", *KEY]
+    statistics = outputs(stack.gateway, report["job_id"], "statistics")[0]
+    run = json.loads(raw("GET", stack.gateway + "/v2/backtests?strategy_id=terminal")[1])["runs"][report["job_id"]]
+    assert {"fast": "3", "slow": "8"}.items() <= run["parameters"].items()
+    parameters = [f"{name}={value}" for name, value in sorted(run["parameters"].items())]
+    assert row.split() == [
+        report["job_id"][:12],
+        "terminal",
+        "COMPLETED",
+        *parameters,
+        *(str(statistics[k]) for k in KEY),
+    ]
+    code, out, err = client("backtests-cancel", report["job_id"], gateway=stack.gateway)
+    assert code == 1 and "HTTP 409" in err, (code, err)
+
+
+KEY = ["total_return", "sharpe", "max_drawdown", "trade_count"]
+
+
+def outputs(gateway: str, job_id: str, part: str) -> list[dict[str, Any]]:
+    return json.loads(raw("GET", f"{gateway}/v2/backtests/{job_id}/outputs/{part}?limit=1000")[1])["items"]
+
+
+def test_a_notebook_saves_runs_follows_and_frames_a_backtest(stack: Stack, tmp_path: Path) -> None:
+    project = template_dir(tmp_path / "ema", stack.files)
+    with Client(stack.gateway) as spine:
+        revision = spine.save_strategy("notebook", project)
+        assert revision["strategy_id"] == "notebook"
+        again = spine.save_strategy("notebook", project, message="the same files again")
+        assert again["parent_revision_id"] == revision["revision_id"]
+        job = spine.backtests_submit(body=stack.body("notebook"))
+        events = list(spine.follow_backtest(job["job_id"], seconds=240))
+        assert events[-1]["type"] == "STATE" and events[-1]["state"] == "COMPLETED"
+        equity = spine.backtests_outputs(job["job_id"], "equity", limit=1000)
+        frame = equity_frame(equity)
+        assert frame["equity"].to_list() == [Decimal(p["equity"]) for p in equity["items"]]  # exact, at one scale
+        fills = fills_frame(spine.backtests_outputs(job["job_id"], "fills", limit=1000), backend="pandas")
+        assert [str(v) for v in fills["last_px"]] == [
+            f["last_px"] for f in outputs(stack.gateway, job["job_id"], "fills")
+        ]
+        with pytest.raises(GatewayError) as conflict:
+            spine.strategies_create(body=save_body("notebook", stack.files))  # not on its head: a conflict
+        assert conflict.value.status == 409 and conflict.value.detail.startswith("svc.strategy_mutation_conflict")
