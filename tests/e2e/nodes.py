@@ -5,7 +5,7 @@ test module imports another.
 Every wait is bounded and fails loudly: a node that exits, or is not ready within its
 deadline, raises :class:`NodeNotReady` with its exit code and the tail of its stderr, so a
 broken start is one clear error rather than dozens of confusing failures. The waiting loop
-(:func:`poll`) and the stop (:func:`terminate`) also serve workers.py and test_up.py, which
+(:func:`poll`) and the stop (:func:`terminate`) also serve workers.py and ups.py, which
 fail in their own words; :func:`spine_cli` runs any ``spine`` command to its end.
 """
 
@@ -64,7 +64,7 @@ def spawn(config: Path | None, env: dict[str, str]) -> subprocess.Popen[str]:
 def poll(process: subprocess.Popen[Any], condition: Callable[[], bool], seconds: float, interval: float = 0.1) -> bool:
     """Poll ``condition`` every ``interval`` (connection errors count as not yet) while ``process``
     runs: whether it held before the process exited or ``seconds`` passed. The one waiting loop
-    of the process helpers here and in workers.py and test_up.py; each fails in its own words."""
+    of the process helpers here and in workers.py and ups.py; each fails in its own words."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and process.poll() is None:
         try:

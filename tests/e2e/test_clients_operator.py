@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from clients import client, raw, template_dir, text_of, with_tools
 from mcp import Client as McpClient
-from test_up import running_up
+from ups import running_up
 
 from reference.wire_validator import validate
 from spine.client import Client, GatewayError, equity_frame, fills_frame

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from clients import GATEWAY_TOKEN, SCREEN, client, raw, text_of, with_tools
 from mcp import Client as McpClient
-from test_up import running_up
+from ups import running_up
 
 from reference.wire_validator import validate
 from spine.client import ArgumentError, Client, GatewayError, bars_frame

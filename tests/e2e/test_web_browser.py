@@ -19,6 +19,7 @@ from gateways import save_strategy, spawn_gateway, template_gateway
 from nodes import get, post, running_node, stop, wait_for
 from screeners import spawn_screener
 from test_web import spine_web
+from ups import running_up
 from workers import real_worker, running_workers
 
 WAIT_MS = 60_000
@@ -383,8 +384,6 @@ def outputs(gateway: str, job_id: str, part: str) -> list[Any]:
 def test_the_ui_of_spine_up(view: Page, tmp_path: Path) -> None:
     """``spine up``'s own UI (its URL from up.json): the market chart over the stack's node is
     the gateway's bars page, and the public-readonly page offers no action."""
-    from test_up import running_up
-
     with running_up(tmp_path) as up:
         urls = up.urls()
         page = view.page

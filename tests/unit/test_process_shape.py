@@ -12,8 +12,8 @@ import sys
 import pytest
 from imports import PACKAGE, imported
 
-#: Process package -> whether it serves HTTP (and so has an api.py).
-PROCESSES = {"gateway": True, "screener": True, "worker": False, "importer": False}
+#: Process package -> whether it serves a protocol (HTTP; the tool server's MCP) and so has an api.py.
+PROCESSES = {"gateway": True, "screener": True, "worker": False, "importer": False, "tools": True}
 
 
 @pytest.mark.parametrize("process", sorted(PROCESSES))

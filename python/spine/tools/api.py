@@ -4,15 +4,23 @@ not fit) and whose calls go to :class:`~spine.tools.service.ToolService`."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 
 from spine import __version__
-from spine.tools.service import ToolService, listed
+from spine.client.table import tools
 
-__all__ = ["INSTRUCTIONS", "build_server"]
+__all__ = ["INSTRUCTIONS", "Tools", "build_server", "listed"]
+
+
+class Tools(Protocol):
+    """What the handlers need of the service: a tool's call, as the protocol returns it."""
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult: ...
+
 
 INSTRUCTIONS = (
     "Spine's gateway as tools: instruments, bars, venue facts, the screener, strategies, backtests and "
@@ -21,7 +29,22 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(service: ToolService) -> Server[Any]:
+def listed() -> list[types.Tool]:
+    """The tool table as the protocol lists it."""
+    return [
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.input_schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=t.effect != "COMMAND", destructive_hint=False, open_world_hint=False
+            ),
+        )
+        for t in tools()
+    ]
+
+
+def build_server(service: Tools) -> Server[Any]:
     tools = listed()
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

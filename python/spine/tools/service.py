@@ -13,28 +13,13 @@ import anyio.to_thread
 import mcp_types as types
 
 from spine.client.errors import ArgumentError, GatewayUnreachable
-from spine.client.table import Tool, tool, tools
+from spine.client.table import Tool, tool
 from spine.client.transport import Answer, Gateway
 from spine.tools.config import ToolsConfig
 
-__all__ = ["ToolService", "listed"]
+__all__ = ["ToolService"]
 
 log = logging.getLogger("spine.tools")
-
-
-def listed() -> list[types.Tool]:
-    """The tool table as the protocol lists it."""
-    return [
-        types.Tool(
-            name=t.name,
-            description=t.description,
-            input_schema=t.input_schema,
-            annotations=types.ToolAnnotations(
-                read_only_hint=t.effect != "COMMAND", destructive_hint=False, open_world_hint=False
-            ),
-        )
-        for t in tools()
-    ]
 
 
 def _text(*texts: str, error: bool = False, meta: dict[str, Any] | None = None) -> types.CallToolResult:
