@@ -53,16 +53,18 @@ def _polars(data: dict[str, list[Any]], decimals: Sequence[str], times: Sequence
 def _decimal_type(pl: Any, name: str, values: list[Decimal | None]) -> Any:
     """The column's exact polars type: the largest scale served, and room for the largest
     integer part; a column polars cannot hold exactly (over 38 digits) is refused, never nulled."""
-    present = [v.as_tuple() for v in values if v is not None]
-    scale = max((-t.exponent for t in present), default=0)
-    whole = max((len(t.digits) + t.exponent for t in present), default=1)
+    present = [(len(t.digits), t.exponent) for t in (v.as_tuple() for v in values if v is not None)]
+    if any(not isinstance(exponent, int) for _, exponent in present):
+        raise ValueError(f"{name}: a value is not a finite decimal")
+    scale = max((-int(exponent) for _, exponent in present), default=0)
+    whole = max((digits + int(exponent) for digits, exponent in present), default=1)
     if whole + scale > 38:
         raise ValueError(f"{name}: {whole} integer and {scale} decimal digits; a polars Decimal holds 38 (use pandas)")
     return pl.Decimal(38, scale)
 
 
 def _pandas(data: dict[str, list[Any]], times: Sequence[str]) -> Any:
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]  # (no stubs pinned; a test dependency only)
 
     out = pd.DataFrame(data)
     for name in times:

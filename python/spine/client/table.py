@@ -97,10 +97,11 @@ def _tool(op: Operation, document: dict[str, Any]) -> Tool:
     path_params = tuple(_OPEN.findall(op.path))
     properties: dict[str, Any] = {}
     for parameter in spec["parameters"]:
-        schema = dict(parameter["schema"])
+        name = parameter["name"]
         if parameter["in"] == "path":
-            schema = {"type": "string", "minLength": 1, "description": f"the {{{parameter['name']}}} of {op.path}"}
-        properties[parameter["name"]] = schema
+            properties[name] = {"type": "string", "minLength": 1, "description": f"the {{{name}}} of {op.path}"}
+        else:
+            properties[name] = dict(parameter["schema"])
     required = [*path_params, *op.required]
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if "requestBody" in spec:
