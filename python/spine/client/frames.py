@@ -30,45 +30,41 @@ def frame(
     rows = list(rows)
     columns = list(rows[0]) if rows else [*times, *decimals]
     data = {name: [row.get(name) for row in rows] for name in columns}
-    for name in decimals:
-        data[name] = [None if v is None else Decimal(v) for v in data.get(name, [])]
-    for name in times:
-        data[name] = [None if v is None else int(v) for v in data.get(name, [])]
     if backend == "polars":
-        return _polars(data, decimals, times)
+        return _polars(data, [n for n in decimals if n in data], [n for n in times if n in data])
     if backend == "pandas":
-        return _pandas(data, times)
+        return _pandas(data, decimals, times)
     raise ValueError(f"backend {backend!r}: allowed 'polars' or 'pandas'")
 
 
 def _polars(data: dict[str, list[Any]], decimals: Sequence[str], times: Sequence[str]) -> Any:
+    """The served strings parsed by polars itself (Rust): each decimal column at its largest
+    served scale, refused when a value does not fit (polars would null it), never nulled."""
     import polars as pl
 
-    schema_overrides: dict[str, Any] = {name: _decimal_type(pl, name, data[name]) for name in decimals if name in data}
-    schema_overrides |= {name: pl.Int64 for name in times if name in data}
-    out = pl.DataFrame(data, schema_overrides=schema_overrides)
-    return out.with_columns(pl.from_epoch(pl.col(name), time_unit="ns").dt.replace_time_zone("UTC") for name in times)
+    out = pl.DataFrame(data, schema_overrides={name: pl.String for name in (*decimals, *times)})
+    exact = []
+    for name in decimals:
+        served = out[name]
+        scale = out.select(pl.col(name).str.extract(r"\.(\d+)$").str.len_chars().max()).item() or 0
+        parsed = served.str.to_decimal(scale=scale)
+        if parsed.null_count() != served.null_count():
+            lost = served.filter(parsed.is_null() & served.is_not_null())[0]
+            raise ValueError(f"{name}: {lost} does not fit a polars Decimal(38, {scale}) (use pandas)")
+        exact.append(parsed)
+    times_utc = (pl.from_epoch(pl.col(n).cast(pl.Int64), time_unit="ns").dt.replace_time_zone("UTC") for n in times)
+    return out.with_columns(*exact, *times_utc)
 
 
-def _decimal_type(pl: Any, name: str, values: list[Decimal | None]) -> Any:
-    """The column's exact polars type: the largest scale served, and room for the largest
-    integer part; a column polars cannot hold exactly (over 38 digits) is refused, never nulled."""
-    present = [(len(t.digits), t.exponent) for t in (v.as_tuple() for v in values if v is not None)]
-    if any(not isinstance(exponent, int) for _, exponent in present):
-        raise ValueError(f"{name}: a value is not a finite decimal")
-    scale = max((-int(exponent) for _, exponent in present), default=0)
-    whole = max((digits + int(exponent) for digits, exponent in present), default=1)
-    if whole + scale > 38:
-        raise ValueError(f"{name}: {whole} integer and {scale} decimal digits; a polars Decimal holds 38 (use pandas)")
-    return pl.Decimal(38, scale)
-
-
-def _pandas(data: dict[str, list[Any]], times: Sequence[str]) -> Any:
+def _pandas(data: dict[str, list[Any]], decimals: Sequence[str], times: Sequence[str]) -> Any:
     import pandas as pd  # type: ignore[import-untyped]  # (no stubs pinned; a test dependency only)
 
+    for name in decimals:
+        data[name] = [None if v is None else Decimal(v) for v in data.get(name, [])]
     out = pd.DataFrame(data)
     for name in times:
-        out[name] = pd.to_datetime(pd.Series(data[name], dtype="Int64"), unit="ns", utc=True)
+        nanos = [None if v is None else int(v) for v in data.get(name, [])]
+        out[name] = pd.to_datetime(pd.Series(nanos, dtype="Int64"), unit="ns", utc=True)
     return out
 
 
