@@ -4,11 +4,8 @@ the ``mcp`` SDK's own stdio client (it starts ``spine tools`` as a process), the
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,18 +39,6 @@ def text_of(result: Any) -> str:
     """The one text a query or command tool answers."""
     assert len(result.content) == 1, result
     return str(result.content[0].text)
-
-
-def raw(method: str, url: str, body: object = None) -> tuple[int, bytes]:
-    """The gateway's status and body bytes for a request, as they came."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, method=method, data=data, headers={"content-type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        with error:
-            return error.code, error.read()
 
 
 def client(*args: str, gateway: str) -> tuple[int, str, str]:

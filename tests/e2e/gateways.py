@@ -3,6 +3,7 @@ front of the given nodes and screener, looking at its upstreams every half secon
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import urllib.error
@@ -78,10 +79,12 @@ def save_strategy(url: str, strategy_id: str, files: list[dict[str, Any]], messa
     return revision
 
 
-def raw(url: str) -> tuple[int, bytes]:
-    """A GET's status and body bytes, as they came."""
+def raw(url: str, method: str = "GET", body: object = None) -> tuple[int, bytes]:
+    """A request's status and body bytes, as they came (``body``: sent as JSON)."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, method=method, data=data, headers={"content-type": "application/json"})
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         with error:

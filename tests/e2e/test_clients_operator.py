@@ -22,8 +22,9 @@ from spine.client import Client, GatewayError, equity_frame, fills_frame
 
 
 class Stack:
-    def __init__(self, gateway: str, files: list[dict[str, str]], end: str) -> None:
-        self.gateway, self.files, self.end = gateway, files, end
+    def __init__(self, gateway: str, files: list[dict[str, str]], closes: list[str]) -> None:
+        self.gateway, self.files, self.closes = gateway, files, closes
+        self.end = closes[-40]
 
     def body(self, strategy_id: str) -> dict[str, Any]:
         """A backtest of the ema_cross template saved as ``strategy_id``, up to a served bar."""
@@ -37,9 +38,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         url: str = up.urls()["gateway"]
         catalog = home / "stack" / "node" / "catalog" / "external"
         up.until("a flushed catalog", lambda: any(catalog.rglob("*.parquet")), 120)
-        bars = json.loads(raw("GET", url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5000")[1])["bars"]
-        files = json.loads(raw("GET", url + "/v2/strategy-templates/ema_cross")[1])["files"]
-        yield Stack(url, files, bars[-40]["ts_event"])
+        bars = json.loads(raw(url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5000")[1])["bars"]
+        files = json.loads(raw(url + "/v2/strategy-templates/ema_cross")[1])["files"]
+        yield Stack(url, files, [bar["ts_event"] for bar in bars])
         assert up.stop() == 0, up.text()
 
 
@@ -78,7 +79,7 @@ def test_an_agent_saves_runs_and_follows_a_backtest_to_its_report(stack: Stack) 
     for event in events:
         validate(event)
     assert not report.is_error
-    assert text_of(report).encode() == raw("GET", f"{stack.gateway}/v2/backtests/{job['job_id']}/report")[1]
+    assert text_of(report).encode() == raw(f"{stack.gateway}/v2/backtests/{job['job_id']}/report")[1]
     validate(json.loads(text_of(report)))
 
 
@@ -112,13 +113,13 @@ def test_the_commands_save_run_and_follow_a_backtest_and_list_it(stack: Stack, t
     report = json.loads(out)
     validate(report)
     assert "submitted backtest " in err and "COMPLETED" in err  # the progress line
-    assert out.encode() == raw("GET", f"{stack.gateway}/v2/backtests/{report['job_id']}/report")[1] + b"\n"
+    assert out.encode() == raw(f"{stack.gateway}/v2/backtests/{report['job_id']}/report")[1] + b"\n"
     code, out, err = client("jobs", "--strategy-id", "terminal", gateway=stack.gateway)
     assert code == 0, err
     header, row = out.splitlines()[:2]
     assert header.split() == ["job_id", "strategy_id", "state", "parameters", *KEY]
     statistics = outputs(stack.gateway, report["job_id"], "statistics")[0]
-    run = json.loads(raw("GET", stack.gateway + "/v2/backtests?strategy_id=terminal")[1])["runs"][report["job_id"]]
+    run = json.loads(raw(stack.gateway + "/v2/backtests?strategy_id=terminal")[1])["runs"][report["job_id"]]
     assert {"fast": "3", "slow": "8"}.items() <= run["parameters"].items()
     parameters = [f"{name}={value}" for name, value in sorted(run["parameters"].items())]
     assert row.split() == [
@@ -136,7 +137,7 @@ KEY = ["total_return", "sharpe", "max_drawdown", "trade_count"]
 
 
 def outputs(gateway: str, job_id: str, part: str) -> list[dict[str, Any]]:
-    return json.loads(raw("GET", f"{gateway}/v2/backtests/{job_id}/outputs/{part}?limit=1000")[1])["items"]
+    return json.loads(raw(f"{gateway}/v2/backtests/{job_id}/outputs/{part}?limit=1000")[1])["items"]
 
 
 def test_a_notebook_saves_runs_follows_and_frames_a_backtest(stack: Stack, tmp_path: Path) -> None:
@@ -159,3 +160,34 @@ def test_a_notebook_saves_runs_follows_and_frames_a_backtest(stack: Stack, tmp_p
         with pytest.raises(GatewayError) as conflict:
             spine.strategies_create(body=save_body("notebook", stack.files))  # not on its head: a conflict
         assert conflict.value.status == 409 and conflict.value.detail.startswith("svc.strategy_mutation_conflict")
+
+
+def test_the_study_command_creates_a_study_and_follows_it_to_its_best_trial(stack: Stack, tmp_path: Path) -> None:
+    project = template_dir(tmp_path / "ema", stack.files)
+    assert client("strategy-save", "studied", str(project), gateway=stack.gateway)[0] == 0
+    closes = stack.closes
+    body = {
+        "strategy_id": "studied",
+        "search": {"fast": {"low": 2, "high": 6}, "slow": {"low": 8, "high": 20, "step": 4}},
+        "objective": {"metric": "ending_equity", "direction": "MAXIMIZE"},
+        "trials": 2,
+        "parallel": 2,
+        "sampler": {"name": "RANDOM", "seed": 5},
+        "training": {"start": closes[0], "end": closes[-160]},
+        "holdout": {"start": closes[-159], "end": closes[-60]},
+    }
+    (tmp_path / "study.json").write_text(json.dumps(body))
+    code, out, err = client("study", "--body", str(tmp_path / "study.json"), "--json", gateway=stack.gateway)
+    assert code == 0, err
+    study = json.loads(out)
+    validate(study)
+    assert study["state"] == "COMPLETED" and study["progress"]["complete"] == 2, study
+    assert "created study " in err and "2/2 complete" in err  # the progress line
+    code, out, err = client("study", "--body", str(tmp_path / "study.json"), gateway=stack.gateway)
+    assert code == 0, err
+    fields = dict(line.split(None, 1) for line in out.splitlines())
+    best = json.loads(raw(f"{stack.gateway}/v2/studies/{fields['study_id']}/best")[1])["trial"]
+    assert fields["best_value"] == best["value"]
+    assert {k.removeprefix("parameters."): v for k, v in fields.items() if k.startswith("parameters.")} == best[
+        "params"
+    ]

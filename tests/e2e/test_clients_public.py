@@ -26,20 +26,21 @@ BODY = {"strategy_id": "ema", "parameters": {"fast": "3"}}
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_up(tmp_path_factory.mktemp("public")) as up:
         url: str = up.urls()["gateway"]
-        up.until("serving bars", lambda: raw("GET", url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5")[0] == 200, 60)
+        up.until("serving bars", lambda: raw(url + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=5")[0] == 200, 60)
         yield url
         assert up.stop() == 0, up.text()
 
 
 def test_the_tools_are_the_registry_s_and_a_query_answers_the_gateway_s_bytes(gateway: str) -> None:
-    async def session(tools: McpClient) -> tuple[list[Any], Any, Any]:
+    async def session(tools: McpClient) -> tuple[list[Any], Any, Any, Any]:
         listed = (await tools.list_tools()).tools
         instruments = await tools.call_tool("instruments_list", {"limit": 50})
         bars = await tools.call_tool("bars_list", {"instrument_id": "BTCUSDT.SIM", "limit": 5})
-        return listed, instruments, bars
+        screen = await tools.call_tool("screener_screen", {"body": SCREEN})
+        return listed, instruments, bars, screen
 
-    listed, instruments, bars = with_tools(gateway, session)
-    registry = json.loads(raw("GET", gateway + "/v2/registry")[1])
+    listed, instruments, bars, screen = with_tools(gateway, session)
+    registry = json.loads(raw(gateway + "/v2/registry")[1])
     named = {entry["tool"]: entry for entry in registry["operations"] if entry["tool"] is not None}
     assert sorted(t.name for t in listed) == sorted(named)
     for listed_tool in listed:
@@ -47,10 +48,13 @@ def test_the_tools_are_the_registry_s_and_a_query_answers_the_gateway_s_bytes(ga
         hint = listed_tool.annotations.read_only_hint
         assert hint is (named[listed_tool.name]["effect"] != "COMMAND")
     assert not instruments.is_error
-    assert text_of(instruments).encode() == raw("GET", gateway + "/v2/instruments?limit=50")[1]
+    assert text_of(instruments).encode() == raw(gateway + "/v2/instruments?limit=50")[1]
     page = json.loads(text_of(bars))
     validate(page)
     assert page["instrument_id"] == "BTCUSDT.SIM" and len(page["bars"]) == 5
+    result = json.loads(text_of(screen))
+    validate(result)
+    assert not screen.is_error and result["schema_id"] == "svc.screen_result"
 
 
 def test_a_command_tool_gets_the_gateway_s_403_as_a_tool_error(gateway: str) -> None:
@@ -59,7 +63,7 @@ def test_a_command_tool_gets_the_gateway_s_403_as_a_tool_error(gateway: str) -> 
 
     refused = with_tools(gateway, session)
     assert refused.is_error and refused.meta["spine/status"] == 403
-    assert text_of(refused).encode() == raw("POST", gateway + "/v2/backtests", BODY)[1]
+    assert text_of(refused).encode() == raw(gateway + "/v2/backtests", "POST", BODY)[1]
     assert json.loads(text_of(refused))["error"]["detail"].startswith("MUTATION_REFUSED")
 
 
@@ -84,12 +88,12 @@ def test_refused_arguments_never_reach_the_gateway(gateway: str) -> None:
 def test_the_commands_answer_as_the_gateway_does(gateway: str, tmp_path: Path) -> None:
     code, out, err = client("instruments-list", "--limit", "50", "--json", gateway=gateway)
     assert code == 0, err
-    assert out.encode() == raw("GET", gateway + "/v2/instruments?limit=50")[1] + b"\n"
+    assert out.encode() == raw(gateway + "/v2/instruments?limit=50")[1] + b"\n"
     code, out, err = client("instruments-list", "--limit", "50", gateway=gateway)
     assert code == 0 and out.splitlines()[0].split()[0] == "instrument_id" and "BTCUSDT.SIM" in out, (out, err)
     code, out, err = client("bars-list", "--instrument-id", "BTCUSDT.SIM", "--limit", "3", "--csv", gateway=gateway)
     assert code == 0, err
-    served = json.loads(raw("GET", gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3")[1])["bars"]
+    served = json.loads(raw(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3")[1])["bars"]
     assert list(csv.reader(out.splitlines())) == [list(served[0]), *([str(v) for v in bar.values()] for bar in served)]
     (tmp_path / "screen.json").write_text(json.dumps(SCREEN))
     code, out, err = client("screener-screen", "--body", str(tmp_path / "screen.json"), "--json", gateway=gateway)
@@ -103,6 +107,15 @@ def test_the_commands_answer_as_the_gateway_does(gateway: str, tmp_path: Path) -
     assert code == 2 and "3.5 is a float" in err, err
     code, out, err = client("backtests-get", "0" * 64, gateway=gateway)
     assert code == 1 and "HTTP 404" in err, err
+    code, out, err = client(
+        "stream-bars", "--instrument-id", "BTCUSDT.SIM", "--max-events", "2", "--json", gateway=gateway
+    )
+    assert code == 0 and "2 events; the read ended: count" in err, err
+    for line in out.splitlines():
+        validate(json.loads(line))
+    assert len(out.splitlines()) == 2
+    code, out, err = client("stream-backtests", "--job-id", "0" * 64, "--seconds", "5", gateway=gateway)
+    assert code == 1 and "HTTP 404" in err, (code, err)
     code, out, err = client("health-get", gateway="http://127.0.0.1:9")
     assert code == 3 and "did not answer" in err, err
 

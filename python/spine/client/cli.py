@@ -2,12 +2,13 @@
 as the tool with dashes (``bars-list``, ``backtests-submit``): its path placeholders are
 positional, its query parameters options, its body ``--body FILE``. A few commands do what a
 terminal user does in a loop: ``strategy-save``, ``backtest`` (submit and follow to the report),
-``follow``, ``jobs`` (with parameters and key statistics).
+``follow``, ``study`` (create and follow to the best trial), ``jobs`` (with parameters and key
+statistics).
 
 Output is a table by default, ``--json`` the gateway's document unchanged, ``--csv`` a page's
 rows. Exit codes: 0 done; 1 the gateway answered an error; 2 a usage error or refused
-arguments; 3 the gateway did not answer; 4 a followed backtest ended FAILED or CANCELLED;
-5 an answer broke the contract; 6 a followed backtest had not ended within ``--timeout``.
+arguments; 3 the gateway did not answer; 4 a followed backtest or study ended FAILED or
+CANCELLED; 5 an answer broke the contract; 6 it had not ended within ``--timeout``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from spine.client.transport import DEFAULT_GATEWAY, Batch
 __all__ = ["EXIT", "main"]
 
 EXIT = {"done": 0, "gateway error": 1, "usage": 2, "unreachable": 3, "job failed": 4, "contract": 5, "timeout": 6}
+#: A study's states that end it.
+STUDY_ENDS = frozenset({"COMPLETED", "FAILED", "CANCELLED"})
 #: The statistics ``jobs`` shows beside each completed job's parameters.
 KEY_STATISTICS = ("total_return", "sharpe", "max_drawdown", "trade_count")
 
@@ -114,8 +117,8 @@ def _run_tool(client: Client, found: Tool, args: argparse.Namespace) -> int:
     if found.stream:
         got = client.gateway.batch(found, arguments)
         if not isinstance(got, Batch):
-            client.call(found.name, **arguments)  # raises the gateway's error
-            return EXIT["done"]
+            decode(got, found)  # a refused stream: raises the gateway's error
+        assert isinstance(got, Batch)
         for event in got.events:
             print(event.data if args.json else f"{event.event}: {event.data}")
         print(f"{len(got.events)} events; the read ended: {got.ended}", file=sys.stderr)
@@ -175,6 +178,36 @@ def _backtest(client: Client, args: argparse.Namespace) -> int:
     return _follow(client, job["job_id"], args)
 
 
+def _study(client: Client, args: argparse.Namespace) -> int:
+    """Create a study and follow its progress (it has no stream: read every second) to its end;
+    then its best trial's parameters and value (``--json``: the study document)."""
+    study = client.studies_create(body=_body(args.body))
+    study_id, deadline = study["study_id"], time.monotonic() + args.timeout
+    print(f"created study {study_id}", file=sys.stderr)
+    while study["state"] not in STUDY_ENDS:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"study {study_id} did not end within {args.timeout:g} s")
+        time.sleep(1.0)
+        study = client.studies_get(study_id)
+        done = study["progress"]
+        line = f"{study_id[:12]} {study['state']} · {done['complete']}/{done['target']} complete"
+        line += f" · {done['running']} running · {done['failed']} failed · best {study['best_value'] or '-'}"
+        print(f"\r{line[:118]:<118}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    if args.json:
+        sys.stdout.buffer.write(client.answer("studies_get", id=study_id).body + b"\n")
+    elif study["best_trial"] is not None:
+        trial = client.studies_trial(study_id, str(study["best_trial"]))
+        print(
+            table_text(
+                {"study_id": study_id, "state": study["state"], "best_value": study["best_value"]}
+                | {f"parameters.{name}": value for name, value in sorted(trial["params"].items())}
+            ),
+            end="",
+        )
+    return EXIT["done"] if study["state"] == "COMPLETED" else EXIT["job failed"]
+
+
 def _jobs(client: Client, args: argparse.Namespace) -> int:
     page = client.backtests_list(strategy_id=args.strategy_id, state=args.state, limit=args.limit)
     if args.json:
@@ -204,9 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     for name, summary, run in (
         ("backtest", "submit a backtest and follow it to its report", _backtest),
         ("follow", "follow a backtest job to its report", lambda c, a: _follow(c, a.job_id, a)),
+        ("study", "create a parameter study and follow it to its best trial", _study),
     ):
         command = commands.add_parser(name, parents=[common], help=summary)
-        if name == "backtest":
+        if name in ("backtest", "study"):
             command.add_argument("--body", required=True, metavar="FILE", help="the submit body (JSON; '-': stdin)")
         else:
             command.add_argument("job_id")
