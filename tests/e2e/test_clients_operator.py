@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clients import client, raw, template_dir, text_of, with_tools
+from clients import client, template_dir, text_of, with_tools
+from gateways import raw
 from mcp import Client as McpClient
 from ups import running_up
 
@@ -188,6 +189,5 @@ def test_the_study_command_creates_a_study_and_follows_it_to_its_best_trial(stac
     fields = dict(line.split(None, 1) for line in out.splitlines())
     best = json.loads(raw(f"{stack.gateway}/v2/studies/{fields['study_id']}/best")[1])["trial"]
     assert fields["best_value"] == best["value"]
-    assert {k.removeprefix("parameters."): v for k, v in fields.items() if k.startswith("parameters.")} == best[
-        "params"
-    ]
+    shown = {k.removeprefix("parameters."): v for k, v in fields.items() if k.startswith("parameters.")}
+    assert shown == {p["name"]: p["value"] for p in best["params"]}

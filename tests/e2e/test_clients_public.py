@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clients import GATEWAY_TOKEN, SCREEN, client, raw, text_of, with_tools
+from clients import GATEWAY_TOKEN, SCREEN, client, text_of, with_tools
+from gateways import raw
 from mcp import Client as McpClient
 from ups import running_up
 
@@ -91,9 +92,11 @@ def test_the_commands_answer_as_the_gateway_does(gateway: str, tmp_path: Path) -
     assert out.encode() == raw(gateway + "/v2/instruments?limit=50")[1] + b"\n"
     code, out, err = client("instruments-list", "--limit", "50", gateway=gateway)
     assert code == 0 and out.splitlines()[0].split()[0] == "instrument_id" and "BTCUSDT.SIM" in out, (out, err)
-    code, out, err = client("bars-list", "--instrument-id", "BTCUSDT.SIM", "--limit", "3", "--csv", gateway=gateway)
+    # Three closed bars well inside the series: none is evicted, none still forming, between the two reads.
+    served = json.loads(raw(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=500")[1])["bars"][200:203]
+    span = ("--start", served[0]["ts_event"], "--end", served[-1]["ts_event"])
+    code, out, err = client("bars-list", "--instrument-id", "BTCUSDT.SIM", *span, "--csv", gateway=gateway)
     assert code == 0, err
-    served = json.loads(raw(gateway + "/v2/bars?instrument_id=BTCUSDT.SIM&limit=3")[1])["bars"]
     assert list(csv.reader(out.splitlines())) == [list(served[0]), *([str(v) for v in bar.values()] for bar in served)]
     (tmp_path / "screen.json").write_text(json.dumps(SCREEN))
     code, out, err = client("screener-screen", "--body", str(tmp_path / "screen.json"), "--json", gateway=gateway)

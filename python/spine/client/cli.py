@@ -201,7 +201,7 @@ def _study(client: Client, args: argparse.Namespace) -> int:
         print(
             table_text(
                 {"study_id": study_id, "state": study["state"], "best_value": study["best_value"]}
-                | {f"parameters.{name}": value for name, value in sorted(trial["params"].items())}
+                | {f"parameters.{p['name']}": p["value"] for p in trial["params"]}
             ),
             end="",
         )
