@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from browsers import chromium  # noqa: E402
 from gateways import spawn_gateway  # noqa: E402
 from nodes import free_port, get, node_env, running_node, spawn, spine_import, stop, wait_for  # noqa: E402
-from test_web import spine_web  # noqa: E402
+from webs import spine_web  # noqa: E402
 
 ROUNDS = int(os.environ.get("SPINE_BENCH_UI_ROUNDS", "5"))
 SECONDS = float(os.environ.get("SPINE_BENCH_UI_SECONDS", "10"))

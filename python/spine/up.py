@@ -494,6 +494,11 @@ def run_up(data_dir: str | None, port: int) -> int:
                 f"spine up: the UI is {web}; the gateway is {urls['gateway']}; wrote {up_json}; "
                 "Ctrl-C or SIGTERM stops everything"
             )
+            gateway_flag = f"--gateway {urls['gateway']}"
+            say(
+                f"spine up: agents `spine tools {gateway_flag}`; "
+                f"a terminal `spine client instruments-list {gateway_flag}`"
+            )
             up.watch()
     finally:
         if up.signalled is not None:

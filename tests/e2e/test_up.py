@@ -33,6 +33,7 @@ def test_up_serves_through_the_gateway_and_stops_every_child(tmp_path: Path) -> 
         urls = up.urls()
         assert set(urls) == {"gateway", "nodes", "screener", "web"} and URL.fullmatch(urls["web"].rstrip("/"))
         assert f"spine up: the UI is {urls['web']}" in up.out.read_text()
+        assert f"spine up: agents `spine tools --gateway {urls['gateway']}`" in up.out.read_text()
         status, through = get(urls["web"] + "api/engine/v2/health")  # the UI's proxy to this gateway
         assert status == 200 and through["deployment_mode"] == "public-readonly", through
         assert urls["gateway"] == f"http://127.0.0.1:{port}"

@@ -5,37 +5,15 @@ COMMAND refused on a public-readonly host whatever its verb, an unreachable gate
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from gateways import raw, template_gateway
-from nodes import envelope, free_port, get, node_env, post, stop, wait_for
-
-
-@contextmanager
-def spine_web(directory: Path, gateway: str, mode: str | None = None) -> Iterator[str]:
-    port = free_port()
-    env = {} if mode is None else {"SPINE_DEPLOYMENT_MODE": mode}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "spine.cli", "web", "--gateway", gateway, "--port", str(port)],
-        env=node_env(directory, **env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(process, lambda: get(url + "/api/mode")[0] == 200, "answering")
-        yield url
-    finally:
-        _, err = stop(process)
-        assert process.returncode == 0, err
+from nodes import envelope, free_port, get, post
+from webs import spine_web
 
 
 @pytest.fixture(scope="module")

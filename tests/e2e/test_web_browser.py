@@ -18,8 +18,8 @@ from browsers import chromium
 from gateways import save_strategy, spawn_gateway, template_gateway
 from nodes import get, post, running_node, stop, wait_for
 from screeners import spawn_screener
-from test_web import spine_web
 from ups import running_up
+from webs import spine_web
 from workers import real_worker, running_workers
 
 WAIT_MS = 60_000
