@@ -32,6 +32,7 @@ BY_ID = {op.id: op for op in OPERATIONS}
         ("spine.v1.engine_status.get", "handler", "elsewhere", "handler"),
         ("spine.studies.list", "elsewhere", "elsewhere", "handler"),
         ("spine.orders.list", "deferred", "deferred", "deferred"),
+        ("spine.orders.submit", "deferred", "deferred", "deferred"),
         ("spine.v1.bars.get", "handler", "elsewhere", "relayed"),
         ("spine.v1.screener_rows.get", "handler", "handler", "relayed"),
     ],
@@ -40,6 +41,23 @@ def test_each_process_serves_its_own_operations(op_id: str, node: str, screener:
     op = BY_ID[op_id]
     assert (serving(op, "node"), serving(op, "screener")) == (node, screener)
     assert ("relayed" if relayed(op, "gateway") else serving(op, "gateway")) == gateway
+
+
+@pytest.mark.parametrize(
+    ("op_id", "paper"),
+    [
+        ("spine.orders.list", "handler"),
+        ("spine.account.get", "handler"),
+        ("spine.bars.list", "handler"),  # a venue node all the same
+        ("spine.health.get", "handler"),
+        ("spine.screener.rows", "elsewhere"),
+        ("spine.studies.list", "elsewhere"),
+        ("spine.portfolio.get", "deferred"),
+        ("spine.sandbox.start", "deferred"),
+    ],
+)
+def test_a_paper_node_serves_what_a_node_does_and_the_execution_reads(op_id: str, paper: str) -> None:
+    assert serving(BY_ID[op_id], "paper") == paper
 
 
 def test_every_process_answers_health_registry_openapi_schemas_and_the_v1_fixtures_itself() -> None:

@@ -35,6 +35,8 @@ PINNED: dict[str, tuple[Callable[..., Any], str, dict[str, tuple[str, str, Any]]
             "SPINE_SIM_VENUE_NAME": ("XSIM", "sim.venue_name", "XSIM"),
             "SPINE_CATALOG_PATH": ("p", "catalog.path", "p"),
             "SPINE_CATALOG_VENUE_NAME": ("CAT", "catalog.venue_name", "CAT"),
+            "SPINE_SANDBOX_ENABLED": ("true", "sandbox.enabled", True),
+            "SPINE_SANDBOX_STARTING_BALANCES": ("5 BTC,100 USDT", "sandbox.starting_balances", ["5 BTC", "100 USDT"]),
             "SPINE_LOG_LEVEL": ("INFO", "log_level", "INFO"),
             "SPINE_DEPLOYMENT_MODE": ("private-operator", "deployment_mode", "private-operator"),
         },

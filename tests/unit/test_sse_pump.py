@@ -55,7 +55,9 @@ class Proto:
 
 def app() -> tuple[NodeApp, FanOut]:
     hub = FanOut()
-    node: Any = SimpleNamespace(hub=hub, run_id="r", holds={"A.SIM"}.__contains__, deployment_mode="public-readonly")
+    node: Any = SimpleNamespace(
+        hub=hub, run_id="r", holds={"A.SIM"}.__contains__, deployment_mode="public-readonly", execution=None
+    )
     return NodeApp(node, heartbeat_secs=60), hub
 
 

@@ -357,6 +357,72 @@ class Methods:
             seconds=seconds,
         )
 
+    def account_get(self) -> Any:
+        """The sandbox account's state. (GET /v2/account)"""
+        return self.call("account_get")
+
+    def accounts_list(
+        self,
+        *,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Any:
+        """The sandbox accounts' states. Paged: pass a page's next cursor as cursor for the next
+        page. (GET /v2/accounts)"""
+        return self.call(
+            "accounts_list",
+            cursor=cursor,
+            limit=limit,
+        )
+
+    def fills_list(
+        self,
+        *,
+        instrument_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Any:
+        """The sandbox's fills, paged. Paged: pass a page's next cursor as cursor for the next
+        page. (GET /v2/fills)"""
+        return self.call(
+            "fills_list",
+            instrument_id=instrument_id,
+            cursor=cursor,
+            limit=limit,
+        )
+
+    def orders_list(
+        self,
+        *,
+        instrument_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Any:
+        """The sandbox's orders, paged. Paged: pass a page's next cursor as cursor for the next
+        page. (GET /v2/orders)"""
+        return self.call(
+            "orders_list",
+            instrument_id=instrument_id,
+            cursor=cursor,
+            limit=limit,
+        )
+
+    def positions_list(
+        self,
+        *,
+        instrument_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> Any:
+        """The sandbox's positions, paged. Paged: pass a page's next cursor as cursor for the next
+        page. (GET /v2/positions)"""
+        return self.call(
+            "positions_list",
+            instrument_id=instrument_id,
+            cursor=cursor,
+            limit=limit,
+        )
+
     def screener_features(
         self,
         *,

@@ -149,7 +149,8 @@ class App:
             if how == "deferred":
                 raise HttpError(
                     "CAPABILITY_DEFERRED",
-                    f"{op.id} is deferred on this node (a market-data node registers no execution client); not yet",
+                    f"{op.id} is deferred on this node (a market-data node registers no execution client; "
+                    "a paper node, a venue node with a sandbox section, serves it)",
                 )
             if how == "elsewhere":
                 raise HttpError(
@@ -182,7 +183,7 @@ class App:
             self._error(proto, error, v1, list(error.headers))
         except Exception:  # noqa: BLE001 - logged; the client gets the envelope, never internals
             log.exception("%s %s failed", scope.method, scope.path)
-            failed = f"the request failed inside the {self.process}; it is logged"
+            failed = f"the request failed inside the {_NAMES[self.process]}; it is logged"
             self._error(proto, HttpError("INTERNAL", failed), v1)
 
     def _query(self, op: Operation, raw: str) -> Query:
@@ -261,7 +262,7 @@ async def read_body(proto: Any, seconds: float) -> bytes:
 
 
 #: How a refusal names the process that does not serve an operation.
-_NAMES: dict[Process, str] = {"node": "venue node", "screener": "screener", "gateway": "gateway"}
+_NAMES: dict[Process, str] = {"node": "venue node", "screener": "screener", "gateway": "gateway", "paper": "paper node"}
 
 
 def _served_by(op: Operation) -> str:

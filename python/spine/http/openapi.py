@@ -21,7 +21,12 @@ __all__ = ["OpenApiHandlers", "openapi_document"]
 
 SCHEMA_BASE = "https://schemas.spine.invalid/"
 _COMPONENT = "#/components/schemas/{name}"
-_TITLES = {"node": "Spine venue node", "screener": "Spine screener", "gateway": "Spine gateway"}
+_TITLES = {
+    "node": "Spine venue node",
+    "screener": "Spine screener",
+    "gateway": "Spine gateway",
+    "paper": "Spine paper node",
+}
 _PARAM = re.compile(r"\{([a-z_]+)\}")
 _QUERY_SCHEMAS: dict[str, dict[str, Any]] = {
     "instrument_id": {"type": "string", "pattern": "^[!-~]+\\.[A-Z][A-Z0-9_]*$", "maxLength": 128},

@@ -24,6 +24,7 @@ __all__ = [
     "GATEWAY",
     "NODE",
     "OUTPUT_DOCUMENTS",
+    "PAPER",
     "OPERATIONS",
     "SCREENER",
     "V1_FIXTURES",
@@ -43,9 +44,11 @@ Serving = Literal["handler", "deferred", "elsewhere"]
 #: What a STREAM operation streams: the name its process's app serves it by.
 Stream = Literal["bars", "quotes", "trades", "screener", "backtests", "execution", "v1"]
 #: The processes that serve routes of their own. The gateway also relays every route a node or
-#: the screener serves (see :func:`serving`).
-Process = Literal["node", "screener", "gateway"]
+#: the screener serves (see :func:`serving`). A paper node is a venue node with a sandbox
+#: execution client: it serves what a node serves and the execution reads.
+Process = Literal["node", "screener", "gateway", "paper"]
 NODE: tuple[Process, ...] = ("node",)
+PAPER: tuple[Process, ...] = ("paper",)
 SCREENER: tuple[Process, ...] = ("screener",)
 GATEWAY: tuple[Process, ...] = ("gateway",)
 #: A node answers for itself (no runs: empty pages, its own engine status); the gateway for
@@ -55,6 +58,8 @@ RUNS: tuple[Process, ...] = ("node", "gateway")
 EVERY: tuple[Process, ...] = ("node", "screener", "gateway")
 
 PAGE = ("cursor", "limit")
+#: An execution report's list: of one instrument or all, paged.
+EXECUTION = ("instrument_id", "cursor", "limit")
 BARS = ("instrument_id", "bar_type", "start", "end", "after_sequence", "limit")
 SELECTION = ("svc.selection_page", "svc.selection_row")
 #: A bar page's ``limit``: its default and its maximum, above a list's (``/v2/bars``, v1 ``/bars``).
@@ -135,15 +140,25 @@ def operation(id: str) -> Operation:
 
 def serving(op: Operation, process: Process) -> Serving:
     """How ``process`` answers ``op``: the gateway answers what it serves itself and relays
-    what a node or the screener serves."""
+    what a node or the screener serves; a paper node answers what a node does and its own.
+    What only a paper node serves is deferred everywhere else: a market-data node registers
+    no execution client (per node, not build-wide), and the gateway does not route them yet."""
     if op.deferred:
         return "deferred"
-    return "handler" if process in op.served_by or relayed(op, process) else "elsewhere"
+    if process in op.served_by or relayed(op, process) or (process == "paper" and "node" in op.served_by):
+        return "handler"
+    return "deferred" if op.served_by == PAPER else "elsewhere"
 
 
 def relayed(op: Operation, process: Process) -> bool:
     """Whether ``process`` answers ``op`` by relaying it to the process that serves it."""
-    return process == "gateway" and process not in op.served_by and bool(op.served_by) and not op.deferred
+    upstream = "node" in op.served_by or "screener" in op.served_by
+    return process == "gateway" and process not in op.served_by and upstream and not op.deferred
+
+
+def _paper(id: str, path: str, schemas: tuple[str, ...], params: tuple[str, ...] = ()) -> Operation:
+    """An execution read a paper node serves."""
+    return Operation(id, "GET", path, schema_ids=schemas, params=params, served_by=PAPER)
 
 
 def _deferred(id: str, method: str, path: str, effect: Effect = "QUERY", stream: Stream | None = None) -> Operation:
@@ -321,13 +336,13 @@ OPERATIONS: tuple[Operation, ...] = (
         params=("instrument_id",),
         stream="trades",
     ),
-    # execution reads and the sandbox: deferred on a market-data node
-    _deferred("spine.account.get", "GET", "/v2/account"),
-    _deferred("spine.accounts.list", "GET", "/v2/accounts"),
-    _deferred("spine.fills.list", "GET", "/v2/fills"),
-    _deferred("spine.orders.list", "GET", "/v2/orders"),
+    # execution reads: a paper node's (deferred on a market-data node) and the sandbox
+    _paper("spine.account.get", "/v2/account", ("svc.account_state_summary",)),
+    _paper("spine.accounts.list", "/v2/accounts", ("svc.account_page", "svc.account_state_summary"), PAGE),
+    _paper("spine.fills.list", "/v2/fills", ("svc.execution_report_page", "svc.fill_summary"), EXECUTION),
+    _paper("spine.orders.list", "/v2/orders", ("svc.execution_report_page", "svc.order_summary"), EXECUTION),
     _deferred("spine.portfolio.get", "GET", "/v2/portfolio"),
-    _deferred("spine.positions.list", "GET", "/v2/positions"),
+    _paper("spine.positions.list", "/v2/positions", ("svc.execution_report_page", "svc.position_summary"), EXECUTION),
     _deferred("spine.execution.stream", "GET", "/v2/stream/execution", "STREAM", "execution"),
     _deferred("spine.sandbox.start", "POST", "/v2/sandbox/start", "COMMAND"),
     _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),

@@ -15,10 +15,11 @@ from typing import Any
 from spine.http.app import App
 from spine.http.errors import HttpError
 from spine.http.request import NANOS, U64, Query
-from spine.http.routes import Operation
+from spine.http.routes import Operation, Process
 from spine.http.schema_routes import SchemaHandlers
 from spine.http.send_queue import SendQueue
 from spine.http.streams import market_kinds, pump
+from spine.node.execution_reads import ExecutionHandlers
 from spine.node.reads import MarketHandlers
 from spine.node.search import SearchHandlers
 from spine.node.selection import SelectionHandlers
@@ -36,8 +37,12 @@ class NodeApp(App):
         self.node = node
         self.handlers = MarketHandlers(node)
         v1 = V1Handlers(node, self.handlers, self.handlers.bar_pages)
-        v2 = (self.handlers, SelectionHandlers(node), SearchHandlers(node), SchemaHandlers())
-        super().__init__("node", v2, (v1,), deployment_mode=node.deployment_mode, body_secs=body_secs)
+        v2: tuple[Any, ...] = (self.handlers, SelectionHandlers(node), SearchHandlers(node), SchemaHandlers())
+        paper = node.execution is not None  # a paper node: the execution reads are its own
+        if paper:
+            v2 += (ExecutionHandlers(node),)
+        process: Process = "paper" if paper else "node"
+        super().__init__(process, v2, (v1,), deployment_mode=node.deployment_mode, body_secs=body_secs)
         self.journal = Journal(node.run_id, base=time.time_ns())  # cursors above the run's start
         node.hub.taps.append(self.journal.record)
         self.heartbeat_secs = heartbeat_secs

@@ -21,6 +21,7 @@ from spine.settings import ConfigError, ServerSettings, load_settings
 __all__ = [
     "MAX_SIM_SPEED",
     "MAX_VENUE_NAME",
+    "SandboxConfig",
     "CatalogConfig",
     "ConfigError",
     "DeploymentMode",
@@ -76,6 +77,35 @@ class SimConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
                 )
 
 
+#: A starting balance: an exact decimal amount and a currency code (``"100000 USDT"``).
+_BALANCE = re.compile(r"(0|[1-9][0-9]{0,17})(\.[0-9]{1,9})? [A-Z][A-Z0-9]{1,9}")
+
+
+class SandboxConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A paper node (``enabled``): the venue node plus NautilusTrader's sandbox execution client
+    for its venue, filling paper orders on the node's own data (docs/contract.md, "Paper
+    nodes"). The account is a MARGIN account (the simulated venue lists perpetuals, which a
+    CASH account refuses); balances start over at every start."""
+
+    enabled: bool = False
+    #: The account's balances at start, one per currency: ``"<amount> <CURRENCY>"``.
+    starting_balances: list[str] = msgspec.field(default_factory=lambda: ["100000 USDT"])
+    #: The account's leverage, an exact decimal (1: none).
+    leverage: str = "1"
+
+    def __post_init__(self) -> None:
+        for balance in self.starting_balances:
+            if not _BALANCE.fullmatch(balance):
+                raise ConfigError(
+                    f"sandbox.starting_balances {balance!r}: allowed an exact amount, a space and a currency "
+                    'code, e.g. "100000 USDT"'
+                )
+        if not self.starting_balances:
+            raise ConfigError("sandbox.starting_balances: at least one balance")
+        if not re.fullmatch(r"[1-9][0-9]{0,2}(\.[0-9]{1,4})?", self.leverage):
+            raise ConfigError(f"sandbox.leverage {self.leverage!r}: allowed an exact decimal from 1 to 999")
+
+
 class CatalogConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """The catalog venue (``venue = "catalog"``): the instruments ``spine import`` wrote for one
     venue, served from their import catalog (docs/contract.md, "The catalog venue")."""
@@ -111,6 +141,8 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
         "sim.venue_name",
         "catalog.path",
         "catalog.venue_name",
+        "sandbox.enabled",
+        "sandbox.starting_balances",
     )
     WHAT: ClassVar[str] = "node configuration"
 
@@ -144,6 +176,7 @@ class NodeConfig(ServerSettings, forbid_unknown_fields=True, frozen=True):
     gil_switch_secs: float = 0.000_2
     sim: SimConfig = SimConfig()
     catalog: CatalogConfig = CatalogConfig()
+    sandbox: SandboxConfig = SandboxConfig()
 
     def __post_init__(self) -> None:
         super().__post_init__()

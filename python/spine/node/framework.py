@@ -1,6 +1,7 @@
-"""The NautilusTrader side of a venue node: a market-data-only ``TradingNode`` (no execution or
-risk client) built around the ingestion actor and the venue's data client, and the venue
-configuration that client is built from."""
+"""The NautilusTrader side of a venue node: a ``TradingNode`` built around the ingestion actor
+and the venue's data client (market data only, no execution or risk client), with the sandbox
+execution client besides on a paper node; and the venue configuration the data client is
+built from."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from nautilus_trader.live.node import TradingNode
 
 from spine.node.actor import IngestionActor
 from spine.node.config import NodeConfig
+from spine.node.paper.sandbox import controller, execution_client, route_bars
 from spine.node.persist.series_book import SeriesBook
 from spine.node.profiles import data_client
 
@@ -38,11 +40,20 @@ def venue_config(config: NodeConfig, book: SeriesBook) -> NodeConfig:
 
 
 def trading_node(
-    config: NodeConfig, venue: NodeConfig, actor: IngestionActor, clients: list[Any], loop: asyncio.AbstractEventLoop
+    config: NodeConfig,
+    venue: NodeConfig,
+    actor: IngestionActor,
+    clients: list[Any],
+    loop: asyncio.AbstractEventLoop,
+    executions: list[Any] | None = None,
 ) -> TradingNode:
     """The built ``TradingNode`` of ``config`` running ``actor``, its data client built from
-    ``venue``; each client it builds is appended to ``clients`` (the node reads its history)."""
+    ``venue``; each data client it builds is appended to ``clients`` (the node reads its
+    history), and on a paper node the sandbox execution client to ``executions``."""
     name, client_config, factory = data_client(venue)
+    sink = executions if config.sandbox.enabled else None
+    paper = sink is not None
+    exec_config, exec_factory = execution_client(name, config.sandbox, sink) if sink is not None else (None, None)
     node_config = TradingNodeConfig(
         trader_id=f"SPINE-{abs(hash(config.node_id)) % 1000:03d}",
         logging=LoggingConfig(log_level=config.log_level),
@@ -51,6 +62,8 @@ def trading_node(
         # minute with no trades, no partial first bar.
         data_engine=LiveDataEngineConfig(time_bars_build_with_no_updates=False, time_bars_skip_first_non_full_bar=True),
         data_clients={name: client_config},
+        exec_clients={name: exec_config} if paper else {},
+        controller=controller() if paper else None,
         timeout_connection=10.0,
         timeout_post_stop=0.05,
         timeout_disconnection=2.0,
@@ -59,7 +72,11 @@ def trading_node(
     node = TradingNode(config=node_config, loop=loop)
     node.trader.add_actor(actor)
     node.add_data_client_factory(name, _capturing(factory, clients))
+    if paper:
+        node.add_exec_client_factory(name, exec_factory)
     node.build()
+    for client in executions or ():
+        route_bars(node.kernel.msgbus, name, client)
     return node
 
 

@@ -141,13 +141,13 @@ class MarketHandlers:
             "channels": channels,
             "history": integration in ("sim", "catalog"),
             "instrument_search": True,
-            "execution": False,
+            "execution": self.node.execution is not None,
         }
 
     def registry_get(self, query: Query, params: dict[str, str]) -> dict[str, Any]:
         return registry_document(
             self.node.node_id,
-            "node",
+            "node" if self.node.execution is None else "paper",
             deployment_mode=self.node.deployment_mode,
             warming=self.node.lifecycle() == "STARTING",
         )

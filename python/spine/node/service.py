@@ -33,6 +33,7 @@ from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
+from spine.node.paper.reports import PaperReads
 from spine.node.persist.confirmed_state import ConfirmedState
 from spine.node.persist.hydration_state import Finished, HydrationState
 from spine.node.persist.reload import reload_series
@@ -41,6 +42,7 @@ from spine.node.persist.series_book import SeriesBook
 from spine.node.persist.store import AdmissionRefused, CatalogStore, Floors
 from spine.node.repair import GapWatch, Repairer
 from spine.node.status import EngineStatusProducer
+from spine.node.view import ExecutionView
 from spine.wire.bar_types import CHANNELS
 
 if TYPE_CHECKING:
@@ -102,6 +104,9 @@ class VenueNode:
         self.node: TradingNode | None = None
         self.clients: list[Any] = []
         self.connection = ConnectionWatch(self.status, self.clients)
+        #: A paper node's sandbox execution client (built with the framework node) and its reads.
+        self.executions: list[Any] = []
+        self.execution: ExecutionView | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._instruments_written: asyncio.Task[None] | None = None
         #: Set when a series finished hydrating: the run loop flushes at once, not at its period.
@@ -254,8 +259,11 @@ class VenueNode:
     def build(self, loop: asyncio.AbstractEventLoop) -> TradingNode:
         """The framework node over the actor (:mod:`spine.node.framework`) and the hydrator
         over the venue's client."""
-        node = trading_node(self.config, venue_config(self.config, self.book), self.actor, self.clients, loop)
+        venue = venue_config(self.config, self.book)
+        node = trading_node(self.config, venue, self.actor, self.clients, loop, self.executions)
         self.node = node
+        if self.config.sandbox.enabled:
+            self.execution = PaperReads(node, self.config.venue_name)
         self.hydrator = self._hydrator_for(self.clients[-1]) if self.clients else None
         return node
 

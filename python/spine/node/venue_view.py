@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from spine._core import FoldResult, Series
 from spine.fanout import FanOut
 from spine.node.persist.series_book import Precision
-from spine.node.view import Connection, Counts, CoverageView, NodeView
+from spine.node.view import Connection, Counts, CoverageView, ExecutionView, NodeView
 from spine.wire.projection import instrument_doc
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ class Venue(Protocol):
 
     #: The catalog venue's imports (None on any other venue).
     imports: Imports | None
+    #: A paper node's execution reads (None on a market-data node).
+    execution: ExecutionView | None
 
     @property
     def refused_writes(self) -> int: ...
@@ -70,6 +72,7 @@ class VenueView(NodeView):
         self.manifest_path = config.manifest
         self.run_id = node.run_id
         self.hub = node.hub
+        self.execution = node.execution
         #: Instrument id -> (the framework instrument, its document).
         self._docs: dict[str, tuple[Any, dict[str, Any]]] = {}
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from spine._core import FoldResult, Series
 from spine.fanout import FanOut
 
-__all__ = ["Connection", "Counts", "CoverageView", "NodeView", "Precision"]
+__all__ = ["Connection", "Counts", "CoverageView", "ExecutionView", "NodeView", "Precision"]
 
 #: The coverage ledger's pages: every instrument, its failures, or its quiet series.
 CoverageView = Literal["all", "failures", "quiet"]
@@ -54,6 +54,16 @@ class Precision(Protocol):
     def size(self) -> int: ...
 
 
+class ExecutionView(Protocol):
+    """A paper node's execution reads: wire documents from its sandbox account and the orders,
+    fills and positions on its venue, newest first (``instrument_id``: one instrument's)."""
+
+    def accounts(self) -> list[dict[str, Any]]: ...
+    def orders(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
+    def fills(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
+    def positions(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
+
+
 class NodeView(Protocol):
     """What one served venue exposes to the HTTP app. Identity is fixed for the run; every
     method answers from the state as it is at the call."""
@@ -72,6 +82,8 @@ class NodeView(Protocol):
     run_id: str
     #: Closed bars, quotes and trades as they are published (streams subscribe here).
     hub: FanOut
+    #: A paper node's execution reads; None on a market-data node (they are deferred there).
+    execution: ExecutionView | None
 
     # lifecycle and health
     def lifecycle(self) -> str: ...
