@@ -92,6 +92,8 @@ def test_openapi_body_schemas_are_draft_2020_12_with_ecma_patterns() -> None:
     schemas = body_schemas("#/components/schemas/{name}")
     assert set(schemas) == {
         "BacktestBody",
+        "CancelBody",
+        "OrderBody",
         "SearchBody",
         "SelectionBody",
         "StudyBody",

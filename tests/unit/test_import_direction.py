@@ -20,7 +20,7 @@ PROCESS_PACKAGES = ("node", "gateway", "screener", "worker", "importer", "web", 
 SHARED_PACKAGES = ("jobs", "strategies", "backtest", "studies", "client")
 PROCESSES = tuple(f"spine.{name}" for name in (*PROCESS_PACKAGES, *SHARED_PACKAGES))
 #: The node's API: its app and handlers (they read the node through ``NodeView``).
-NODE_API = ("api", "reads", "bar_pages", "search", "selection", "v1_reads", "v1_stream")
+NODE_API = ("api", "reads", "bar_pages", "search", "selection", "v1_reads", "v1_stream", "execution_reads")
 
 
 @pytest.mark.parametrize("layer", ["http", "wire"])

@@ -423,6 +423,26 @@ class Methods:
             limit=limit,
         )
 
+    def orders_submit(self) -> Any:
+        """Submit a paper order (confirmed, on a sandbox node). A command: the gateway refuses it
+        (403) unless its host is private-operator. (POST /v2/orders)"""
+        return self.call("orders_submit")
+
+    def orders_cancel(self) -> Any:
+        """Cancel a paper order. A command: the gateway refuses it (403) unless its host is
+        private-operator. (POST /v2/orders/cancel)"""
+        return self.call("orders_cancel")
+
+    def commands_get(
+        self,
+        id: str,
+    ) -> Any:
+        """An order command followed through the framework's order events. (GET /v2/commands/{id})"""
+        return self.call(
+            "commands_get",
+            id=id,
+        )
+
     def screener_features(
         self,
         *,

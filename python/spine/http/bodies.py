@@ -169,7 +169,34 @@ class StudyBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     label: Annotated[str, msgspec.Meta(max_length=256)] | None = None
 
 
-BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody, BacktestBody, StudyBody)
+_QUANTITY = Annotated[str, msgspec.Meta(pattern=r"^(0|[1-9][0-9]*)(\.[0-9]+)?\Z", max_length=40)]
+
+
+class OrderBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/orders: a paper order as the operator typed it (quantity and price exact text,
+    never floats). ``paper`` and ``confirmed`` are the route's gates: both must be true."""
+
+    instrument_id: Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)]
+    side: Literal["BUY", "SELL"]
+    order_type: Literal["MARKET", "LIMIT"]
+    quantity: _QUANTITY
+    #: Required for LIMIT, null (or left out) for MARKET.
+    price: _QUANTITY | None = None
+    time_in_force: Literal["GTC", "IOC", "FOK"] = "GTC"
+    paper: bool = False
+    confirmed: bool = False
+
+
+class CancelBody(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v2/orders/cancel: one open paper order, by the client order id its command gave."""
+
+    instrument_id: Annotated[str, msgspec.Meta(pattern=_ID, max_length=128)]
+    client_order_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    paper: bool = False
+    confirmed: bool = False
+
+
+BODIES: tuple[type[msgspec.Struct], ...] = (SelectionBody, SearchBody, BacktestBody, StudyBody, OrderBody, CancelBody)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,15 @@ from typing import Literal
 
 import msgspec
 
-from spine.http.bodies import BacktestBody, DocumentBody, SearchBody, SelectionBody, StudyBody
+from spine.http.bodies import (
+    BacktestBody,
+    CancelBody,
+    DocumentBody,
+    OrderBody,
+    SearchBody,
+    SelectionBody,
+    StudyBody,
+)
 from spine.wire.outputs import SERVED_PARTS
 
 __all__ = [
@@ -348,27 +356,32 @@ OPERATIONS: tuple[Operation, ...] = (
     _deferred("spine.sandbox.status", "GET", "/v2/sandbox/status"),
     _deferred("spine.sandbox.stop", "POST", "/v2/sandbox/stop", "COMMAND"),
     # never on a market-data node: served by the screener and processes still to come
+    # the operator's paper orders, on a paper node: a command each, followed at /v2/commands/{id}
     Operation(
         "spine.orders.submit",
         "POST",
         "/v2/orders",
         "COMMAND",
-        served_by=(),
-        deferred=True,
+        schema_ids=("svc.command_result", "svc.order_command"),
+        served_by=PAPER,
         requires_paper=True,
         requires_confirmation=True,
+        body=OrderBody,
+        status=202,
     ),
     Operation(
         "spine.orders.cancel",
         "POST",
         "/v2/orders/cancel",
         "COMMAND",
-        served_by=(),
-        deferred=True,
+        schema_ids=("svc.command_result", "svc.cancel_command"),
+        served_by=PAPER,
         requires_paper=True,
         requires_confirmation=True,
+        body=CancelBody,
+        status=202,
     ),
-    _deferred("spine.commands.get", "GET", "/v2/commands/{id}"),
+    _paper("spine.commands.get", "/v2/commands/{id}", ("svc.command_result",)),
     Operation(
         "spine.screener.features",
         "GET",

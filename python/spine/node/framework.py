@@ -46,10 +46,12 @@ def trading_node(
     clients: list[Any],
     loop: asyncio.AbstractEventLoop,
     executions: list[Any] | None = None,
+    operator: Any | None = None,
 ) -> TradingNode:
     """The built ``TradingNode`` of ``config`` running ``actor``, its data client built from
     ``venue``; each data client it builds is appended to ``clients`` (the node reads its
-    history), and on a paper node the sandbox execution client to ``executions``."""
+    history), and on a paper node the sandbox execution client to ``executions``, with the
+    ``operator``'s strategy placing the operator's paper orders."""
     name, client_config, factory = data_client(venue)
     sink = executions if config.sandbox.enabled else None
     paper = sink is not None
@@ -71,6 +73,8 @@ def trading_node(
     )
     node = TradingNode(config=node_config, loop=loop)
     node.trader.add_actor(actor)
+    if paper and operator is not None:
+        node.trader.add_strategy(operator)
     node.add_data_client_factory(name, _capturing(factory, clients))
     if paper:
         node.add_exec_client_factory(name, exec_factory)

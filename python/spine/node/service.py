@@ -33,6 +33,7 @@ from spine.node.heap import settle_heap
 from spine.node.hydration import HydrationBook
 from spine.node.hydrator import FrameworkHistory, HistorySource, Hydrator, SimHistory
 from spine.node.ledger import CoverageLedger
+from spine.node.paper.operator import Operator
 from spine.node.paper.reports import PaperReads
 from spine.node.persist.confirmed_state import ConfirmedState
 from spine.node.persist.hydration_state import Finished, HydrationState
@@ -260,10 +261,11 @@ class VenueNode:
         """The framework node over the actor (:mod:`spine.node.framework`) and the hydrator
         over the venue's client."""
         venue = venue_config(self.config, self.book)
-        node = trading_node(self.config, venue, self.actor, self.clients, loop, self.executions)
+        operator = Operator() if self.config.sandbox.enabled else None
+        node = trading_node(self.config, venue, self.actor, self.clients, loop, self.executions, operator)
         self.node = node
-        if self.config.sandbox.enabled:
-            self.execution = PaperReads(node, self.config.venue_name)
+        if operator is not None:
+            self.execution = PaperReads(node, self.config.venue_name, operator)
         self.hydrator = self._hydrator_for(self.clients[-1]) if self.clients else None
         return node
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from spine._core import FoldResult, Series
 from spine.fanout import FanOut
 
-__all__ = ["Connection", "Counts", "CoverageView", "ExecutionView", "NodeView", "Precision"]
+__all__ = ["Connection", "Counts", "CoverageView", "ExecutionView", "NodeView", "OrderRefused", "Precision"]
 
 #: The coverage ledger's pages: every instrument, its failures, or its quiet series.
 CoverageView = Literal["all", "failures", "quiet"]
@@ -54,14 +54,34 @@ class Precision(Protocol):
     def size(self) -> int: ...
 
 
+class OrderRefused(ValueError):
+    """A command the node cannot place: an unknown instrument, a quantity or price the
+    instrument cannot represent, an order that is not open."""
+
+    def __init__(self, symbol: str, text: str) -> None:
+        super().__init__(text)
+        self.symbol, self.text = symbol, text
+
+
 class ExecutionView(Protocol):
     """A paper node's execution reads: wire documents from its sandbox account and the orders,
-    fills and positions on its venue, newest first (``instrument_id``: one instrument's)."""
+    fills and positions on its venue, newest first (``instrument_id``: one instrument's); and
+    the operator's paper commands."""
 
     def accounts(self) -> list[dict[str, Any]]: ...
     def orders(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
     def fills(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
     def positions(self, instrument_id: str | None) -> list[dict[str, Any]]: ...
+
+    def submit(self, body: Any) -> dict[str, Any]:
+        """Place a paper order (an ``OrderBody``): its ``svc.command_result``; raises
+        ``OrderRefused`` (symbol, text) for what the node cannot place."""
+
+    def cancel(self, body: Any) -> dict[str, Any]:
+        """Cancel an open paper order (a ``CancelBody``), as :meth:`submit` answers."""
+
+    def command(self, command_id: str) -> dict[str, Any] | None:
+        """A command's ``svc.command_result`` as it is now; None for an unknown id."""
 
 
 class NodeView(Protocol):

@@ -1,4 +1,5 @@
-"""A paper node's execution reads, from its framework cache as they are at the call: the
+"""A paper node's execution reads, from its framework cache as they are at the call (and the
+operator's commands, passed on to :class:`~spine.node.paper.operator.Operator`): the
 sandbox accounts (``svc.account_state_summary``) and the orders, fills and positions on the
 node's venue, as the backtests write them (``spine.backtest.documents``: exact decimal
 strings from the framework's values, never its floats), newest first."""
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from spine.backtest.documents import fill_document, fills_of, order_document, position_document, text
+from spine.node.paper.operator import Operator
 
 __all__ = ["OPERATOR", "PaperReads", "account_document"]
 
@@ -51,11 +53,22 @@ class PaperReads:
     maps a framework strategy id to the wire strategy id of the run that placed it (anything
     else is the operator's)."""
 
-    def __init__(self, node: Any, venue: str) -> None:
+    def __init__(self, node: Any, venue: str, operator: Operator) -> None:
         from nautilus_trader.model.identifiers import Venue
 
-        self._node, self._venue = node, Venue(venue)
+        self._node, self._venue, self._operator = node, Venue(venue), operator
         self.strategies: dict[str, str] = {}
+
+    # the operator's commands (see spine.node.paper.operator)
+
+    def submit(self, body: Any) -> dict[str, Any]:
+        return self._operator.submit(body)
+
+    def cancel(self, body: Any) -> dict[str, Any]:
+        return self._operator.cancel(body)
+
+    def command(self, command_id: str) -> dict[str, Any] | None:
+        return self._operator.results.get(command_id)
 
     def _strategy(self, framework_id: Any) -> str:
         return self.strategies.get(framework_id.value, OPERATOR)
