@@ -38,6 +38,7 @@ class BenchApp:
             run_id="bench-sse-run",
             lifecycle=lambda: "RUNNING",
             deployment_mode="public-readonly",
+            execution=None,  # a market-data node
         )
         self.app = NodeApp(self.node, heartbeat_secs=3600.0)  # no heartbeats inside a run
         settle_heap()  # as ``spine node`` does once it has started

@@ -97,7 +97,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     """Run a node (SIM), a screener and the gateway together until SIGINT or SIGTERM."""
     from spine.up import run_up
 
-    return run_up(args.data_dir, args.port)
+    return run_up(args.data_dir, args.port, args.paper)
 
 
 def _cmd_worker(args: argparse.Namespace) -> int:
@@ -246,6 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=8800,
         metavar="N",
         help="the gateway's port, the one URL a client needs (default 8800; 0: any free port)",
+    )
+    up.add_argument(
+        "--paper",
+        action="store_true",
+        help="make the simulated venue's node a paper node: a sandbox account and the operator's paper orders",
     )
     up.set_defaults(handler=_cmd_up)
     worker = commands.add_parser("worker", help="run queued backtest jobs, each in a process of its own")

@@ -361,7 +361,7 @@ def _catalog_node_env(directory: Path, venue: str, port: int) -> dict[str, str]:
     }
 
 
-def run_up(data_dir: str | None, port: int) -> int:
+def run_up(data_dir: str | None, port: int, paper: bool = False) -> int:
     """Run the stack until SIGINT, SIGTERM or SIGHUP; 0 when every process started, ran and
     stopped cleanly, 1 when one failed, 3 when ``DIR`` or the gateway's port is in use."""
     directory = Path(data_dir or DEFAULT_DIR)
@@ -422,7 +422,13 @@ def run_up(data_dir: str | None, port: int) -> int:
                 "node",
                 ports["node"],
                 [],
-                {"SPINE_HOST": HOST, "SPINE_PORT": str(ports["node"]), "SPINE_DATA_DIR": str(directory / "node")},
+                {
+                    "SPINE_HOST": HOST,
+                    "SPINE_PORT": str(ports["node"]),
+                    "SPINE_DATA_DIR": str(directory / "node"),
+                    # --paper: the simulated venue's node is a paper node (its sandbox account)
+                    **({"SPINE_SANDBOX_ENABLED": "true"} if paper else {}),
+                },
                 "/v2/health",
                 lambda health: health["ready"] is True,
             )

@@ -1,7 +1,8 @@
 """The tool server, the commands and the Python client against a real private-operator
-``spine up``: each saves a strategy, submits a backtest of it, follows its events to the end
-and reads its report, exactly as the gateway serves them; a stream-backed tool reads a bounded
-batch (ended by its count or its seconds)."""
+``spine up --paper``: each saves a strategy, submits a backtest of it, follows its events to the
+end and reads its report, exactly as the gateway serves them; a stream-backed tool reads a
+bounded batch (ended by its count or its seconds); an agent trades on paper through the
+gateway to the stack's paper node."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     home = tmp_path_factory.mktemp("operator")
-    with running_up(home, SPINE_DEPLOYMENT_MODE="private-operator") as up:
+    with running_up(home, flags=("--paper",), SPINE_DEPLOYMENT_MODE="private-operator") as up:
         url: str = up.urls()["gateway"]
         catalog = home / "stack" / "node" / "catalog" / "external"
         up.until("a flushed catalog", lambda: any(catalog.rglob("*.parquet")), 120)
@@ -191,3 +192,26 @@ def test_the_study_command_creates_a_study_and_follows_it_to_its_best_trial(stac
     assert fields["best_value"] == best["value"]
     shown = {k.removeprefix("parameters."): v for k, v in fields.items() if k.startswith("parameters.")}
     assert shown == {p["name"]: p["value"] for p in best["params"]}
+
+
+def test_an_agent_trades_on_paper_through_the_gateway(stack: Stack) -> None:
+    order = {"instrument_id": "BTCUSDT.SIM", "side": "BUY", "order_type": "MARKET", "quantity": "0.01"}
+
+    async def session(tools: McpClient) -> tuple[Any, Any, dict[str, Any], Any]:
+        refused = await tools.call_tool("orders_submit", {"body": order})  # no paper, no confirmed
+        placed = await tools.call_tool("orders_submit", {"body": {**order, "paper": True, "confirmed": True}})
+        command = json.loads(text_of(placed))
+        deadline = time.monotonic() + 30
+        while command["state"] in ("PENDING", "ACCEPTED") and time.monotonic() < deadline:
+            command = json.loads(text_of(await tools.call_tool("commands_get", {"id": command["command_id"]})))
+        positions = await tools.call_tool("positions_list", {"instrument_id": "BTCUSDT.SIM"})
+        return refused, placed, command, positions
+
+    refused, placed, command, positions = with_tools(stack.gateway, session)
+    assert refused.is_error and "paper and confirmed must be true" in text_of(refused)
+    assert placed.meta["spine/status"] == 202
+    validate(command)
+    assert command["state"] == "COMPLETED", command
+    page = json.loads(text_of(positions))
+    validate(page)
+    assert page["items"][0]["side"] == "LONG" and page["items"][0]["strategy_id"] == "operator"

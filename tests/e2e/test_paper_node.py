@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nodes import envelope, get, post, running_node
+from gateways import spawn_gateway
+from nodes import envelope, get, post, running_node, stop, wait_for
 
 from reference.wire_validator import validate
 
@@ -185,3 +186,44 @@ def test_a_float_quantity_and_unknown_commands_are_refused(paper: str) -> None:
     envelope(get(paper + "/v2/commands/" + "0" * 64), 404, "NOT_FOUND")
     cancel = {"instrument_id": IID, "client_order_id": "O-NOPE", "paper": True, "confirmed": True}
     envelope(post(paper + "/v2/orders/cancel", cancel), 404, "NOT_FOUND")
+
+
+def test_the_gateway_routes_paper_routes_to_the_paper_node(paper: str, tmp_path: Path) -> None:
+    """Through a private-operator gateway over the paper node: the order goes to the node of
+    its instrument's venue, its command is followed and the reads answer as the node does."""
+    process, gateway = spawn_gateway(tmp_path, [paper], paper, SPINE_DEPLOYMENT_MODE="private-operator")
+    try:
+        wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
+        wait_for(
+            process,
+            lambda: (
+                {e["id"]: e["availability"] for e in get(gateway + "/v2/registry")[1]["operations"]}[
+                    "spine.orders.submit"
+                ]
+                == "READY"
+            ),
+            "the paper node's registry read",
+        )
+        status, pending = post(gateway + "/v2/orders", order("MARKET", side="SELL", quantity="0.02"))
+        assert status == 202, pending
+        done = settled(gateway, pending["command_id"], ("COMPLETED", "REJECTED"))
+        assert done["state"] == "COMPLETED", done
+        assert get(gateway + "/v2/account") == get(paper + "/v2/account")
+        assert get(gateway + "/v2/orders?limit=50") == get(paper + "/v2/orders?limit=50")
+        envelope(get(gateway + "/v2/commands/" + "0" * 64), 404, "NOT_FOUND")
+        envelope(post(gateway + "/v2/orders", {**order("MARKET"), "instrument_id": "X.NOPE"}), 404, "NOT_FOUND")
+    finally:
+        stop(process)
+
+
+def test_a_gateway_without_a_paper_node_defers_them(tmp_path: Path) -> None:
+    (tmp_path / "node").mkdir()
+    with running_node(tmp_path / "node", warm_bars=0) as node:
+        process, gateway = spawn_gateway(tmp_path / "gateway", [node], node, SPINE_DEPLOYMENT_MODE="private-operator")
+        try:
+            wait_for(process, lambda: get(gateway + "/v2/health")[1]["ready"] is True, "ready")
+            assert "no paper node" in envelope(get(gateway + "/v2/account"), 501, "CAPABILITY_DEFERRED")
+            detail = envelope(post(gateway + "/v2/orders", order("MARKET")), 501, "CAPABILITY_DEFERRED")
+            assert "is no paper node" in detail
+        finally:
+            stop(process)

@@ -23,12 +23,22 @@ STOP_SECS = 120.0
 
 
 class Up:
-    def __init__(self, directory: Path, port: int, **env: str) -> None:
+    def __init__(self, directory: Path, port: int, flags: tuple[str, ...] = (), **env: str) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.directory, self.out, self.err = directory, directory / "up.out", directory / "up.err"
         with open(self.out, "w") as out, open(self.err, "w") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "spine.cli", "up", "--data-dir", str(directory / "stack"), "--port", str(port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "spine.cli",
+                    "up",
+                    "--data-dir",
+                    str(directory / "stack"),
+                    "--port",
+                    str(port),
+                    *flags,
+                ],
                 env=node_env(directory / "unused", SPINE_SIM_SPEED="600", **env),
                 stdout=out,
                 stderr=err,
@@ -79,8 +89,8 @@ class Up:
 
 
 @contextmanager
-def running_up(directory: Path, port: int = 0, **env: str) -> Iterator[Up]:
-    up = Up(directory, port, **env)
+def running_up(directory: Path, port: int = 0, flags: tuple[str, ...] = (), **env: str) -> Iterator[Up]:
+    up = Up(directory, port, flags, **env)
     try:
         yield up
     finally:

@@ -423,15 +423,29 @@ class Methods:
             limit=limit,
         )
 
-    def orders_submit(self) -> Any:
+    def orders_submit(
+        self,
+        *,
+        body: Mapping[str, Any],
+    ) -> Any:
         """Submit a paper order (confirmed, on a sandbox node). A command: the gateway refuses it
         (403) unless its host is private-operator. (POST /v2/orders)"""
-        return self.call("orders_submit")
+        return self.call(
+            "orders_submit",
+            body=body,
+        )
 
-    def orders_cancel(self) -> Any:
+    def orders_cancel(
+        self,
+        *,
+        body: Mapping[str, Any],
+    ) -> Any:
         """Cancel a paper order. A command: the gateway refuses it (403) unless its host is
         private-operator. (POST /v2/orders/cancel)"""
-        return self.call("orders_cancel")
+        return self.call(
+            "orders_cancel",
+            body=body,
+        )
 
     def commands_get(
         self,

@@ -157,7 +157,7 @@ class GatewayHandlers:
     def _upstreams_of(self, op: Operation) -> list[Upstream]:
         upstreams = self.gateway.upstreams
         out: list[Upstream] = []
-        if "node" in op.served_by:
+        if "node" in op.served_by or "paper" in op.served_by:  # a paper node is a node
             out += upstreams.nodes
         if "screener" in op.served_by and upstreams.screener is not None:
             out.append(upstreams.screener)

@@ -9,6 +9,8 @@
   (and its Retry-After: a busy screener's 503 says when to come back);
 - instrument search: every node at once, one result over theirs (:mod:`spine.gateway.search`);
 - roster changes (``POST /v2/selection``, ``/remove``): each node takes the ids of its venues;
+- a paper node's (the execution reads, the operator's orders and their commands): the paper
+  node of the instrument's venue, else the first paper node (a command: each in turn);
 - the rest of a node's (engine pin, connection, resolutions, the v1 reads): the first node
   that answers.
 
@@ -76,6 +78,8 @@ class Relay:
             return lambda query, params, body=None: self._search_page(query, params)
         if op.id in SPLIT_BY_VENUE:
             return lambda query, params, body: self.split_by_venue(op, query, params, body)
+        if "paper" in op.served_by:
+            return lambda query, params, body=None: self.paper(op, query, params, body)
         return lambda query, params, body=None: self.first_node(op, query, params, body)
 
     # one upstream
@@ -122,6 +126,25 @@ class Relay:
             except HttpError as error:
                 errors.append(error.text)
         raise HttpError("UPSTREAM_UNAVAILABLE", "; ".join(errors))
+
+    async def paper(self, op: Operation, query: Query, params: dict[str, str], body: Any) -> Relayed:
+        """A paper node's route: to the paper node of the instrument's venue (the body's or the
+        query's), else the first paper node; a command's id is looked for on each in turn."""
+        iid = getattr(body, "instrument_id", None) or query.instrument_id()
+        if iid is not None:
+            node = await self.node_of(iid)
+            if not _paper(node, op):
+                raise HttpError("CAPABILITY_DEFERRED", f"{op.id}: {node.name}, the node of {iid}, is no paper node")
+            return await self._relay(node, op, query.raw, params, body)
+        papers = [node for node in self.upstreams.nodes if _paper(node, op)]
+        if not papers:
+            raise HttpError("CAPABILITY_DEFERRED", f"{op.id}: no paper node behind this gateway serves it")
+        if op.id == "spine.commands.get":  # a command lives on the node that took it
+            for node in papers:
+                answer = await self._relay(node, op, query.raw, params, body)
+                if answer.status != 404 or node is papers[-1]:
+                    return answer
+        return await self._relay(papers[0], op, query.raw, params, body)
 
     async def _relay(self, upstream: Upstream, op: Operation, raw: str, params: dict[str, str], body: Any) -> Relayed:
         path = op.path
@@ -199,6 +222,12 @@ class Relay:
             f"{op.method} {op.path}: no node behind this gateway could be "
             "reached: " + "; ".join(n.last_error or n.name for n in nodes),
         )
+
+
+def _paper(node: Upstream, op: Operation) -> bool:
+    """Whether ``node`` is a paper node: its registry serves ``op`` (READY, or DISABLED for a
+    command on a public-readonly node, or WARMING)."""
+    return node.registry.get(op.id, {}).get("availability") in ("READY", "DISABLED", "WARMING")
 
 
 def _segment(value: str) -> str:

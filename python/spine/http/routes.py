@@ -149,8 +149,9 @@ def operation(id: str) -> Operation:
 def serving(op: Operation, process: Process) -> Serving:
     """How ``process`` answers ``op``: the gateway answers what it serves itself and relays
     what a node or the screener serves; a paper node answers what a node does and its own.
-    What only a paper node serves is deferred everywhere else: a market-data node registers
-    no execution client (per node, not build-wide), and the gateway does not route them yet."""
+    What only a paper node serves is deferred on the other processes (a market-data node
+    registers no execution client: per node, not build-wide); the gateway relays it to a
+    paper node."""
     if op.deferred:
         return "deferred"
     if process in op.served_by or relayed(op, process) or (process == "paper" and "node" in op.served_by):
@@ -160,7 +161,7 @@ def serving(op: Operation, process: Process) -> Serving:
 
 def relayed(op: Operation, process: Process) -> bool:
     """Whether ``process`` answers ``op`` by relaying it to the process that serves it."""
-    upstream = "node" in op.served_by or "screener" in op.served_by
+    upstream = bool({"node", "screener", "paper"} & set(op.served_by))
     return process == "gateway" and process not in op.served_by and upstream and not op.deferred
 
 
