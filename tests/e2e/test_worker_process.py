@@ -239,3 +239,21 @@ def test_a_runner_that_fails_to_warm_fails_the_job_it_is_given(store: Store, wor
     for job in (first, second):
         assert store.job(job.job_id).last_error == INTERNAL_RUN
     assert "RuntimeError: no framework in /srv/spine/lib" in workers.output()
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes ``pid`` started, from any of its threads."""
+    return [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+
+
+def test_a_worker_stopped_while_its_fork_server_still_imports_stops_at_once(workers: Workers) -> None:
+    """A stop asked while the first standby's fork server still imports the framework (here a
+    warm of 10 minutes: a host far too busy) ends the worker at once, cleanly, its fork server
+    killed rather than waited for."""
+    process = workers.start("w1", FAKE_RUNNER_WARM_SECS="600")
+    workers.ready("w1")
+    wait_until(lambda: bool(children_of(process.pid)), "the fork server started", workers)
+    server = children_of(process.pid)
+    assert workers.stop("w1") == 0, workers.output()  # within the stop's bound, not the import's 600 s
+    assert all(gone(pid) for pid in server)
+    assert "stopped" in workers.output()

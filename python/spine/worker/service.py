@@ -24,6 +24,7 @@ without stopping leaves its job to another worker's reap.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import re
@@ -102,8 +103,8 @@ class Worker:
         outage), never fatal."""
         beat = threading.Thread(target=self._alive, name="spine-worker-alive", daemon=True)
         beat.start()
-        self._standby = self._started()
         try:
+            self._standby = self._first_standby()
             self._loop()
         finally:
             beat.join()
@@ -114,6 +115,33 @@ class Worker:
                 self.store.gone(self.name)
             except exc.DBAPIError:
                 pass  # its row goes stale on its own
+
+    def _first_standby(self) -> _Process | None:
+        """The first standby, started while a stop is still heard. Its fork server imports the
+        trading framework first (seconds; far longer on a busy host), and a stop asked
+        meanwhile ends the wait at once: the fork server is killed, no standby is kept (None),
+        and the worker stops as promptly as it would idle."""
+        started: list[_Process] = []
+        failed: list[BaseException] = []
+
+        def start() -> None:
+            try:
+                started.append(self._started())
+            except BaseException as error:  # noqa: BLE001 - re-raised below unless stopping
+                failed.append(error)
+
+        thread = threading.Thread(target=start, name="spine-worker-standby", daemon=True)
+        thread.start()
+        while thread.is_alive() and not self.stop.wait(0.05):
+            pass
+        if thread.is_alive():  # stopping: the fork server's import is not waited for
+            _kill_fork_server()
+            thread.join(self.config.kill_grace_secs)
+        if started:
+            return started[0]
+        if failed and not self.stop.is_set():
+            raise failed[0]
+        return None
 
     def _alive(self) -> None:
         """Every heartbeat until :attr:`stop`: this worker is alive (the gateway's health and
@@ -323,3 +351,14 @@ def _tail(output: str) -> str:
     except OSError:
         return ""
     return text[-_TAIL:]
+
+
+def _kill_fork_server() -> None:
+    """SIGKILL this process's ``multiprocessing`` fork server, if one runs: a start waiting on
+    it then fails at once. (CPython keeps its pid on the module's server object.)"""
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

@@ -36,8 +36,9 @@ WARMED_NS: int | None = None
 def warm() -> None:
     """Note the time; with ``FAKE_RUNNER_WARMED`` set, also write ``<pid>.warm`` into that
     directory (a test waits for it instead of sleeping); with ``FAKE_RUNNER_WARM_FAILS``, raise
-    its text instead."""
+    its text instead; ``FAKE_RUNNER_WARM_SECS`` first: sleep that long."""
     global WARMED_NS
+    time.sleep(float(os.environ.get("FAKE_RUNNER_WARM_SECS", "0")))  # a host too busy to import
     if "FAKE_RUNNER_WARM_FAILS" in os.environ:
         raise RuntimeError(os.environ["FAKE_RUNNER_WARM_FAILS"])
     WARMED_NS = time.time_ns()
